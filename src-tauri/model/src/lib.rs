@@ -1,0 +1,15 @@
+//! The model boundary.
+//!
+//! Layout:
+//! - `chat`: the messages, tool calls and responses every provider speaks.
+//! - `provider`: the `Provider` trait and its error type.
+//! - `scripted`: deterministic turns from a file — the only fake in the product, used by
+//!   tests, evals and benchmarks, and honest about it (its name says so in every event).
+//! - `openai`: the OpenAI-compatible HTTP provider.
+pub mod chat;
+pub mod provider;
+pub mod scripted;
+
+pub use chat::{Message, ModelResponse, Role, ToolCall, ToolSpec, Usage};
+pub use provider::{Provider, ProviderError, StreamEvent, TurnStream};
+pub use scripted::ScriptedProvider;

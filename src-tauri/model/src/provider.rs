@@ -1,0 +1,98 @@
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+
+use crate::chat::{Message, ModelResponse, ToolSpec};
+
+/// What a streaming turn yields. `Done` comes once, last, and only when the turn is
+/// complete: tools are never run from a partial response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    Delta(String),
+    /// The text streamed so far is void (the stream was cut and the turn is being
+    /// re-requested): whoever shows it must clear it.
+    Reset,
+    Done(ModelResponse),
+}
+
+pub type TurnStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ProviderError {
+    #[error("the model server rejected the API key (HTTP {status}): {message}. Set the key with `pocketpilot key set` or POCKETPILOT_API_KEY")]
+    Auth { status: u16, message: String },
+    #[error("the model server answered 404 for {url} (model `{model}`): {message}")]
+    NotFound {
+        url: String,
+        model: String,
+        message: String,
+    },
+    #[error("the model server is rate limiting (HTTP 429): {message}")]
+    RateLimited {
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("the model server failed (HTTP {status}): {message}")]
+    Server { status: u16, message: String },
+    #[error("the model server refused the request (HTTP {status}): {message}")]
+    Request { status: u16, message: String },
+    #[error("could not reach the model server: {0}")]
+    Connect(String),
+    #[error("the model server timed out: {0}")]
+    Timeout(String),
+    #[error("the model stream broke: {0}")]
+    Stream(String),
+    #[error("the model server sent something unreadable: {0}")]
+    InvalidResponse(String),
+    #[error("scripted provider: {0}")]
+    Scripted(String),
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed if sent again.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::RateLimited { .. }
+            | ProviderError::Server { .. }
+            | ProviderError::Connect(_)
+            | ProviderError::Timeout(_)
+            | ProviderError::Stream(_) => true,
+            ProviderError::Auth { .. }
+            | ProviderError::NotFound { .. }
+            | ProviderError::Request { .. }
+            | ProviderError::InvalidResponse(_)
+            | ProviderError::Scripted(_) => false,
+        }
+    }
+
+    /// A stable machine-readable kind for events and the UI.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ProviderError::Auth { .. } => "auth",
+            ProviderError::NotFound { .. } => "not_found",
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Server { .. } => "server",
+            ProviderError::Request { .. } => "request",
+            ProviderError::Connect(_) => "connect",
+            ProviderError::Timeout(_) => "timeout",
+            ProviderError::Stream(_) => "stream",
+            ProviderError::InvalidResponse(_) => "invalid_response",
+            ProviderError::Scripted(_) => "scripted",
+        }
+    }
+}
+
+/// A model behind some transport. Dropping a stream must close its connection at once:
+/// that is how a cancel reaches the network.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// A short label for events and logs (`openai:<model>`, `scripted:<file>`).
+    fn label(&self) -> String;
+    fn stream(&self, messages: Vec<Message>, tools: Vec<ToolSpec>) -> TurnStream;
+    async fn complete(
+        &self,
+        messages: Vec<Message>,
+        tools: Vec<ToolSpec>,
+    ) -> Result<ModelResponse, ProviderError>;
+}

@@ -1,0 +1,65 @@
+use super::*;
+
+fn provider(json: &str) -> ScriptedProvider {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    std::fs::write(&path, json).unwrap();
+    ScriptedProvider::from_file(&path).unwrap()
+}
+
+#[tokio::test]
+async fn plays_the_turn_that_matches_the_transcript() {
+    let p = provider(
+        r#"[{"text":"abcdefghij","chunk_size":4,"tool_calls":[{"name":"t","arguments":{"a":1}}]},{"text":"two"}]"#,
+    );
+    let events: Vec<_> = p.stream(vec![Message::user("hi")], vec![]).collect().await;
+    let deltas: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Ok(StreamEvent::Delta(d)) => Some(d.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, vec!["abcd", "efgh", "ij"]);
+    let Some(Ok(StreamEvent::Done(done))) = events.last() else {
+        panic!("no done: {events:?}")
+    };
+    assert_eq!(done.tool_calls[0].arguments, r#"{"a":1}"#);
+    assert_eq!(done.finish_reason.as_deref(), Some("tool_calls"));
+
+    let history = vec![Message::user("hi"), Message::assistant("x", vec![])];
+    let second = p.complete(history, vec![]).await.unwrap();
+    assert_eq!(second.text, "two");
+}
+
+#[tokio::test]
+async fn running_past_the_script_is_an_error_unless_it_repeats() {
+    let p = provider(r#"[{"text":"one"}]"#);
+    let history = vec![Message::user("hi"), Message::assistant("one", vec![])];
+    let err = p.complete(history.clone(), vec![]).await.unwrap_err();
+    assert!(err.to_string().contains("turn 2"), "{err}");
+
+    let p = provider(r#"{"repeat_last":true,"turns":[{"text":"again"}]}"#);
+    assert_eq!(p.complete(history, vec![]).await.unwrap().text, "again");
+}
+
+#[tokio::test]
+async fn scripted_errors_keep_their_kind() {
+    let p = provider(r#"[{"error":{"kind":"auth","message":"nope"}}]"#);
+    let first = p.stream(vec![Message::user("x")], vec![]).next().await.unwrap();
+    assert!(matches!(first, Err(ProviderError::Auth { .. })));
+}
+
+#[test]
+fn a_malformed_script_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json");
+    std::fs::write(&path, "{nope").unwrap();
+    let err = ScriptedProvider::from_file(&path).unwrap_err();
+    assert!(err.to_string().contains("not valid"));
+    std::fs::write(&path, "[]").unwrap();
+    assert!(matches!(
+        ScriptedProvider::from_file(&path),
+        Err(ScriptError::Empty(_))
+    ));
+}

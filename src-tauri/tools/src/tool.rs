@@ -1,0 +1,99 @@
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// What a tool needs from the run that calls it.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The workspace root, canonical.
+    pub workspace: PathBuf,
+    /// Directories the tools must never touch (the app's data and config).
+    pub forbidden: Vec<PathBuf>,
+    /// Cancelled when the task is cancelled: a running tool stops at once and kills any
+    /// process it started.
+    pub cancel: CancellationToken,
+}
+
+/// The exact effect of a call, shown to the person before they approve it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Effect {
+    /// Nothing beyond reading.
+    None,
+    /// A file is created or changed: a unified diff against what is on disk now.
+    Diff { path: String, diff: String },
+    Delete { path: String },
+    Command { command: String, cwd: String },
+    Fetch { url: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub text: String,
+    /// Workspace files this call wrote or deleted (relative to the root).
+    #[serde(default)]
+    pub changed: Vec<String>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            changed: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("path rejected: {0}")]
+    PathRejected(String),
+    #[error("{0}")]
+    Failed(String),
+    #[error("timed out after {0} s")]
+    TimedOut(u64),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::InvalidArguments(_) => "invalid_arguments",
+            ToolError::PathRejected(_) => "path_rejected",
+            ToolError::Failed(_) => "failed",
+            ToolError::TimedOut(_) => "timed_out",
+            ToolError::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// JSON schema of the arguments, as offered to the model.
+    fn parameters(&self) -> serde_json::Value;
+    /// `<area>:<verb>`, e.g. `fs:write`. The policy decides on it.
+    fn capability(&self) -> &'static str;
+    /// Whether running it twice is harmless (read-only tools). After a crash, a call
+    /// with intent and no outcome is re-run only if this is true.
+    fn replay_safe(&self) -> bool;
+    /// The exact effect the call would have, computed without changing anything.
+    fn effect(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Effect, ToolError>;
+    async fn call(&self, args: serde_json::Value, ctx: &ToolContext)
+        -> Result<ToolOutput, ToolError>;
+
+    fn spec(&self) -> pocketpilot_model::ToolSpec {
+        pocketpilot_model::ToolSpec {
+            name: self.name().into(),
+            description: self.description().into(),
+            parameters: self.parameters(),
+        }
+    }
+}
