@@ -1,0 +1,5 @@
+//! The desktop shell: a thin layer that hands the window's requests to the runtime and
+//! bridges the runtime's live events onto Tauri channels. No business logic lives here.
+mod shell;
+
+pub use shell::run_desktop;

@@ -6,10 +6,15 @@
 //! - `scripted`: deterministic turns from a file — the only fake in the product, used by
 //!   tests, evals and benchmarks, and honest about it (its name says so in every event).
 //! - `openai`: the OpenAI-compatible HTTP provider.
+//! - `keychain`: API keys in the OS keychain, `POCKETPILOT_API_KEY` over them.
 pub mod chat;
+pub mod keychain;
+pub mod openai;
 pub mod provider;
 pub mod scripted;
 
 pub use chat::{Message, ModelResponse, Role, ToolCall, ToolSpec, Usage};
 pub use provider::{Provider, ProviderError, StreamEvent, TurnStream};
+pub use keychain::{resolve_api_key, KeychainError};
+pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use scripted::ScriptedProvider;

@@ -47,6 +47,9 @@ pub enum ProviderError {
     InvalidResponse(String),
     #[error("scripted provider: {0}")]
     Scripted(String),
+    /// The provider settings cannot work (a malformed base URL or header value).
+    #[error("the model provider settings are invalid: {0}")]
+    Config(String),
 }
 
 impl ProviderError {
@@ -62,7 +65,8 @@ impl ProviderError {
             | ProviderError::NotFound { .. }
             | ProviderError::Request { .. }
             | ProviderError::InvalidResponse(_)
-            | ProviderError::Scripted(_) => false,
+            | ProviderError::Scripted(_)
+            | ProviderError::Config(_) => false,
         }
     }
 
@@ -79,6 +83,7 @@ impl ProviderError {
             ProviderError::Stream(_) => "stream",
             ProviderError::InvalidResponse(_) => "invalid_response",
             ProviderError::Scripted(_) => "scripted",
+            ProviderError::Config(_) => "config",
         }
     }
 }

@@ -4,9 +4,18 @@
 //! - `tool`: the `Tool` trait, its context, output, effect preview and errors.
 //! - `registry`: the built-in tools by name (one file per tool under `builtin/`).
 //! - `guard`: `WorkspaceGuard`, which resolves every path inside the workspace root.
+//! - `sandbox`: execution-time file operations through a directory handle (cap-std), so a
+//!   symlink swapped in after the guard's check cannot win.
 //! - `policy`: the pure decision `allow | require_approval | deny` for a capability.
+
+pub mod builtin;
+pub mod guard;
 pub mod policy;
+pub mod registry;
+pub mod sandbox;
 pub mod tool;
 
+pub use guard::{GuardError, WorkspaceGuard};
 pub use policy::{decide, Decision, DecisionSource, PolicyRules};
+pub use registry::Registry;
 pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};

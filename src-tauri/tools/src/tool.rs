@@ -1,3 +1,4 @@
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use async_trait::async_trait;
@@ -14,6 +15,26 @@ pub struct ToolContext {
     /// Cancelled when the task is cancelled: a running tool stops at once and kills any
     /// process it started.
     pub cancel: CancellationToken,
+    /// The environment `run_command` starts from before it scrubs secrets; `None` means
+    /// this process's environment. Carried here so tests and embedders can pass one
+    /// without mutating the global environment.
+    pub base_env: Option<Vec<(OsString, OsString)>>,
+}
+
+impl ToolContext {
+    pub fn new(workspace: PathBuf, forbidden: Vec<PathBuf>, cancel: CancellationToken) -> Self {
+        Self {
+            workspace,
+            forbidden,
+            cancel,
+            base_env: None,
+        }
+    }
+
+    pub fn with_base_env(mut self, env: Vec<(OsString, OsString)>) -> Self {
+        self.base_env = Some(env);
+        self
+    }
 }
 
 /// The exact effect of a call, shown to the person before they approve it.

@@ -1,0 +1,153 @@
+//! Builds one `ModelResponse` from the chunks of a streamed answer.
+//!
+//! Tool calls arrive in fragments keyed by `index`: the first fragment of a call carries
+//! its `id` and `name` (and may already carry arguments), later ones only argument text.
+//! Calls may interleave (parallel tool calls). Argument text is kept raw: it is parsed by
+//! the agent once the turn is complete, and text that is not JSON goes back to the model
+//! as a tool error.
+use crate::chat::{ModelResponse, ToolCall, Usage};
+use crate::provider::ProviderError;
+
+use super::wire::{json_error_message, Chunk};
+
+#[derive(Debug, Default)]
+pub(crate) struct Assembler {
+    text: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: usize,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl Assembler {
+    /// Takes one `data:` payload (not `[DONE]`) and returns the text it adds, if any.
+    pub(crate) fn feed(&mut self, data: &str) -> Result<Option<String>, ProviderError> {
+        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
+            ProviderError::Stream(format!(
+                "a chunk is not valid JSON ({e}): {}",
+                snippet(data, 120)
+            ))
+        })?;
+        self.feed_chunk(chunk)
+    }
+
+    fn feed_chunk(&mut self, chunk: Chunk<'_>) -> Result<Option<String>, ProviderError> {
+        if let Some(error) = &chunk.error {
+            let message = json_error_message(&serde_json::json!({ "error": error }))
+                .unwrap_or_else(|| error.to_string());
+            return Err(ProviderError::Stream(format!(
+                "the server reported an error mid-stream: {message}"
+            )));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into());
+        }
+        let mut added: Option<String> = None;
+        for choice in chunk.choices.into_iter().flatten() {
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason.into_owned());
+            }
+            let Some(delta) = choice.delta else { continue };
+            if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+                self.text.push_str(&content);
+                match &mut added {
+                    Some(text) => text.push_str(&content),
+                    None => added = Some(content.into_owned()),
+                }
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                let index = call.index.unwrap_or(0);
+                let id = call.id.filter(|id| !id.is_empty());
+                let slot = self.slot(index, id.as_deref());
+                if let Some(id) = id {
+                    if slot.id.is_empty() {
+                        slot.id = id.into_owned();
+                    }
+                }
+                if let Some(function) = call.function {
+                    // The name comes whole, in the first fragment; some servers repeat it.
+                    if let Some(name) = function.name.filter(|n| !n.is_empty()) {
+                        if slot.name.is_empty() {
+                            slot.name = name.into_owned();
+                        }
+                    }
+                    if let Some(arguments) = function.arguments {
+                        slot.arguments.push_str(&arguments);
+                    }
+                }
+            }
+        }
+        Ok(added)
+    }
+
+    /// The call a fragment belongs to. A fragment with a new id under an index already in
+    /// use starts a new call (servers that number every call 0).
+    fn slot(&mut self, index: usize, id: Option<&str>) -> &mut PartialCall {
+        let found = self.calls.iter().rposition(|c| c.index == index);
+        let position = match (found, id) {
+            (Some(p), Some(id)) if !self.calls[p].id.is_empty() && self.calls[p].id != id => None,
+            (found, _) => found,
+        };
+        let position = match position {
+            Some(p) => p,
+            None => {
+                self.calls.push(PartialCall {
+                    index,
+                    ..PartialCall::default()
+                });
+                self.calls.len() - 1
+            }
+        };
+        &mut self.calls[position]
+    }
+
+    pub(crate) fn has_finish_reason(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    pub(crate) fn finish(self) -> ModelResponse {
+        let tool_calls = self
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(position, c)| ToolCall {
+                id: if c.id.is_empty() {
+                    format!("call_{position}")
+                } else {
+                    c.id
+                },
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect();
+        ModelResponse {
+            text: self.text,
+            tool_calls,
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        }
+    }
+}
+
+/// At most `max` bytes of `text`, cut on a character boundary.
+pub(crate) fn snippet(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+#[path = "assemble_tests.rs"]
+mod tests;

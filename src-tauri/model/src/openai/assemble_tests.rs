@@ -1,0 +1,92 @@
+use super::*;
+
+fn feed_all(chunks: &[&str]) -> (Assembler, String) {
+    let mut asm = Assembler::default();
+    let mut shown = String::new();
+    for c in chunks {
+        if let Some(t) = asm.feed(c).unwrap() {
+            shown.push_str(&t);
+        }
+    }
+    (asm, shown)
+}
+
+#[test]
+fn text_with_null_content_role_chunk_and_separate_finish() {
+    let (asm, shown) = feed_all(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"Hé"},"logprobs":null,"finish_reason":null}],"usage":null}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"llo \"q\""}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5},"timings":{"x":1}}"#,
+    ]);
+    assert!(asm.has_finish_reason());
+    let r = asm.finish();
+    assert_eq!(shown, "Héllo \"q\"");
+    assert_eq!(r.text, shown);
+    assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(
+        r.usage,
+        Some(Usage {
+            prompt_tokens: 3,
+            completion_tokens: 2,
+            total_tokens: 5
+        })
+    );
+    assert!(r.tool_calls.is_empty());
+}
+
+#[test]
+fn parallel_tool_calls_are_assembled_by_index() {
+    let (asm, shown) = feed_all(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"get","arguments":"{"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"put","arguments":""}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"x\":1}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ]);
+    assert_eq!(shown, "");
+    let r = asm.finish();
+    assert_eq!(r.tool_calls.len(), 2);
+    assert_eq!(
+        (r.tool_calls[0].id.as_str(), r.tool_calls[0].name.as_str()),
+        ("a", "get")
+    );
+    assert_eq!(r.tool_calls[0].arguments, r#"{"x":1}"#);
+    assert_eq!(
+        (r.tool_calls[1].id.as_str(), r.tool_calls[1].name.as_str()),
+        ("b", "put")
+    );
+    assert_eq!(r.tool_calls[1].arguments, "{}");
+}
+
+#[test]
+fn calls_all_numbered_zero_are_split_by_id_and_missing_ids_are_made_up() {
+    let (asm, _) = feed_all(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"one","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"two","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"three","arguments":"x"}}]}}]}"#,
+    ]);
+    let r = asm.finish();
+    let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["one", "two"]);
+    // A fragment without an id continues the latest call at its index.
+    assert_eq!(r.tool_calls[1].arguments, "{}x");
+    let (asm, _) = feed_all(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"not json"}}]}}]}"#,
+    ]);
+    let r = asm.finish();
+    assert_eq!(r.tool_calls[0].id, "call_0");
+    assert_eq!(r.tool_calls[0].arguments, "not json", "raw text is passed on");
+}
+
+#[test]
+fn malformed_chunks_and_error_chunks_are_stream_errors() {
+    let mut asm = Assembler::default();
+    let err = asm.feed(r#"{"id":"x","choices":[{"delta":{"con"#).unwrap_err();
+    assert!(matches!(err, ProviderError::Stream(_)), "{err}");
+    let err = asm
+        .feed(r#"{"error":{"message":"upstream died","code":502}}"#)
+        .unwrap_err();
+    assert!(err.to_string().contains("upstream died"), "{err}");
+}

@@ -1,0 +1,137 @@
+//! What the OpenAI-compatible provider needs to know: where, which model, how patient.
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Settings of one OpenAI-compatible endpoint.
+///
+/// Everything but the API key is plain data that may be stored in settings; the key is
+/// skipped by serde and redacted from `Debug` (it comes from the keychain or
+/// `POCKETPILOT_API_KEY`, see [`crate::keychain::resolve_api_key`]).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenAiConfig {
+    /// Up to and including the version segment: `https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1`. `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    #[serde(skip)]
+    pub api_key: Option<String>,
+    /// Sent with every request (e.g. OpenRouter's `HTTP-Referer`). Values are redacted
+    /// from `Debug`: some gateways take their key in a header of their own.
+    pub extra_headers: Vec<(String, String)>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+    /// `false`: `stream()` makes one non-streaming request and yields its text in one delta.
+    pub stream: bool,
+    /// Time to establish the TCP (and TLS) connection.
+    #[serde(with = "millis")]
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while waiting for the response head or the next bytes of
+    /// a stream (SSE comments count as bytes). A silent stream is treated as cut.
+    #[serde(with = "millis")]
+    pub idle_timeout: Duration,
+    /// Bound on one whole turn: every retry, restart and fallback included.
+    #[serde(with = "millis")]
+    pub request_timeout: Duration,
+    /// How many times a request that failed with 429, 5xx or a connect error is sent again.
+    pub max_retries: u32,
+    /// First backoff delay; doubled for every further retry, with jitter.
+    #[serde(with = "millis")]
+    pub retry_base_delay: Duration,
+    /// How many times a stream cut mid-answer is re-requested from the start.
+    pub max_stream_restarts: u32,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "https://api.openai.com/v1".into(),
+            model: "gpt-4o-mini".into(),
+            api_key: None,
+            extra_headers: Vec::new(),
+            temperature: None,
+            max_tokens: None,
+            stream: true,
+            connect_timeout: Duration::from_secs(10),
+            // Local models may think for a while over a long prompt before the first token.
+            idle_timeout: Duration::from_secs(120),
+            request_timeout: Duration::from_secs(600),
+            max_retries: 3,
+            retry_base_delay: Duration::from_millis(500),
+            max_stream_restarts: 2,
+        }
+    }
+}
+
+impl OpenAiConfig {
+    /// `{base_url}/chat/completions`, without a doubled slash.
+    pub fn chat_url(&self) -> String {
+        format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
+    }
+
+    /// Applies `POCKETPILOT_LLM_STREAM` (`false`/`0`/`no`/`off` turn streaming off,
+    /// `true`/`1`/`yes`/`on` turn it on; anything else is ignored).
+    pub fn apply_env(&mut self) {
+        if let Some(stream) = std::env::var("POCKETPILOT_LLM_STREAM")
+            .ok()
+            .as_deref()
+            .and_then(parse_switch)
+        {
+            self.stream = stream;
+        }
+    }
+}
+
+/// Reads an on/off setting the way people write it.
+pub fn parse_switch(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .extra_headers
+            .iter()
+            .map(|(name, _)| (name.as_str(), "<redacted>"))
+            .collect();
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field(
+                "api_key",
+                &self.api_key.as_ref().map(|_| "<redacted>").unwrap_or("<none>"),
+            )
+            .field("extra_headers", &headers)
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("stream", &self.stream)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("retry_base_delay", &self.retry_base_delay)
+            .field("max_stream_restarts", &self.max_stream_restarts)
+            .finish()
+    }
+}
+
+/// Durations as whole milliseconds in settings files.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}

@@ -1,0 +1,167 @@
+//! The `pocketpilot` command line: the same runtime as the desktop app, without a window.
+//!
+//! Exit codes: 0 completed, 1 failed (or an error), 2 usage error, 3 left waiting for an
+//! approval, 4 cancelled, 5 budget exceeded.
+mod approvals;
+mod run;
+mod settings;
+mod tasks;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::service::{Runtime, RuntimeError};
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(name = "pocketpilot", version, about = "PocketPilot: a desktop agent you stay in control of. With no command it opens the window.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a task, run it here and stream its answer to stdout.
+    Run(run::RunArgs),
+    /// List recent tasks.
+    Tasks {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Show a task: status, goal, final answer and every persisted event.
+    Show {
+        task: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task in any non-terminal state.
+    Cancel { task: i64 },
+    /// List sessions.
+    Sessions {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show log lines (JSON), optionally of one task.
+    Logs {
+        #[arg(long)]
+        task: Option<i64>,
+    },
+    /// List pending approvals.
+    Approvals {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a pending approval and continue its task here.
+    Approve(approvals::ApproveArgs),
+    /// Reject a pending approval and continue its task here.
+    Reject(approvals::RejectArgs),
+    /// Model provider settings.
+    #[command(subcommand)]
+    Provider(settings::ProviderCommand),
+}
+
+/// Parses `args` and runs the command. `args[0]` is the program name.
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    let data_dir = crate::config::data_dir();
+    let _log = crate::logging::init(&data_dir);
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(t) => t,
+        Err(e) => return fail(&format!("cannot start: {e}")),
+    };
+    tokio.block_on(async move {
+        let rt = match Runtime::open(&data_dir) {
+            Ok(rt) => rt,
+            Err(e) => return fail(&e.to_string()),
+        };
+        match dispatch(&rt, cli.command, &data_dir).await {
+            Ok(code) => code,
+            Err(e) => error_exit(&e),
+        }
+    })
+}
+
+async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std::path::Path) -> Result<ExitCode, CliError> {
+    match command {
+        Command::Run(args) => run::run(rt, args).await,
+        Command::Tasks { json, limit } => tasks::list(rt, json, limit),
+        Command::Show { task, json } => tasks::show(rt, task, json),
+        Command::Cancel { task } => tasks::cancel(rt, task).await,
+        Command::Sessions { json } => tasks::sessions(rt, json),
+        Command::Logs { task } => {
+            let lines = crate::logging::read(data_dir, task).map_err(|e| CliError::Other(e.to_string()))?;
+            let mut out = std::io::stdout().lock();
+            for l in lines {
+                let _ = writeln!(out, "{l}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Approvals { json } => approvals::list(rt, json),
+        Command::Approve(args) => approvals::approve(rt, args).await,
+        Command::Reject(args) => approvals::reject(rt, args).await,
+        Command::Provider(cmd) => settings::provider(rt, cmd),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Other(String),
+}
+
+fn error_exit(e: &CliError) -> ExitCode {
+    let code = match e {
+        CliError::Usage(_) => EXIT_USAGE,
+        CliError::Runtime(r) => match r.kind() {
+            "empty_goal" | "workspace" | "not_found" | "invalid_arguments" | "not_pending"
+            | "already_ended" => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        },
+        CliError::Store(crate::store::StoreError::NotFound { .. }) => EXIT_USAGE,
+        CliError::Store(_) | CliError::Other(_) => EXIT_FAILED,
+    };
+    let _ = writeln!(std::io::stderr(), "pocketpilot: {e}");
+    ExitCode::from(code)
+}
+
+fn fail(msg: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "pocketpilot: {msg}");
+    ExitCode::from(EXIT_FAILED)
+}
+
+pub(crate) fn print_json(v: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
+
+pub(crate) fn default_workspace() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}

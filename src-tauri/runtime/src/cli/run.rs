@@ -1,0 +1,168 @@
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::{default_workspace, CliError};
+use crate::service::{ApprovalAnswer, NewTask, Runtime};
+use crate::task::TaskStatus;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The workspace folder the agent works in (default: the current folder).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// What the agent should do.
+    #[arg(long)]
+    pub goal: String,
+    /// Continue in an existing session.
+    #[arg(long)]
+    pub session: Option<i64>,
+    /// The task this one follows up.
+    #[arg(long)]
+    pub follow_up_of: Option<i64>,
+    /// `scripted:FILE` plays model turns from a file; default: the configured model.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Print every event as a JSON line instead of the plain answer.
+    #[arg(long)]
+    pub json: bool,
+    /// Grant a capability (e.g. fs:write) for this run; recorded as your decision.
+    #[arg(long = "allow", value_name = "CAP")]
+    pub allow: Vec<String>,
+}
+
+pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError> {
+    let workspace = match (&args.workspace, args.session) {
+        (Some(w), _) => Some(w.clone()),
+        (None, None) => default_workspace(),
+        (None, Some(_)) => None,
+    };
+    let provider = args.provider.map(|p| match p.strip_prefix("scripted:") {
+        // Store an absolute path: the task may be continued from another folder.
+        Some(path) => format!(
+            "scripted:{}",
+            std::path::absolute(path)
+                .unwrap_or_else(|_| PathBuf::from(path))
+                .display()
+        ),
+        None => p,
+    });
+    let id = rt.submit(&NewTask {
+        goal: args.goal,
+        workspace,
+        session_id: args.session,
+        follow_up_of: args.follow_up_of,
+        trigger: "cli".into(),
+        provider,
+        grants: args.allow,
+    })?;
+    let _ = writeln!(std::io::stderr(), "task {id}");
+    follow(rt, id, 0, args.json).await
+}
+
+/// Streams a task's events until it ends or waits for an approval nobody here can give.
+pub async fn follow(rt: &Arc<Runtime>, id: i64, after: i64, json: bool) -> Result<ExitCode, CliError> {
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut sub = rt.subscribe(id, after)?;
+    let mut out = std::io::stdout();
+    let mut err = std::io::stderr();
+    let mut at_line_start = true;
+    loop {
+        let ev = tokio::select! {
+            ev = sub.next() => ev,
+            _ = tokio::signal::ctrl_c() => {
+                let _ = rt.cancel(id);
+                continue;
+            }
+        };
+        let Some(ev) = ev else { break };
+        let ev = ev?;
+        if json {
+            let _ = writeln!(out, "{}", serde_json::to_string(&ev).unwrap_or_default());
+        }
+        match ev.kind.as_str() {
+            "assistant_delta" if !json => {
+                let text = ev.payload["text"].as_str().unwrap_or_default();
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+                at_line_start = text.ends_with('\n');
+            }
+            "stream_reset" if !json => {
+                let _ = writeln!(err, "\n[the answer was cut off and is being asked again]");
+                at_line_start = true;
+            }
+            "model_turn_completed" if !json && !at_line_start => {
+                let _ = writeln!(out);
+                at_line_start = true;
+            }
+            "tool_call_started" if !json => {
+                let _ = writeln!(
+                    err,
+                    "→ {} {}",
+                    ev.payload["name"].as_str().unwrap_or_default(),
+                    ev.payload["arguments"].as_str().unwrap_or_default()
+                );
+            }
+            "tool_call_completed" if !json => {
+                let _ = writeln!(err, "✓ {}", ev.payload["name"].as_str().unwrap_or_default());
+            }
+            "tool_call_failed" if !json => {
+                let _ = writeln!(
+                    err,
+                    "✗ {}: {}",
+                    ev.payload["name"].as_str().unwrap_or_default(),
+                    ev.payload["error"].as_str().unwrap_or_default()
+                );
+            }
+            "approval_required" => {
+                if rt.task(id)?.status != TaskStatus::WaitingApproval {
+                    continue;
+                }
+                let approval_id = ev.payload["approval_id"].as_i64().unwrap_or_default();
+                if !interactive {
+                    let _ = writeln!(
+                        err,
+                        "task {id} is waiting for approval {approval_id}: {} {}\n  approve: pocketpilot approve {approval_id}\n  reject:  pocketpilot reject {approval_id} --reason TEXT",
+                        ev.payload["name"].as_str().unwrap_or_default(),
+                        ev.payload["arguments"]
+                    );
+                    if !json {
+                        let _ = writeln!(out, "approval {approval_id}");
+                    }
+                    return Ok(ExitCode::from(TaskStatus::WaitingApproval.exit_code()));
+                }
+                let answer = super::approvals::ask(&ev.payload)?;
+                rt.resolve_approval(approval_id, answer)?;
+            }
+            _ => {}
+        }
+    }
+    let task = rt.task(id)?;
+    if !json {
+        if !at_line_start {
+            let _ = writeln!(out);
+        }
+        if task.status != TaskStatus::Completed {
+            let _ = writeln!(
+                err,
+                "task {id} {}: {}",
+                task.status,
+                task.error.as_deref().unwrap_or("")
+            );
+        }
+    }
+    Ok(ExitCode::from(task.status.exit_code()))
+}
+
+pub fn answer(approve: bool, session_grant: bool, edited: Option<serde_json::Value>, note: Option<String>) -> ApprovalAnswer {
+    ApprovalAnswer {
+        approve,
+        edited_arguments: edited,
+        session_grant,
+        note,
+        by: "cli".into(),
+    }
+}

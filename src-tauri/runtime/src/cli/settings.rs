@@ -1,0 +1,101 @@
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Subcommand;
+
+use super::{print_json, CliError};
+use crate::service::Runtime;
+
+#[derive(Subcommand, Debug)]
+pub enum ProviderCommand {
+    /// Set the OpenAI-compatible provider (the key goes to the keychain: `pocketpilot key set`).
+    Set {
+        #[arg(long)]
+        base_url: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// The keychain account the key is stored under.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        temperature: Option<f32>,
+        #[arg(long)]
+        max_tokens: Option<u32>,
+        /// `true` or `false`.
+        #[arg(long)]
+        stream: Option<bool>,
+        /// Extra request header, `Name: value` (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+    },
+    /// Show the provider settings (never the key).
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, CliError> {
+    match cmd {
+        ProviderCommand::Set {
+            base_url,
+            model,
+            name,
+            temperature,
+            max_tokens,
+            stream,
+            headers,
+        } => {
+            let mut p: crate::config::ProviderSettings = rt
+                .store
+                .read(|c| crate::store::settings::get(c, crate::config::PROVIDER_KEY))
+                .map_err(crate::RuntimeError::from)?
+                .unwrap_or_default();
+            if let Some(u) = base_url {
+                let u = u.trim().trim_end_matches('/').to_owned();
+                if !(u.starts_with("http://") || u.starts_with("https://")) {
+                    return Err(CliError::Usage(format!("--base-url must start with http:// or https://, got `{u}`")));
+                }
+                p.base_url = Some(u);
+            }
+            if let Some(m) = model {
+                p.model = Some(m);
+            }
+            if let Some(n) = name {
+                p.name = n;
+            }
+            if temperature.is_some() {
+                p.temperature = temperature;
+            }
+            if max_tokens.is_some() {
+                p.max_tokens = max_tokens;
+            }
+            if let Some(s) = stream {
+                p.stream = s;
+            }
+            for h in headers {
+                let Some((k, v)) = h.split_once(':') else {
+                    return Err(CliError::Usage(format!("--header must be `Name: value`, got `{h}`")));
+                };
+                p.extra_headers.push((k.trim().to_owned(), v.trim().to_owned()));
+            }
+            p.save(&rt.store).map_err(crate::RuntimeError::from)?;
+            let _ = writeln!(std::io::stdout(), "provider saved");
+            Ok(ExitCode::SUCCESS)
+        }
+        ProviderCommand::Show { json } => {
+            let p = rt.provider_settings()?;
+            if json {
+                print_json(&p);
+            } else {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "name:     {}", p.name);
+                let _ = writeln!(out, "base url: {}", p.base_url.as_deref().unwrap_or("(not set)"));
+                let _ = writeln!(out, "model:    {}", p.model.as_deref().unwrap_or("(not set)"));
+                let _ = writeln!(out, "stream:   {}", p.stream);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! Builds the provider for one run from the task's provider spec and the settings.
+use std::path::Path;
+use std::sync::Arc;
+
+use pocketpilot_model::{Provider, ScriptedProvider};
+
+use crate::config::ProviderSettings;
+
+pub const NO_MODEL: &str = "No model is configured. Set one in Settings → Provider, or run \
+`pocketpilot provider set --base-url URL --model NAME` (headless: POCKETPILOT_BASE_URL and POCKETPILOT_MODEL)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderSetupError {
+    #[error("{NO_MODEL}")]
+    NoModel,
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// `spec` is `scripted:FILE` for the scripted provider, or absent for the configured one.
+pub fn build(
+    spec: Option<&str>,
+    settings: &ProviderSettings,
+) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
+        let p = ScriptedProvider::from_file(Path::new(path))
+            .map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
+        return Ok(Arc::new(p));
+    }
+    if let Some(other) = spec.filter(|s| !s.is_empty() && *s != "settings") {
+        return Err(ProviderSetupError::Invalid(format!(
+            "unknown provider `{other}`: use `scripted:FILE`, or leave it out to use the configured model"
+        )));
+    }
+    let (Some(_base_url), Some(_model)) = (&settings.base_url, &settings.model) else {
+        return Err(ProviderSetupError::NoModel);
+    };
+    openai(settings)
+}
+
+fn openai(_settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    Err(ProviderSetupError::Invalid(
+        "the OpenAI-compatible provider is not built into this version".into(),
+    ))
+}

@@ -1,0 +1,421 @@
+//! The recorder: persists a run's events with a gapless per-task sequence, applies what
+//! each event means to the tables in the same transaction, and fans events out live.
+//!
+//! Invariants:
+//! - a persisted event and its effects (status, transcript entry, tool journal, approval)
+//!   commit together or not at all;
+//! - per task, commit and publish happen under one lock, and `subscribe` takes its replay
+//!   and its live receiver under the same lock: a subscriber sees every event exactly once;
+//! - deltas are coalesced per task over a short window (never reordered or dropped) and
+//!   flushed before any persisted event, so text and events keep their order;
+//! - a slow subscriber lags on its own: it re-reads from the store and is given the text so
+//!   far as a `stream_reset`, never a silent hole; the run never waits for it.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+
+use crate::event::{is_terminal_event, RuntimeEvent};
+use crate::store::{
+    self, approvals, entries, events, sessions, tasks, tool_calls, StoreError, StoredEvent,
+};
+use crate::task::TaskStatus;
+
+pub type TaskEvent = StoredEvent;
+
+const CHANNEL_CAPACITY: usize = 4096;
+
+struct Channel {
+    tx: broadcast::Sender<Arc<TaskEvent>>,
+    /// Text of the current model turn that subscribers have been sent.
+    partial: String,
+    /// Text received but not yet flushed to subscribers.
+    pending: String,
+    flush_scheduled: bool,
+}
+
+pub struct Recorder {
+    store: Arc<store::Store>,
+    channels: Mutex<HashMap<i64, Arc<Mutex<Channel>>>>,
+    window: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn live(task_id: i64, kind: &str, text: &str) -> Arc<TaskEvent> {
+    Arc::new(TaskEvent {
+        task_id,
+        sequence: 0,
+        kind: kind.to_owned(),
+        payload: serde_json::json!({ "text": text }),
+        at: store::now(),
+    })
+}
+
+impl Recorder {
+    pub fn new(store: Arc<store::Store>, window: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            channels: Mutex::new(HashMap::new()),
+            window,
+        })
+    }
+
+    pub fn store(&self) -> &Arc<store::Store> {
+        &self.store
+    }
+
+    fn channel(&self, task_id: i64) -> Arc<Mutex<Channel>> {
+        lock(&self.channels)
+            .entry(task_id)
+            .or_insert_with(|| {
+                let (tx, _) = broadcast::channel(CHANNEL_CAPACITY);
+                Arc::new(Mutex::new(Channel {
+                    tx,
+                    partial: String::new(),
+                    pending: String::new(),
+                    flush_scheduled: false,
+                }))
+            })
+            .clone()
+    }
+
+    fn flush_locked(task_id: i64, ch: &mut Channel) {
+        if ch.pending.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut ch.pending);
+        ch.partial.push_str(&text);
+        let _ = ch.tx.send(live(task_id, "assistant_delta", &text));
+    }
+
+    /// Live-only text of the answer being generated. Never persisted.
+    pub fn delta(self: &Arc<Self>, task_id: i64, text: &str) {
+        let ch = self.channel(task_id);
+        let mut guard = lock(&ch);
+        guard.pending.push_str(text);
+        if self.window.is_zero() {
+            Self::flush_locked(task_id, &mut guard);
+            return;
+        }
+        if guard.flush_scheduled {
+            return;
+        }
+        guard.flush_scheduled = true;
+        let window = self.window;
+        let ch = ch.clone();
+        drop(guard);
+        let spawned = tokio::runtime::Handle::try_current().map(|h| {
+            h.spawn(async move {
+                tokio::time::sleep(window).await;
+                let mut g = lock(&ch);
+                g.flush_scheduled = false;
+                Self::flush_locked(task_id, &mut g);
+            })
+        });
+        if spawned.is_err() {
+            // No runtime to time the window: flush now rather than hold text back.
+            let ch = self.channel(task_id);
+            let mut g = lock(&ch);
+            g.flush_scheduled = false;
+            Self::flush_locked(task_id, &mut g);
+        }
+    }
+
+    /// Persists `event` (with its effects) and publishes it. Live-only events are published
+    /// without touching the store.
+    pub fn record(&self, task_id: i64, event: &RuntimeEvent) -> Result<Option<TaskEvent>, StoreError> {
+        let ch = self.channel(task_id);
+        let mut guard = lock(&ch);
+        Self::flush_locked(task_id, &mut guard);
+        if let RuntimeEvent::StreamReset { .. } = event {
+            guard.partial.clear();
+            let _ = guard.tx.send(live(task_id, "stream_reset", ""));
+            return Ok(None);
+        }
+        if let RuntimeEvent::AssistantDelta { text } = event {
+            guard.partial.push_str(text);
+            let _ = guard.tx.send(live(task_id, "assistant_delta", text));
+            return Ok(None);
+        }
+        let stored = self.store.write(|tx| apply(tx, task_id, event))?;
+        if matches!(event, RuntimeEvent::ModelTurnCompleted { .. }) || is_terminal_event(&stored.kind)
+        {
+            guard.partial.clear();
+        }
+        let _ = guard.tx.send(Arc::new(stored.clone()));
+        let terminal = is_terminal_event(&stored.kind);
+        drop(guard);
+        if terminal {
+            lock(&self.channels).remove(&task_id);
+        }
+        Ok(Some(stored))
+    }
+
+    /// Replays persisted events after `after_sequence`, then the answer so far, then
+    /// continues live until a task-terminal event.
+    pub fn subscribe(self: &Arc<Self>, task_id: i64, after_sequence: i64) -> Result<Subscription, StoreError> {
+        let mut sub = Subscription {
+            recorder: self.clone(),
+            task_id,
+            last: after_sequence,
+            rx: None,
+            backlog: std::collections::VecDeque::new(),
+            done: false,
+        };
+        sub.attach(None)?;
+        Ok(sub)
+    }
+}
+
+/// Writes one event and what it means, inside the caller's transaction.
+fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> Result<TaskEvent, StoreError> {
+    let task = tasks::get(tx, task_id)?;
+    let mut payload = event.payload();
+    match event {
+        RuntimeEvent::TaskStarted { .. } => {
+            tasks::set_status(tx, task_id, TaskStatus::Running)?;
+        }
+        RuntimeEvent::ModelTurnCompleted {
+            step,
+            text,
+            tool_calls,
+            usage,
+            ..
+        } => {
+            let content = serde_json::json!({ "text": text, "tool_calls": tool_calls });
+            entries::append(tx, task.session_id, Some(task_id), "assistant", &content)?;
+            tasks::set_step(tx, task_id, *step)?;
+            if let Some(u) = usage {
+                tasks::add_usage(tx, task_id, u.prompt_tokens, u.completion_tokens)?;
+            }
+        }
+        RuntimeEvent::ToolCallStarted {
+            step,
+            call_id,
+            name,
+            arguments,
+            capability,
+            replay_safe,
+            ..
+        } => {
+            tool_calls::intent(
+                tx,
+                &tool_calls::Intent {
+                    task_id,
+                    call_id,
+                    step: *step,
+                    name,
+                    arguments,
+                    capability: capability.as_deref(),
+                    replay_safe: *replay_safe,
+                },
+            )?;
+        }
+        RuntimeEvent::ToolCallCompleted {
+            call_id, output, ..
+        } => {
+            tool_calls::finish(tx, task_id, call_id, "done", output, false)?;
+            let content = serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
+            entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
+        }
+        RuntimeEvent::ToolCallFailed {
+            call_id,
+            name,
+            error,
+            ..
+        } => {
+            // A call refused before it ran has no journal row; one that ran has.
+            if tool_calls::get(tx, task_id, call_id)?.is_some() {
+                tool_calls::finish(tx, task_id, call_id, "done", error, true)?;
+            }
+            let text = format!("Tool {name} failed: {error}");
+            let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });
+            entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
+        }
+        RuntimeEvent::ApprovalRequired {
+            step,
+            call_id,
+            name,
+            arguments,
+            capability,
+            effect,
+            reason,
+            ..
+        } => {
+            let id = approvals::insert(
+                tx,
+                &approvals::NewApproval {
+                    task_id,
+                    call_id,
+                    tool: name,
+                    capability: capability.as_deref(),
+                    arguments,
+                    effect,
+                    reason,
+                    step: *step,
+                },
+            )?;
+            payload["approval_id"] = serde_json::json!(id);
+            tasks::set_status(tx, task_id, TaskStatus::WaitingApproval)?;
+        }
+        RuntimeEvent::ApprovalResolved {
+            approval_id,
+            approved,
+            session_grant,
+            edited_arguments,
+            note,
+            by,
+            ..
+        } => {
+            let edited = edited_arguments.as_ref();
+            let resolved = approvals::resolve(
+                tx,
+                *approval_id,
+                &approvals::Resolution {
+                    approved: *approved,
+                    note: note.as_deref(),
+                    edited_args: edited,
+                    session_grant: *session_grant,
+                    by,
+                },
+            )?;
+            if *session_grant {
+                if let Some(cap) = &resolved.capability {
+                    sessions::add_grant(tx, task.session_id, cap)?;
+                }
+            }
+            tasks::set_status(tx, task_id, TaskStatus::Running)?;
+        }
+        RuntimeEvent::AgentCompleted { final_answer } => {
+            tasks::finish(tx, task_id, Some(final_answer), None)?;
+        }
+        RuntimeEvent::TaskCompleted { final_answer } => {
+            tasks::set_status(tx, task_id, TaskStatus::Completed)?;
+            tasks::finish(tx, task_id, Some(final_answer), None)?;
+            sessions::set_last_failure(tx, task.session_id, None)?;
+        }
+        RuntimeEvent::TaskFailed { error, .. } => {
+            tasks::set_status(tx, task_id, TaskStatus::Failed)?;
+            tasks::finish(tx, task_id, None, Some(error))?;
+            sessions::set_last_failure(tx, task.session_id, Some(error))?;
+        }
+        RuntimeEvent::TaskCancelled { reason } => {
+            tasks::set_status(tx, task_id, TaskStatus::Cancelled)?;
+            tasks::finish(tx, task_id, None, Some(reason))?;
+            sessions::set_last_failure(tx, task.session_id, Some(reason))?;
+        }
+        RuntimeEvent::BudgetExceeded { reason, .. } => {
+            tasks::set_status(tx, task_id, TaskStatus::BudgetExceeded)?;
+            tasks::finish(tx, task_id, None, Some(reason))?;
+            sessions::set_last_failure(tx, task.session_id, Some(reason))?;
+        }
+        RuntimeEvent::TaskCreated { .. } | RuntimeEvent::ModelTurnStarted { .. } => {}
+        RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
+            return Err(StoreError::Invalid(format!(
+                "{} is live only and never persisted",
+                event.kind()
+            )))
+        }
+    }
+    sessions::touch(tx, task.session_id)?;
+    events::append(tx, task_id, event.kind(), &payload)
+}
+
+/// A live view of one task's events. See `Recorder::subscribe`.
+pub struct Subscription {
+    recorder: Arc<Recorder>,
+    task_id: i64,
+    last: i64,
+    rx: Option<broadcast::Receiver<Arc<TaskEvent>>>,
+    backlog: std::collections::VecDeque<TaskEvent>,
+    done: bool,
+}
+
+impl Subscription {
+    /// (Re)attaches: replay from the store and the text so far, taken atomically with the
+    /// live receiver. `reset` makes the text so far a `stream_reset` (after a lag) rather
+    /// than a delta.
+    fn attach(&mut self, reset: Option<()>) -> Result<(), StoreError> {
+        let ch = self.recorder.channel(self.task_id);
+        let guard = lock(&ch);
+        let rx = guard.tx.subscribe();
+        let partial = guard.partial.clone();
+        let replay = self
+            .recorder
+            .store
+            .read(|c| events::list_after(c, self.task_id, self.last))?;
+        drop(guard);
+        // Unknown task: a clear error rather than a stream that never ends.
+        if replay.is_empty() && self.last == 0 {
+            self.recorder.store.read(|c| tasks::get(c, self.task_id))?;
+        }
+        let terminal = replay.iter().any(|e| is_terminal_event(&e.kind));
+        self.backlog.extend(replay);
+        if reset.is_some() {
+            self.backlog.push_back((*live(self.task_id, "stream_reset", &partial)).clone());
+        } else if !partial.is_empty() && !terminal {
+            self.backlog.push_back((*live(self.task_id, "assistant_delta", &partial)).clone());
+        }
+        self.rx = Some(rx);
+        if terminal {
+            // Nothing will follow; drop the channel made just to look.
+            lock(&self.recorder.channels).remove(&self.task_id);
+        }
+        Ok(())
+    }
+
+    /// The next event, or `None` once a task-terminal event has been delivered.
+    pub async fn next(&mut self) -> Option<Result<TaskEvent, StoreError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(ev) = self.backlog.pop_front() {
+                if ev.sequence > 0 {
+                    if ev.sequence <= self.last {
+                        continue;
+                    }
+                    self.last = ev.sequence;
+                }
+                if is_terminal_event(&ev.kind) {
+                    self.done = true;
+                }
+                return Some(Ok(ev));
+            }
+            let rx = self.rx.as_mut()?;
+            match rx.recv().await {
+                Ok(ev) => self.backlog.push_back((*ev).clone()),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if let Err(e) = self.attach(Some(())) {
+                        return Some(Err(e));
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The channel went away (task ended): whatever is left is in the store.
+                    let replay = match self
+                        .recorder
+                        .store
+                        .read(|c| events::list_after(c, self.task_id, self.last))
+                    {
+                        Ok(r) => r,
+                        Err(e) => return Some(Err(e)),
+                    };
+                    if replay.is_empty() {
+                        if let Err(e) = self.attach(None) {
+                            return Some(Err(e));
+                        }
+                    }
+                    self.backlog.extend(replay);
+                }
+            }
+        }
+    }
+
+    pub fn last_sequence(&self) -> i64 {
+        self.last
+    }
+}

@@ -1,0 +1,331 @@
+//! TaskService: the only entry for creating, running, cancelling and answering tasks.
+//! Creating is not running: `create_task` persists the task `queued` and returns its id;
+//! `start` hands it to a worker (one tokio task per run).
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Limits, ProviderSettings};
+use crate::event::{is_terminal_event, RuntimeEvent};
+use crate::recorder::{Recorder, Subscription};
+use crate::store::{self, approvals, entries, events, sessions, tasks, Store, StoreError};
+use crate::task::TaskStatus;
+use crate::worker;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("the goal is empty: say what the agent should do")]
+    EmptyGoal,
+    #[error("the workspace {0} does not exist or is not a folder")]
+    Workspace(String),
+    #[error("a new session needs a workspace folder")]
+    NoWorkspace,
+    #[error("task {id} has already ended ({status})")]
+    AlreadyEnded { id: i64, status: TaskStatus },
+    #[error("approval {0} is not pending")]
+    NotPending(i64),
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl RuntimeError {
+    /// A stable kind for the UI and the CLI; nobody matches on message text.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RuntimeError::EmptyGoal => "empty_goal",
+            RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => "workspace",
+            RuntimeError::AlreadyEnded { .. } => "already_ended",
+            RuntimeError::NotPending(_) => "not_pending",
+            RuntimeError::InvalidArguments(_) => "invalid_arguments",
+            RuntimeError::Store(StoreError::NotFound { .. }) => "not_found",
+            RuntimeError::Store(_) => "store",
+        }
+    }
+}
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewTask {
+    pub goal: String,
+    /// Required for a new session; ignored when `session_id` names one.
+    pub workspace: Option<PathBuf>,
+    pub session_id: Option<i64>,
+    pub follow_up_of: Option<i64>,
+    /// `chat`, `cli`, `webhook`, `cron`, `watch`.
+    pub trigger: String,
+    /// `scripted:FILE`, or `None` for the configured model.
+    pub provider: Option<String>,
+    /// Capabilities the person granted for this run explicitly (`--allow`).
+    pub grants: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ApprovalAnswer {
+    pub approve: bool,
+    /// Replaces the call's arguments; validated and guarded again before it runs.
+    pub edited_arguments: Option<serde_json::Value>,
+    pub session_grant: bool,
+    pub note: Option<String>,
+    pub by: String,
+}
+
+pub struct Runtime {
+    pub store: Arc<Store>,
+    pub recorder: Arc<Recorder>,
+    data_dir: PathBuf,
+    runs: Mutex<HashMap<i64, CancellationToken>>,
+}
+
+impl Runtime {
+    pub fn open(data_dir: &Path) -> Result<Arc<Self>> {
+        let store = Arc::new(Store::open_in_dir(data_dir)?);
+        let limits = Limits::load(&store)?;
+        let recorder = Recorder::new(store.clone(), Duration::from_millis(limits.delta_window_ms));
+        Ok(Arc::new(Self {
+            store,
+            recorder,
+            data_dir: data_dir.to_owned(),
+            runs: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn limits(&self) -> Result<Limits> {
+        Ok(Limits::load(&self.store)?)
+    }
+
+    pub fn provider_settings(&self) -> Result<ProviderSettings> {
+        Ok(ProviderSettings::load(&self.store)?)
+    }
+
+    /// Persists a task `queued` (with its session and its goal as the user's entry) and
+    /// returns its id. Nothing runs yet.
+    pub fn create_task(&self, new: &NewTask) -> Result<i64> {
+        let goal = new.goal.trim();
+        if goal.is_empty() {
+            return Err(RuntimeError::EmptyGoal);
+        }
+        let workspace = match (&new.workspace, new.session_id) {
+            (_, Some(_)) => None,
+            (Some(w), None) => Some(canonical_workspace(w)?),
+            (None, None) => return Err(RuntimeError::NoWorkspace),
+        };
+        let id = self.store.write(|tx| {
+            let session_id = match new.session_id {
+                Some(id) => sessions::get(tx, id)?.id,
+                None => {
+                    let ws = workspace.as_deref().unwrap_or_default();
+                    sessions::insert(tx, &title_of(goal), ws)?
+                }
+            };
+            if let Some(prev) = new.follow_up_of {
+                tasks::get(tx, prev)?;
+            }
+            let trigger = if new.trigger.is_empty() { "chat" } else { &new.trigger };
+            let id = tasks::insert(
+                tx,
+                &tasks::NewTask {
+                    session_id,
+                    goal,
+                    trigger,
+                    provider: new.provider.as_deref(),
+                    follow_up_of: new.follow_up_of,
+                    grants: &new.grants,
+                },
+            )?;
+            entries::append(tx, session_id, Some(id), "user", &serde_json::json!({ "text": goal }))?;
+            let created = RuntimeEvent::TaskCreated {
+                session_id,
+                goal: goal.to_owned(),
+                trigger: trigger.to_owned(),
+                follow_up_of: new.follow_up_of,
+            };
+            events::append(tx, id, created.kind(), &created.payload())?;
+            sessions::touch(tx, session_id)?;
+            Ok(id)
+        })?;
+        tracing::info!(task_id = id, "task created");
+        Ok(id)
+    }
+
+    /// Hands a task to a worker. Needs a tokio runtime.
+    pub fn start(self: &Arc<Self>, task_id: i64) {
+        let rt = self.clone();
+        tokio::spawn(async move { worker::run(rt, task_id, None).await });
+    }
+
+    /// Create and start: the id comes back before the model is asked anything.
+    pub fn submit(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
+        let id = self.create_task(new)?;
+        self.start(id);
+        Ok(id)
+    }
+
+    pub(crate) fn register_run(&self, task_id: i64) -> Option<CancellationToken> {
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if runs.contains_key(&task_id) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        runs.insert(task_id, token.clone());
+        Some(token)
+    }
+
+    pub(crate) fn unregister_run(&self, task_id: i64) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&task_id);
+    }
+
+    pub fn is_running_here(&self, task_id: i64) -> bool {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&task_id)
+    }
+
+    /// Cancels a task in any non-terminal state. A running worker stops its model stream
+    /// and kills its tool process; a queued or waiting task is ended here.
+    pub fn cancel(&self, task_id: i64) -> Result<()> {
+        let token = self
+            .runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&task_id)
+            .cloned();
+        if let Some(token) = token {
+            token.cancel();
+            return Ok(());
+        }
+        let task = self.task(task_id)?;
+        if task.status.is_terminal() {
+            return Err(RuntimeError::AlreadyEnded {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        self.recorder.record(
+            task_id,
+            &RuntimeEvent::TaskCancelled {
+                reason: "cancelled by the user".into(),
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Answers a pending approval and continues the run in a new worker task.
+    pub fn resolve_approval(self: &Arc<Self>, approval_id: i64, answer: ApprovalAnswer) -> Result<i64> {
+        let approval = self.store.read(|c| approvals::get(c, approval_id))?;
+        if approval.status != "pending" {
+            return Err(RuntimeError::NotPending(approval_id));
+        }
+        if let Some(args) = &answer.edited_arguments {
+            if !args.is_object() {
+                return Err(RuntimeError::InvalidArguments(
+                    "edited arguments must be a JSON object".into(),
+                ));
+            }
+        }
+        let task_id = approval.task_id;
+        self.recorder.record(
+            task_id,
+            &RuntimeEvent::ApprovalResolved {
+                approval_id,
+                call_id: approval.call_id.clone(),
+                approved: answer.approve,
+                session_grant: answer.approve && answer.session_grant,
+                edited_arguments: answer.edited_arguments.clone(),
+                note: answer.note.clone(),
+                by: if answer.by.is_empty() { "user".into() } else { answer.by.clone() },
+            },
+        )?;
+        let rt = self.clone();
+        tokio::spawn(async move { worker::run(rt, task_id, Some(approval_id)).await });
+        Ok(task_id)
+    }
+
+    pub fn task(&self, id: i64) -> Result<tasks::Task> {
+        Ok(self.store.read(|c| tasks::get(c, id))?)
+    }
+
+    pub fn tasks(&self, limit: i64) -> Result<Vec<tasks::Task>> {
+        Ok(self.store.read(|c| tasks::list(c, limit))?)
+    }
+
+    pub fn events(&self, task_id: i64) -> Result<Vec<store::StoredEvent>> {
+        self.task(task_id)?;
+        Ok(self.store.read(|c| events::list_after(c, task_id, 0))?)
+    }
+
+    pub fn sessions(&self) -> Result<Vec<sessions::Session>> {
+        Ok(self.store.read(sessions::list)?)
+    }
+
+    pub fn session_tasks(&self, session_id: i64) -> Result<Vec<tasks::Task>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            tasks::list_for_session(c, session_id)
+        })?)
+    }
+
+    pub fn session_entries(&self, session_id: i64) -> Result<Vec<store::Entry>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            entries::list(c, session_id)
+        })?)
+    }
+
+    pub fn pending_approvals(&self) -> Result<Vec<approvals::Approval>> {
+        Ok(self.store.read(approvals::pending)?)
+    }
+
+    pub fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {
+        Ok(self.recorder.subscribe(task_id, after_sequence)?)
+    }
+
+    /// Waits until the task is terminal or waiting for an approval, and returns its status.
+    pub async fn wait_settled(&self, task_id: i64) -> Result<TaskStatus> {
+        let mut sub = self.subscribe(task_id, 0)?;
+        while let Some(ev) = sub.next().await {
+            let ev = ev?;
+            if ev.kind == "approval_required" || is_terminal_event(&ev.kind) {
+                let status = self.task(task_id)?.status;
+                if status == TaskStatus::WaitingApproval || status.is_terminal() {
+                    return Ok(status);
+                }
+            }
+        }
+        Ok(self.task(task_id)?.status)
+    }
+}
+
+fn canonical_workspace(path: &Path) -> Result<String> {
+    let shown = path.display().to_string();
+    let real = std::fs::canonicalize(path).map_err(|_| RuntimeError::Workspace(shown.clone()))?;
+    if !real.is_dir() {
+        return Err(RuntimeError::Workspace(shown));
+    }
+    real.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| RuntimeError::Workspace(format!("{shown} (the path is not valid UTF-8)")))
+}
+
+fn title_of(goal: &str) -> String {
+    let line = goal.lines().next().unwrap_or(goal);
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}

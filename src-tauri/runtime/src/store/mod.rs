@@ -1,0 +1,184 @@
+//! The store: one SQLite file in WAL mode, the single source of truth.
+//!
+//! Invariants:
+//! - every logical step is one transaction (`Store::write`), taken with `BEGIN IMMEDIATE`
+//!   so that two processes sharing a data directory serialise instead of failing mid-way;
+//! - migrations are versioned (`PRAGMA user_version`) and applied at open; a database from
+//!   a newer version is refused and left untouched; a file that is not a database is
+//!   reported, never overwritten;
+//! - one file per table holds its queries.
+pub mod approvals;
+pub mod entries;
+pub mod events;
+mod schema;
+pub mod sessions;
+pub mod settings;
+pub mod tasks;
+pub mod tool_calls;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use approvals::Approval;
+pub use entries::Entry;
+pub use events::StoredEvent;
+pub use sessions::Session;
+pub use tasks::Task;
+pub use tool_calls::ToolCallRecord;
+
+pub const DB_FILE: &str = "pocketpilot.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the data directory {path} is not usable: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a readable PocketPilot database ({detail}); it was left as it is. Move it away or point POCKETPILOT_DATA_DIR elsewhere")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{path} was written by a newer PocketPilot (schema {found}, this build knows up to {supported}); it was left as it is. Update PocketPilot")]
+    NewerSchema {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("no {what} with id {id}")]
+    NotFound { what: &'static str, id: String },
+    #[error("stored data is invalid: {0}")]
+    Invalid(String),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl StoreError {
+    pub fn not_found(what: &'static str, id: impl ToString) -> Self {
+        StoreError::NotFound {
+            what,
+            id: id.to_string(),
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `data_dir`.
+    pub fn open_in_dir(data_dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        // Probe writability up front: SQLite would otherwise fail later with a vaguer error.
+        let probe = data_dir.join(".write-probe");
+        std::fs::write(&probe, b"ok").map_err(|source| StoreError::DataDir {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        let _ = std::fs::remove_file(&probe);
+        Self::open(&data_dir.join(DB_FILE))
+    }
+
+    pub fn open(path: &Path) -> Result<Self> {
+        let corrupt = |e: rusqlite::Error| StoreError::Corrupt {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(corrupt)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        // The first real read tells whether this is a database at all.
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(corrupt)?;
+        let supported = schema::MIGRATIONS.len() as i64;
+        if version > supported {
+            return Err(StoreError::NewerSchema {
+                path: path.to_owned(),
+                found: version,
+                supported,
+            });
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(corrupt)?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Self {
+            conn: Mutex::new(conn),
+            path: path.to_owned(),
+        };
+        store.migrate(version)?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self, from: i64) -> Result<()> {
+        let conn = self
+            .conn
+            .get_mut()
+            .map_err(|_| StoreError::Invalid("store lock poisoned".into()))?;
+        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // Another process may have migrated between our read and our lock.
+            let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if current > i as i64 {
+                continue;
+            }
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a transaction half-applied (it
+        // rolls back on drop), so the connection stays usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        f(&self.lock())
+    }
+
+    /// Runs `f` in one immediate transaction: all of it commits or none of it.
+    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+pub(crate) fn parse_json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::String(text.to_owned()))
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -1,0 +1,112 @@
+//! Versioned migrations, applied at open inside one transaction each. The version lives in
+//! `PRAGMA user_version`; a database from a newer PocketPilot is refused, never touched.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the core tables.
+    r#"
+CREATE TABLE sessions (
+    id              INTEGER PRIMARY KEY,
+    title           TEXT NOT NULL,
+    workspace       TEXT NOT NULL,
+    steering_mode   TEXT NOT NULL DEFAULT 'one-at-a-time',
+    follow_up_mode  TEXT NOT NULL DEFAULT 'one-at-a-time',
+    last_failure    TEXT,
+    grants          TEXT NOT NULL DEFAULT '[]',
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+CREATE TABLE tasks (
+    id                INTEGER PRIMARY KEY,
+    session_id        INTEGER NOT NULL REFERENCES sessions(id),
+    goal              TEXT NOT NULL,
+    trigger           TEXT NOT NULL,
+    provider          TEXT,
+    follow_up_of      INTEGER REFERENCES tasks(id),
+    status            TEXT NOT NULL CHECK (status IN ('queued','running','waiting_approval','completed','failed','cancelled','budget_exceeded')),
+    step_count        INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    active_ms         INTEGER NOT NULL DEFAULT 0,
+    grants            TEXT NOT NULL DEFAULT '[]',
+    final_answer      TEXT,
+    error             TEXT,
+    created_at        TEXT NOT NULL,
+    started_at        TEXT,
+    finished_at       TEXT
+);
+CREATE INDEX tasks_session ON tasks(session_id, id);
+CREATE INDEX tasks_status ON tasks(status);
+CREATE TABLE task_events (
+    task_id   INTEGER NOT NULL REFERENCES tasks(id),
+    sequence  INTEGER NOT NULL,
+    type      TEXT NOT NULL,
+    payload   TEXT NOT NULL,
+    at        TEXT NOT NULL,
+    PRIMARY KEY (task_id, sequence)
+) WITHOUT ROWID;
+CREATE TABLE entries (
+    id          INTEGER PRIMARY KEY,
+    session_id  INTEGER NOT NULL REFERENCES sessions(id),
+    task_id     INTEGER REFERENCES tasks(id),
+    kind        TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX entries_session ON entries(session_id, id);
+CREATE TABLE submissions (
+    id          INTEGER PRIMARY KEY,
+    session_id  INTEGER NOT NULL REFERENCES sessions(id),
+    kind        TEXT NOT NULL,
+    mode        TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('queued','placed','done','unanswered')),
+    reason      TEXT,
+    request_id  TEXT,
+    content     TEXT NOT NULL,
+    position    INTEGER,
+    task_id     INTEGER REFERENCES tasks(id),
+    entry_id    INTEGER REFERENCES entries(id),
+    answer_id   INTEGER REFERENCES entries(id),
+    created_at  TEXT NOT NULL
+);
+CREATE UNIQUE INDEX submissions_request ON submissions(session_id, request_id) WHERE request_id IS NOT NULL;
+CREATE INDEX submissions_status ON submissions(session_id, status, id);
+CREATE TABLE tool_calls (
+    task_id      INTEGER NOT NULL REFERENCES tasks(id),
+    call_id      TEXT NOT NULL,
+    step         INTEGER NOT NULL,
+    name         TEXT NOT NULL,
+    arguments    TEXT NOT NULL,
+    capability   TEXT,
+    replay_safe  INTEGER NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('intent','running','done','interrupted')),
+    output       TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0,
+    created_at   TEXT NOT NULL,
+    finished_at  TEXT,
+    PRIMARY KEY (task_id, call_id)
+);
+CREATE TABLE approvals (
+    id             INTEGER PRIMARY KEY,
+    task_id        INTEGER NOT NULL REFERENCES tasks(id),
+    call_id        TEXT NOT NULL,
+    tool           TEXT NOT NULL,
+    capability     TEXT,
+    arguments      TEXT NOT NULL,
+    effect         TEXT NOT NULL,
+    reason         TEXT NOT NULL,
+    step           INTEGER NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('pending','approved','rejected')),
+    decision_note  TEXT,
+    edited_args    TEXT,
+    session_grant  INTEGER NOT NULL DEFAULT 0,
+    resolved_by    TEXT,
+    created_at     TEXT NOT NULL,
+    resolved_at    TEXT
+);
+CREATE INDEX approvals_pending ON approvals(status, id);
+CREATE TABLE settings (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+);
+"#,
+];

@@ -1,0 +1,281 @@
+//! The worker: runs one task on its own tokio task. Provider, tools and policy are built
+//! here for every run — never cached across runs, because workspace and policy differ.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pocketpilot_model::{ToolCall, Usage};
+use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink};
+use crate::config::{workspace_rules_key, Limits, ProviderSettings};
+use crate::event::RuntimeEvent;
+use crate::provider;
+use crate::recorder::Recorder;
+use crate::service::Runtime;
+use crate::store::{approvals, entries, sessions, settings, tasks, StoreError};
+use crate::task::TaskStatus;
+use crate::transcript;
+
+struct Sink {
+    recorder: Arc<Recorder>,
+    task_id: i64,
+}
+
+impl EventSink for Sink {
+    fn emit(&self, event: RuntimeEvent) -> Result<(), String> {
+        self.recorder
+            .record(self.task_id, &event)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn delta(&self, text: &str) {
+        self.recorder.delta(self.task_id, text);
+    }
+}
+
+/// Grace given to a cancelled agent to stop its tool processes before it is dropped.
+const CANCEL_GRACE: Duration = Duration::from_millis(300);
+
+pub async fn run(rt: Arc<Runtime>, task_id: i64, after_approval: Option<i64>) {
+    let session_id = rt.task(task_id).map(|t| t.session_id).unwrap_or_default();
+    let span = tracing::info_span!("task", task_id, session_id);
+    async move {
+        let Some(cancel) = rt.register_run(task_id) else {
+            tracing::debug!("already running in this process");
+            return;
+        };
+        if let Err(e) = run_registered(&rt, task_id, after_approval, cancel).await {
+            tracing::error!(error = %e, "the run could not be recorded");
+        }
+        rt.unregister_run(task_id);
+    }
+    .instrument(span)
+    .await
+}
+
+async fn run_registered(
+    rt: &Arc<Runtime>,
+    task_id: i64,
+    after_approval: Option<i64>,
+    cancel: CancellationToken,
+) -> Result<(), StoreError> {
+    let recorder = rt.recorder.clone();
+    let sink = Sink {
+        recorder: recorder.clone(),
+        task_id,
+    };
+    let task = rt.store.read(|c| tasks::get(c, task_id))?;
+    if task.status.is_terminal() {
+        return Ok(());
+    }
+    let session = rt.store.read(|c| sessions::get(c, task.session_id))?;
+    let limits = Limits::load(&rt.store)?;
+    let settings = ProviderSettings::load(&rt.store)?;
+    let provider = match provider::build(task.provider.as_deref(), &settings) {
+        Ok(p) => p,
+        Err(e) => {
+            recorder.record(
+                task_id,
+                &RuntimeEvent::TaskFailed {
+                    error: e.to_string(),
+                    kind: "no_model".into(),
+                },
+            )?;
+            return Ok(());
+        }
+    };
+    if cancel.is_cancelled() {
+        recorder.record(task_id, &cancelled())?;
+        return Ok(());
+    }
+    if task.status == TaskStatus::Queued {
+        recorder.record(
+            task_id,
+            &RuntimeEvent::TaskStarted {
+                provider: provider.label(),
+                resumed: false,
+            },
+        )?;
+    }
+    let rules: PolicyRules = rt
+        .store
+        .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
+        .unwrap_or_default();
+    let mut grants = rt.store.read(|c| sessions::grants(c, session.id))?;
+    grants.extend(task.grants.iter().cloned());
+    let ctx = ToolContext::new(
+        PathBuf::from(&session.workspace),
+        forbidden_dirs(rt.data_dir()),
+        cancel.clone(),
+    );
+    let agent = Agent {
+        provider,
+        tools: Registry::builtin(),
+        rules,
+        grants,
+        ctx,
+        limits: AgentLimits {
+            max_steps: limits.max_steps,
+            max_tokens: limits.max_task_tokens,
+            stream: settings.stream,
+        },
+    };
+    let started = Instant::now();
+    let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
+    let outcome = {
+        let work = async {
+            if let Some(approval_id) = after_approval {
+                if let Err(e) = answer_approval(rt, &agent, &sink, approval_id).await {
+                    return AgentOutcome::RecordFailed { error: e };
+                }
+            }
+            let entries = match rt.store.read(|c| entries::since_head(c, task.session_id)) {
+                Ok(e) => e,
+                Err(e) => return AgentOutcome::RecordFailed { error: e.to_string() },
+            };
+            let messages = transcript::to_messages(&session.workspace, &entries);
+            let current = rt.store.read(|c| tasks::get(c, task_id));
+            let (start, used) = match current {
+                Ok(t) => (
+                    t.step_count as u32 + 1,
+                    Usage {
+                        prompt_tokens: t.prompt_tokens as u64,
+                        completion_tokens: t.completion_tokens as u64,
+                        total_tokens: (t.prompt_tokens + t.completion_tokens) as u64,
+                    },
+                ),
+                Err(e) => return AgentOutcome::RecordFailed { error: e.to_string() },
+            };
+            agent.run(messages, start, used, &sink).await
+        };
+        tokio::pin!(work);
+        tokio::select! {
+            out = &mut work => Some(out),
+            _ = cancel.cancelled() => {
+                // Let the tools see the cancellation and kill their processes.
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+                Some(AgentOutcome::Cancelled)
+            }
+            _ = tokio::time::sleep(Duration::from_millis(budget_ms)) => {
+                cancel.cancel();
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+                None
+            }
+        }
+    };
+    let elapsed = started.elapsed().as_millis() as u64;
+    rt.store.write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
+    let terminal = match outcome {
+        None => Some(RuntimeEvent::BudgetExceeded {
+            budget: "seconds".into(),
+            reason: format!(
+                "the task used its time budget of {} s (POCKETPILOT_MAX_TASK_SECONDS)",
+                limits.max_task_seconds
+            ),
+        }),
+        Some(AgentOutcome::Completed { final_answer }) => {
+            Some(RuntimeEvent::TaskCompleted { final_answer })
+        }
+        Some(AgentOutcome::WaitingApproval) => None,
+        Some(AgentOutcome::StepsExhausted { steps }) => Some(RuntimeEvent::TaskFailed {
+            error: format!(
+                "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
+            ),
+            kind: "steps_exhausted".into(),
+        }),
+        Some(AgentOutcome::TokenBudget { used, limit }) => Some(RuntimeEvent::BudgetExceeded {
+            budget: "tokens".into(),
+            reason: format!("the task used {used} tokens, over its budget of {limit}"),
+        }),
+        Some(AgentOutcome::ModelFailed { error }) => Some(RuntimeEvent::TaskFailed {
+            error: error.to_string(),
+            kind: format!("model_{}", error.kind()),
+        }),
+        Some(AgentOutcome::Cancelled) => Some(cancelled()),
+        Some(AgentOutcome::RecordFailed { error }) => Some(RuntimeEvent::TaskFailed {
+            error: format!("the run could not be recorded: {error}"),
+            kind: "record".into(),
+        }),
+    };
+    if let Some(event) = terminal {
+        // A task the service already ended (cancelled while queued) stays as it is.
+        if !rt.task(task_id).map(|t| t.status.is_terminal()).unwrap_or(true) {
+            recorder.record(task_id, &event)?;
+        }
+    }
+    Ok(())
+}
+
+/// The app's own data and config: no tool may touch them, whatever the workspace.
+fn forbidden_dirs(data_dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut dirs = vec![data_dir.to_owned()];
+    dirs.extend(dirs::config_dir().map(|d| d.join("pocketpilot")));
+    dirs.extend(std::fs::canonicalize(data_dir).ok());
+    dirs
+}
+
+fn cancelled() -> RuntimeEvent {
+    RuntimeEvent::TaskCancelled {
+        reason: "cancelled by the user".into(),
+    }
+}
+
+/// Carries out the person's answer: an approved call runs (with edited arguments, guarded
+/// again by the tool itself); a rejected one becomes a tool error the model reads.
+async fn answer_approval(
+    rt: &Arc<Runtime>,
+    agent: &Agent,
+    sink: &Sink,
+    approval_id: i64,
+) -> Result<(), String> {
+    let approval = rt
+        .store
+        .read(|c| approvals::get(c, approval_id))
+        .map_err(|e| e.to_string())?;
+    let call = ToolCall {
+        id: approval.call_id.clone(),
+        name: approval.tool.clone(),
+        arguments: approval.arguments.to_string(),
+    };
+    if approval.status == "rejected" {
+        let note = approval.decision_note.clone().unwrap_or_default();
+        let error = if note.is_empty() {
+            "rejected by the user".to_owned()
+        } else {
+            format!("rejected by the user: {note}")
+        };
+        return sink.emit(RuntimeEvent::ToolCallFailed {
+            call_id: call.id,
+            name: call.name,
+            error,
+            kind: "rejected".into(),
+        });
+    }
+    let Some(tool) = agent.tools.get(&approval.tool) else {
+        return sink.emit(RuntimeEvent::ToolCallFailed {
+            call_id: call.id,
+            name: call.name.clone(),
+            error: format!("there is no tool named `{}`", call.name),
+            kind: "unknown_tool".into(),
+        });
+    };
+    let args = approval
+        .edited_args
+        .clone()
+        .unwrap_or_else(|| approval.arguments.clone());
+    agent::execute(
+        tool.as_ref(),
+        &call,
+        args,
+        approval.step as u32,
+        "allow",
+        "user",
+        &agent.ctx,
+        sink,
+    )
+    .await
+    .map(|_| ())
+}

@@ -1,0 +1,283 @@
+//! `run_command` (shell:execute): `sh -c COMMAND` in the workspace root.
+//!
+//! - The environment is the base environment minus anything that looks like a secret.
+//! - The command runs in its own process group; on cancel, on timeout, and also when the
+//!   shell exits, the whole group is killed: nothing the command started outlives the call.
+//! - stdout and stderr share one pipe (so their order is kept), capped: the head and the
+//!   tail are kept with a marker in between.
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::io::AsyncReadExt;
+
+use super::{parse_args, MAX_CONTENT_BYTES};
+use crate::guard::WorkspaceGuard;
+use crate::tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// Output kept: half from the start, half from the end.
+pub const OUTPUT_CAP_BYTES: usize = 64 * 1024;
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// After the shell exits and its group is killed, how long to wait for the pipe to drain.
+/// Only a process that escaped the group (setsid) can hold it open longer.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Variables whose names contain one of these (case-insensitively) never reach a command.
+const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    command: String,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+}
+
+impl Args {
+    fn parse(args: &Value) -> Result<(Self, u64), ToolError> {
+        let args: Args = parse_args(args)?;
+        if args.command.trim().is_empty() {
+            return Err(ToolError::InvalidArguments("`command` is empty".into()));
+        }
+        if args.command.contains('\0') {
+            return Err(ToolError::InvalidArguments(
+                "`command` contains a NUL byte".into(),
+            ));
+        }
+        if args.command.len() > MAX_COMMAND_BYTES.min(MAX_CONTENT_BYTES) {
+            return Err(ToolError::InvalidArguments(format!(
+                "`command` is {} bytes; at most {MAX_COMMAND_BYTES} are accepted",
+                args.command.len()
+            )));
+        }
+        let timeout = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        if timeout == 0 || timeout > MAX_TIMEOUT_SECS {
+            return Err(ToolError::InvalidArguments(format!(
+                "timeout_secs must be between 1 and {MAX_TIMEOUT_SECS}"
+            )));
+        }
+        Ok((args, timeout))
+    }
+}
+
+/// Whether a variable may be passed to a command.
+pub fn is_secret_name(name: &OsStr) -> bool {
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    upper == "POCKETPILOT_API_KEY" || SECRET_MARKERS.iter().any(|m| upper.contains(m))
+}
+
+/// The base environment (the context's, else this process's) without secrets.
+pub fn scrubbed_env(ctx: &ToolContext) -> Vec<(OsString, OsString)> {
+    let base: Vec<(OsString, OsString)> = match &ctx.base_env {
+        Some(env) => env.clone(),
+        None => std::env::vars_os().collect(),
+    };
+    base.into_iter()
+        .filter(|(name, _)| !is_secret_name(name))
+        .collect()
+}
+
+pub struct RunCommand;
+
+#[async_trait]
+impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        "run_command"
+    }
+
+    fn description(&self) -> &'static str {
+        "Run a shell command (`sh -c`) in the workspace root. Returns the exit code and the \
+         combined stdout/stderr (capped). Secrets are removed from the environment; the \
+         command and everything it starts are killed on timeout (default 120 s, at most 600 s)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command line."},
+                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn capability(&self) -> &'static str {
+        "shell:execute"
+    }
+
+    fn replay_safe(&self) -> bool {
+        false
+    }
+
+    fn effect(&self, args: &Value, ctx: &ToolContext) -> Result<Effect, ToolError> {
+        let (args, _) = Args::parse(args)?;
+        let guard = WorkspaceGuard::for_context(ctx)?;
+        Ok(Effect::Command {
+            command: args.command,
+            cwd: guard.root().display().to_string(),
+        })
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let (args, timeout) = Args::parse(&args)?;
+        let guard = WorkspaceGuard::for_context(ctx)?;
+        run(&args.command, &guard, ctx, Duration::from_secs(timeout)).await
+    }
+}
+
+async fn run(
+    command: &str,
+    guard: &WorkspaceGuard,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolError> {
+    let failed = |what: &str, e: std::io::Error| ToolError::Failed(format!("{what}: {e}"));
+    let (reader, writer) = std::io::pipe().map_err(|e| failed("cannot create a pipe", e))?;
+    let writer_err = writer
+        .try_clone()
+        .map_err(|e| failed("cannot create a pipe", e))?;
+    let mut cmd = tokio::process::Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(guard.root())
+        .env_clear()
+        .envs(scrubbed_env(ctx))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer_err))
+        .process_group(0)
+        .kill_on_drop(true);
+    let spawned = cmd.spawn();
+    // The Command holds the pipe's write ends; drop them or the read never sees EOF.
+    drop(cmd);
+    let mut child = spawned.map_err(|e| failed("cannot start sh", e))?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    // If this future is dropped mid-run (the caller gave up on it), still kill the group.
+    let mut on_drop = KillOnDrop(pgid);
+
+    let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
+        .map_err(|e| failed("cannot read the output", e))?;
+    let collector = tokio::spawn(collect(receiver));
+
+    // Wait for the shell without reaping it: while it is a zombie its pid, which is the
+    // group id, cannot be reused, so the kill below cannot reach an unrelated group.
+    let exited = match pgid {
+        Some(pid) => tokio::task::spawn_blocking(move || wait_without_reaping(pid)),
+        None => tokio::task::spawn_blocking(|| ()),
+    };
+    let ending = tokio::select! {
+        _ = exited => None,
+        _ = tokio::time::sleep(timeout) => Some(ToolError::TimedOut(timeout.as_secs())),
+        _ = ctx.cancel.cancelled() => Some(ToolError::Cancelled),
+    };
+    kill_group(pgid);
+    let status = child.wait().await;
+    on_drop.0 = None;
+    let output = match tokio::time::timeout(DRAIN_GRACE, collector).await {
+        Ok(Ok(output)) => output,
+        _ => Captured::default(),
+    };
+    if let Some(err) = ending {
+        return Err(err);
+    }
+    let status = status.map_err(|e| failed("waiting for the command failed", e))?;
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("exit code: none (killed by signal {signal})"),
+        (None, None) => "exit code: unknown".to_string(),
+    };
+    Ok(ToolOutput::text(format!("{code}\n{}", output.render())))
+}
+
+/// Blocks until `pid` has exited, leaving it a zombie (`WNOWAIT`).
+fn wait_without_reaping(pid: i32) {
+    let Ok(id) = libc::id_t::try_from(pid) else {
+        return;
+    };
+    loop {
+        // SAFETY: `info` is a valid, zeroed siginfo_t the call may write into.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT)
+        };
+        if rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+struct KillOnDrop(Option<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
+/// SIGKILL to the whole group (the group id is the shell's pid).
+fn kill_group(pgid: Option<i32>) {
+    if let Some(pgid) = pgid.filter(|&p| p > 1) {
+        // SAFETY: killpg has no memory-safety preconditions; ESRCH (already gone) is fine.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Captured {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: usize,
+}
+
+impl Captured {
+    fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len();
+        let half = OUTPUT_CAP_BYTES / 2;
+        let room = half.saturating_sub(self.head.len());
+        let (to_head, rest) = chunk.split_at(room.min(chunk.len()));
+        self.head.extend_from_slice(to_head);
+        self.tail.extend(rest);
+        while self.tail.len() > half {
+            self.tail.pop_front();
+        }
+    }
+
+    fn render(&self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let omitted = self.total - self.head.len() - self.tail.len();
+        if omitted > 0 {
+            out.push_str(&format!(
+                "\n[output truncated: {omitted} bytes omitted; {} bytes in total]\n",
+                self.total
+            ));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+}
+
+async fn collect(mut receiver: tokio::net::unix::pipe::Receiver) -> Captured {
+    let mut captured = Captured::default();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match receiver.read(&mut buf).await {
+            Ok(0) | Err(_) => return captured,
+            Ok(n) => captured.push(&buf[..n]),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "run_command_tests.rs"]
+mod tests;
