@@ -48,7 +48,10 @@ pub struct Agent {
     pub provider: Arc<dyn Provider>,
     pub tools: Registry,
     pub rules: PolicyRules,
+    /// Capabilities allowed for the rest of the session from an approval dialog.
     pub grants: Vec<String>,
+    /// Capabilities the person allowed for this run when starting it (`--allow`).
+    pub user_grants: Vec<String>,
     pub ctx: ToolContext,
     pub limits: AgentLimits,
 }
@@ -222,7 +225,12 @@ impl Agent {
             }
         };
         let capability = tool.capability();
-        let (decision, source) = decide(Some(capability), &self.rules, &self.grants);
+        let (mut decision, mut source) = decide(Some(capability), &self.rules, &self.grants);
+        if decision == Decision::RequireApproval
+            && decide(Some(capability), &self.rules, &self.user_grants).0 == Decision::Allow
+        {
+            (decision, source) = (Decision::Allow, DecisionSource::User);
+        }
         match decision {
             Decision::Deny => fail(
                 "denied",

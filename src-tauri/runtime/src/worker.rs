@@ -104,8 +104,7 @@ async fn run_registered(
         .store
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
         .unwrap_or_default();
-    let mut grants = rt.store.read(|c| sessions::grants(c, session.id))?;
-    grants.extend(task.grants.iter().cloned());
+    let grants = rt.store.read(|c| sessions::grants(c, session.id))?;
     let ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
         forbidden_dirs(rt.data_dir()),
@@ -116,6 +115,7 @@ async fn run_registered(
         tools: Registry::builtin(),
         rules,
         grants,
+        user_grants: task.grants.clone(),
         ctx,
         limits: AgentLimits {
             max_steps: limits.max_steps,

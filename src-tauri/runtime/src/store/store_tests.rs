@@ -1,0 +1,140 @@
+use super::*;
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn opens_migrates_and_reopens() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let version: i64 = store
+        .read(|c| Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    let mode: String = store
+        .read(|c| Ok(c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let fk: i64 = store
+        .read(|c| Ok(c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(fk, 1);
+    let id = store.write(|tx| sessions::insert(tx, "t", "/w")).unwrap();
+    drop(store);
+    let again = Store::open_in_dir(dir.path()).unwrap();
+    assert_eq!(again.read(|c| sessions::get(c, id)).unwrap().title, "t");
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_reported_and_left_alone() {
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    let garbage = b"this is not sqlite at all, just some bytes that happen to be here".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let err = Store::open_in_dir(dir.path()).err().expect("must refuse");
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("left as it is"));
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+}
+
+#[test]
+fn a_newer_schema_is_refused_untouched() {
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open_in_dir(dir.path()).err().expect("must refuse");
+    assert!(
+        matches!(err, StoreError::NewerSchema { found: 99, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("newer PocketPilot"));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn an_unwritable_data_directory_is_a_clear_error() {
+    let dir = temp();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    // A data directory below a regular file can never be created, even as root.
+    let err = Store::open_in_dir(&file.join("data"))
+        .err()
+        .expect("must fail");
+    assert!(matches!(err, StoreError::DataDir { .. }), "{err}");
+    assert!(err.to_string().contains("not usable"));
+}
+
+#[test]
+fn event_sequences_are_gapless_per_task() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let (a, b) = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "s", "/w")?;
+            let new = |goal| tasks::NewTask {
+                session_id: s,
+                goal,
+                trigger: "cli",
+                provider: None,
+                follow_up_of: None,
+                grants: &[],
+            };
+            Ok((tasks::insert(tx, &new("a"))?, tasks::insert(tx, &new("b"))?))
+        })
+        .unwrap();
+    for i in 0..50 {
+        let task = if i % 3 == 0 { b } else { a };
+        store
+            .write(|tx| events::append(tx, task, "x", &serde_json::json!({ "i": i })))
+            .unwrap();
+    }
+    for task in [a, b] {
+        let seqs: Vec<i64> = store
+            .read(|c| events::list_after(c, task, 0))
+            .unwrap()
+            .iter()
+            .map(|e| e.sequence)
+            .collect();
+        assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn illegal_status_changes_are_errors_and_change_nothing() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let id = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "s", "/w")?;
+            tasks::insert(
+                tx,
+                &tasks::NewTask {
+                    session_id: s,
+                    goal: "g",
+                    trigger: "cli",
+                    provider: None,
+                    follow_up_of: None,
+                    grants: &[],
+                },
+            )
+        })
+        .unwrap();
+    use crate::task::TaskStatus::*;
+    store.write(|tx| tasks::set_status(tx, id, Running)).unwrap();
+    store.write(|tx| tasks::set_status(tx, id, Completed)).unwrap();
+    let err = store
+        .write(|tx| tasks::set_status(tx, id, Running))
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot go from completed to running"));
+    assert_eq!(store.read(|c| tasks::get(c, id)).unwrap().status, Completed);
+    assert!(matches!(
+        store.write(|tx| tasks::set_status(tx, 999, Running)),
+        Err(StoreError::NotFound { .. })
+    ));
+}
