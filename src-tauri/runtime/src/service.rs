@@ -215,6 +215,11 @@ impl Runtime {
                 status: task.status,
             });
         }
+        if task.status == TaskStatus::Running {
+            // Another process is running it: its worker watches for this flag.
+            self.store.write(|tx| tasks::request_cancel(tx, task_id))?;
+            return Ok(());
+        }
         self.recorder.record(
             task_id,
             &RuntimeEvent::TaskCancelled {

@@ -123,6 +123,7 @@ async fn run_registered(
             stream: settings.stream,
         },
     };
+    let watcher = watch_cancel_requests(rt.clone(), task_id, cancel.clone());
     let started = Instant::now();
     let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
     let outcome = {
@@ -166,6 +167,7 @@ async fn run_registered(
             }
         }
     };
+    watcher.abort();
     let elapsed = started.elapsed().as_millis() as u64;
     rt.store.write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
     let terminal = match outcome {
@@ -207,6 +209,34 @@ async fn run_registered(
         }
     }
     Ok(())
+}
+
+/// How often a run looks for a cancel asked from another process.
+const CANCEL_POLL: Duration = Duration::from_millis(200);
+
+/// A cancel may come from another process sharing the data directory (`pocketpilot
+/// cancel`); it reaches this run through the store.
+fn watch_cancel_requests(
+    rt: Arc<Runtime>,
+    task_id: i64,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tokio::time::sleep(CANCEL_POLL) => {}
+            }
+            if rt
+                .store
+                .read(|c| tasks::cancel_requested(c, task_id))
+                .unwrap_or(false)
+            {
+                cancel.cancel();
+                return;
+            }
+        }
+    })
 }
 
 /// The app's own data and config: no tool may touch them, whatever the workspace.

@@ -28,6 +28,7 @@ CREATE TABLE tasks (
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     active_ms         INTEGER NOT NULL DEFAULT 0,
     grants            TEXT NOT NULL DEFAULT '[]',
+    cancel_requested  INTEGER NOT NULL DEFAULT 0,
     final_answer      TEXT,
     error             TEXT,
     created_at        TEXT NOT NULL,

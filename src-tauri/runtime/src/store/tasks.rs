@@ -177,3 +177,13 @@ pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
     )?;
     Ok(())
 }
+
+/// Asks whichever process runs the task to cancel it.
+pub fn request_cancel(c: &Connection, id: i64) -> Result<()> {
+    c.execute("UPDATE tasks SET cancel_requested = 1 WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+pub fn cancel_requested(c: &Connection, id: i64) -> Result<bool> {
+    Ok(c.query_row("SELECT cancel_requested FROM tasks WHERE id = ?1", [id], |r| r.get(0))?)
+}

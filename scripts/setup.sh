@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs whatever this machine lacks to build, run and test PocketPilot on Debian 12,
+# then builds the app. Idempotent: on a machine that has everything it only builds.
+#   scripts/setup.sh            install + build
+#   scripts/setup.sh --deps     install only (used by the test command)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+
+APT_PKGS=(libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
+  libayatana-appindicator3-dev librsvg2-dev pkg-config xvfb xauth dbus dbus-x11
+  webkit2gtk-driver imagemagick gnome-keyring libsecret-tools keyutils)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci (ui)"
+  npm --prefix ui ci --no-audit --no-fund
+fi
+
+bash tests/setup-python.sh
+bash tests/setup-e2e.sh
+
+[ "${1:-}" = "--deps" ] && exit 0
+
+echo "setup: building the UI and the app"
+npm --prefix ui run build
+cargo build -p pocketpilot
+echo "setup: built $CARGO_TARGET_DIR/debug/pocketpilot"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test: formatting and lints, the Rust suites (runtime, model, tools, CLI)
+# inside a headless Secret Service session for the keychain tests, the UI unit tests, and
+# the end-to-end tests in the real app window under Xvfb through WebDriver.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+bash scripts/setup.sh --deps
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo fmt"
+cargo fmt --all -- --check
+
+step "ui build + unit tests"
+npm --prefix ui run build
+npm --prefix ui test
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test (in a headless keychain session)"
+KEYRING_HOME="$(mktemp -d)"
+mkdir -p "$KEYRING_HOME/run" && chmod 700 "$KEYRING_HOME/run"
+XDG_DATA_HOME="$KEYRING_HOME/data" XDG_CACHE_HOME="$KEYRING_HOME/cache" XDG_RUNTIME_DIR="$KEYRING_HOME/run" \
+  keyctl session - dbus-run-session -- bash -c \
+  'echo -n pocketpilot-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && cargo test --workspace'
+rm -rf "$KEYRING_HOME"
+
+step "end to end in the real window"
+POCKETPILOT_BIN="$CARGO_TARGET_DIR/debug/pocketpilot" bash tests/e2e/run.sh

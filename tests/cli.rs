@@ -1,0 +1,267 @@
+//! The `pocketpilot` binary end to end: real processes, a real store in a temp data
+//! directory, the scripted model. Exit codes are part of the contract.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        Self { dir }
+    }
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+    fn script(&self, name: &str, v: Value) -> String {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        format!("scripted:{}", p.display())
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
+        c.args(args)
+            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
+            .env("HOME", self.dir.path())
+            .env_remove("POCKETPILOT_BASE_URL")
+            .env_remove("POCKETPILOT_MODEL")
+            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
+            .stdin(Stdio::null());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn run_args<'a>(ws: &'a str, goal: &'a str, provider: &'a str) -> Vec<&'a str> {
+    vec!["run", "--workspace", ws, "--goal", goal, "--provider", provider]
+}
+
+#[test]
+fn run_streams_the_answer_and_exits_zero() {
+    let e = Env::new();
+    let p = e.script("a.json", json!([{ "text": "The answer is 42.", "chunk_size": 2 }]));
+    let ws = e.ws().display().to_string();
+    let out = e.run(&run_args(&ws, "what is it", &p));
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "The answer is 42.");
+
+    let tasks = e.json(&["tasks", "--json"]);
+    let id = tasks[0]["id"].as_i64().unwrap();
+    assert_eq!(tasks[0]["status"], "completed");
+    let shown = e.json(&["show", &id.to_string(), "--json"]);
+    assert_eq!(shown["task"]["final_answer"], "The answer is 42.");
+    let seqs: Vec<i64> = shown["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sequence"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    assert_eq!(shown["events"].as_array().unwrap().last().unwrap()["type"], "task_completed");
+    let human = e.run(&["show", &id.to_string()]);
+    assert!(text(&human.stdout).contains("final answer: The answer is 42."));
+}
+
+#[test]
+fn json_mode_prints_every_event_as_a_line() {
+    let e = Env::new();
+    let p = e.script("a.json", json!([{ "text": "hi" }]));
+    let ws = e.ws().display().to_string();
+    let mut args = run_args(&ws, "hi", &p);
+    args.push("--json");
+    let out = e.run(&args);
+    assert_eq!(code(&out), 0);
+    let kinds: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.first().unwrap(), "task_created");
+    assert_eq!(kinds.last().unwrap(), "task_completed");
+    assert!(kinds.contains(&"assistant_delta".to_string()));
+}
+
+#[test]
+fn exit_codes_follow_the_terminal_status() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let failing = e.script("f.json", json!([{ "error": { "kind": "auth", "message": "bad key" } }]));
+    let out = e.run(&run_args(&ws, "fail", &failing));
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("failed"), "{}", text(&out.stderr));
+
+    let slow = e.script("s.json", json!([{ "text": "late", "delay_ms": 60000 }]));
+    let out = e
+        .cmd(&run_args(&ws, "wait", &slow))
+        .env("POCKETPILOT_MAX_TASK_SECONDS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+
+    let looping = e.script(
+        "l.json",
+        json!({ "repeat_last": true, "turns": [{ "tool_calls": [{ "name": "list_dir", "arguments": {} }] }] }),
+    );
+    let out = e
+        .cmd(&run_args(&ws, "loop", &looping))
+        .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("all 2 steps"));
+}
+
+#[test]
+fn usage_errors_exit_two_with_a_clear_message() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script("a.json", json!([{ "text": "x" }]));
+    assert_eq!(code(&e.run(&["run", "--workspace", &ws])), 2);
+    let empty = e.run(&run_args(&ws, "  ", &p));
+    assert_eq!(code(&empty), 2);
+    assert!(text(&empty.stderr).contains("goal is empty"));
+    let missing = e.run(&run_args("/definitely/not/here", "x", &p));
+    assert_eq!(code(&missing), 2);
+    assert!(text(&missing.stderr).contains("does not exist"));
+    let unknown = e.run(&["show", "999"]);
+    assert_eq!(code(&unknown), 2);
+    assert!(text(&unknown.stderr).contains("no task with id 999"));
+    assert_eq!(code(&e.run(&["cancel", "999"])), 2);
+    assert_eq!(code(&e.run(&["frobnicate"])), 2);
+    let bad = e.run(&run_args(&ws, "x", "scripted:/no/such/file.json"));
+    assert_eq!(code(&bad), 1);
+    assert!(text(&bad.stderr).contains("cannot read the script"));
+}
+
+#[test]
+fn no_model_configured_fails_fast_naming_the_setting() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let out = e.run(&["run", "--workspace", &ws, "--goal", "hello"]);
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("pocketpilot provider set"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_corrupt_database_is_reported_and_kept() {
+    let e = Env::new();
+    let data = e.dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("pocketpilot.db");
+    let junk = vec![0x42u8; 8192];
+    std::fs::write(&db, &junk).unwrap();
+    let out = e.run(&["tasks"]);
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("not a readable PocketPilot database"));
+    assert_eq!(std::fs::read(&db).unwrap(), junk);
+}
+
+fn wait_for(mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(20), "condition never held");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script(
+        "w.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "out.txt", "content": "data\n" } }] },
+            { "text": "Written." }
+        ]),
+    );
+    let out = e.run(&run_args(&ws, "write", &p));
+    assert_eq!(code(&out), 3, "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("pocketpilot approve"));
+    assert!(!e.ws().join("out.txt").exists());
+    let pending = e.json(&["approvals", "--json"]);
+    let id = pending[0]["id"].as_i64().unwrap();
+    assert!(text(&out.stdout).contains(&format!("approval {id}")));
+    assert!(pending[0]["effect"]["diff"].as_str().unwrap().contains("+data"));
+
+    let approved = e.run(&["approve", &id.to_string()]);
+    assert_eq!(code(&approved), 0, "{}", text(&approved.stderr));
+    assert!(text(&approved.stdout).contains("Written."));
+    assert_eq!(std::fs::read_to_string(e.ws().join("out.txt")).unwrap(), "data\n");
+    assert_eq!(code(&e.run(&["approve", &id.to_string()])), 2);
+
+    // Rejecting the next one leaves the file as it was.
+    let out = e.run(&run_args(&ws, "write again", &p));
+    assert_eq!(code(&out), 3);
+    let id = e.json(&["approvals", "--json"])[0]["id"].as_i64().unwrap();
+    std::fs::write(e.ws().join("out.txt"), "mine\n").unwrap();
+    let rejected = e.run(&["reject", &id.to_string(), "--reason", "keep mine"]);
+    assert_eq!(code(&rejected), 0);
+    assert_eq!(std::fs::read_to_string(e.ws().join("out.txt")).unwrap(), "mine\n");
+
+    // --allow grants the capability for that run.
+    let out = e.run(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(e.ws().join("out.txt")).unwrap(), "data\n");
+}
+
+#[test]
+fn cancel_from_another_process_stops_a_running_task() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script("slow.json", json!([{ "text": "x".repeat(300), "chunk_size": 1, "chunk_delay_ms": 100 }]));
+    let mut child = e.cmd(&run_args(&ws, "ramble", &p)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut id = 0;
+    wait_for(|| {
+        let tasks = e.json(&["tasks", "--json"]);
+        if tasks.as_array().is_some_and(|a| !a.is_empty()) && tasks[0]["status"] == "running" {
+            id = tasks[0]["id"].as_i64().unwrap();
+            true
+        } else {
+            false
+        }
+    });
+    let out = e.run(&["cancel", &id.to_string()]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("cancelled"), "{}", text(&out.stdout));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4));
+}
+
+#[test]
+fn logs_are_json_lines_that_carry_the_task() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script("a.json", json!([{ "text": "logged" }]));
+    assert_eq!(code(&e.run(&run_args(&ws, "log me", &p))), 0);
+    let id = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let out = e.run(&["logs", "--task", &id.to_string()]);
+    assert_eq!(code(&out), 0);
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    assert!(lines.iter().all(|l| l.to_string().contains(&format!("\"task_id\":{id}"))));
+    let _ = Path::new("");
+}
