@@ -95,7 +95,9 @@ impl From<GuardError> for ToolError {
     fn from(err: GuardError) -> Self {
         match err {
             // Not a policy refusal: the model asked for something that is not there.
-            GuardError::NotFound { .. } | GuardError::Io { .. } => ToolError::Failed(err.to_string()),
+            GuardError::NotFound { .. } | GuardError::Io { .. } => {
+                ToolError::Failed(err.to_string())
+            }
             other => ToolError::PathRejected(other.to_string()),
         }
     }
@@ -206,7 +208,8 @@ impl WorkspaceGuard {
             });
         }
         if walked.exists {
-            let meta = std::fs::metadata(&walked.path).map_err(|e| GuardError::io(&walked.path, &e))?;
+            let meta =
+                std::fs::metadata(&walked.path).map_err(|e| GuardError::io(&walked.path, &e))?;
             check_regular(raw, &meta)?;
         }
         Ok(walked.path)

@@ -1,7 +1,8 @@
 //! The approval decision: a pure function of (capability, workspace rules, session grants).
 //!
 //! Precedence, first match wins:
-//! 1. no capability, or a verb nobody knows → deny (default);
+//! 1. no capability, a malformed one (not `<area>:<verb>`), or a verb nobody knows → deny
+//!    (default);
 //! 2. a workspace rule that denies the capability → deny (workspace rule). Deny beats allow;
 //! 3. a workspace rule that allows it → allow (workspace rule);
 //! 4. a grant for this session or run → allow (session grant);
@@ -51,7 +52,11 @@ pub fn decide(
     let Some(capability) = capability.filter(|c| !c.trim().is_empty()) else {
         return (Decision::Deny, DecisionSource::Default);
     };
-    let verb = capability.rsplit(':').next().unwrap_or(capability);
+    // `<area>:<verb>` with both parts present; anything else is malformed, hence unknown.
+    let verb = match capability.rsplit_once(':') {
+        Some((area, verb)) if !area.is_empty() && !verb.is_empty() => verb,
+        _ => return (Decision::Deny, DecisionSource::Default),
+    };
     let default = match verb {
         "read" | "list" => Decision::Allow,
         "write" | "create" | "update" | "delete" | "execute" | "network" => {
@@ -70,3 +75,7 @@ pub fn decide(
     }
     (default, DecisionSource::Default)
 }
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

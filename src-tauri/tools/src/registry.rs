@@ -51,7 +51,9 @@ impl Registry {
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registry").field("tools", &self.names()).finish()
+        f.debug_struct("Registry")
+            .field("tools", &self.names())
+            .finish()
     }
 }
 

@@ -139,13 +139,16 @@ impl Sandbox {
     /// target is never opened: a temporary file is written and renamed over it.
     pub fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<(), GuardError> {
         let (parent, name) = self.split(path)?;
-        let rel_parent = self.rel(parent)?;
-        if !rel_parent.as_os_str().is_empty() {
-            self.root
-                .create_dir_all(rel_parent)
-                .map_err(|e| escape_or_io(parent, &e))?;
-        }
-        let dir = self.open_dir(parent)?;
+        let dir = match self.open_dir(parent) {
+            Err(GuardError::NotFound { .. }) => {
+                let rel_parent = self.rel(parent)?;
+                self.root
+                    .create_dir_all(rel_parent)
+                    .map_err(|e| escape_or_io(parent, &e))?;
+                self.open_dir(parent)?
+            }
+            other => other?,
+        };
         let existing = dir.symlink_metadata(name).ok();
         if let Some(meta) = &existing {
             if !meta.is_file() {
@@ -191,8 +194,9 @@ impl Sandbox {
             if !recursive {
                 return Err(GuardError::Io {
                     path: self.guard.relative(path),
-                    message: "is a directory; pass `recursive: true` to delete it and everything in it"
-                        .into(),
+                    message:
+                        "is a directory; pass `recursive: true` to delete it and everything in it"
+                            .into(),
                 });
             }
             dir.remove_dir_all(name)

@@ -44,10 +44,20 @@ pub enum Effect {
     /// Nothing beyond reading.
     None,
     /// A file is created or changed: a unified diff against what is on disk now.
-    Diff { path: String, diff: String },
-    Delete { path: String },
-    Command { command: String, cwd: String },
-    Fetch { url: String },
+    Diff {
+        path: String,
+        diff: String,
+    },
+    Delete {
+        path: String,
+    },
+    Command {
+        command: String,
+        cwd: String,
+    },
+    Fetch {
+        url: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,8 +117,11 @@ pub trait Tool: Send + Sync {
     fn replay_safe(&self) -> bool;
     /// The exact effect the call would have, computed without changing anything.
     fn effect(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Effect, ToolError>;
-    async fn call(&self, args: serde_json::Value, ctx: &ToolContext)
-        -> Result<ToolOutput, ToolError>;
+    async fn call(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
 
     fn spec(&self) -> pocketpilot_model::ToolSpec {
         pocketpilot_model::ToolSpec {

@@ -24,7 +24,10 @@ struct Args {
 pub struct DeletePath;
 
 impl DeletePath {
-    fn target(args: &Args, guard: &WorkspaceGuard) -> Result<(std::path::PathBuf, bool), ToolError> {
+    fn target(
+        args: &Args,
+        guard: &WorkspaceGuard,
+    ) -> Result<(std::path::PathBuf, bool), ToolError> {
         let path = guard.resolve_entry(&args.path)?;
         let meta = std::fs::symlink_metadata(&path).map_err(|e| GuardError::io(&path, &e))?;
         let is_dir = meta.is_dir();

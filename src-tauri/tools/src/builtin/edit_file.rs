@@ -158,7 +158,11 @@ impl Tool for EditFile {
             .sandbox
             .write_atomic(&planned.path, planned.new.as_bytes())?;
         Ok(ToolOutput {
-            text: format!("edited {} ({} edits applied)", planned.rel, args.edits.len()),
+            text: format!(
+                "edited {} ({} edits applied)",
+                planned.rel,
+                args.edits.len()
+            ),
             changed: vec![planned.rel],
         })
     }

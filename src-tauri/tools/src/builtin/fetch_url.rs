@@ -171,7 +171,10 @@ async fn fetch(request: &Request) -> Result<ToolOutput, ToolError> {
     }
     let mut text = format!("HTTP {status}\nurl: {final_url}\ncontent-type: {content_type}\n\n");
     if looks_binary(&body) {
-        text.push_str(&format!("[binary content, {} bytes, not shown]", body.len()));
+        text.push_str(&format!(
+            "[binary content, {} bytes, not shown]",
+            body.len()
+        ));
     } else {
         text.push_str(&String::from_utf8_lossy(&body));
     }

@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 use crate::tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
 
 pub struct Fixture {
-    pub dir: tempfile::TempDir,
+    /// Kept so the directory lives as long as the fixture.
+    pub _dir: tempfile::TempDir,
     pub ctx: ToolContext,
 }
 
@@ -18,7 +19,7 @@ impl Fixture {
         std::fs::create_dir(&root).unwrap();
         std::fs::create_dir(root.parent().unwrap().join("outside")).unwrap();
         let ctx = ToolContext::new(root, Vec::new(), CancellationToken::new());
-        Self { dir, ctx }
+        Self { _dir: dir, ctx }
     }
 
     pub fn root(&self) -> &Path {
