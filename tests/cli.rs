@@ -265,3 +265,128 @@ fn logs_are_json_lines_that_carry_the_task() {
     assert!(lines.iter().all(|l| l.to_string().contains(&format!("\"task_id\":{id}"))));
     let _ = Path::new("");
 }
+
+/// Runs the binary on a pseudo-terminal (util-linux `script`), answering its prompts.
+fn on_a_terminal(e: &Env, args: &[&str], answers: &[(&str, &str)]) -> (i32, String) {
+    use std::io::{Read, Write};
+    let bin = env!("CARGO_BIN_EXE_pocketpilot");
+    let line = std::iter::once(bin.to_owned())
+        .chain(args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut child = Command::new("script")
+        .args(["-qefc", &line, "/dev/null"])
+        .env("POCKETPILOT_DATA_DIR", e.dir.path().join("data"))
+        .env("HOME", e.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<u8>();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 1];
+        while let Ok(1) = stdout.read(&mut b) {
+            if tx.send(b[0]).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let mut bytes = Vec::new();
+    let mut screen = Vec::new();
+    for (prompt, answer) in answers {
+        let start = Instant::now();
+        while !seen.contains(prompt) {
+            assert!(start.elapsed() < Duration::from_secs(20), "no prompt `{prompt}` in:\n{seen}");
+            if let Ok(b) = rx.recv_timeout(Duration::from_millis(100)) {
+                bytes.push(b);
+                seen = String::from_utf8_lossy(&bytes).into_owned();
+            }
+        }
+        screen.append(&mut bytes);
+        seen.clear();
+        stdin.write_all(answer.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+    let status = child.wait().unwrap();
+    while let Ok(b) = rx.recv_timeout(Duration::from_millis(200)) {
+        bytes.push(b);
+    }
+    drop(stdin);
+    screen.append(&mut bytes);
+    (status.code().unwrap_or(-1), String::from_utf8_lossy(&screen).into_owned())
+}
+
+#[test]
+fn on_a_terminal_run_asks_inline_and_each_answer_does_what_it_says() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script(
+        "w.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "o.txt", "content": "first\n" } }] },
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "o.txt", "content": "second\n" } }] },
+            { "text": "All done." }
+        ]),
+    );
+    // y, then a (allow for this session): the second write is not asked again.
+    let (code, screen) = on_a_terminal(&e, &run_args(&ws, "write twice", &p), &[("Approve?", "a\n")]);
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("+first"), "the dialog shows the diff: {screen}");
+    assert!(screen.contains("All done."));
+    assert_eq!(std::fs::read_to_string(e.ws().join("o.txt")).unwrap(), "second\n");
+
+    // e (edit) then n (reject with a reason), in a fresh session.
+    std::fs::remove_file(e.ws().join("o.txt")).unwrap();
+    let (code, screen) = on_a_terminal(
+        &e,
+        &run_args(&ws, "write twice", &p),
+        &[
+            ("Approve?", "e\n"),
+            ("New arguments", "{\"path\":\"edited.txt\",\"content\":\"mine\\n\"}\n"),
+            ("Approve?", "n\n"),
+            ("Reason", "no thanks\n"),
+        ],
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(std::fs::read_to_string(e.ws().join("edited.txt")).unwrap(), "mine\n");
+    assert!(!e.ws().join("o.txt").exists());
+    let id = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let shown = e.json(&["show", &id.to_string(), "--json"]);
+    let rejected = shown["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|ev| ev["type"] == "tool_call_failed")
+        .unwrap();
+    assert_eq!(rejected["payload"]["error"], "rejected by the user: no thanks");
+}
+
+#[test]
+fn workspace_policy_rules_are_set_from_the_command_line() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script(
+        "w.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "o.txt", "content": "x" } }] },
+            { "text": "ok" }
+        ]),
+    );
+    assert_eq!(code(&e.run(&["policy", "allow", "fs:write", "--workspace", &ws])), 0);
+    let out = e.run(&run_args(&ws, "write", &p));
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(e.ws().join("o.txt").exists());
+    std::fs::remove_file(e.ws().join("o.txt")).unwrap();
+
+    assert_eq!(code(&e.run(&["policy", "deny", "fs", "--workspace", &ws])), 0);
+    let rules = e.json(&["policy", "show", "--workspace", &ws, "--json"]);
+    assert_eq!(rules["deny"][0], "fs");
+    let out = e.run(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
+    assert_eq!(code(&out), 0);
+    assert!(text(&out.stderr).contains("denies"), "{}", text(&out.stderr));
+    assert!(!e.ws().join("o.txt").exists());
+    assert_eq!(code(&e.run(&["policy", "allow", "nonsense:", "--workspace", &ws])), 2);
+}

@@ -15,6 +15,8 @@ pub fn init(data_dir: &Path) -> Option<WorkerGuard> {
     let filter = std::env::var("POCKETPILOT_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
         .unwrap_or_else(|_| "info".into());
+    // The appender prunes old files at start and complains if the folder is missing.
+    std::fs::create_dir_all(log_dir(data_dir)).ok()?;
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix("pocketpilot.log")

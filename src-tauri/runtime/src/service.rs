@@ -295,6 +295,20 @@ impl Runtime {
         Ok(self.store.read(approvals::pending)?)
     }
 
+    /// The person's rules for a workspace (canonical path).
+    pub fn policy_rules(&self, workspace: &str) -> Result<pocketpilot_tools::PolicyRules> {
+        Ok(self
+            .store
+            .read(|c| store::settings::get(c, &crate::config::workspace_rules_key(workspace)))?
+            .unwrap_or_default())
+    }
+
+    pub fn set_policy_rules(&self, workspace: &str, rules: &pocketpilot_tools::PolicyRules) -> Result<()> {
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, &crate::config::workspace_rules_key(workspace), rules))?)
+    }
+
     pub fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {
         Ok(self.recorder.subscribe(task_id, after_sequence)?)
     }

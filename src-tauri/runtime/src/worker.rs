@@ -104,6 +104,7 @@ async fn run_registered(
         .store
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
         .unwrap_or_default();
+    tracing::debug!(allow = ?rules.allow, deny = ?rules.deny, "workspace policy");
     let grants = rt.store.read(|c| sessions::grants(c, session.id))?;
     let ctx = ToolContext::new(
         PathBuf::from(&session.workspace),

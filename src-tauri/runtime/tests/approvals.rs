@@ -270,3 +270,38 @@ async fn cancelling_a_waiting_task_ends_it_and_nothing_runs() {
     assert!(!f.ws("notes").exists());
     let _ = NewTask::default();
 }
+
+#[tokio::test]
+async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written() {
+    let f = Fixture::new();
+    std::fs::write(f.ws("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    let huge = "x".repeat(3 * 1024 * 1024);
+    let p = f.script(
+        "bad.json",
+        json!([
+            { "tool_calls": [
+                { "name": "read_file", "arguments": { "path": "bad\u{0}name" } },
+                { "name": "read_file", "arguments": { "path": "blob.bin" } },
+                { "name": "read_file", "arguments": { "path": "a.txt", "surprise": true } },
+                { "name": "write_file", "arguments": { "path": "big.txt", "content": huge } },
+                { "name": "write_file", "arguments": { "path": "../escape.txt", "content": "x" } },
+                { "name": "list_dir", "arguments": { "path": "/etc" } }
+            ] },
+            { "text": "I could not do any of that." }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("try bad things", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let kinds: Vec<String> = f
+        .rt
+        .events(id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "tool_call_failed")
+        .map(|e| e.payload["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.len(), 6, "{kinds:?}");
+    assert!(f.rt.pending_approvals().unwrap().is_empty(), "nothing invalid may reach a person");
+    assert!(!f.ws("big.txt").exists());
+    assert!(!f.dir.path().join("escape.txt").exists());
+}

@@ -66,6 +66,9 @@ pub enum Command {
     /// Model provider settings.
     #[command(subcommand)]
     Provider(settings::ProviderCommand),
+    /// Per-workspace policy rules.
+    #[command(subcommand)]
+    Policy(settings::PolicyCommand),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -122,6 +125,7 @@ async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std
         Command::Approve(args) => approvals::approve(rt, args).await,
         Command::Reject(args) => approvals::reject(rt, args).await,
         Command::Provider(cmd) => settings::provider(rt, cmd),
+        Command::Policy(cmd) => settings::policy(rt, cmd),
     }
 }
 

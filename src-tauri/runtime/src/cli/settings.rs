@@ -99,3 +99,90 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
         }
     }
 }
+
+#[derive(Subcommand, Debug)]
+pub enum PolicyCommand {
+    /// Allow a capability (e.g. `fs:write`, or an area like `shell`) in a workspace without asking.
+    Allow {
+        capability: String,
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
+    },
+    /// Deny a capability in a workspace. Deny always wins over allow.
+    Deny {
+        capability: String,
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
+    },
+    /// Remove every rule of a workspace (back to the defaults).
+    Clear {
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
+    },
+    /// Show a workspace's rules.
+    Show {
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliError> {
+    let workspace = |w: Option<std::path::PathBuf>| -> Result<String, CliError> {
+        let w = w.or_else(super::default_workspace).ok_or_else(|| CliError::Usage("give --workspace".into()))?;
+        let real = std::fs::canonicalize(&w)
+            .map_err(|_| CliError::Usage(format!("the workspace {} does not exist", w.display())))?;
+        Ok(real.display().to_string())
+    };
+    let edit = |ws: &str, f: &dyn Fn(&mut pocketpilot_tools::PolicyRules)| -> Result<(), CliError> {
+        let mut rules = rt.policy_rules(ws)?;
+        f(&mut rules);
+        rt.set_policy_rules(ws, &rules)?;
+        Ok(())
+    };
+    let check = |cap: &str| -> Result<(), CliError> {
+        if cap == "*" || cap.split(':').all(|p| !p.trim().is_empty()) {
+            Ok(())
+        } else {
+            Err(CliError::Usage(format!("`{cap}` is not a capability: use `area:verb` (fs:write) or an area (shell)")))
+        }
+    };
+    match cmd {
+        PolicyCommand::Allow { capability, workspace: w } => {
+            check(&capability)?;
+            let ws = workspace(w)?;
+            edit(&ws, &|r| {
+                if !r.allow.contains(&capability) {
+                    r.allow.push(capability.clone());
+                }
+            })?;
+            let _ = writeln!(std::io::stdout(), "allowed {capability} in {ws}");
+        }
+        PolicyCommand::Deny { capability, workspace: w } => {
+            check(&capability)?;
+            let ws = workspace(w)?;
+            edit(&ws, &|r| {
+                if !r.deny.contains(&capability) {
+                    r.deny.push(capability.clone());
+                }
+            })?;
+            let _ = writeln!(std::io::stdout(), "denied {capability} in {ws}");
+        }
+        PolicyCommand::Clear { workspace: w } => {
+            let ws = workspace(w)?;
+            rt.set_policy_rules(&ws, &pocketpilot_tools::PolicyRules::default())?;
+            let _ = writeln!(std::io::stdout(), "cleared the rules of {ws}");
+        }
+        PolicyCommand::Show { workspace: w, json } => {
+            let ws = workspace(w)?;
+            let rules = rt.policy_rules(&ws)?;
+            if json {
+                print_json(&rules);
+            } else {
+                let _ = writeln!(std::io::stdout(), "{ws}\n  allow: {}\n  deny:  {}", rules.allow.join(", "), rules.deny.join(", "));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
