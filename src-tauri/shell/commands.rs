@@ -1,8 +1,10 @@
 //! Each command: take the state, call one runtime function, map the error.
+use std::path::PathBuf;
+
 use pocketpilot_runtime::recorder::TaskEvent;
 use pocketpilot_runtime::store::{Approval, Entry, Session, Task};
 use pocketpilot_runtime::{ApprovalAnswer, NewTask, RuntimeError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -42,10 +44,39 @@ pub fn session_entries(state: State<'_, AppState>, session_id: i64) -> Result<Ve
 }
 
 #[tauri::command]
-pub fn create_task(state: State<'_, AppState>, mut task: NewTask) -> Result<i64> {
-    task.trigger = "chat".into();
-    task.provider = task.provider.or_else(pocketpilot_runtime::config::default_provider_spec);
-    Ok(state.runtime.submit(&task)?)
+pub fn get_task(state: State<'_, AppState>, task_id: i64) -> Result<Task> {
+    Ok(state.runtime.task(task_id)?)
+}
+
+/// What the window may ask for when it starts a task. The provider and any capability
+/// grants are not the webview's to choose: the provider comes from the app's settings
+/// (`POCKETPILOT_PROVIDER` for demos and tests) and grants only from approval answers.
+#[derive(Debug, Deserialize)]
+pub struct ChatTask {
+    goal: String,
+    workspace: Option<PathBuf>,
+    session_id: Option<i64>,
+    follow_up_of: Option<i64>,
+}
+
+impl From<ChatTask> for NewTask {
+    fn from(t: ChatTask) -> Self {
+        NewTask {
+            goal: t.goal,
+            workspace: t.workspace,
+            session_id: t.session_id,
+            follow_up_of: t.follow_up_of,
+            trigger: "chat".into(),
+            provider: pocketpilot_runtime::config::default_provider_spec(),
+            grants: Vec::new(),
+        }
+    }
+}
+
+/// Async so that it runs on Tauri's tokio runtime: `submit` spawns the run's worker there.
+#[tauri::command]
+pub async fn create_task(state: State<'_, AppState>, task: ChatTask) -> Result<i64> {
+    Ok(state.runtime.submit(&task.into())?)
 }
 
 #[tauri::command]
@@ -82,8 +113,9 @@ pub fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Approval>> {
     Ok(state.runtime.pending_approvals()?)
 }
 
+/// Async for the same reason as `create_task`: the answer continues the run on a worker.
 #[tauri::command]
-pub fn resolve_approval(
+pub async fn resolve_approval(
     state: State<'_, AppState>,
     approval_id: i64,
     mut answer: ApprovalAnswer,

@@ -20,11 +20,13 @@ pub fn run_desktop() -> ExitCode {
         }
     };
     let result = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .manage(AppState { runtime })
         .invoke_handler(tauri::generate_handler![
             commands::list_sessions,
             commands::session_tasks,
             commands::session_entries,
+            commands::get_task,
             commands::create_task,
             commands::task_events,
             commands::subscribe_task,
@@ -41,3 +43,7 @@ pub fn run_desktop() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod wire_tests;

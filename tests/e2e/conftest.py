@@ -1,0 +1,245 @@
+"""Fixtures for driving the real PocketPilot window through tauri-driver (WebDriver).
+
+Run through tests/e2e/run.sh, which starts Xvfb and tauri-driver and sets:
+  POCKETPILOT_BIN     absolute path of the app binary
+  TAURI_DRIVER_URL    where tauri-driver listens (default http://127.0.0.1:4444)
+  E2E_OUTPUT          where screenshots go (default test-output/e2e)
+
+Each test gets its own data dir, HOME and XDG dirs. tauri-driver starts the app itself and
+passes it only WebKitWebDriver's `--automation` flag, so the app is launched through a small
+per-test wrapper script that sets the isolated environment and starts the binary with no
+arguments (the binary treats any argument as a CLI command).
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.remote.webelement import WebElement
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER_URL = os.environ.get("TAURI_DRIVER_URL", "http://127.0.0.1:4444")
+OUTPUT = Path(os.environ.get("E2E_OUTPUT", ROOT / "test-output" / "e2e")).resolve()
+
+
+def app_binary() -> Path:
+    default = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "pocketpilot"
+    path = Path(os.environ.get("POCKETPILOT_BIN", default)).resolve()
+    if not path.is_file():
+        pytest.fail(f"the app binary {path} does not exist: build it (npm --prefix ui run build; cargo build -p pocketpilot)")
+    return path
+
+
+@dataclass
+class AppEnv:
+    """An isolated home for one test: data dir, workspace(s), scripts, environment."""
+
+    root: Path
+    binary: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    def workspace(self, name: str = "ws") -> Path:
+        path = self.root / name
+        path.mkdir(exist_ok=True)
+        return path
+
+    def script(self, name: str, turns: list[dict]) -> Path:
+        path = self.root / f"{name}.json"
+        path.write_text(json.dumps({"turns": turns}))
+        return path
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [str(self.binary), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"pocketpilot {' '.join(args)} exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
+            )
+        return proc
+
+    def seed(self, goal: str, script: Path, workspace: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """Runs one task to completion with the CLI (a new session each time)."""
+        ws = workspace or self.workspace()
+        return self.cli("run", "--workspace", str(ws), "--goal", goal, "--provider", f"scripted:{script}")
+
+    def launcher(self, provider_script: Path | None = None) -> Path:
+        """The executable tauri-driver starts: the isolated env, then the app, no arguments."""
+        env = {k: v for k, v in self.env.items() if k.startswith(("POCKETPILOT_", "XDG_")) or k == "HOME"}
+        if provider_script is not None:
+            env["POCKETPILOT_PROVIDER"] = f"scripted:{provider_script}"
+        lines = ["#!/bin/sh"] + [f"export {k}={shell_quote(v)}" for k, v in sorted(env.items())]
+        lines.append(f"exec {shell_quote(str(self.binary))}")
+        path = self.root / "launch-app.sh"
+        path.write_text("\n".join(lines) + "\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        return path
+
+
+def shell_quote(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+@pytest.fixture
+def app_env(tmp_path: Path) -> AppEnv:
+    root = tmp_path
+    env = dict(os.environ)
+    dirs = {
+        "POCKETPILOT_DATA_DIR": root / "data",
+        "HOME": root / "home",
+        "XDG_DATA_HOME": root / "home" / ".local" / "share",
+        "XDG_CONFIG_HOME": root / "home" / ".config",
+        "XDG_CACHE_HOME": root / "home" / ".cache",
+        "XDG_RUNTIME_DIR": root / "run",
+    }
+    for key, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[key] = str(path)
+    (root / "run").chmod(0o700)
+    env.pop("POCKETPILOT_PROVIDER", None)
+    env["POCKETPILOT_LOG"] = env.get("POCKETPILOT_LOG", "info")
+    return AppEnv(root=root, binary=app_binary(), env=env)
+
+
+class App:
+    """A running app window under WebDriver, with small helpers for waiting."""
+
+    def __init__(self, driver: webdriver.Remote, name: str):
+        self.driver = driver
+        self.name = name
+        self.shots = 0
+
+    def css(self, selector: str) -> list[WebElement]:
+        return self.driver.find_elements(By.CSS_SELECTOR, selector)
+
+    def wait(self, what: str, check: Callable[[], object], timeout: float = 20.0) -> object:
+        deadline = time.monotonic() + timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            try:
+                value = check()
+                if value:
+                    return value
+            except WebDriverException as e:  # the page may be re-rendering
+                last_error = e
+            time.sleep(0.1)
+        self.screenshot(f"timeout-{what.replace(' ', '-')}")
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" ({last_error})" if last_error else ""))
+
+    def wait_css(self, selector: str, timeout: float = 20.0) -> WebElement:
+        return self.wait(selector, lambda: next(iter(self.css(selector)), None), timeout)  # type: ignore[return-value]
+
+    def texts(self, selector: str) -> list[str]:
+        """The text of each match, as the DOM has it (whitespace-trimmed)."""
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map(e => e.textContent.trim());", selector
+        )
+
+    def by_text(self, selector: str, text: str) -> WebElement:
+        """The first match of `selector` whose text contains `text`."""
+        found = [e for e, t in zip(self.css(selector), self.texts(selector)) if text in t]
+        if not found:
+            raise AssertionError(f"no {selector} contains {text!r}; have {self.texts(selector)}")
+        return found[0]
+
+    def type_into(self, el: WebElement, text: str) -> None:
+        """Types into an input. WebKitWebDriver under a bare Xvfb (no window manager, so no
+        keyboard focus) answers send_keys with an unknown error; then the value is set the
+        way a paste would, with the `input` event the UI listens to."""
+        try:
+            el.send_keys(text)
+        except WebDriverException:
+            self.driver.execute_script(
+                "const el = arguments[0];"
+                "const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement : HTMLInputElement;"
+                "Object.getOwnPropertyDescriptor(proto.prototype, 'value').set.call(el, el.value + arguments[1]);"
+                "el.dispatchEvent(new Event('input', { bubbles: true }));",
+                el,
+                text,
+            )
+
+    def clear(self, el: WebElement) -> None:
+        self.driver.execute_script(
+            "const el = arguments[0];"
+            "const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement : HTMLInputElement;"
+            "Object.getOwnPropertyDescriptor(proto.prototype, 'value').set.call(el, '');"
+            "el.dispatchEvent(new Event('input', { bubbles: true }));",
+            el,
+        )
+
+    def press_enter(self, el: WebElement) -> None:
+        """Enter in a field (the composer sends on Enter); see `type_into` for the fallback."""
+        try:
+            el.send_keys(Keys.ENTER)
+        except WebDriverException:
+            self.driver.execute_script(
+                "arguments[0].dispatchEvent(new KeyboardEvent('keydown',"
+                " { key: 'Enter', code: 'Enter', bubbles: true, cancelable: true }));",
+                el,
+            )
+
+    def settle(self) -> None:
+        """Waits two animation frames so a screenshot shows the current DOM."""
+        self.driver.set_script_timeout(10)
+        self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));"
+        )
+
+    def screenshot(self, step: str) -> Path:
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        self.shots += 1
+        path = OUTPUT / f"{self.name}-{self.shots:02d}-{step}.png"
+        try:
+            self.settle()
+        except WebDriverException:
+            pass
+        self.driver.save_screenshot(str(path))
+        return path
+
+    def go(self, hash_route: str) -> None:
+        self.driver.execute_script("window.location.hash = arguments[0];", hash_route)
+
+
+@pytest.fixture
+def launch(request: pytest.FixtureRequest, app_env: AppEnv):
+    """Starts the app under tauri-driver; quits it at the end of the test."""
+    apps: list[App] = []
+
+    def start(provider_script: Path | None = None) -> App:
+        opts = ArgOptions()
+        opts.set_capability("browserName", "wry")
+        opts.set_capability("tauri:options", {"application": str(app_env.launcher(provider_script))})
+        driver = webdriver.Remote(command_executor=DRIVER_URL, options=opts)
+        driver.implicitly_wait(0)
+        app = App(driver, request.node.name)
+        apps.append(app)
+        app.wait("the app to load", lambda: app.css("[data-testid=app][data-loaded=true]"), timeout=30)
+        return app
+
+    yield start
+    for app in apps:
+        try:
+            app.driver.quit()
+        except WebDriverException:
+            pass

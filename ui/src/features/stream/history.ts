@@ -1,0 +1,60 @@
+// History: a finished task's items read back from the store's entries (the record), so a
+// reload shows each final answer exactly once and never a streamed fragment.
+import type { Entry, Task, ToolCall } from "../../api/types";
+import type { Item, ToolItem } from "./items";
+
+export function historyItems(task: Task, entries: Entry[]): Item[] {
+  const items: Item[] = [];
+  const cards = new Map<string, number>();
+  for (const e of entries) {
+    if (e.task_id !== task.id) continue;
+    const key = `e${e.id}`;
+    const text = typeof e.content?.text === "string" ? e.content.text : "";
+    switch (e.kind) {
+      case "user":
+        items.push({ kind: "user", key, text });
+        break;
+      case "assistant": {
+        if (text.trim()) items.push({ kind: "assistant", key, text });
+        const calls: ToolCall[] = Array.isArray(e.content.tool_calls) ? e.content.tool_calls : [];
+        for (const c of calls) {
+          cards.set(c.id, items.length);
+          items.push({
+            kind: "tool",
+            key: `${key}:${c.id}`,
+            callId: c.id,
+            name: c.name,
+            arguments: c.arguments,
+            status: task.status === "waiting_approval" ? "waiting_approval" : "planned",
+            output: null,
+          });
+        }
+        break;
+      }
+      case "tool_result": {
+        const at = cards.get(String(e.content.call_id));
+        if (at === undefined) break;
+        const card = items[at] as ToolItem;
+        // The entry does not say why a call failed (a rejection reads as a failure here;
+        // the live view and the task details tell them apart by the event's kind).
+        items[at] = { ...card, status: e.content.is_error ? "failed" : "done", output: text };
+        break;
+      }
+      default:
+        if (e.kind.startsWith("app.") && text) items.push({ kind: "notice", key, tone: "info", text });
+    }
+  }
+  // A call the run never got to answer (cancelled, failed) did not run.
+  if (task.status !== "waiting_approval" && task.status !== "running") {
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i];
+      if (it.kind === "tool" && it.status === "planned") items[i] = { ...it, status: "failed", output: "did not run" };
+    }
+  }
+  if (task.status === "failed" || task.status === "budget_exceeded") {
+    items.push({ kind: "notice", key: `t${task.id}:end`, tone: "error", text: `Failed: ${task.error ?? task.status}` });
+  } else if (task.status === "cancelled") {
+    items.push({ kind: "notice", key: `t${task.id}:end`, tone: "info", text: `Cancelled: ${task.error ?? ""}` });
+  }
+  return items;
+}

@@ -1,0 +1,43 @@
+// What a session view draws: a flat list of transcript items. Both the live reducer
+// (events of a running task) and the history mapping (stored entries) produce these, so a
+// task's rendering does not depend on whether it was watched live or read back later.
+import type { Effect } from "../../api/types";
+
+export type ToolStatus =
+  | "planned"
+  | "running"
+  | "waiting_approval"
+  | "done"
+  | "failed"
+  | "rejected";
+
+export type Item =
+  | { kind: "user"; key: string; text: string }
+  | { kind: "assistant"; key: string; text: string }
+  | {
+      kind: "tool";
+      key: string;
+      callId: string;
+      name: string;
+      arguments: string;
+      status: ToolStatus;
+      output: string | null;
+    }
+  | { kind: "notice"; key: string; tone: "error" | "info"; text: string };
+
+export type ToolItem = Extract<Item, { kind: "tool" }>;
+
+/** An approval the run is waiting for, as carried by `approval_required`. */
+export interface PendingApproval {
+  approvalId: number;
+  taskId: number;
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  capability: string | null;
+  effect: Effect;
+  reason: string;
+}
+
+/** Tool output longer than this many lines is shown collapsed. */
+export const COLLAPSE_LINES = 12;

@@ -1,0 +1,19 @@
+export function timeOf(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour12: false });
+}
+
+export function basename(path: string): string {
+  const parts = path.split(/[\\/]/).filter(Boolean);
+  return parts[parts.length - 1] ?? path;
+}
+
+/** Pretty JSON for arguments that arrive as raw model text; the text itself if not JSON. */
+export function prettyJson(raw: string | unknown): string {
+  if (typeof raw !== "string") return JSON.stringify(raw, null, 2);
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    return raw;
+  }
+}

@@ -1,0 +1,32 @@
+// Hash routes: the webview loads one page, and a reload keeps the route.
+//   #/new               a new session (workspace + first goal)
+//   #/session/ID        a session's transcript and composer
+//   #/task/ID           a task's event timeline
+import { useEffect, useState } from "preact/hooks";
+
+export type Route =
+  | { name: "new" }
+  | { name: "session"; id: number }
+  | { name: "task"; id: number };
+
+export function parseRoute(hash: string): Route {
+  const m = /^#\/(session|task)\/(\d+)/.exec(hash);
+  if (m) return { name: m[1] as "session" | "task", id: Number(m[2]) };
+  return { name: "new" };
+}
+
+export const hrefOf = (r: Route): string => (r.name === "new" ? "#/new" : `#/${r.name}/${r.id}`);
+
+export function navigate(r: Route): void {
+  window.location.hash = hrefOf(r);
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener("hashchange", on);
+    return () => window.removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
