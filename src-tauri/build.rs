@@ -1,3 +1,22 @@
+// The app manifest lists the window's commands so that capabilities/default.json decides
+// which of them the webview may call: without it every command would be allowed.
+const COMMANDS: &[&str] = &[
+    "list_sessions",
+    "session_tasks",
+    "session_entries",
+    "get_task",
+    "create_task",
+    "task_events",
+    "subscribe_task",
+    "cancel_task",
+    "pending_approvals",
+    "resolve_approval",
+];
+
 fn main() {
-    tauri_build::build()
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .unwrap_or_else(|e| panic!("tauri build step failed: {e}"));
 }
