@@ -44,10 +44,9 @@ fn map_error(provider: &str, e: keyring::Error) -> KeychainError {
             KeychainError::InvalidName(provider.to_owned())
         }
         keyring::Error::NoEntry => KeychainError::Backend("no entry".into()),
-        keyring::Error::Ambiguous(found) => KeychainError::Backend(format!(
-            "{} entries match `{provider}`",
-            found.len()
-        )),
+        keyring::Error::Ambiguous(found) => {
+            KeychainError::Backend(format!("{} entries match `{provider}`", found.len()))
+        }
         other => KeychainError::Backend(other.to_string()),
     }
 }

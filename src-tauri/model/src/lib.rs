@@ -14,7 +14,7 @@ pub mod provider;
 pub mod scripted;
 
 pub use chat::{Message, ModelResponse, Role, ToolCall, ToolSpec, Usage};
-pub use provider::{Provider, ProviderError, StreamEvent, TurnStream};
 pub use keychain::{resolve_api_key, KeychainError};
 pub use openai::{OpenAiConfig, OpenAiProvider};
+pub use provider::{Provider, ProviderError, StreamEvent, TurnStream};
 pub use scripted::ScriptedProvider;

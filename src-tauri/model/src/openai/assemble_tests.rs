@@ -77,13 +77,18 @@ fn calls_all_numbered_zero_are_split_by_id_and_missing_ids_are_made_up() {
     ]);
     let r = asm.finish();
     assert_eq!(r.tool_calls[0].id, "call_0");
-    assert_eq!(r.tool_calls[0].arguments, "not json", "raw text is passed on");
+    assert_eq!(
+        r.tool_calls[0].arguments, "not json",
+        "raw text is passed on"
+    );
 }
 
 #[test]
 fn malformed_chunks_and_error_chunks_are_stream_errors() {
     let mut asm = Assembler::default();
-    let err = asm.feed(r#"{"id":"x","choices":[{"delta":{"con"#).unwrap_err();
+    let err = asm
+        .feed(r#"{"id":"x","choices":[{"delta":{"con"#)
+        .unwrap_err();
     assert!(matches!(err, ProviderError::Stream(_)), "{err}");
     let err = asm
         .feed(r#"{"error":{"message":"upstream died","code":502}}"#)

@@ -105,7 +105,11 @@ impl fmt::Debug for OpenAiConfig {
             .field("model", &self.model)
             .field(
                 "api_key",
-                &self.api_key.as_ref().map(|_| "<redacted>").unwrap_or("<none>"),
+                &self
+                    .api_key
+                    .as_ref()
+                    .map(|_| "<redacted>")
+                    .unwrap_or("<none>"),
             )
             .field("extra_headers", &headers)
             .field("temperature", &self.temperature)

@@ -45,9 +45,12 @@ impl Http {
         let mut headers = HeaderMap::new();
         let secret = config.api_key.clone().filter(|k| !k.trim().is_empty());
         if let Some(key) = &secret {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
-                ProviderError::Config("the API key contains characters not allowed in a header".into())
-            })?;
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
+                    ProviderError::Config(
+                        "the API key contains characters not allowed in a header".into(),
+                    )
+                })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
@@ -215,10 +218,7 @@ impl Http {
         let text = String::from_utf8_lossy(&body);
         let mut message = error_message(&text);
         if message.is_empty() {
-            message = status
-                .canonical_reason()
-                .unwrap_or("no message")
-                .to_owned();
+            message = status.canonical_reason().unwrap_or("no message").to_owned();
         }
         let message = self.scrub(message);
         classify_status(status, message, wait, &self.url, &self.model)

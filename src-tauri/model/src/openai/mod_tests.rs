@@ -19,9 +19,10 @@ fn the_key_never_shows_in_debug_and_is_not_serialized() {
 
 #[test]
 fn settings_round_trip_with_defaults_for_what_is_missing() {
-    let config: OpenAiConfig =
-        serde_json::from_str(r#"{"base_url":"http://127.0.0.1:1/v1","model":"m","idle_timeout":1500}"#)
-            .unwrap();
+    let config: OpenAiConfig = serde_json::from_str(
+        r#"{"base_url":"http://127.0.0.1:1/v1","model":"m","idle_timeout":1500}"#,
+    )
+    .unwrap();
     assert_eq!(config.idle_timeout, std::time::Duration::from_millis(1500));
     assert_eq!(config.max_retries, OpenAiConfig::default().max_retries);
     assert!(config.stream);
@@ -95,7 +96,10 @@ fn the_request_body_speaks_openai() {
     assert_eq!(v["tools"][0]["type"], "function");
     assert_eq!(v["tools"][0]["function"]["name"], "read");
     assert_eq!(v["messages"][2]["content"], serde_json::Value::Null);
-    assert_eq!(v["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"p\":1}");
+    assert_eq!(
+        v["messages"][2]["tool_calls"][0]["function"]["arguments"],
+        "{\"p\":1}"
+    );
     assert_eq!(v["messages"][3]["tool_call_id"], "c1");
     let body = wire::request_body(&config, &messages[..2], &[], false).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
@@ -120,14 +124,19 @@ fn whole_answers_and_error_bodies_are_read_leniently() {
         Err(ProviderError::InvalidResponse(_))
     ));
     assert_eq!(
-        wire::error_message(r#"{"error":{"code":400,"message":"'messages' is required","type":"invalid_request_error"}}"#),
+        wire::error_message(
+            r#"{"error":{"code":400,"message":"'messages' is required","type":"invalid_request_error"}}"#
+        ),
         "'messages' is required (400)"
     );
     assert_eq!(
         wire::error_message(r#"{"error":{"message":"Unauthorized.","code":"invalid_api_key"}}"#),
         "Unauthorized. (invalid_api_key)"
     );
-    assert_eq!(wire::error_message(r#"{"error":"model 'x' not found"}"#), "model 'x' not found");
+    assert_eq!(
+        wire::error_message(r#"{"error":"model 'x' not found"}"#),
+        "model 'x' not found"
+    );
     assert_eq!(wire::error_message("Bad Gateway\n"), "Bad Gateway");
     assert_eq!(wire::error_message(r#"{"detail":"nope"}"#), "nope");
 }

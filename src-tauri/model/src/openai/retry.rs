@@ -19,7 +19,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub(crate) fn retry_request(error: &ProviderError) -> bool {
     matches!(
         error,
-        ProviderError::RateLimited { .. } | ProviderError::Server { .. } | ProviderError::Connect(_)
+        ProviderError::RateLimited { .. }
+            | ProviderError::Server { .. }
+            | ProviderError::Connect(_)
     )
 }
 
@@ -39,7 +41,13 @@ pub(crate) fn backoff_delay(base: Duration, attempt: u32, unit: f64) -> Duration
 /// `Retry-After` in seconds. An HTTP-date is not understood and yields `None`.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let number = |name: &str| -> Option<f64> {
-        let value = headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok()?;
+        let value = headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()?;
         (value.is_finite() && value >= 0.0).then_some(value)
     };
     if let Some(ms) = number("retry-after-ms") {

@@ -48,7 +48,9 @@ fn only_rate_limits_server_errors_and_connect_errors_are_retried_and_boundedly()
         message: "busy".into(),
     };
     assert!(wait_before_retry(&server, 1, 3, base, 0.5).is_some());
-    assert!(wait_before_retry(&ProviderError::Connect("refused".into()), 0, 1, base, 0.0).is_some());
+    assert!(
+        wait_before_retry(&ProviderError::Connect("refused".into()), 0, 1, base, 0.0).is_some()
+    );
     for final_error in [
         ProviderError::Auth {
             status: 401,

@@ -37,7 +37,7 @@ pub(crate) struct Turn {
 enum Phase {
     Start,
     Streaming {
-        events: SseStream,
+        events: Box<SseStream>,
         assembler: Assembler,
         /// Whether this attempt has yielded text the caller may be showing.
         shown: bool,
@@ -120,6 +120,18 @@ impl Turn {
                         )),
                         Err(e) => Step::Broken(e),
                     };
+                    // Once the finish reason is in, the answer is whole: a connection lost
+                    // or a garbled chunk after it only costs the usage figures.
+                    let step = match step {
+                        Step::Broken(e) if assembler.has_finish_reason() => {
+                            tracing::debug!(
+                                "the stream broke after the finish reason: {}",
+                                self.inner.http.scrub(e.to_string())
+                            );
+                            Step::Complete
+                        }
+                        step => step,
+                    };
                     if matches!(step, Step::Delta(_)) {
                         *shown = true;
                     }
@@ -143,9 +155,7 @@ impl Turn {
                     if !shown {
                         return Some(self.fall_back(e).await);
                     }
-                    if self.restarts >= self.inner.config.max_stream_restarts
-                        || !e.is_retryable()
-                    {
+                    if self.restarts >= self.inner.config.max_stream_restarts || !e.is_retryable() {
                         return Some(Err(e));
                     }
                     self.restarts += 1;
@@ -181,7 +191,10 @@ impl Turn {
             return Ok(());
         }
         self.phase = Phase::Streaming {
-            events: SseStream::from_response(response, self.inner.http.idle_timeout()),
+            events: Box::new(SseStream::from_response(
+                response,
+                self.inner.http.idle_timeout(),
+            )),
             assembler: Assembler::default(),
             shown: false,
         };
