@@ -22,6 +22,16 @@ use crate::event::RuntimeEvent;
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: RuntimeEvent) -> Result<(), String>;
     fn delta(&self, text: &str);
+    /// The `postTools` boundary: after a round of tool results, before the model is asked
+    /// again. Returns the steers placed into this run, or that a queued reset ends it.
+    fn post_tools(&self) -> Result<Boundary, String>;
+}
+
+/// What the `postTools` boundary decided.
+#[derive(Debug, Default)]
+pub struct Boundary {
+    pub steers: Vec<String>,
+    pub end_run: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +52,8 @@ pub enum AgentOutcome {
     Cancelled,
     /// The sink could not persist an event: the run stops rather than act unrecorded.
     RecordFailed { error: String },
+    /// A queued reset ended the run at its `postTools` boundary.
+    EndedByReset,
 }
 
 pub struct Agent {
@@ -101,6 +113,8 @@ impl Agent {
         sink: &dyn EventSink,
     ) -> AgentOutcome {
         let step_of_last = start_step.saturating_sub(1).max(1);
+        let mut after_tools = !open_calls(&messages).is_empty()
+            || messages.last().is_some_and(|m| m.role == Role::Tool);
         match self.finish_open_calls(&mut messages, step_of_last, sink).await {
             Ok(CallResult::Done) => {}
             Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
@@ -109,6 +123,13 @@ impl Agent {
         for step in start_step..=self.limits.max_steps {
             if self.ctx.cancel.is_cancelled() {
                 return AgentOutcome::Cancelled;
+            }
+            if after_tools {
+                match sink.post_tools() {
+                    Ok(b) if b.end_run => return AgentOutcome::EndedByReset,
+                    Ok(b) => messages.extend(b.steers.into_iter().map(Message::user)),
+                    Err(e) => return AgentOutcome::RecordFailed { error: e },
+                }
             }
             if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
                 return AgentOutcome::RecordFailed { error: e };
@@ -153,7 +174,7 @@ impl Agent {
                 };
             }
             match self.finish_open_calls(&mut messages, step, sink).await {
-                Ok(CallResult::Done) => {}
+                Ok(CallResult::Done) => after_tools = true,
                 Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
                 Err(outcome) => return outcome,
             }
@@ -381,11 +402,15 @@ pub async fn execute(
     }
 }
 
-/// Calls of the last assistant message with no tool result after it.
+/// Calls of the last assistant message with no tool result after it — only while that
+/// message is still the end of the conversation (nothing but tool results after it).
 pub fn open_calls(messages: &[Message]) -> Vec<ToolCall> {
-    let Some(pos) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
+    let Some(pos) = messages.iter().rposition(|m| m.role != Role::Tool) else {
         return Vec::new();
     };
+    if messages[pos].role != Role::Assistant {
+        return Vec::new();
+    }
     let answered: Vec<&str> = messages[pos + 1..]
         .iter()
         .filter_map(|m| m.tool_call_id.as_deref())

@@ -90,6 +90,14 @@ pub enum RuntimeEvent {
         note: Option<String>,
         by: String,
     },
+    /// An inbox item entered the transcript: a steer joining this run at `post_tools`, or
+    /// an item that starts this run at `final`.
+    InputPlaced {
+        submission_id: i64,
+        mode: String,
+        boundary: String,
+        text: String,
+    },
     AgentCompleted {
         final_answer: String,
     },
@@ -123,6 +131,7 @@ impl RuntimeEvent {
             RuntimeEvent::ToolCallFailed { .. } => "tool_call_failed",
             RuntimeEvent::ApprovalRequired { .. } => "approval_required",
             RuntimeEvent::ApprovalResolved { .. } => "approval_resolved",
+            RuntimeEvent::InputPlaced { .. } => "input_placed",
             RuntimeEvent::AgentCompleted { .. } => "agent_completed",
             RuntimeEvent::TaskCompleted { .. } => "task_completed",
             RuntimeEvent::TaskFailed { .. } => "task_failed",

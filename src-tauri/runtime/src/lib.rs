@@ -10,10 +10,12 @@
 //!   entries → model messages.
 //! - `provider`: builds a run's provider; `config`: data dir, limits, provider settings.
 //! - `cli`: the `pocketpilot` command line; `logging`: JSON-lines logs.
+//! - `trigger`: work that starts without the person: webhook, cron, file watch, `serve`.
 pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod event;
+pub mod inbox;
 pub mod logging;
 pub mod provider;
 pub mod recorder;
@@ -21,6 +23,7 @@ pub mod service;
 pub mod store;
 pub mod task;
 pub mod transcript;
+pub mod trigger;
 pub mod worker;
 
 pub use event::{RuntimeEvent, TERMINAL_EVENTS};

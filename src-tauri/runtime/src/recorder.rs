@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use crate::event::{is_terminal_event, RuntimeEvent};
+use crate::inbox;
 use crate::store::{
     self, approvals, entries, events, sessions, tasks, tool_calls, StoreError, StoredEvent,
 };
@@ -128,31 +129,114 @@ impl Recorder {
     /// Persists `event` (with its effects) and publishes it. Live-only events are published
     /// without touching the store.
     pub fn record(&self, task_id: i64, event: &RuntimeEvent) -> Result<Option<TaskEvent>, StoreError> {
+        if let RuntimeEvent::StreamReset { .. } | RuntimeEvent::AssistantDelta { .. } = event {
+            let ch = self.channel(task_id);
+            let mut guard = lock(&ch);
+            Self::flush_locked(task_id, &mut guard);
+            match event {
+                RuntimeEvent::AssistantDelta { text } => {
+                    guard.partial.push_str(text);
+                    let _ = guard.tx.send(live(task_id, "assistant_delta", text));
+                }
+                _ => {
+                    guard.partial.clear();
+                    let _ = guard.tx.send(live(task_id, "stream_reset", ""));
+                }
+            }
+            return Ok(None);
+        }
+        let (stored, _) = self.commit(task_id, |tx, _| {
+            Ok::<_, StoreError>((vec![apply(tx, task_id, event)?], ()))
+        })?;
+        Ok(stored.into_iter().next())
+    }
+
+    /// Runs `f` in one transaction under `task_id`'s channel lock and publishes the events
+    /// it returns (which may belong to other tasks, e.g. a run started at a boundary).
+    pub fn commit<T, E: From<StoreError>>(
+        &self,
+        task_id: i64,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<(Vec<TaskEvent>, T), E>,
+    ) -> Result<(Vec<TaskEvent>, T), E> {
         let ch = self.channel(task_id);
         let mut guard = lock(&ch);
         Self::flush_locked(task_id, &mut guard);
-        if let RuntimeEvent::StreamReset { .. } = event {
-            guard.partial.clear();
-            let _ = guard.tx.send(live(task_id, "stream_reset", ""));
-            return Ok(None);
+        let (events, extra, value) = self.store.write_with(|tx| {
+            let mut extra = Vec::new();
+            let (events, value) = f(tx, &mut extra)?;
+            Ok::<_, E>((events, extra, value))
+        })?;
+        let all: Vec<TaskEvent> = events.into_iter().chain(extra).collect();
+        let mut ended = Vec::new();
+        let mut others = Vec::new();
+        for ev in &all {
+            if ev.task_id != task_id {
+                others.push(ev.clone());
+                continue;
+            }
+            if ev.kind == "model_turn_completed" || is_terminal_event(&ev.kind) {
+                guard.partial.clear();
+            }
+            let _ = guard.tx.send(Arc::new(ev.clone()));
+            if is_terminal_event(&ev.kind) {
+                ended.push(task_id);
+            }
         }
-        if let RuntimeEvent::AssistantDelta { text } = event {
-            guard.partial.push_str(text);
-            let _ = guard.tx.send(live(task_id, "assistant_delta", text));
-            return Ok(None);
-        }
-        let stored = self.store.write(|tx| apply(tx, task_id, event))?;
-        if matches!(event, RuntimeEvent::ModelTurnCompleted { .. }) || is_terminal_event(&stored.kind)
-        {
-            guard.partial.clear();
-        }
-        let _ = guard.tx.send(Arc::new(stored.clone()));
-        let terminal = is_terminal_event(&stored.kind);
         drop(guard);
-        if terminal {
-            lock(&self.channels).remove(&task_id);
+        for ev in others {
+            let ch = self.channel(ev.task_id);
+            let g = lock(&ch);
+            let _ = g.tx.send(Arc::new(ev.clone()));
+            if is_terminal_event(&ev.kind) {
+                ended.push(ev.task_id);
+            }
         }
-        Ok(Some(stored))
+        if !ended.is_empty() {
+            let mut channels = lock(&self.channels);
+            for id in ended {
+                channels.remove(&id);
+            }
+        }
+        Ok((all, value))
+    }
+
+    /// The `postTools` boundary of a run (see `inbox`).
+    pub fn post_tools(&self, task_id: i64) -> Result<inbox::PostTools, StoreError> {
+        let (_, result) = self.commit(task_id, |tx, out| {
+            let task = tasks::get(tx, task_id)?;
+            let r = inbox::post_tools_boundary(tx, &task, out)?;
+            Ok::<_, StoreError>((Vec::new(), r))
+        })?;
+        Ok(result)
+    }
+
+    /// Ends a run: records `terminal`, settles the run's inputs and, after an answer or a
+    /// reset, applies the `final` boundary. Returns the run it started, if any.
+    pub fn finish_run(&self, task_id: i64, terminal: &RuntimeEvent, ended_by_reset: bool) -> Result<Option<i64>, StoreError> {
+        let (_, next) = self.commit(task_id, |tx, out| {
+            let stored = apply(tx, task_id, terminal)?;
+            let task = tasks::get(tx, task_id)?;
+            let answered = matches!(terminal, RuntimeEvent::TaskCompleted { .. });
+            let reason = match terminal {
+                _ if ended_by_reset => "reset",
+                RuntimeEvent::TaskFailed { kind, .. } if kind.starts_with("model_") => "model_error",
+                RuntimeEvent::TaskFailed { kind, .. } => kind.as_str(),
+                RuntimeEvent::TaskCancelled { .. } => "cancelled",
+                RuntimeEvent::BudgetExceeded { .. } => "budget_exceeded",
+                _ => "ended",
+            };
+            inbox::settle_run(tx, &task, answered, reason)?;
+            let next = if answered || ended_by_reset {
+                if ended_by_reset {
+                    sessions::set_last_failure(tx, task.session_id, None)?;
+                }
+                inbox::final_boundary(tx, task.session_id, Some(&task), out)?.next_task
+            } else {
+                None
+            };
+            Ok::<_, StoreError>((vec![stored], next))
+        })?;
+        Ok(next)
     }
 
     /// Replays persisted events after `after_sequence`, then the answer so far, then
@@ -177,7 +261,10 @@ fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> 
     let mut payload = event.payload();
     match event {
         RuntimeEvent::TaskStarted { .. } => {
-            tasks::set_status(tx, task_id, TaskStatus::Running)?;
+            // A resumed run is already running; it records that it started again.
+            if task.status != TaskStatus::Running {
+                tasks::set_status(tx, task_id, TaskStatus::Running)?;
+            }
         }
         RuntimeEvent::ModelTurnCompleted {
             step,
@@ -226,11 +313,12 @@ fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> 
             call_id,
             name,
             error,
-            ..
+            kind,
         } => {
             // A call refused before it ran has no journal row; one that ran has.
             if tool_calls::get(tx, task_id, call_id)?.is_some() {
-                tool_calls::finish(tx, task_id, call_id, "done", error, true)?;
+                let status = if kind == "interrupted" { "interrupted" } else { "done" };
+                tool_calls::finish(tx, task_id, call_id, status, error, true)?;
             }
             let text = format!("Tool {name} failed: {error}");
             let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });
@@ -313,7 +401,9 @@ fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> 
             tasks::finish(tx, task_id, None, Some(reason))?;
             sessions::set_last_failure(tx, task.session_id, Some(reason))?;
         }
-        RuntimeEvent::TaskCreated { .. } | RuntimeEvent::ModelTurnStarted { .. } => {}
+        RuntimeEvent::TaskCreated { .. }
+        | RuntimeEvent::ModelTurnStarted { .. }
+        | RuntimeEvent::InputPlaced { .. } => {}
         RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
             return Err(StoreError::Invalid(format!(
                 "{} is live only and never persisted",

@@ -12,7 +12,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Limits, ProviderSettings};
 use crate::event::{is_terminal_event, RuntimeEvent};
 use crate::recorder::{Recorder, Subscription};
-use crate::store::{self, approvals, entries, events, sessions, tasks, Store, StoreError};
+use crate::inbox::{self, InboxError};
+use crate::store::{
+    self, approvals, entries, events, leases, sessions, submissions, tasks, Store, StoreError,
+};
 use crate::task::TaskStatus;
 use crate::worker;
 
@@ -31,6 +34,8 @@ pub enum RuntimeError {
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     #[error(transparent)]
+    Inbox(#[from] InboxError),
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
@@ -43,8 +48,14 @@ impl RuntimeError {
             RuntimeError::AlreadyEnded { .. } => "already_ended",
             RuntimeError::NotPending(_) => "not_pending",
             RuntimeError::InvalidArguments(_) => "invalid_arguments",
-            RuntimeError::Store(StoreError::NotFound { .. }) => "not_found",
-            RuntimeError::Store(_) => "store",
+            RuntimeError::Inbox(InboxError::ConversationBusy(_)) => "conversation_busy",
+            RuntimeError::Inbox(InboxError::ConversationIdle(_)) => "conversation_idle",
+            RuntimeError::Inbox(InboxError::RequestMismatch { .. }) => "request_mismatch",
+            RuntimeError::Inbox(InboxError::NotQueued { .. }) => "not_queued",
+            RuntimeError::Inbox(InboxError::Invalid(_)) => "invalid_arguments",
+            RuntimeError::Inbox(InboxError::Store(StoreError::NotFound { .. }))
+            | RuntimeError::Store(StoreError::NotFound { .. }) => "not_found",
+            RuntimeError::Inbox(InboxError::Store(_)) | RuntimeError::Store(_) => "store",
         }
     }
 }
@@ -81,6 +92,8 @@ pub struct Runtime {
     pub recorder: Arc<Recorder>,
     data_dir: PathBuf,
     runs: Mutex<HashMap<i64, CancellationToken>>,
+    /// This process's identity in session leases.
+    holder: String,
 }
 
 impl Runtime {
@@ -93,6 +106,7 @@ impl Runtime {
             recorder,
             data_dir: data_dir.to_owned(),
             runs: Mutex::new(HashMap::new()),
+            holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
         }))
     }
 
@@ -108,8 +122,10 @@ impl Runtime {
         Ok(ProviderSettings::load(&self.store)?)
     }
 
-    /// Persists a task `queued` (with its session and its goal as the user's entry) and
-    /// returns its id. Nothing runs yet.
+    /// Starts a run with `new.goal` as the person's input: in a new session (with
+    /// `workspace`), or in an idle session (`session_id`; a busy one answers
+    /// `ConversationBusy` — use `say` to queue). Persists the task `queued` and returns its
+    /// id; nothing runs until `start`.
     pub fn create_task(&self, new: &NewTask) -> Result<i64> {
         let goal = new.goal.trim();
         if goal.is_empty() {
@@ -120,48 +136,183 @@ impl Runtime {
             (Some(w), None) => Some(canonical_workspace(w)?),
             (None, None) => return Err(RuntimeError::NoWorkspace),
         };
-        let id = self.store.write(|tx| {
+        let trigger = if new.trigger.is_empty() { "chat" } else { new.trigger.as_str() };
+        let (_, admitted) = self.recorder.commit(0, |tx, out| {
             let session_id = match new.session_id {
                 Some(id) => sessions::get(tx, id)?.id,
-                None => {
-                    let ws = workspace.as_deref().unwrap_or_default();
-                    sessions::insert(tx, &title_of(goal), ws)?
-                }
+                None => sessions::insert(tx, &title_of(goal), workspace.as_deref().unwrap_or_default())?,
             };
             if let Some(prev) = new.follow_up_of {
                 tasks::get(tx, prev)?;
             }
-            let trigger = if new.trigger.is_empty() { "chat" } else { &new.trigger };
-            let id = tasks::insert(
-                tx,
-                &tasks::NewTask {
-                    session_id,
-                    goal,
-                    trigger,
-                    provider: new.provider.as_deref(),
-                    follow_up_of: new.follow_up_of,
-                    grants: &new.grants,
-                },
-            )?;
-            entries::append(tx, session_id, Some(id), "user", &serde_json::json!({ "text": goal }))?;
-            let created = RuntimeEvent::TaskCreated {
+            let submit = inbox::Submit {
                 session_id,
-                goal: goal.to_owned(),
-                trigger: trigger.to_owned(),
-                follow_up_of: new.follow_up_of,
+                say: inbox::Say::Input {
+                    text: goal.to_owned(),
+                    when_busy: inbox::WhenBusy::Reject,
+                    reject_if_idle: false,
+                },
+                request_id: None,
+                provider: new.provider.clone(),
+                trigger: Some(trigger.to_owned()),
+                grants: new.grants.clone(),
             };
-            events::append(tx, id, created.kind(), &created.payload())?;
-            sessions::touch(tx, session_id)?;
-            Ok(id)
+            let admitted = inbox::admit(tx, &submit, out)?;
+            if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {
+                tasks::set_follow_up_of(tx, task, prev)?;
+            }
+            Ok::<_, RuntimeError>((Vec::new(), admitted))
         })?;
-        tracing::info!(task_id = id, "task created");
+        let id = admitted.started.ok_or_else(|| {
+            RuntimeError::Inbox(InboxError::ConversationBusy(admitted.submission.session_id))
+        })?;
+        tracing::info!(task_id = id, session_id = admitted.submission.session_id, "task created");
         Ok(id)
     }
 
-    /// Hands a task to a worker. Needs a tokio runtime.
+    /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
+    /// run started, in this process) when it is idle.
+    pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
+        let (_, admitted) = self.recorder.commit(0, |tx, out| {
+            let a = inbox::admit(tx, submit, out)?;
+            Ok::<_, RuntimeError>((Vec::new(), a))
+        })?;
+        if admitted.started.is_some() {
+            self.drive_in_background(submit.session_id);
+        }
+        Ok(admitted)
+    }
+
+    /// Withdraws a queued submission (→ unanswered, reason `aborted`).
+    pub fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
+        self.store
+            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))
+    }
+
+    pub fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            submissions::queued(c, session_id)
+        })?)
+    }
+
+    pub fn submissions(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            submissions::list(c, session_id)
+        })?)
+    }
+
+    pub fn session(&self, session_id: i64) -> Result<sessions::Session> {
+        Ok(self.store.read(|c| sessions::get(c, session_id))?)
+    }
+
+    /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
+    pub fn set_session_modes(&self, session_id: i64, steering: Option<&str>, follow_up: Option<&str>) -> Result<()> {
+        for m in [steering, follow_up].into_iter().flatten() {
+            if m != "all" && m != "one-at-a-time" {
+                return Err(RuntimeError::InvalidArguments(format!(
+                    "`{m}` is not a mode: use `one-at-a-time` or `all`"
+                )));
+            }
+        }
+        Ok(self.store.write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
+    }
+
+    /// Whether the session has a run that is not terminal.
+    pub fn is_busy(&self, session_id: i64) -> Result<bool> {
+        Ok(self.store.read(|c| inbox::is_busy(c, session_id))?)
+    }
+
+    /// Hands a task's session to a worker in this process. Needs a tokio runtime.
     pub fn start(self: &Arc<Self>, task_id: i64) {
+        if let Ok(task) = self.task(task_id) {
+            self.drive_in_background(task.session_id);
+        }
+    }
+
+    fn drive_in_background(self: &Arc<Self>, session_id: i64) {
         let rt = self.clone();
-        tokio::spawn(async move { worker::run(rt, task_id, None).await });
+        tokio::spawn(async move { rt.drive(session_id).await });
+    }
+
+    /// Works a session until it is idle or waiting for a person: runs its current task,
+    /// then each run its boundaries start. Exactly one process works a session at a time:
+    /// without the lease this returns at once (the holder will place what was submitted).
+    pub async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
+        loop {
+            let took = self.store.write(|tx| {
+                leases::acquire(tx, session_id, &self.holder, std::process::id() as i64, LEASE_TTL_MS)
+            })?;
+            if !took {
+                return Ok(());
+            }
+            let heartbeat = {
+                let rt = self.clone();
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(LEASE_TTL_MS as u64 / 3)).await;
+                        let _ = rt.store.write(|tx| {
+                            leases::acquire(tx, session_id, &rt.holder, std::process::id() as i64, LEASE_TTL_MS)
+                        });
+                    }
+                })
+            };
+            let worked = self.work_session(session_id).await;
+            heartbeat.abort();
+            self.store.write(|tx| leases::release(tx, session_id, &self.holder))?;
+            worked?;
+            // Something may have been started between our last look and the release (by a
+            // process that could not take the lease): look once more.
+            if self.runnable(session_id)?.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn work_session(self: &Arc<Self>, session_id: i64) -> Result<()> {
+        while let Some(task) = self.runnable(session_id)? {
+            worker::run(self.clone(), task).await;
+            let after = self.task(task)?;
+            if !after.status.is_terminal() && after.status != TaskStatus::WaitingApproval {
+                // The worker could not finish it (already running here, or a store error).
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The session's task a worker should run now (queued, or running with nobody on it).
+    fn runnable(&self, session_id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .store
+            .read(|c| inbox::current_task(c, session_id))?
+            .filter(|t| matches!(t.status, TaskStatus::Queued | TaskStatus::Running))
+            .filter(|t| !self.is_running_here(t.id))
+            .map(|t| t.id))
+    }
+
+    /// Sessions with work that nobody is doing (after a crash or a restart).
+    pub fn interrupted_sessions(&self) -> Result<Vec<i64>> {
+        let mut ids: Vec<i64> = Vec::new();
+        for status in [TaskStatus::Running, TaskStatus::Queued] {
+            for t in self.store.read(|c| tasks::with_status(c, status))? {
+                let held = self.store.read(|c| leases::holder(c, t.session_id))?;
+                if held.is_none() && !ids.contains(&t.session_id) {
+                    ids.push(t.session_id);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Resumes every interrupted session, each on its own worker; returns their ids.
+    pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>> {
+        let sessions = self.interrupted_sessions()?;
+        for s in &sessions {
+            self.drive_in_background(*s);
+        }
+        Ok(sessions)
     }
 
     /// Create and start: the id comes back before the model is asked anything.
@@ -220,11 +371,12 @@ impl Runtime {
             self.store.write(|tx| tasks::request_cancel(tx, task_id))?;
             return Ok(());
         }
-        self.recorder.record(
+        self.recorder.finish_run(
             task_id,
             &RuntimeEvent::TaskCancelled {
                 reason: "cancelled by the user".into(),
             },
+            false,
         )?;
         Ok(())
     }
@@ -255,8 +407,8 @@ impl Runtime {
                 by: if answer.by.is_empty() { "user".into() } else { answer.by.clone() },
             },
         )?;
-        let rt = self.clone();
-        tokio::spawn(async move { worker::run(rt, task_id, Some(approval_id)).await });
+        let session_id = self.task(task_id)?.session_id;
+        self.drive_in_background(session_id);
         Ok(task_id)
     }
 
@@ -328,6 +480,9 @@ impl Runtime {
         Ok(self.task(task_id)?.status)
     }
 }
+
+/// How long a session's lease lasts without renewal; a dead holder is detected at once.
+const LEASE_TTL_MS: i64 = 15_000;
 
 fn canonical_workspace(path: &Path) -> Result<String> {
     let shown = path.display().to_string();

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pocketpilot_model::{ToolCall, Usage};
+use pocketpilot_model::Usage;
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -15,7 +15,7 @@ use crate::event::RuntimeEvent;
 use crate::provider;
 use crate::recorder::Recorder;
 use crate::service::Runtime;
-use crate::store::{approvals, entries, sessions, settings, tasks, StoreError};
+use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, StoreError};
 use crate::task::TaskStatus;
 use crate::transcript;
 
@@ -34,12 +34,24 @@ impl EventSink for Sink {
     fn delta(&self, text: &str) {
         self.recorder.delta(self.task_id, text);
     }
+    fn post_tools(&self) -> Result<agent::Boundary, String> {
+        let placed = self
+            .recorder
+            .post_tools(self.task_id)
+            .map_err(|e| e.to_string())?;
+        Ok(agent::Boundary {
+            steers: placed.steers.into_iter().map(|(_, text)| text).collect(),
+            end_run: placed.end_run,
+        })
+    }
 }
 
 /// Grace given to a cancelled agent to stop its tool processes before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(300);
 
-pub async fn run(rt: Arc<Runtime>, task_id: i64, after_approval: Option<i64>) {
+/// Runs (or resumes) one task from what the store holds. The caller holds the session's
+/// lease.
+pub async fn run(rt: Arc<Runtime>, task_id: i64) {
     let session_id = rt.task(task_id).map(|t| t.session_id).unwrap_or_default();
     let span = tracing::info_span!("task", task_id, session_id);
     async move {
@@ -47,7 +59,7 @@ pub async fn run(rt: Arc<Runtime>, task_id: i64, after_approval: Option<i64>) {
             tracing::debug!("already running in this process");
             return;
         };
-        if let Err(e) = run_registered(&rt, task_id, after_approval, cancel).await {
+        if let Err(e) = run_registered(&rt, task_id, cancel).await {
             tracing::error!(error = %e, "the run could not be recorded");
         }
         rt.unregister_run(task_id);
@@ -59,7 +71,6 @@ pub async fn run(rt: Arc<Runtime>, task_id: i64, after_approval: Option<i64>) {
 async fn run_registered(
     rt: &Arc<Runtime>,
     task_id: i64,
-    after_approval: Option<i64>,
     cancel: CancellationToken,
 ) -> Result<(), StoreError> {
     let recorder = rt.recorder.clone();
@@ -88,18 +99,19 @@ async fn run_registered(
         }
     };
     if cancel.is_cancelled() {
-        recorder.record(task_id, &cancelled())?;
+        recorder.finish_run(task_id, &cancelled(), false)?;
         return Ok(());
     }
-    if task.status == TaskStatus::Queued {
-        recorder.record(
-            task_id,
-            &RuntimeEvent::TaskStarted {
-                provider: provider.label(),
-                resumed: false,
-            },
-        )?;
+    if task.status == TaskStatus::WaitingApproval {
+        return Ok(());
     }
+    recorder.record(
+        task_id,
+        &RuntimeEvent::TaskStarted {
+            provider: provider.label(),
+            resumed: task.status == TaskStatus::Running,
+        },
+    )?;
     let rules: PolicyRules = rt
         .store
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
@@ -129,10 +141,8 @@ async fn run_registered(
     let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
     let outcome = {
         let work = async {
-            if let Some(approval_id) = after_approval {
-                if let Err(e) = answer_approval(rt, &agent, &sink, approval_id).await {
-                    return AgentOutcome::RecordFailed { error: e };
-                }
+            if let Err(e) = recover_open_calls(rt, &agent, &sink, task_id, &session.workspace).await {
+                return AgentOutcome::RecordFailed { error: e };
             }
             let entries = match rt.store.read(|c| entries::since_head(c, task.session_id)) {
                 Ok(e) => e,
@@ -171,7 +181,11 @@ async fn run_registered(
     watcher.abort();
     let elapsed = started.elapsed().as_millis() as u64;
     rt.store.write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
+    let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
     let terminal = match outcome {
+        Some(AgentOutcome::EndedByReset) => Some(RuntimeEvent::TaskCancelled {
+            reason: "a queued reset ended the run".into(),
+        }),
         None => Some(RuntimeEvent::BudgetExceeded {
             budget: "seconds".into(),
             reason: format!(
@@ -206,7 +220,7 @@ async fn run_registered(
     if let Some(event) = terminal {
         // A task the service already ended (cancelled while queued) stays as it is.
         if !rt.task(task_id).map(|t| t.status.is_terminal()).unwrap_or(true) {
-            recorder.record(task_id, &event)?;
+            recorder.finish_run(task_id, &event, ended_by_reset)?;
         }
     }
     Ok(())
@@ -254,59 +268,83 @@ fn cancelled() -> RuntimeEvent {
     }
 }
 
-/// Carries out the person's answer: an approved call runs (with edited arguments, guarded
-/// again by the tool itself); a rejected one becomes a tool error the model reads.
-async fn answer_approval(
+/// Before the agent continues a run, the calls of its last turn that have no result are
+/// looked at in order: an answered approval is carried out (approved: the call runs,
+/// guarded again by the tool; rejected: the model is told); a call the journal shows as
+/// started but never finished (a crash) is re-run only if it is replay-safe, otherwise the
+/// model is told it was interrupted. The first call that is none of these is left to the
+/// agent, which decides it as usual.
+async fn recover_open_calls(
     rt: &Arc<Runtime>,
     agent: &Agent,
     sink: &Sink,
-    approval_id: i64,
+    task_id: i64,
+    workspace: &str,
 ) -> Result<(), String> {
-    let approval = rt
+    let session_id = rt.task(task_id).map_err(|e| e.to_string())?.session_id;
+    let entries = rt
         .store
-        .read(|c| approvals::get(c, approval_id))
+        .read(|c| entries::since_head(c, session_id))
         .map_err(|e| e.to_string())?;
-    let call = ToolCall {
-        id: approval.call_id.clone(),
-        name: approval.tool.clone(),
-        arguments: approval.arguments.to_string(),
-    };
-    if approval.status == "rejected" {
-        let note = approval.decision_note.clone().unwrap_or_default();
-        let error = if note.is_empty() {
-            "rejected by the user".to_owned()
-        } else {
-            format!("rejected by the user: {note}")
-        };
-        return sink.emit(RuntimeEvent::ToolCallFailed {
-            call_id: call.id,
-            name: call.name,
-            error,
-            kind: "rejected".into(),
-        });
+    let messages = transcript::to_messages(workspace, &entries);
+    for call in agent::open_calls(&messages) {
+        let approval = rt
+            .store
+            .read(|c| approvals::for_call(c, task_id, &call.id))
+            .map_err(|e| e.to_string())?;
+        let journal = rt
+            .store
+            .read(|c| tool_calls::get(c, task_id, &call.id))
+            .map_err(|e| e.to_string())?;
+        match (approval, journal) {
+            (_, Some(j)) if j.status == "intent" || j.status == "running" => {
+                if j.replay_safe {
+                    return Ok(());
+                }
+                let saved = j.output.clone().unwrap_or_default();
+                let mut error = format!(
+                    "Tool {} was interrupted and may have partially run; check before repeating it",
+                    call.name
+                );
+                if !saved.is_empty() {
+                    error.push_str(&format!(". Output saved before the interruption:\n{saved}"));
+                }
+                sink.emit(RuntimeEvent::ToolCallFailed {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    error,
+                    kind: "interrupted".into(),
+                })?;
+            }
+            (Some(a), None) if a.status == "rejected" => {
+                let note = a.decision_note.clone().unwrap_or_default();
+                let error = if note.is_empty() {
+                    "rejected by the user".to_owned()
+                } else {
+                    format!("rejected by the user: {note}")
+                };
+                sink.emit(RuntimeEvent::ToolCallFailed {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    error,
+                    kind: "rejected".into(),
+                })?;
+            }
+            (Some(a), None) if a.status == "approved" => {
+                let Some(tool) = agent.tools.get(&a.tool) else {
+                    sink.emit(RuntimeEvent::ToolCallFailed {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        error: format!("there is no tool named `{}`", call.name),
+                        kind: "unknown_tool".into(),
+                    })?;
+                    continue;
+                };
+                let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
+                agent::execute(tool.as_ref(), &call, args, a.step as u32, "allow", "user", &agent.ctx, sink).await?;
+            }
+            _ => return Ok(()),
+        }
     }
-    let Some(tool) = agent.tools.get(&approval.tool) else {
-        return sink.emit(RuntimeEvent::ToolCallFailed {
-            call_id: call.id,
-            name: call.name.clone(),
-            error: format!("there is no tool named `{}`", call.name),
-            kind: "unknown_tool".into(),
-        });
-    };
-    let args = approval
-        .edited_args
-        .clone()
-        .unwrap_or_else(|| approval.arguments.clone());
-    agent::execute(
-        tool.as_ref(),
-        &call,
-        args,
-        approval.step as u32,
-        "allow",
-        "user",
-        &agent.ctx,
-        sink,
-    )
-    .await
-    .map(|_| ())
+    Ok(())
 }

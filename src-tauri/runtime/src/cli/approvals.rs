@@ -73,7 +73,7 @@ async fn continue_after(rt: &Arc<Runtime>, approval_id: i64, answer: ApprovalAns
         .map(|e| e.sequence)
         .unwrap_or(0);
     let task_id = rt.resolve_approval(approval_id, answer)?;
-    super::run::follow(rt, task_id, last, json).await
+    super::run::follow_from(rt, task_id, last, json).await
 }
 
 pub async fn approve(rt: &Arc<Runtime>, args: ApproveArgs) -> Result<ExitCode, CliError> {

@@ -1,11 +1,14 @@
 //! The `pocketpilot` command line: the same runtime as the desktop app, without a window.
 //!
 //! Exit codes: 0 completed, 1 failed (or an error), 2 usage error, 3 left waiting for an
-//! approval, 4 cancelled, 5 budget exceeded.
+//! approval, 4 cancelled, 5 budget exceeded, 6 the session is busy (`--reject-if-busy`),
+//! 7 the session is idle (`--reject-if-idle`).
 mod approvals;
+mod inbox;
 mod run;
 mod settings;
 mod tasks;
+pub mod triggers;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,6 +20,8 @@ use crate::service::{Runtime, RuntimeError};
 
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_BUSY: u8 = 6;
+pub const EXIT_IDLE: u8 = 7;
 
 #[derive(Parser, Debug)]
 #[command(name = "pocketpilot", version, about = "PocketPilot: a desktop agent you stay in control of. With no command it opens the window.")]
@@ -66,9 +71,44 @@ pub enum Command {
     /// Model provider settings.
     #[command(subcommand)]
     Provider(settings::ProviderCommand),
+    /// Say something to a session: queued while the agent is busy, a new run when idle.
+    Say(inbox::SayArgs),
+    /// Place queued items and run again on the session's context (idle sessions only).
+    Continue {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's queued submissions.
+    Inbox {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Withdraw a queued submission.
+    Withdraw { submission: i64 },
+    /// Sessions: show, modes.
+    #[command(subcommand)]
+    Session(inbox::SessionCommand),
+    /// Resume interrupted tasks in the foreground (all, or one task's session).
+    Resume { task: Option<i64> },
     /// Per-workspace policy rules.
     #[command(subcommand)]
     Policy(settings::PolicyCommand),
+    /// Webhooks: `POST http://127.0.0.1:PORT/hooks/NAME` creates a task.
+    #[command(subcommand)]
+    Hooks(triggers::HooksCommand),
+    /// Schedules (cron, UTC).
+    #[command(subcommand)]
+    Cron(triggers::CronCommand),
+    /// File watches.
+    #[command(subcommand)]
+    Watch(triggers::WatchCommand),
+    /// Pause or resume every trigger.
+    #[command(subcommand)]
+    Triggers(triggers::TriggersCommand),
+    /// Run webhooks, schedules and watches without a window until Ctrl-C.
+    Serve(triggers::ServeArgs),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -126,6 +166,17 @@ async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std
         Command::Reject(args) => approvals::reject(rt, args).await,
         Command::Provider(cmd) => settings::provider(rt, cmd),
         Command::Policy(cmd) => settings::policy(rt, cmd),
+        Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Cron(cmd) => triggers::cron(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Watch(cmd) => triggers::watch(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Triggers(cmd) => triggers::triggers(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Serve(args) => triggers::serve(rt, args).await,
+        Command::Say(args) => inbox::say(rt, args).await,
+        Command::Continue { session, json } => inbox::continue_(rt, session, json).await,
+        Command::Inbox { session, json } => inbox::inbox(rt, session, json),
+        Command::Withdraw { submission } => inbox::withdraw(rt, submission),
+        Command::Session(cmd) => inbox::session(rt, cmd),
+        Command::Resume { task } => inbox::resume(rt, task).await,
     }
 }
 
@@ -146,7 +197,9 @@ fn error_exit(e: &CliError) -> ExitCode {
         CliError::Usage(_) => EXIT_USAGE,
         CliError::Runtime(r) => match r.kind() {
             "empty_goal" | "workspace" | "not_found" | "invalid_arguments" | "not_pending"
-            | "already_ended" => EXIT_USAGE,
+            | "already_ended" | "not_queued" | "request_mismatch" => EXIT_USAGE,
+            "conversation_busy" => EXIT_BUSY,
+            "conversation_idle" => EXIT_IDLE,
             _ => EXIT_FAILED,
         },
         CliError::Store(crate::store::StoreError::NotFound { .. }) => EXIT_USAGE,

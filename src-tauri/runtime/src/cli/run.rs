@@ -60,7 +60,39 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         grants: args.allow,
     })?;
     let _ = writeln!(std::io::stderr(), "task {id}");
-    follow(rt, id, 0, args.json).await
+    follow_session(rt, id, args.json).await
+}
+
+/// Follows a task, then each run its session starts after it (queued follow-ups), until
+/// the session is idle or waiting for a person. The exit code is the last run's.
+pub async fn follow_session(rt: &Arc<Runtime>, first: i64, json: bool) -> Result<ExitCode, CliError> {
+    follow_from(rt, first, 0, json).await
+}
+
+pub async fn follow_from(rt: &Arc<Runtime>, first: i64, after: i64, json: bool) -> Result<ExitCode, CliError> {
+    let session = rt.task(first)?.session_id;
+    let mut task = first;
+    let mut after = after;
+    loop {
+        let code = follow(rt, task, after, json).await?;
+        if rt.task(task)?.status == TaskStatus::WaitingApproval {
+            return Ok(code);
+        }
+        let next = rt
+            .store
+            .read(|c| crate::inbox::current_task(c, session))?
+            .filter(|t| t.id != task);
+        match next {
+            Some(t) => {
+                if !json {
+                    let _ = writeln!(std::io::stderr(), "task {} (queued for this session)", t.id);
+                }
+                task = t.id;
+                after = 0;
+            }
+            None => return Ok(code),
+        }
+    }
 }
 
 /// Streams a task's events until it ends or waits for an approval nobody here can give.

@@ -10,11 +10,14 @@
 pub mod approvals;
 pub mod entries;
 pub mod events;
+pub mod leases;
 mod schema;
 pub mod sessions;
 pub mod settings;
+pub mod submissions;
 pub mod tasks;
 pub mod tool_calls;
+pub mod triggers;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -26,6 +29,7 @@ pub use approvals::Approval;
 pub use entries::Entry;
 pub use events::StoredEvent;
 pub use sessions::Session;
+pub use submissions::Submission;
 pub use tasks::Task;
 pub use tool_calls::ToolCallRecord;
 
@@ -163,10 +167,20 @@ impl Store {
 
     /// Runs `f` in one immediate transaction: all of it commits or none of it.
     pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.write_with(f)
+    }
+
+    /// `write` for callers whose own error type wraps `StoreError`.
+    pub fn write_with<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
         let out = f(&tx)?;
-        tx.commit()?;
+        tx.commit().map_err(StoreError::from)?;
         Ok(out)
     }
 }

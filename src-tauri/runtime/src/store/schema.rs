@@ -105,9 +105,64 @@ CREATE TABLE approvals (
     resolved_at    TEXT
 );
 CREATE INDEX approvals_pending ON approvals(status, id);
+CREATE TABLE session_leases (
+    session_id  INTEGER PRIMARY KEY REFERENCES sessions(id),
+    holder      TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL
+);
 CREATE TABLE settings (
     key    TEXT PRIMARY KEY,
     value  TEXT NOT NULL
 );
+"#,
+    // Triggers (src/trigger): webhooks (token stored as a SHA-256 hex digest, never the
+    // token), cron schedules, file watches, and the record of every fire or skip.
+    r#"
+CREATE TABLE webhooks (
+    id             INTEGER PRIMARY KEY,
+    name           TEXT NOT NULL UNIQUE,
+    workspace      TEXT NOT NULL,
+    token_sha256   TEXT NOT NULL,
+    provider       TEXT,
+    paused         INTEGER NOT NULL DEFAULT 0,
+    created_at     TEXT NOT NULL,
+    last_fired_at  TEXT
+);
+CREATE TABLE schedules (
+    id             INTEGER PRIMARY KEY,
+    expr           TEXT NOT NULL,
+    workspace      TEXT NOT NULL,
+    goal           TEXT NOT NULL,
+    provider       TEXT,
+    catch_up       INTEGER NOT NULL DEFAULT 0,
+    paused         INTEGER NOT NULL DEFAULT 0,
+    last_fired_at  TEXT,
+    last_task_id   INTEGER REFERENCES tasks(id),
+    created_at     TEXT NOT NULL
+);
+CREATE TABLE watches (
+    id                INTEGER PRIMARY KEY,
+    pattern           TEXT NOT NULL,
+    workspace         TEXT NOT NULL,
+    goal              TEXT NOT NULL,
+    provider          TEXT,
+    min_interval_secs INTEGER NOT NULL DEFAULT 30,
+    paused            INTEGER NOT NULL DEFAULT 0,
+    last_fired_at     TEXT,
+    last_task_id      INTEGER REFERENCES tasks(id),
+    created_at        TEXT NOT NULL
+);
+CREATE TABLE trigger_runs (
+    id             INTEGER PRIMARY KEY,
+    kind           TEXT NOT NULL CHECK (kind IN ('webhook','cron','watch')),
+    trigger_id     INTEGER NOT NULL,
+    outcome        TEXT NOT NULL CHECK (outcome IN ('fired','skipped')),
+    task_id        INTEGER REFERENCES tasks(id),
+    reason         TEXT,
+    scheduled_for  TEXT,
+    at             TEXT NOT NULL
+);
+CREATE INDEX trigger_runs_of ON trigger_runs(kind, trigger_id, id);
 "#,
 ];

@@ -93,3 +93,12 @@ pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
     )?;
     Ok(())
 }
+
+pub fn set_modes(c: &Connection, id: i64, steering: Option<&str>, follow_up: Option<&str>) -> Result<()> {
+    get(c, id)?;
+    c.execute(
+        "UPDATE sessions SET steering_mode = COALESCE(?2, steering_mode), follow_up_mode = COALESCE(?3, follow_up_mode) WHERE id = ?1",
+        params![id, steering, follow_up],
+    )?;
+    Ok(())
+}

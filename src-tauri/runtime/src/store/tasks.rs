@@ -187,3 +187,8 @@ pub fn request_cancel(c: &Connection, id: i64) -> Result<()> {
 pub fn cancel_requested(c: &Connection, id: i64) -> Result<bool> {
     Ok(c.query_row("SELECT cancel_requested FROM tasks WHERE id = ?1", [id], |r| r.get(0))?)
 }
+
+pub fn set_follow_up_of(c: &Connection, id: i64, follow_up_of: i64) -> Result<()> {
+    c.execute("UPDATE tasks SET follow_up_of = ?2 WHERE id = ?1", params![id, follow_up_of])?;
+    Ok(())
+}
