@@ -299,33 +299,22 @@ impl Agent {
                 _ = cancel.cancelled() => Err(TurnError::Cancelled),
             };
         }
+        // Falling back to a plain request when a stream fails early is the provider's
+        // business: it knows which failures a second request could fix.
         let mut stream = self.provider.stream(messages.to_vec(), self.tool_specs());
-        let mut saw_delta = false;
         loop {
             let item = tokio::select! {
                 item = stream.next() => item,
                 _ = cancel.cancelled() => return Err(TurnError::Cancelled),
             };
             match item {
-                Some(Ok(StreamEvent::Delta(text))) => {
-                    saw_delta = true;
-                    sink.delta(&text);
-                }
+                Some(Ok(StreamEvent::Delta(text))) => sink.delta(&text),
                 Some(Ok(StreamEvent::Reset)) => {
                     let _ = sink.emit(RuntimeEvent::StreamReset {
                         text: String::new(),
                     });
                 }
                 Some(Ok(StreamEvent::Done(response))) => return Ok(response),
-                Some(Err(error)) if !saw_delta => {
-                    // Streaming failed before any text: the plain request may still work.
-                    tracing::warn!(error = %error, "stream failed before its first delta; trying a plain request");
-                    drop(stream);
-                    return tokio::select! {
-                        r = self.provider.complete(messages.to_vec(), self.tool_specs()) => r.map_err(TurnError::Model),
-                        _ = cancel.cancelled() => Err(TurnError::Cancelled),
-                    };
-                }
                 Some(Err(error)) => {
                     let _ = sink.emit(RuntimeEvent::StreamReset {
                         text: String::new(),

@@ -2,7 +2,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use pocketpilot_model::{Provider, ScriptedProvider};
+use pocketpilot_model::keychain::{self, KeychainError};
+use pocketpilot_model::{OpenAiConfig, OpenAiProvider, Provider, ScriptedProvider};
 
 use crate::config::ProviderSettings;
 
@@ -38,8 +39,31 @@ pub fn build(
     openai(settings)
 }
 
-fn openai(_settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetupError> {
-    Err(ProviderSetupError::Invalid(
-        "the OpenAI-compatible provider is not built into this version".into(),
-    ))
+fn openai(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    let (Some(base_url), Some(model)) = (&settings.base_url, &settings.model) else {
+        return Err(ProviderSetupError::NoModel);
+    };
+    // The key comes from the environment or the keychain, never from the store. A local
+    // server often needs none, so a keychain that cannot be reached is only a warning.
+    let api_key = match keychain::resolve_api_key(&settings.name) {
+        Ok(k) => k,
+        Err(KeychainError::Unavailable(reason)) => {
+            tracing::warn!(%reason, "the OS keychain is not reachable; going on without an API key");
+            None
+        }
+        Err(e) => return Err(ProviderSetupError::Invalid(e.to_string())),
+    };
+    let mut config = OpenAiConfig {
+        base_url: base_url.clone(),
+        model: model.clone(),
+        api_key,
+        extra_headers: settings.extra_headers.clone(),
+        temperature: settings.temperature,
+        max_tokens: settings.max_tokens,
+        stream: settings.stream,
+        ..OpenAiConfig::default()
+    };
+    config.apply_env();
+    let provider = OpenAiProvider::new(config).map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
+    Ok(Arc::new(provider))
 }

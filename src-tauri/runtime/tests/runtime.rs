@@ -37,6 +37,7 @@ async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_onl
         persisted,
         [
             "task_created",
+            "input_placed",
             "task_started",
             "model_turn_started",
             "model_turn_completed",
@@ -53,7 +54,7 @@ async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_onl
     assert!(task.prompt_tokens > 0 && task.completion_tokens > 0);
     // A subscriber after the end gets the record, no deltas, and closes.
     let replay = drain(f.rt.subscribe(id, 0).unwrap()).await;
-    assert_eq!(sequences(&replay), (1..=6).collect::<Vec<_>>());
+    assert_eq!(sequences(&replay), (1..=7).collect::<Vec<_>>());
     assert_eq!(deltas(&replay), "");
 }
 
@@ -272,7 +273,7 @@ async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
     let task = f.rt.task(id).unwrap();
     let error = task.error.unwrap();
     assert!(error.contains("No model is configured") && error.contains("pocketpilot provider set"), "{error}");
-    assert_eq!(f.kinds(id), ["task_created", "task_failed"]);
+    assert_eq!(f.kinds(id), ["task_created", "input_placed", "task_failed"]);
 }
 
 #[tokio::test]

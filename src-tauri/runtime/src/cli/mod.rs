@@ -92,6 +92,9 @@ pub enum Command {
     Session(inbox::SessionCommand),
     /// Resume interrupted tasks in the foreground (all, or one task's session).
     Resume { task: Option<i64> },
+    /// The API key in the OS keychain (write-only: it is never shown).
+    #[command(subcommand)]
+    Key(settings::KeyCommand),
     /// Per-workspace policy rules.
     #[command(subcommand)]
     Policy(settings::PolicyCommand),
@@ -166,6 +169,7 @@ async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std
         Command::Reject(args) => approvals::reject(rt, args).await,
         Command::Provider(cmd) => settings::provider(rt, cmd),
         Command::Policy(cmd) => settings::policy(rt, cmd),
+        Command::Key(cmd) => settings::key(rt, cmd),
         Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),
         Command::Cron(cmd) => triggers::cron(rt, cmd, &mut std::io::stdout().lock()),
         Command::Watch(cmd) => triggers::watch(rt, cmd, &mut std::io::stdout().lock()),

@@ -102,6 +102,9 @@ pub async fn follow(rt: &Arc<Runtime>, id: i64, after: i64, json: bool) -> Resul
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();
     let mut at_line_start = true;
+    // Text shown for the current turn: a turn replayed from the store (it ended before we
+    // subscribed) has no deltas, so its text is printed from its completion.
+    let mut turn_shown = String::new();
     loop {
         let ev = tokio::select! {
             ev = sub.next() => ev,
@@ -120,15 +123,27 @@ pub async fn follow(rt: &Arc<Runtime>, id: i64, after: i64, json: bool) -> Resul
                 let text = ev.payload["text"].as_str().unwrap_or_default();
                 let _ = write!(out, "{text}");
                 let _ = out.flush();
+                turn_shown.push_str(text);
                 at_line_start = text.ends_with('\n');
             }
             "stream_reset" if !json => {
-                let _ = writeln!(err, "\n[the answer was cut off and is being asked again]");
+                if !turn_shown.is_empty() {
+                    let _ = writeln!(err, "\n[the answer was cut off and is being asked again]");
+                }
+                turn_shown.clear();
                 at_line_start = true;
             }
-            "model_turn_completed" if !json && !at_line_start => {
-                let _ = writeln!(out);
-                at_line_start = true;
+            "model_turn_completed" if !json => {
+                let text = ev.payload["text"].as_str().unwrap_or_default();
+                if turn_shown.is_empty() && !text.is_empty() {
+                    let _ = write!(out, "{text}");
+                    at_line_start = text.ends_with('\n');
+                }
+                if !at_line_start {
+                    let _ = writeln!(out);
+                    at_line_start = true;
+                }
+                turn_shown.clear();
             }
             "tool_call_started" if !json => {
                 let _ = writeln!(

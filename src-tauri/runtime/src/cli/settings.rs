@@ -186,3 +186,55 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(Subcommand, Debug)]
+pub enum KeyCommand {
+    /// Store the API key in the OS keychain: typed without echo on a terminal, else read
+    /// from stdin. PROVIDER defaults to the configured provider's name.
+    Set { provider: Option<String> },
+    /// Remove the API key from the OS keychain.
+    Delete { provider: Option<String> },
+}
+
+pub fn key(rt: &Arc<Runtime>, cmd: KeyCommand) -> Result<ExitCode, CliError> {
+    use pocketpilot_model::keychain;
+    use std::io::{BufRead, IsTerminal};
+    let name = |p: Option<String>| -> Result<String, CliError> {
+        Ok(match p {
+            Some(p) => p,
+            None => rt.provider_settings()?.name,
+        })
+    };
+    match cmd {
+        KeyCommand::Set { provider } => {
+            let provider = name(provider)?;
+            let secret = if std::io::stdin().is_terminal() {
+                rpassword::prompt_password(format!("API key for {provider}: "))
+                    .map_err(|e| CliError::Other(format!("cannot read the key: {e}")))?
+            } else {
+                let mut line = String::new();
+                std::io::stdin()
+                    .lock()
+                    .read_line(&mut line)
+                    .map_err(|e| CliError::Other(format!("cannot read the key: {e}")))?;
+                line
+            };
+            let secret = secret.trim();
+            if secret.is_empty() {
+                return Err(CliError::Usage("the key is empty; nothing was stored".into()));
+            }
+            keychain::set_key(&provider, secret).map_err(|e| CliError::Other(e.to_string()))?;
+            let _ = writeln!(std::io::stdout(), "key stored in the OS keychain for {provider}");
+        }
+        KeyCommand::Delete { provider } => {
+            let provider = name(provider)?;
+            let removed = keychain::delete_key(&provider).map_err(|e| CliError::Other(e.to_string()))?;
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}",
+                if removed { format!("key for {provider} deleted") } else { format!("no key stored for {provider}") }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

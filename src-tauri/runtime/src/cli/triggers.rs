@@ -30,9 +30,15 @@ pub enum HooksCommand {
         json: bool,
     },
     /// Stop accepting requests for a hook (it answers 404).
-    Pause { name: String },
-    Resume { name: String },
-    Delete { name: String },
+    Pause {
+        name: String,
+    },
+    Resume {
+        name: String,
+    },
+    Delete {
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -54,9 +60,15 @@ pub enum CronCommand {
         #[arg(long)]
         json: bool,
     },
-    Pause { id: i64 },
-    Resume { id: i64 },
-    Delete { id: i64 },
+    Pause {
+        id: i64,
+    },
+    Resume {
+        id: i64,
+    },
+    Delete {
+        id: i64,
+    },
     /// Every fire and skip of a schedule, with the reason.
     Runs {
         id: i64,
@@ -84,9 +96,15 @@ pub enum WatchCommand {
         #[arg(long)]
         json: bool,
     },
-    Pause { id: i64 },
-    Resume { id: i64 },
-    Delete { id: i64 },
+    Pause {
+        id: i64,
+    },
+    Resume {
+        id: i64,
+    },
+    Delete {
+        id: i64,
+    },
     /// Every fire and skip of a watch.
     Runs {
         id: i64,
@@ -145,8 +163,17 @@ fn absolute_provider(p: Option<String>) -> Option<String> {
 
 pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     match cmd {
-        HooksCommand::Add { name, workspace: w, provider } => {
-            let created = webhook::create(rt, &name, &workspace(w)?, absolute_provider(provider).as_deref())?;
+        HooksCommand::Add {
+            name,
+            workspace: w,
+            provider,
+        } => {
+            let created = webhook::create(
+                rt,
+                &name,
+                &workspace(w)?,
+                absolute_provider(provider).as_deref(),
+            )?;
             // stdout: the token alone, so that `TOKEN=$(pocketpilot hooks add x)` works.
             let _ = writeln!(out, "{}", created.token);
             let _ = writeln!(
@@ -185,7 +212,13 @@ pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<Exi
 pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let now = chrono::Utc::now();
     match cmd {
-        CronCommand::Add { expr, workspace: w, goal, catch_up, provider } => {
+        CronCommand::Add {
+            expr,
+            workspace: w,
+            goal,
+            catch_up,
+            provider,
+        } => {
             let s = cron::create(
                 rt,
                 &cron::NewSchedule {
@@ -197,7 +230,9 @@ pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitC
                 },
                 now,
             )?;
-            let next = cron::next_fire(&s, now).map(|t| t.to_rfc3339()).unwrap_or_default();
+            let next = cron::next_fire(&s, now)
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_default();
             let _ = writeln!(out, "{}", s.id);
             let _ = writeln!(std::io::stderr(), "schedule {} `{}` (UTC), next at {next}; it runs while PocketPilot or `pocketpilot serve` runs", s.id, s.expr);
         }
@@ -208,8 +243,14 @@ pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitC
             } else {
                 for s in list {
                     let state = if s.paused { "paused" } else { "active" };
-                    let next = cron::next_fire(&s, now).map(|t| t.to_rfc3339()).unwrap_or_default();
-                    let _ = writeln!(out, "{}\t{state}\t{}\tnext {next}\t{}\t{}", s.id, s.expr, s.workspace, s.goal);
+                    let next = cron::next_fire(&s, now)
+                        .map(|t| t.to_rfc3339())
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "{}\t{state}\t{}\tnext {next}\t{}\t{}",
+                        s.id, s.expr, s.workspace, s.goal
+                    );
                 }
             }
         }
@@ -232,7 +273,13 @@ pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitC
 
 pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     match cmd {
-        WatchCommand::Add { pattern, workspace: w, goal, interval, provider } => {
+        WatchCommand::Add {
+            pattern,
+            workspace: w,
+            goal,
+            interval,
+            provider,
+        } => {
             let created = watch::create(
                 rt,
                 &watch::NewWatch {
@@ -244,7 +291,13 @@ pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<Exi
                 },
             )?;
             let _ = writeln!(out, "{}", created.id);
-            let _ = writeln!(std::io::stderr(), "watch {} on `{}` in {}", created.id, created.pattern, created.workspace);
+            let _ = writeln!(
+                std::io::stderr(),
+                "watch {} on `{}` in {}",
+                created.id,
+                created.pattern,
+                created.workspace
+            );
         }
         WatchCommand::List { json } => {
             let list = watch::list(rt)?;
@@ -253,7 +306,11 @@ pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<Exi
             } else {
                 for w in list {
                     let state = if w.paused { "paused" } else { "active" };
-                    let _ = writeln!(out, "{}\t{state}\t{}\t{}\t{}", w.id, w.pattern, w.workspace, w.goal);
+                    let _ = writeln!(
+                        out,
+                        "{}\t{state}\t{}\t{}\t{}",
+                        w.id, w.pattern, w.workspace, w.goal
+                    );
                 }
             }
         }
@@ -274,7 +331,11 @@ pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn triggers(rt: &Runtime, cmd: TriggersCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+pub fn triggers(
+    rt: &Runtime,
+    cmd: TriggersCommand,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
     match cmd {
         TriggersCommand::Pause => {
             trigger::pause_all(rt)?;
@@ -292,7 +353,13 @@ pub fn triggers(rt: &Runtime, cmd: TriggersCommand, out: &mut dyn Write) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_runs(rt: &Runtime, kind: &str, id: i64, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+fn print_runs(
+    rt: &Runtime,
+    kind: &str,
+    id: i64,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let runs = trigger::runs(rt, kind, id)?;
     if json {
         json_line(out, &runs);

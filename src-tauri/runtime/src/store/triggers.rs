@@ -63,7 +63,9 @@ pub fn webhook_by_name(c: &Connection, name: &str) -> Result<Option<Webhook>> {
 }
 
 pub fn webhooks(c: &Connection) -> Result<Vec<Webhook>> {
-    let mut stmt = c.prepare(&format!("SELECT {HOOK_COLUMNS} FROM webhooks ORDER BY name"))?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {HOOK_COLUMNS} FROM webhooks ORDER BY name"
+    ))?;
     let rows = stmt.query_map([], hook_from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -152,7 +154,9 @@ pub fn schedule(c: &Connection, id: i64) -> Result<Option<Schedule>> {
 }
 
 pub fn schedules(c: &Connection) -> Result<Vec<Schedule>> {
-    let mut stmt = c.prepare(&format!("SELECT {SCHEDULE_COLUMNS} FROM schedules ORDER BY id"))?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {SCHEDULE_COLUMNS} FROM schedules ORDER BY id"
+    ))?;
     let rows = stmt.query_map([], schedule_from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -341,7 +345,15 @@ pub fn record_run(c: &Connection, r: &NewRun<'_>) -> Result<i64> {
     c.execute(
         "INSERT INTO trigger_runs (kind, trigger_id, outcome, task_id, reason, scheduled_for, at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![r.kind, r.trigger_id, r.outcome, r.task_id, r.reason, r.scheduled_for, now()],
+        params![
+            r.kind,
+            r.trigger_id,
+            r.outcome,
+            r.task_id,
+            r.reason,
+            r.scheduled_for,
+            now()
+        ],
     )?;
     Ok(c.last_insert_rowid())
 }

@@ -37,7 +37,14 @@ use crate::store::StoreError;
 /// How late a tick may be observed and still count as on time.
 pub const LATE_GRACE: ChronoDuration = ChronoDuration::seconds(60);
 
-const ALIASES: [&str; 6] = ["@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@annually"];
+const ALIASES: [&str; 6] = [
+    "@hourly",
+    "@daily",
+    "@weekly",
+    "@monthly",
+    "@yearly",
+    "@annually",
+];
 
 /// A parsed schedule expression, evaluated in UTC.
 #[derive(Debug, Clone)]
@@ -55,7 +62,10 @@ impl CronExpr {
         };
         if text.starts_with('@') {
             if !ALIASES.iter().any(|a| a.eq_ignore_ascii_case(text)) {
-                return Err(invalid(format!("unknown alias (known: {})", ALIASES.join(", "))));
+                return Err(invalid(format!(
+                    "unknown alias (known: {})",
+                    ALIASES.join(", ")
+                )));
             }
         } else {
             let fields = text.split_whitespace().count();
@@ -228,7 +238,9 @@ pub fn list(rt: &Runtime) -> Result<Vec<Schedule>> {
 }
 
 pub fn set_paused(rt: &Runtime, id: i64, paused: bool) -> Result<()> {
-    Ok(rt.store.write(|c| triggers::set_schedule_paused(c, id, paused))?)
+    Ok(rt
+        .store
+        .write(|c| triggers::set_schedule_paused(c, id, paused))?)
 }
 
 pub fn delete(rt: &Runtime, id: i64) -> Result<()> {
@@ -243,7 +255,12 @@ pub fn next_fire(schedule: &Schedule, now: DateTime<Utc>) -> Option<DateTime<Utc
 // ------------------------------------------------------------------------------ runner
 
 /// Runs one schedule until `cancel`, it is deleted or paused, or its expression breaks.
-pub(crate) async fn run(rt: Arc<Runtime>, schedule_id: i64, clock: Arc<dyn Clock>, cancel: CancellationToken) {
+pub(crate) async fn run(
+    rt: Arc<Runtime>,
+    schedule_id: i64,
+    clock: Arc<dyn Clock>,
+    cancel: CancellationToken,
+) {
     let span = tracing::info_span!("schedule", schedule_id);
     async move {
         if let Err(e) = run_inner(&rt, schedule_id, clock.as_ref(), &cancel).await {
@@ -254,7 +271,12 @@ pub(crate) async fn run(rt: Arc<Runtime>, schedule_id: i64, clock: Arc<dyn Clock
     .await
 }
 
-async fn run_inner(rt: &Arc<Runtime>, id: i64, clock: &dyn Clock, cancel: &CancellationToken) -> Result<()> {
+async fn run_inner(
+    rt: &Arc<Runtime>,
+    id: i64,
+    clock: &dyn Clock,
+    cancel: &CancellationToken,
+) -> Result<()> {
     loop {
         if cancel.is_cancelled() {
             return Ok(());
@@ -273,7 +295,12 @@ async fn run_inner(rt: &Arc<Runtime>, id: i64, clock: &dyn Clock, cancel: &Cance
             if now - tick <= LATE_GRACE {
                 tick_due(rt, &s, tick, None)?;
             } else if s.catch_up {
-                tick_due(rt, &s, tick, Some("catch-up: the latest tick missed while PocketPilot was not running"))?;
+                tick_due(
+                    rt,
+                    &s,
+                    tick,
+                    Some("catch-up: the latest tick missed while PocketPilot was not running"),
+                )?;
             } else {
                 missed(rt, &s, tick)?;
             }
@@ -292,7 +319,12 @@ async fn run_inner(rt: &Arc<Runtime>, id: i64, clock: &dyn Clock, cancel: &Cance
 }
 
 /// Handles a tick that is due: claim it, then fire or record why not.
-fn tick_due(rt: &Arc<Runtime>, s: &Schedule, tick: DateTime<Utc>, reason: Option<&str>) -> Result<()> {
+fn tick_due(
+    rt: &Arc<Runtime>,
+    s: &Schedule,
+    tick: DateTime<Utc>,
+    reason: Option<&str>,
+) -> Result<()> {
     let at = stamp(tick);
     if !rt.store.write(|c| triggers::claim_tick(c, s.id, &at))? {
         return Ok(());
@@ -324,11 +356,18 @@ fn tick_due(rt: &Arc<Runtime>, s: &Schedule, tick: DateTime<Utc>, reason: Option
     };
     match super::fire(rt, &fire) {
         Ok(task_id) => {
-            rt.store.write(|c| triggers::schedule_task(c, s.id, task_id))?;
+            rt.store
+                .write(|c| triggers::schedule_task(c, s.id, task_id))?;
             Ok(())
         }
         // The tick is recorded, not retried: a broken workspace would fail every minute.
-        Err(e) => super::skip(rt, "cron", s.id, Some(&at), &format!("the task could not be created: {e}")),
+        Err(e) => super::skip(
+            rt,
+            "cron",
+            s.id,
+            Some(&at),
+            &format!("the task could not be created: {e}"),
+        ),
     }
 }
 
@@ -356,10 +395,24 @@ mod tests {
 
     #[test]
     fn five_fields_and_aliases_parse_and_others_do_not() {
-        for ok in ["*/5 * * * *", "0 9 * * MON-FRI", "@hourly", "@daily", "@weekly", "@DAILY"] {
+        for ok in [
+            "*/5 * * * *",
+            "0 9 * * MON-FRI",
+            "@hourly",
+            "@daily",
+            "@weekly",
+            "@DAILY",
+        ] {
             assert!(CronExpr::parse(ok).is_ok(), "{ok}");
         }
-        for bad in ["* * * * * *", "* * * *", "@reboot", "@every 5m", "61 * * * *", ""] {
+        for bad in [
+            "* * * * * *",
+            "* * * *",
+            "@reboot",
+            "@every 5m",
+            "61 * * * *",
+            "",
+        ] {
             let err = CronExpr::parse(bad).unwrap_err();
             assert_eq!(err.kind(), "invalid_expression", "{bad}");
         }
@@ -368,13 +421,25 @@ mod tests {
     #[test]
     fn ticks_are_utc() {
         let e = CronExpr::parse("30 9 * * *").unwrap();
-        assert_eq!(e.next_after(t("2030-01-01T09:30:00Z")), Some(t("2030-01-02T09:30:00Z")));
-        assert_eq!(e.latest_at_or_before(t("2030-01-01T09:30:00Z")), Some(t("2030-01-01T09:30:00Z")));
+        assert_eq!(
+            e.next_after(t("2030-01-01T09:30:00Z")),
+            Some(t("2030-01-02T09:30:00Z"))
+        );
+        assert_eq!(
+            e.latest_at_or_before(t("2030-01-01T09:30:00Z")),
+            Some(t("2030-01-01T09:30:00Z"))
+        );
         let h = CronExpr::parse("@hourly").unwrap();
-        assert_eq!(h.next_after(t("2030-01-01T09:30:00Z")), Some(t("2030-01-01T10:00:00Z")));
+        assert_eq!(
+            h.next_after(t("2030-01-01T09:30:00Z")),
+            Some(t("2030-01-01T10:00:00Z"))
+        );
         let w = CronExpr::parse("@weekly").unwrap();
         // 2030-01-01 is a Tuesday; @weekly is Sunday midnight.
-        assert_eq!(w.next_after(t("2030-01-01T00:00:00Z")), Some(t("2030-01-06T00:00:00Z")));
+        assert_eq!(
+            w.next_after(t("2030-01-01T00:00:00Z")),
+            Some(t("2030-01-06T00:00:00Z"))
+        );
     }
 
     #[tokio::test]

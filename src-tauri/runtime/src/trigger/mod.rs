@@ -243,7 +243,12 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
             },
         )
     })?;
-    tracing::info!(task_id, trigger = f.kind, trigger_id = f.trigger_id, "trigger fired");
+    tracing::info!(
+        task_id,
+        trigger = f.kind,
+        trigger_id = f.trigger_id,
+        "trigger fired"
+    );
     Ok(task_id)
 }
 

@@ -62,10 +62,12 @@ impl TriggerHost {
         let mut addr = None;
         if opts.webhooks {
             let listener = webhook::bind(opts.port.unwrap_or(settings.port)).await?;
-            let local = listener.local_addr().map_err(|source| super::TriggerError::Listen {
-                addr: "127.0.0.1".into(),
-                source,
-            })?;
+            let local = listener
+                .local_addr()
+                .map_err(|source| super::TriggerError::Listen {
+                    addr: "127.0.0.1".into(),
+                    source,
+                })?;
             addr = Some(local);
             let (rt2, s2, c2) = (rt.clone(), settings.clone(), cancel.clone());
             handles.push(tokio::spawn(async move {
@@ -109,7 +111,10 @@ impl TriggerHost {
     pub async fn shutdown(self) {
         self.cancel.cancel();
         for h in self.handles {
-            if tokio::time::timeout(Duration::from_secs(10), h).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(10), h)
+                .await
+                .is_err()
+            {
                 tracing::warn!("a trigger runner did not stop within 10 s");
             }
         }
@@ -152,7 +157,10 @@ impl Supervisor {
     /// Starts runners for active definitions, stops those of paused, deleted or changed
     /// ones, and restarts runners that ended on an error.
     async fn reconcile(&mut self) {
-        let defs = self.rt.store.read(|c| Ok((triggers::schedules(c)?, triggers::watches(c)?)));
+        let defs = self
+            .rt
+            .store
+            .read(|c| Ok((triggers::schedules(c)?, triggers::watches(c)?)));
         let (schedules, watches) = match defs {
             Ok(d) => d,
             Err(e) => {
@@ -163,7 +171,15 @@ impl Supervisor {
         let wanted: HashMap<i64, String> = schedules
             .iter()
             .filter(|s| !s.paused)
-            .map(|s| (s.id, format!("{}|{}|{}|{:?}|{}", s.expr, s.workspace, s.goal, s.provider, s.catch_up)))
+            .map(|s| {
+                (
+                    s.id,
+                    format!(
+                        "{}|{}|{}|{:?}|{}",
+                        s.expr, s.workspace, s.goal, s.provider, s.catch_up
+                    ),
+                )
+            })
             .collect();
         retain_wanted(&mut self.schedules, &wanted);
         for (id, key) in wanted {
@@ -171,19 +187,35 @@ impl Supervisor {
                 continue;
             }
             let cancel = self.cancel.child_token();
-            let handle = tokio::spawn(cron::run(self.rt.clone(), id, self.clock.clone(), cancel.clone()));
-            self.schedules.insert(id, Runner { key, cancel, handle });
+            let handle = tokio::spawn(cron::run(
+                self.rt.clone(),
+                id,
+                self.clock.clone(),
+                cancel.clone(),
+            ));
+            self.schedules.insert(
+                id,
+                Runner {
+                    key,
+                    cancel,
+                    handle,
+                },
+            );
         }
 
         let wanted: HashMap<i64, (String, triggers::Watch)> = watches
             .into_iter()
             .filter(|w| !w.paused)
             .map(|w| {
-                let key = format!("{}|{}|{}|{:?}|{}", w.pattern, w.workspace, w.goal, w.provider, w.min_interval_secs);
+                let key = format!(
+                    "{}|{}|{}|{:?}|{}",
+                    w.pattern, w.workspace, w.goal, w.provider, w.min_interval_secs
+                );
                 (w.id, (key, w))
             })
             .collect();
-        let keys: HashMap<i64, String> = wanted.iter().map(|(id, (k, _))| (*id, k.clone())).collect();
+        let keys: HashMap<i64, String> =
+            wanted.iter().map(|(id, (k, _))| (*id, k.clone())).collect();
         retain_wanted(&mut self.watches, &keys);
         for (id, (key, w)) in wanted {
             if self.watches.contains_key(&id) {
@@ -200,7 +232,14 @@ impl Supervisor {
             ));
             // In place before `start`/`reload` returns, so no change right after is lost.
             let _ = tokio::time::timeout(Duration::from_secs(10), ready_rx).await;
-            self.watches.insert(id, Runner { key, cancel, handle });
+            self.watches.insert(
+                id,
+                Runner {
+                    key,
+                    cancel,
+                    handle,
+                },
+            );
         }
     }
 }
@@ -215,14 +254,25 @@ fn retain_wanted(running: &mut HashMap<i64, Runner<String>>, wanted: &HashMap<i6
     });
 }
 
-/// Where `serve` will resume interrupted tasks at start. Crash recovery belongs to the
-/// task service; this is the one call site for it in the headless host.
-pub fn on_start(_rt: &Arc<Runtime>) {
-    // TODO(lead): resume tasks found `running` and show pending approvals (DESIGN §9).
+/// What `serve` does before it listens: resume the runs a crash or a quit interrupted
+/// (the task service's `resume_all`; DESIGN §9). A headless host has nobody to ask, so it
+/// resumes; waiting approvals stay waiting.
+pub fn on_start(rt: &Arc<Runtime>) {
+    match rt.resume_all() {
+        Ok(sessions) if !sessions.is_empty() => {
+            tracing::info!(sessions = ?sessions, "resumed interrupted sessions");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, "could not resume interrupted sessions"),
+    }
 }
 
 /// `pocketpilot serve`: the host without a window until Ctrl-C or SIGTERM.
-pub async fn serve_until_signal(rt: Arc<Runtime>, port: Option<u16>, mut status: impl std::io::Write) -> Result<()> {
+pub async fn serve_until_signal(
+    rt: Arc<Runtime>,
+    port: Option<u16>,
+    mut status: impl std::io::Write,
+) -> Result<()> {
     on_start(&rt);
     let host = TriggerHost::start(
         rt.clone(),

@@ -97,7 +97,11 @@ impl Pattern {
                 }
             }
         }
-        let text = if parts.is_empty() { "**".to_owned() } else { parts.join("/") };
+        let text = if parts.is_empty() {
+            "**".to_owned()
+        } else {
+            parts.join("/")
+        };
         let is_glob = text.contains(['*', '?', '[', '{']);
         // The folders before the first glob character: watch there, not the whole tree.
         let literal: Vec<&str> = parts
@@ -166,7 +170,10 @@ pub fn create(rt: &Runtime, new: &NewWatch) -> Result<Watch> {
     }
     let workspace = canonical_workspace(&new.workspace)?;
     let (_, pattern) = Pattern::parse(Path::new(&workspace), &new.pattern)?;
-    let interval = new.min_interval_secs.unwrap_or(DEFAULT_MIN_INTERVAL_SECS).max(0);
+    let interval = new
+        .min_interval_secs
+        .unwrap_or(DEFAULT_MIN_INTERVAL_SECS)
+        .max(0);
     let watch = rt.store.write(|c| {
         let id = triggers::insert_watch(
             c,
@@ -189,7 +196,9 @@ pub fn list(rt: &Runtime) -> Result<Vec<Watch>> {
 }
 
 pub fn set_paused(rt: &Runtime, id: i64, paused: bool) -> Result<()> {
-    Ok(rt.store.write(|c| triggers::set_watch_paused(c, id, paused))?)
+    Ok(rt
+        .store
+        .write(|c| triggers::set_watch_paused(c, id, paused))?)
 }
 
 pub fn delete(rt: &Runtime, id: i64) -> Result<()> {
@@ -261,7 +270,8 @@ async fn run_inner(
     if let Some(ready) = ready {
         let _ = ready.send(());
     }
-    let data_dir = std::fs::canonicalize(rt.data_dir()).unwrap_or_else(|_| rt.data_dir().to_path_buf());
+    let data_dir =
+        std::fs::canonicalize(rt.data_dir()).unwrap_or_else(|_| rt.data_dir().to_path_buf());
     let min_interval = Duration::from_secs(w.min_interval_secs.max(0) as u64);
     let mut last_fire: Option<Instant> = None;
     let mut pending: BTreeSet<String> = BTreeSet::new();
@@ -322,15 +332,21 @@ async fn without_agent_writes(
     // A write may be on disk before its `tool_call_completed` is recorded: wait (bounded)
     // until no tool call of this workspace is in flight.
     let started = Instant::now();
-    while rt.store.read(|c| triggers::tool_call_in_flight(c, workspace))? {
+    while rt
+        .store
+        .read(|c| triggers::tool_call_in_flight(c, workspace))?
+    {
         if started.elapsed() > IN_FLIGHT_WAIT || cancel.is_cancelled() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let window = chrono::Duration::from_std(AGENT_WRITE_WINDOW).unwrap_or_else(|_| chrono::Duration::seconds(15));
+    let window = chrono::Duration::from_std(AGENT_WRITE_WINDOW)
+        .unwrap_or_else(|_| chrono::Duration::seconds(15));
     let since = stamp(chrono::Utc::now() - window);
-    let agent = rt.store.read(|c| triggers::agent_changes_since(c, workspace, &since))?;
+    let agent = rt
+        .store
+        .read(|c| triggers::agent_changes_since(c, workspace, &since))?;
     for p in agent {
         // `changed` of a deleted tree lists the folder too: drop what is under it.
         let prefix = format!("{p}/");
@@ -341,7 +357,10 @@ async fn without_agent_writes(
 
 fn fire_watch(rt: &Arc<Runtime>, w: &Watch, changed: &BTreeSet<String>) -> Result<()> {
     if TriggerSettings::load(rt)?.paused {
-        let why = format!("all triggers are paused ({} changed files dropped)", changed.len());
+        let why = format!(
+            "all triggers are paused ({} changed files dropped)",
+            changed.len()
+        );
         return super::skip(rt, "watch", w.id, None, &why);
     }
     // The definition may have been paused or deleted since the runner started.
@@ -364,10 +383,17 @@ fn fire_watch(rt: &Arc<Runtime>, w: &Watch, changed: &BTreeSet<String>) -> Resul
     match super::fire(rt, &fire) {
         Ok(task_id) => {
             let at = stamp(chrono::Utc::now());
-            rt.store.write(|c| triggers::watch_fired(c, w.id, task_id, &at))?;
+            rt.store
+                .write(|c| triggers::watch_fired(c, w.id, task_id, &at))?;
             Ok(())
         }
-        Err(e) => super::skip(rt, "watch", w.id, None, &format!("the task could not be created: {e}")),
+        Err(e) => super::skip(
+            rt,
+            "watch",
+            w.id,
+            None,
+            &format!("the task could not be created: {e}"),
+        ),
     }
 }
 
@@ -405,15 +431,20 @@ mod tests {
             let e = Pattern::parse(&r, bad).unwrap_err();
             assert_eq!(e.kind(), "outside_workspace", "{bad}");
         }
-        let outside = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(outside.path(), r.join("link")).unwrap();
-        let e = Pattern::parse(&r, "link/*.txt").unwrap_err();
-        assert_eq!(e.kind(), "outside_workspace");
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink(outside.path(), r.join("link")).unwrap();
+            let e = Pattern::parse(&r, "link/*.txt").unwrap_err();
+            assert_eq!(e.kind(), "outside_workspace");
+        }
     }
 
     #[test]
     fn temp_files_of_the_guard_are_recognised() {
-        assert!(is_agent_temp_file(Path::new("/w/.a.txt.pocketpilot-12-0.tmp")));
+        assert!(is_agent_temp_file(Path::new(
+            "/w/.a.txt.pocketpilot-12-0.tmp"
+        )));
         assert!(!is_agent_temp_file(Path::new("/w/a.txt")));
         assert!(!is_agent_temp_file(Path::new("/w/.hidden.tmp")));
     }

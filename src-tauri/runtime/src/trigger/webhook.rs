@@ -6,7 +6,8 @@
 //! Errors are `{"error": {"kind", "message"}}`, checked in this order:
 //! 404 unknown or paused hook → 401 missing/bad token → 429 over the hook's rate →
 //! 415 not JSON → 413 body over [`MAX_BODY_BYTES`] → 400 malformed or invalid body.
-//! 503 while all triggers are paused.
+//! 503 while all triggers are paused; 409 when the named session is busy (a hook starts
+//! runs, it does not queue into a busy conversation) or the hook's workspace is gone.
 //!
 //! A `session` or `follow_up_of` must belong to the hook's own workspace: a hook's token
 //! grants nothing outside the folder it was created for.
@@ -49,7 +50,12 @@ pub struct CreatedHook {
 }
 
 /// Creates a hook for a workspace and returns its token, which is never shown again.
-pub fn create(rt: &Runtime, name: &str, workspace: &Path, provider: Option<&str>) -> Result<CreatedHook> {
+pub fn create(
+    rt: &Runtime,
+    name: &str,
+    workspace: &Path,
+    provider: Option<&str>,
+) -> Result<CreatedHook> {
     let valid = !name.is_empty()
         && name.len() <= 64
         && name
@@ -79,7 +85,9 @@ pub fn list(rt: &Runtime) -> Result<Vec<triggers::Webhook>> {
 }
 
 pub fn set_paused(rt: &Runtime, name: &str, paused: bool) -> Result<()> {
-    Ok(rt.store.write(|c| triggers::set_webhook_paused(c, name, paused))?)
+    Ok(rt
+        .store
+        .write(|c| triggers::set_webhook_paused(c, name, paused))?)
 }
 
 pub fn delete(rt: &Runtime, name: &str) -> Result<()> {
@@ -150,7 +158,11 @@ pub fn router(rt: Arc<Runtime>, settings: &TriggerSettings) -> Router {
         .route(
             "/hooks/{name}",
             post(receive).fallback(|| async {
-                HookError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "use POST")
+                HookError::new(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    "use POST",
+                )
             }),
         )
         .fallback(|| async {
@@ -219,7 +231,11 @@ impl HookError {
     }
     fn internal(e: impl std::fmt::Display) -> Self {
         tracing::error!(error = %e, "webhook failed");
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the task could not be created; see the log")
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the task could not be created; see the log",
+        )
     }
 }
 
@@ -243,7 +259,10 @@ async fn receive(
     body: Body,
 ) -> Response {
     match accept(&state, &name, &headers, body).await {
-        Ok(task_id) => (StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "task_id": task_id })))
+        Ok(task_id) => (
+            StatusCode::ACCEPTED,
+            axum::Json(serde_json::json!({ "task_id": task_id })),
+        )
             .into_response(),
         Err(e) => {
             tracing::info!(hook = %name, status = e.status.as_u16(), kind = e.kind, "webhook refused");
@@ -252,9 +271,16 @@ async fn receive(
     }
 }
 
-async fn accept(state: &AppState, name: &str, headers: &HeaderMap, body: Body) -> Result<i64, HookError> {
+async fn accept(
+    state: &AppState,
+    name: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<i64, HookError> {
     let rt = &state.rt;
-    let paused = TriggerSettings::load(rt).map_err(HookError::internal)?.paused;
+    let paused = TriggerSettings::load(rt)
+        .map_err(HookError::internal)?
+        .paused;
     if paused {
         return Err(HookError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -267,7 +293,13 @@ async fn accept(state: &AppState, name: &str, headers: &HeaderMap, body: Body) -
         .read(|c| triggers::webhook_by_name(c, name))
         .map_err(HookError::internal)?
         .filter(|h| !h.paused)
-        .ok_or_else(|| HookError::new(StatusCode::NOT_FOUND, "unknown_hook", format!("no active hook named `{name}`")))?;
+        .ok_or_else(|| {
+            HookError::new(
+                StatusCode::NOT_FOUND,
+                "unknown_hook",
+                format!("no active hook named `{name}`"),
+            )
+        })?;
 
     let token = presented_token(headers).ok_or_else(|| {
         HookError::new(
@@ -277,7 +309,11 @@ async fn accept(state: &AppState, name: &str, headers: &HeaderMap, body: Body) -
         )
     })?;
     if !token_matches(token, &hook.token_sha256) {
-        return Err(HookError::new(StatusCode::UNAUTHORIZED, "bad_token", "the token does not match this hook"));
+        return Err(HookError::new(
+            StatusCode::UNAUTHORIZED,
+            "bad_token",
+            "the token does not match this hook",
+        ));
     }
     if let Err(secs) = state.limiter.take(hook.id) {
         let mut e = HookError::new(
@@ -299,13 +335,19 @@ async fn accept(state: &AppState, name: &str, headers: &HeaderMap, body: Body) -
     let body: HookBody = serde_json::from_slice(&bytes).map_err(|e| {
         use serde_json::error::Category;
         match e.classify() {
-            Category::Data => HookError::bad("invalid_body", format!("the body does not fit {{text, session?, follow_up_of?}}: {e}")),
+            Category::Data => HookError::bad(
+                "invalid_body",
+                format!("the body does not fit {{text, session?, follow_up_of?}}: {e}"),
+            ),
             _ => HookError::bad("malformed_json", format!("the body is not valid JSON: {e}")),
         }
     })?;
     let text = body.text.as_deref().map(str::trim).unwrap_or_default();
     if text.is_empty() {
-        return Err(HookError::bad("missing_text", "`text` is required and must not be empty"));
+        return Err(HookError::bad(
+            "missing_text",
+            "`text` is required and must not be empty",
+        ));
     }
     let chars = text.chars().count();
     if chars > MAX_TEXT_CHARS {
@@ -328,6 +370,11 @@ async fn accept(state: &AppState, name: &str, headers: &HeaderMap, body: Body) -
         reason: None,
     };
     let task_id = super::fire(rt, &fire).map_err(|e| match e.kind() {
+        "conversation_busy" => HookError::new(
+            StatusCode::CONFLICT,
+            "conversation_busy",
+            "the session is busy: the agent is still working on it; send again when it is done, or leave out `session`",
+        ),
         "workspace" => HookError::new(
             StatusCode::CONFLICT,
             "workspace",
@@ -343,7 +390,10 @@ async fn accept(state: &AppState, name: &str, headers: &HeaderMap, body: Body) -
 }
 
 fn presented_token(headers: &HeaderMap) -> Option<&str> {
-    if let Some(v) = headers.get("x-pocketpilot-token").and_then(|v| v.to_str().ok()) {
+    if let Some(v) = headers
+        .get("x-pocketpilot-token")
+        .and_then(|v| v.to_str().ok())
+    {
         return Some(v.trim());
     }
     let auth = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
@@ -380,7 +430,12 @@ async fn read_bounded(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HookEr
     let mut stream = body.into_data_stream();
     let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(MAX_BODY_BYTES as u64) as usize);
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| HookError::bad("unreadable_body", format!("the body could not be read: {e}")))?;
+        let chunk = chunk.map_err(|e| {
+            HookError::bad(
+                "unreadable_body",
+                format!("the body could not be read: {e}"),
+            )
+        })?;
         if buf.len() + chunk.len() > MAX_BODY_BYTES {
             return Err(too_large());
         }
@@ -390,7 +445,12 @@ async fn read_bounded(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HookEr
 }
 
 /// A hook may continue a session or follow up a task only in its own workspace.
-fn check_scope(rt: &Runtime, workspace: &str, session: Option<i64>, follow_up_of: Option<i64>) -> Result<(), HookError> {
+fn check_scope(
+    rt: &Runtime,
+    workspace: &str,
+    session: Option<i64>,
+    follow_up_of: Option<i64>,
+) -> Result<(), HookError> {
     let in_scope = |session_id: i64| -> Result<bool, HookError> {
         match rt.store.read(|c| sessions::get(c, session_id)) {
             Ok(s) => Ok(s.workspace == workspace),
@@ -400,7 +460,10 @@ fn check_scope(rt: &Runtime, workspace: &str, session: Option<i64>, follow_up_of
     };
     if let Some(id) = session {
         if !in_scope(id)? {
-            return Err(HookError::bad("unknown_session", format!("no session {id} in this hook's workspace")));
+            return Err(HookError::bad(
+                "unknown_session",
+                format!("no session {id} in this hook's workspace"),
+            ));
         }
     }
     if let Some(id) = follow_up_of {
@@ -414,7 +477,10 @@ fn check_scope(rt: &Runtime, workspace: &str, session: Option<i64>, follow_up_of
             None => false,
         };
         if !ok {
-            return Err(HookError::bad("unknown_task", format!("no task {id} in this hook's workspace (and session)")));
+            return Err(HookError::bad(
+                "unknown_task",
+                format!("no task {id} in this hook's workspace (and session)"),
+            ));
         }
     }
     Ok(())
@@ -435,7 +501,10 @@ mod tests {
     #[test]
     fn bearer_and_header_tokens_are_read() {
         let mut h = HeaderMap::new();
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
         assert_eq!(presented_token(&h), Some("abc"));
         h.insert("x-pocketpilot-token", HeaderValue::from_static("xyz"));
         assert_eq!(presented_token(&h), Some("xyz"));

@@ -1,0 +1,152 @@
+//! `pocketpilot run` against a real OpenAI-compatible server (llmock, from PyPI, started
+//! here on 127.0.0.1): a tool call executed, its result sent back, the final answer
+//! printed — and the API key found nowhere it must not be.
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const KEY: &str = "sk-pocketpilot-test-9f8e7d6c5b4a";
+
+struct Llmock {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Llmock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn post(port: u16, path: &str, body: &Value) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body = body.to_string();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, out)
+}
+
+impl Llmock {
+    fn start() -> Self {
+        let bin = std::env::var_os("POCKETPILOT_LLMOCK")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/llmock"));
+        assert!(bin.exists(), "llmock not found at {}: run tests/setup-python.sh", bin.display());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(&bin)
+            .args(["serve", "--host", "127.0.0.1", "--port", &port.to_string(), "--tool-mode", "off", "--log-level", "warning"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mock = Self { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() || post(port, "/_llmock/reset", &json!({})).0 != 200 {
+            assert!(start.elapsed() < Duration::from_secs(30), "llmock did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        mock
+    }
+
+    fn scenario(&self, behaviors: Value) {
+        let (status, body) = post(self.port, "/_llmock/scenario", &json!({ "behaviors": behaviors }));
+        assert!((200..300).contains(&status), "{body}");
+    }
+}
+
+fn pocketpilot(dir: &Path, port: u16, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
+        .args(args)
+        .env("POCKETPILOT_DATA_DIR", dir.join("data"))
+        .env("HOME", dir)
+        .env("POCKETPILOT_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
+        .env("POCKETPILOT_MODEL", "test-model")
+        .env("POCKETPILOT_API_KEY", KEY)
+        .env("POCKETPILOT_LOG", "trace")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
+    let mock = Llmock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("notes.txt"), "The launch code is banana.\n").unwrap();
+    mock.scenario(json!([
+        { "type": "reply", "tool_calls": [{ "name": "read_file", "arguments": { "path": "notes.txt" } }] },
+        { "type": "reply", "text": "The notes say the launch code is banana." }
+    ]));
+    let out = pocketpilot(dir.path(), mock.port, &["run", "--workspace", ws.to_str().unwrap(), "--goal", "What do the notes say?"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("The notes say the launch code is banana."), "{stdout}");
+    assert!(stderr.contains("read_file"), "{stderr}");
+
+    let shown: Value = serde_json::from_slice(
+        &pocketpilot(dir.path(), mock.port, &["show", "1", "--json"]).stdout,
+    )
+    .unwrap();
+    let events = shown["events"].as_array().unwrap();
+    let completed = events.iter().find(|e| e["type"] == "tool_call_completed").unwrap();
+    assert!(completed["payload"]["output"].as_str().unwrap().contains("banana"));
+    assert!(events.iter().any(|e| e["type"] == "task_started" && e["payload"]["provider"] == "openai:test-model"));
+    assert!(shown["task"]["prompt_tokens"].as_i64().unwrap() > 0);
+
+    // A rejected key: a clear error that points at the key setting — and never shows it.
+    mock.scenario(json!([{ "type": "fail", "status": 401 }]));
+    let out = pocketpilot(dir.path(), mock.port, &["run", "--workspace", ws.to_str().unwrap(), "--goal", "again"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("pocketpilot key set"), "{stderr}");
+
+    // The key is in no file of the data directory (database, WAL, logs), in no event and
+    // in no output.
+    let _ = pocketpilot(dir.path(), mock.port, &["logs"]);
+    let data = dir.path().join("data");
+    let files = files_under(&data);
+    assert!(files.iter().any(|f| f.to_string_lossy().contains("logs")));
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "the API key leaked into {}",
+            f.display()
+        );
+    }
+    for args in [&["show", "1", "--json"][..], &["show", "2", "--json"], &["logs"], &["provider", "show", "--json"]] {
+        let out = pocketpilot(dir.path(), mock.port, args);
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY));
+        assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY));
+    }
+}
