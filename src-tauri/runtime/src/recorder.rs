@@ -26,6 +26,9 @@ use crate::task::TaskStatus;
 pub type TaskEvent = StoredEvent;
 
 const CHANNEL_CAPACITY: usize = 4096;
+/// How long a quiet subscription waits before looking in the store for events recorded by
+/// another process.
+const STORE_POLL: Duration = Duration::from_millis(500);
 
 struct Channel {
     tx: broadcast::Sender<Arc<TaskEvent>>,
@@ -40,6 +43,22 @@ pub struct Recorder {
     store: Arc<store::Store>,
     channels: Mutex<HashMap<i64, Arc<Mutex<Channel>>>>,
     window: Duration,
+    /// Every change of a task's state, for the sessions list, the tray and notifications.
+    changes: broadcast::Sender<TaskChange>,
+}
+
+/// A task changed state (`kind` is the event that changed it).
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct TaskChange {
+    pub task_id: i64,
+    pub kind: String,
+}
+
+fn changes_state(kind: &str) -> bool {
+    matches!(
+        kind,
+        "task_created" | "task_started" | "approval_required" | "approval_resolved"
+    ) || is_terminal_event(kind)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -62,7 +81,13 @@ impl Recorder {
             store,
             channels: Mutex::new(HashMap::new()),
             window,
+            changes: broadcast::channel(1024).0,
         })
+    }
+
+    /// Task state changes made by this process, as they commit.
+    pub fn changes(&self) -> broadcast::Receiver<TaskChange> {
+        self.changes.subscribe()
     }
 
     pub fn store(&self) -> &Arc<store::Store> {
@@ -167,6 +192,12 @@ impl Recorder {
             Ok::<_, E>((events, extra, value))
         })?;
         let all: Vec<TaskEvent> = events.into_iter().chain(extra).collect();
+        for ev in all.iter().filter(|e| changes_state(&e.kind)) {
+            let _ = self.changes.send(TaskChange {
+                task_id: ev.task_id,
+                kind: ev.kind.clone(),
+            });
+        }
         let mut ended = Vec::new();
         let mut others = Vec::new();
         for ev in &all {
@@ -477,7 +508,23 @@ impl Subscription {
                 return Some(Ok(ev));
             }
             let rx = self.rx.as_mut()?;
-            match rx.recv().await {
+            let received = match tokio::time::timeout(STORE_POLL, rx.recv()).await {
+                Ok(r) => r,
+                Err(_) => {
+                    // Quiet here: another process may be running this task. Its persisted
+                    // events reach us through the store (its deltas do not).
+                    match self
+                        .recorder
+                        .store
+                        .read(|c| events::list_after(c, self.task_id, self.last))
+                    {
+                        Ok(found) => self.backlog.extend(found),
+                        Err(e) => return Some(Err(e)),
+                    }
+                    continue;
+                }
+            };
+            match received {
                 Ok(ev) => self.backlog.push_back((*ev).clone()),
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     if let Err(e) = self.attach(Some(())) {

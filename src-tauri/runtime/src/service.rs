@@ -77,6 +77,12 @@ pub struct NewTask {
     pub grants: Vec<String>,
 }
 
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub running: i64,
+    pub waiting_approval: i64,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ApprovalAnswer {
     pub approve: bool,
@@ -217,6 +223,47 @@ impl Runtime {
             }
         }
         Ok(self.store.write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
+    }
+
+    pub fn set_provider_settings(&self, p: &ProviderSettings) -> Result<()> {
+        if let Some(u) = &p.base_url {
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(RuntimeError::InvalidArguments(format!(
+                    "the base URL must start with http:// or https://, got `{u}`"
+                )));
+            }
+        }
+        Ok(p.save(&self.store)?)
+    }
+
+    pub fn set_limits(&self, l: &Limits) -> Result<()> {
+        if l.max_steps == 0 || l.max_task_seconds == 0 {
+            return Err(RuntimeError::InvalidArguments("limits must be at least 1".into()));
+        }
+        Ok(self.store.write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)
+    }
+
+    /// Asks the configured model for a one-word reply: the settings screen's "test connection".
+    pub async fn test_connection(&self) -> Result<String> {
+        let settings = self.provider_settings()?;
+        let provider = crate::provider::build(None, &settings)
+            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        let reply = provider
+            .complete(vec![pocketpilot_model::Message::user("Reply with the single word: ok")], Vec::new())
+            .await
+            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        Ok(format!("{} answered: {}", provider.label(), reply.text.trim()))
+    }
+
+    /// Tasks running and waiting for a person, for the tray.
+    pub fn counts(&self) -> Result<Counts> {
+        Ok(self.store.read(|c| {
+            Ok(Counts {
+                running: tasks::with_status(c, TaskStatus::Running)?.len() as i64
+                    + tasks::with_status(c, TaskStatus::Queued)?.len() as i64,
+                waiting_approval: tasks::with_status(c, TaskStatus::WaitingApproval)?.len() as i64,
+            })
+        })?)
     }
 
     /// Whether the session has a run that is not terminal.
