@@ -878,3 +878,68 @@ async fn hooks_add_prints_the_token_and_nothing_else_and_only_its_digest_is_stor
     f.settle(body["task_id"].as_i64().unwrap()).await;
     h.shutdown().await;
 }
+
+/// A `Write` the test can read while `serve` holds it.
+#[derive(Clone, Default)]
+struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn serve_says_where_it_listens_and_stops_cleanly_on_sigterm() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "srv", &f.workspace, Some(&instant_script(&f))).unwrap();
+    let status = Shared::default();
+    let serving = tokio::spawn(trigger::serve::serve_until_signal(
+        f.rt.clone(),
+        Some(0),
+        status.clone(),
+    ));
+    let line = until("the listening line", || {
+        status
+            .text()
+            .lines()
+            .find(|l| l.starts_with("listening on http://127.0.0.1:"))
+            .map(str::to_owned)
+    })
+    .await;
+    let base = line.strip_prefix("listening on ").unwrap().to_owned();
+    let (code, body) = post(
+        &reqwest::Client::new(),
+        &format!("{base}/hooks/srv"),
+        &hook.token,
+        json!({"text": "hi"}),
+    )
+    .await;
+    assert_eq!(code, 202);
+    f.settle(body["task_id"].as_i64().unwrap()).await;
+
+    // The handlers were installed before the line was written, so this SIGTERM is theirs.
+    unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    tokio::time::timeout(LIMIT, serving)
+        .await
+        .expect("serve did not stop")
+        .unwrap()
+        .unwrap();
+    assert!(
+        status.text().ends_with("stopping\nstopped\n"),
+        "{}",
+        status.text()
+    );
+    let addr = base.strip_prefix("http://").unwrap();
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}

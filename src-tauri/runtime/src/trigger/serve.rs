@@ -267,11 +267,25 @@ pub fn on_start(rt: &Arc<Runtime>) {
     }
 }
 
-/// `pocketpilot serve`: the host without a window until Ctrl-C or SIGTERM.
+/// `pocketpilot serve`: the host without a window until Ctrl-C or SIGTERM. The signal
+/// handlers are in place before the `listening on …` line is written.
 pub async fn serve_until_signal(
     rt: Arc<Runtime>,
     port: Option<u16>,
+    status: impl std::io::Write,
+) -> Result<()> {
+    let stop = stop_signal();
+    serve_until(rt, port, status, stop).await
+}
+
+/// The headless host until `stop` resolves: resumes interrupted runs ([`on_start`]),
+/// starts the host, writes `listening on http://127.0.0.1:PORT` to `status`, and on
+/// `stop` shuts down (requests in flight finish; runs keep going until the process ends).
+pub async fn serve_until(
+    rt: Arc<Runtime>,
+    port: Option<u16>,
     mut status: impl std::io::Write,
+    stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     on_start(&rt);
     let host = TriggerHost::start(
@@ -294,30 +308,32 @@ pub async fn serve_until_signal(
         n(cron::list(&rt).map(|v| v.iter().filter(|s| !s.paused).count())),
         n(watch::list(&rt).map(|v| v.iter().filter(|w| !w.paused).count())),
     );
-    wait_for_signal().await;
+    let _ = status.flush();
+    stop.await;
     let _ = writeln!(status, "stopping");
     host.shutdown().await;
+    let _ = writeln!(status, "stopped");
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// Ctrl-C or SIGTERM, registered now (not at the first poll).
+fn stop_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+        if let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            return Box::pin(async move {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+                    _ = term.recv() => tracing::info!("SIGTERM"),
+                    _ = int.recv() => tracing::info!("SIGINT"),
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            });
         }
     }
-    #[cfg(not(unix))]
-    {
+    Box::pin(async {
         let _ = tokio::signal::ctrl_c().await;
-    }
+    })
 }
