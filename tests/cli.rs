@@ -40,7 +40,11 @@ impl Env {
     }
     fn json(&self, args: &[&str]) -> Value {
         let out = self.run(args);
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
@@ -54,13 +58,24 @@ fn text(b: &[u8]) -> String {
 }
 
 fn run_args<'a>(ws: &'a str, goal: &'a str, provider: &'a str) -> Vec<&'a str> {
-    vec!["run", "--workspace", ws, "--goal", goal, "--provider", provider]
+    vec![
+        "run",
+        "--workspace",
+        ws,
+        "--goal",
+        goal,
+        "--provider",
+        provider,
+    ]
 }
 
 #[test]
 fn run_streams_the_answer_and_exits_zero() {
     let e = Env::new();
-    let p = e.script("a.json", json!([{ "text": "The answer is 42.", "chunk_size": 2 }]));
+    let p = e.script(
+        "a.json",
+        json!([{ "text": "The answer is 42.", "chunk_size": 2 }]),
+    );
     let ws = e.ws().display().to_string();
     let out = e.run(&run_args(&ws, "what is it", &p));
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
@@ -78,7 +93,10 @@ fn run_streams_the_answer_and_exits_zero() {
         .map(|e| e["sequence"].as_i64().unwrap())
         .collect();
     assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
-    assert_eq!(shown["events"].as_array().unwrap().last().unwrap()["type"], "task_completed");
+    assert_eq!(
+        shown["events"].as_array().unwrap().last().unwrap()["type"],
+        "task_completed"
+    );
     let human = e.run(&["show", &id.to_string()]);
     assert!(text(&human.stdout).contains("final answer: The answer is 42."));
 }
@@ -94,7 +112,12 @@ fn json_mode_prints_every_event_as_a_line() {
     assert_eq!(code(&out), 0);
     let kinds: Vec<String> = text(&out.stdout)
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     assert_eq!(kinds.first().unwrap(), "task_created");
     assert_eq!(kinds.last().unwrap(), "task_completed");
@@ -105,10 +128,17 @@ fn json_mode_prints_every_event_as_a_line() {
 fn exit_codes_follow_the_terminal_status() {
     let e = Env::new();
     let ws = e.ws().display().to_string();
-    let failing = e.script("f.json", json!([{ "error": { "kind": "auth", "message": "bad key" } }]));
+    let failing = e.script(
+        "f.json",
+        json!([{ "error": { "kind": "auth", "message": "bad key" } }]),
+    );
     let out = e.run(&run_args(&ws, "fail", &failing));
     assert_eq!(code(&out), 1);
-    assert!(text(&out.stderr).contains("failed"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("failed"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let slow = e.script("s.json", json!([{ "text": "late", "delay_ms": 60000 }]));
     let out = e
@@ -159,7 +189,11 @@ fn no_model_configured_fails_fast_naming_the_setting() {
     let ws = e.ws().display().to_string();
     let out = e.run(&["run", "--workspace", &ws, "--goal", "hello"]);
     assert_eq!(code(&out), 1);
-    assert!(text(&out.stderr).contains("pocketpilot provider set"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("pocketpilot provider set"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -179,7 +213,10 @@ fn a_corrupt_database_is_reported_and_kept() {
 fn wait_for(mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < Duration::from_secs(20), "condition never held");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "condition never held"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -202,12 +239,18 @@ fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later()
     let pending = e.json(&["approvals", "--json"]);
     let id = pending[0]["id"].as_i64().unwrap();
     assert!(text(&out.stdout).contains(&format!("approval {id}")));
-    assert!(pending[0]["effect"]["diff"].as_str().unwrap().contains("+data"));
+    assert!(pending[0]["effect"]["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+data"));
 
     let approved = e.run(&["approve", &id.to_string()]);
     assert_eq!(code(&approved), 0, "{}", text(&approved.stderr));
     assert!(text(&approved.stdout).contains("Written."));
-    assert_eq!(std::fs::read_to_string(e.ws().join("out.txt")).unwrap(), "data\n");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("out.txt")).unwrap(),
+        "data\n"
+    );
     assert_eq!(code(&e.run(&["approve", &id.to_string()])), 2);
 
     // Rejecting the next one leaves the file as it was.
@@ -217,20 +260,34 @@ fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later()
     std::fs::write(e.ws().join("out.txt"), "mine\n").unwrap();
     let rejected = e.run(&["reject", &id.to_string(), "--reason", "keep mine"]);
     assert_eq!(code(&rejected), 0);
-    assert_eq!(std::fs::read_to_string(e.ws().join("out.txt")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("out.txt")).unwrap(),
+        "mine\n"
+    );
 
     // --allow grants the capability for that run.
     let out = e.run(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
-    assert_eq!(std::fs::read_to_string(e.ws().join("out.txt")).unwrap(), "data\n");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("out.txt")).unwrap(),
+        "data\n"
+    );
 }
 
 #[test]
 fn cancel_from_another_process_stops_a_running_task() {
     let e = Env::new();
     let ws = e.ws().display().to_string();
-    let p = e.script("slow.json", json!([{ "text": "x".repeat(300), "chunk_size": 1, "chunk_delay_ms": 100 }]));
-    let mut child = e.cmd(&run_args(&ws, "ramble", &p)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let p = e.script(
+        "slow.json",
+        json!([{ "text": "x".repeat(300), "chunk_size": 1, "chunk_delay_ms": 100 }]),
+    );
+    let mut child = e
+        .cmd(&run_args(&ws, "ramble", &p))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut id = 0;
     wait_for(|| {
         let tasks = e.json(&["tasks", "--json"]);
@@ -243,7 +300,11 @@ fn cancel_from_another_process_stops_a_running_task() {
     });
     let out = e.run(&["cancel", &id.to_string()]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("cancelled"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("cancelled"),
+        "{}",
+        text(&out.stdout)
+    );
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(4));
 }
@@ -262,7 +323,9 @@ fn logs_are_json_lines_that_carry_the_task() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert!(!lines.is_empty());
-    assert!(lines.iter().all(|l| l.to_string().contains(&format!("\"task_id\":{id}"))));
+    assert!(lines
+        .iter()
+        .all(|l| l.to_string().contains(&format!("\"task_id\":{id}"))));
     let _ = Path::new("");
 }
 
@@ -271,7 +334,10 @@ fn on_a_terminal(e: &Env, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
     use std::io::{Read, Write};
     let bin = env!("CARGO_BIN_EXE_pocketpilot");
     let line = std::iter::once(bin.to_owned())
-        .chain(args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))))
+        .chain(
+            args.iter()
+                .map(|a| format!("'{}'", a.replace('\'', "'\\''"))),
+        )
         .collect::<Vec<_>>()
         .join(" ");
     let mut child = Command::new("script")
@@ -299,7 +365,10 @@ fn on_a_terminal(e: &Env, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
     for (prompt, answer) in answers {
         let start = Instant::now();
         while !seen.contains(prompt) {
-            assert!(start.elapsed() < Duration::from_secs(20), "no prompt `{prompt}` in:\n{seen}");
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no prompt `{prompt}` in:\n{seen}"
+            );
             if let Ok(b) = rx.recv_timeout(Duration::from_millis(100)) {
                 bytes.push(b);
                 seen = String::from_utf8_lossy(&bytes).into_owned();
@@ -316,7 +385,10 @@ fn on_a_terminal(e: &Env, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
     }
     drop(stdin);
     screen.append(&mut bytes);
-    (status.code().unwrap_or(-1), String::from_utf8_lossy(&screen).into_owned())
+    (
+        status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&screen).into_owned(),
+    )
 }
 
 #[test]
@@ -332,11 +404,21 @@ fn on_a_terminal_run_asks_inline_and_each_answer_does_what_it_says() {
         ]),
     );
     // y, then a (allow for this session): the second write is not asked again.
-    let (code, screen) = on_a_terminal(&e, &run_args(&ws, "write twice", &p), &[("Approve?", "a\n")]);
+    let (code, screen) = on_a_terminal(
+        &e,
+        &run_args(&ws, "write twice", &p),
+        &[("Approve?", "a\n")],
+    );
     assert_eq!(code, 0, "{screen}");
-    assert!(screen.contains("+first"), "the dialog shows the diff: {screen}");
+    assert!(
+        screen.contains("+first"),
+        "the dialog shows the diff: {screen}"
+    );
     assert!(screen.contains("All done."));
-    assert_eq!(std::fs::read_to_string(e.ws().join("o.txt")).unwrap(), "second\n");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("o.txt")).unwrap(),
+        "second\n"
+    );
 
     // e (edit) then n (reject with a reason), in a fresh session.
     std::fs::remove_file(e.ws().join("o.txt")).unwrap();
@@ -345,13 +427,19 @@ fn on_a_terminal_run_asks_inline_and_each_answer_does_what_it_says() {
         &run_args(&ws, "write twice", &p),
         &[
             ("Approve?", "e\n"),
-            ("New arguments", "{\"path\":\"edited.txt\",\"content\":\"mine\\n\"}\n"),
+            (
+                "New arguments",
+                "{\"path\":\"edited.txt\",\"content\":\"mine\\n\"}\n",
+            ),
             ("Approve?", "n\n"),
             ("Reason", "no thanks\n"),
         ],
     );
     assert_eq!(code, 0, "{screen}");
-    assert_eq!(std::fs::read_to_string(e.ws().join("edited.txt")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("edited.txt")).unwrap(),
+        "mine\n"
+    );
     assert!(!e.ws().join("o.txt").exists());
     let id = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
     let shown = e.json(&["show", &id.to_string(), "--json"]);
@@ -361,7 +449,10 @@ fn on_a_terminal_run_asks_inline_and_each_answer_does_what_it_says() {
         .iter()
         .find(|ev| ev["type"] == "tool_call_failed")
         .unwrap();
-    assert_eq!(rejected["payload"]["error"], "rejected by the user: no thanks");
+    assert_eq!(
+        rejected["payload"]["error"],
+        "rejected by the user: no thanks"
+    );
 }
 
 #[test]
@@ -375,18 +466,31 @@ fn workspace_policy_rules_are_set_from_the_command_line() {
             { "text": "ok" }
         ]),
     );
-    assert_eq!(code(&e.run(&["policy", "allow", "fs:write", "--workspace", &ws])), 0);
+    assert_eq!(
+        code(&e.run(&["policy", "allow", "fs:write", "--workspace", &ws])),
+        0
+    );
     let out = e.run(&run_args(&ws, "write", &p));
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert!(e.ws().join("o.txt").exists());
     std::fs::remove_file(e.ws().join("o.txt")).unwrap();
 
-    assert_eq!(code(&e.run(&["policy", "deny", "fs", "--workspace", &ws])), 0);
+    assert_eq!(
+        code(&e.run(&["policy", "deny", "fs", "--workspace", &ws])),
+        0
+    );
     let rules = e.json(&["policy", "show", "--workspace", &ws, "--json"]);
     assert_eq!(rules["deny"][0], "fs");
     let out = e.run(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
     assert_eq!(code(&out), 0);
-    assert!(text(&out.stderr).contains("denies"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("denies"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!e.ws().join("o.txt").exists());
-    assert_eq!(code(&e.run(&["policy", "allow", "nonsense:", "--workspace", &ws])), 2);
+    assert_eq!(
+        code(&e.run(&["policy", "allow", "nonsense:", "--workspace", &ws])),
+        2
+    );
 }

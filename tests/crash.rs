@@ -55,7 +55,11 @@ impl Harness {
     }
     fn json(&self, args: &[&str]) -> Value {
         let out = self.output(args);
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
@@ -85,35 +89,66 @@ fn script(path: &Path) {
 
 #[test]
 fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
-    let kills: u64 = std::env::var("POCKETPILOT_CRASH_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let kills: u64 = std::env::var("POCKETPILOT_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
     let seed: u64 = std::env::var("POCKETPILOT_CRASH_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
     println!("crash harness: {kills} kills, POCKETPILOT_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
-    let h = Harness { dir: tempfile::tempdir().unwrap() };
+    let h = Harness {
+        dir: tempfile::tempdir().unwrap(),
+    };
     std::fs::create_dir_all(h.ws()).unwrap();
     let script_path = h.dir.path().join("script.json");
     script(&script_path);
     let ws = h.ws().display().to_string();
     let provider = format!("scripted:{}", script_path.display());
-    assert!(h.output(&["policy", "allow", "shell", "--workspace", &ws]).status.success());
+    assert!(h
+        .output(&["policy", "allow", "shell", "--workspace", &ws])
+        .status
+        .success());
 
     let mut accepted: Vec<i64> = Vec::new();
     let mut session: Option<i64> = None;
     let started = Instant::now();
     for i in 0..kills {
         let mut child = match session {
-            None => h.cmd(&["run", "--workspace", &ws, "--goal", "begin", "--provider", &provider]).spawn().unwrap(),
+            None => h
+                .cmd(&[
+                    "run",
+                    "--workspace",
+                    &ws,
+                    "--goal",
+                    "begin",
+                    "--provider",
+                    &provider,
+                ])
+                .spawn()
+                .unwrap(),
             Some(_) => h.cmd(&["resume"]).spawn().unwrap(),
         };
         if session.is_none() {
             let t0 = Instant::now();
             while session.is_none() {
                 let sessions = h.json(&["sessions", "--json"]);
-                session = sessions.as_array().and_then(|a| a.first()).and_then(|s| s["id"].as_i64());
-                assert!(t0.elapsed() < Duration::from_secs(10), "no session appeared");
+                session = sessions
+                    .as_array()
+                    .and_then(|a| a.first())
+                    .and_then(|s| s["id"].as_i64());
+                assert!(
+                    t0.elapsed() < Duration::from_secs(10),
+                    "no session appeared"
+                );
             }
         }
         let s = session.unwrap_or_default().to_string();
@@ -129,7 +164,9 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
             }
             let mut c = h.cmd(&args).stdout(Stdio::piped()).spawn().unwrap();
             let stdout = c.stdout.take().unwrap();
-            let first = serde_json::Deserializer::from_reader(stdout).into_iter::<Value>().next();
+            let first = serde_json::Deserializer::from_reader(stdout)
+                .into_iter::<Value>()
+                .next();
             if let Some(Ok(v)) = first {
                 accepted.push(v["submission"]["id"].as_i64().unwrap());
             }
@@ -144,7 +181,11 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
     // Recover until nothing is left to resume.
     for _ in 0..400 {
         let out = h.output(&["resume"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         if String::from_utf8_lossy(&out.stderr).contains("nothing to resume") {
             break;
         }
@@ -160,8 +201,13 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
         .map(|v| (v["id"].as_i64().unwrap(), v.clone()))
         .collect();
     for id in &accepted {
-        let sub = subs.get(id).unwrap_or_else(|| panic!("accepted submission {id} was lost"));
-        assert_ne!(sub["status"], "placed", "submission {id} placed in a run that ended without settling it: {sub}");
+        let sub = subs
+            .get(id)
+            .unwrap_or_else(|| panic!("accepted submission {id} was lost"));
+        assert_ne!(
+            sub["status"], "placed",
+            "submission {id} placed in a run that ended without settling it: {sub}"
+        );
     }
     let markers = std::fs::read_to_string(h.ws().join("markers.txt")).unwrap_or_default();
     let mut counts: HashMap<&str, usize> = HashMap::new();
@@ -169,7 +215,10 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
         *counts.entry(line).or_default() += 1;
     }
     let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(twice.is_empty(), "a non-replay-safe call ran twice: {twice:?}");
+    assert!(
+        twice.is_empty(),
+        "a non-replay-safe call ran twice: {twice:?}"
+    );
     let tasks = h.json(&["tasks", "--json", "--limit", "100000"]);
     for t in tasks.as_array().unwrap() {
         let status = t["status"].as_str().unwrap();
@@ -179,8 +228,18 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
             t["id"]
         );
         let shown = h.json(&["show", &t["id"].to_string(), "--json"]);
-        let seqs: Vec<i64> = shown["events"].as_array().unwrap().iter().map(|e| e["sequence"].as_i64().unwrap()).collect();
-        assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>(), "task {} has a gap", t["id"]);
+        let seqs: Vec<i64> = shown["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["sequence"].as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            seqs,
+            (1..=seqs.len() as i64).collect::<Vec<_>>(),
+            "task {} has a gap",
+            t["id"]
+        );
     }
     let interrupted = tasks
         .as_array()

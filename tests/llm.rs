@@ -35,7 +35,11 @@ fn post(port: u16, path: &str, body: &Value) -> (u16, String) {
     .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
-    let status = out.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let status = out
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     (status, out)
 }
 
@@ -44,10 +48,28 @@ impl Llmock {
         let bin = std::env::var_os("POCKETPILOT_LLMOCK")
             .map(PathBuf::from)
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/llmock"));
-        assert!(bin.exists(), "llmock not found at {}: run tests/setup-python.sh", bin.display());
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        assert!(
+            bin.exists(),
+            "llmock not found at {}: run tests/setup-python.sh",
+            bin.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let child = Command::new(&bin)
-            .args(["serve", "--host", "127.0.0.1", "--port", &port.to_string(), "--tool-mode", "off", "--log-level", "warning"])
+            .args([
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--tool-mode",
+                "off",
+                "--log-level",
+                "warning",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -55,15 +77,24 @@ impl Llmock {
             .unwrap();
         let mock = Self { child, port };
         let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() || post(port, "/_llmock/reset", &json!({})).0 != 200 {
-            assert!(start.elapsed() < Duration::from_secs(30), "llmock did not start");
+        while TcpStream::connect(("127.0.0.1", port)).is_err()
+            || post(port, "/_llmock/reset", &json!({})).0 != 200
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "llmock did not start"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         mock
     }
 
     fn scenario(&self, behaviors: Value) {
-        let (status, body) = post(self.port, "/_llmock/scenario", &json!({ "behaviors": behaviors }));
+        let (status, body) = post(
+            self.port,
+            "/_llmock/scenario",
+            &json!({ "behaviors": behaviors }),
+        );
         assert!((200..300).contains(&status), "{body}");
     }
 }
@@ -73,7 +104,10 @@ fn pocketpilot(dir: &Path, port: u16, args: &[&str]) -> std::process::Output {
         .args(args)
         .env("POCKETPILOT_DATA_DIR", dir.join("data"))
         .env("HOME", dir)
-        .env("POCKETPILOT_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
+        .env(
+            "POCKETPILOT_BASE_URL",
+            format!("http://127.0.0.1:{port}/v1"),
+        )
         .env("POCKETPILOT_MODEL", "test-model")
         .env("POCKETPILOT_API_KEY", KEY)
         .env("POCKETPILOT_LOG", "trace")
@@ -106,11 +140,24 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
         { "type": "reply", "tool_calls": [{ "name": "read_file", "arguments": { "path": "notes.txt" } }] },
         { "type": "reply", "text": "The notes say the launch code is banana." }
     ]));
-    let out = pocketpilot(dir.path(), mock.port, &["run", "--workspace", ws.to_str().unwrap(), "--goal", "What do the notes say?"]);
+    let out = pocketpilot(
+        dir.path(),
+        mock.port,
+        &[
+            "run",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--goal",
+            "What do the notes say?",
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stdout.contains("The notes say the launch code is banana."), "{stdout}");
+    assert!(
+        stdout.contains("The notes say the launch code is banana."),
+        "{stdout}"
+    );
     assert!(stderr.contains("read_file"), "{stderr}");
 
     let shown: Value = serde_json::from_slice(
@@ -118,14 +165,32 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
     )
     .unwrap();
     let events = shown["events"].as_array().unwrap();
-    let completed = events.iter().find(|e| e["type"] == "tool_call_completed").unwrap();
-    assert!(completed["payload"]["output"].as_str().unwrap().contains("banana"));
-    assert!(events.iter().any(|e| e["type"] == "task_started" && e["payload"]["provider"] == "openai:test-model"));
+    let completed = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_completed")
+        .unwrap();
+    assert!(completed["payload"]["output"]
+        .as_str()
+        .unwrap()
+        .contains("banana"));
+    assert!(events
+        .iter()
+        .any(|e| e["type"] == "task_started" && e["payload"]["provider"] == "openai:test-model"));
     assert!(shown["task"]["prompt_tokens"].as_i64().unwrap() > 0);
 
     // A rejected key: a clear error that points at the key setting — and never shows it.
     mock.scenario(json!([{ "type": "fail", "status": 401 }]));
-    let out = pocketpilot(dir.path(), mock.port, &["run", "--workspace", ws.to_str().unwrap(), "--goal", "again"]);
+    let out = pocketpilot(
+        dir.path(),
+        mock.port,
+        &[
+            "run",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--goal",
+            "again",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("pocketpilot key set"), "{stderr}");
@@ -144,7 +209,12 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
             f.display()
         );
     }
-    for args in [&["show", "1", "--json"][..], &["show", "2", "--json"], &["logs"], &["provider", "show", "--json"]] {
+    for args in [
+        &["show", "1", "--json"][..],
+        &["show", "2", "--json"],
+        &["logs"],
+        &["provider", "show", "--json"],
+    ] {
         let out = pocketpilot(dir.path(), mock.port, args);
         assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY));
         assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY));

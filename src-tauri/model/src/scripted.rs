@@ -120,10 +120,11 @@ impl ScriptedProvider {
             path: path.to_owned(),
             source,
         })?;
-        let file: ScriptFile = serde_json::from_str(&text).map_err(|source| ScriptError::Parse {
-            path: path.to_owned(),
-            source,
-        })?;
+        let file: ScriptFile =
+            serde_json::from_str(&text).map_err(|source| ScriptError::Parse {
+                path: path.to_owned(),
+                source,
+            })?;
         let script = match file {
             ScriptFile::Full(s) => s,
             ScriptFile::Turns(turns) => Script {
@@ -154,7 +155,9 @@ impl ScriptedProvider {
             .count();
         let turn = match self.script.turns.get(index) {
             Some(t) => t.clone(),
-            None if self.script.repeat_last => self.script.turns.last().cloned().unwrap_or_default(),
+            None if self.script.repeat_last => {
+                self.script.turns.last().cloned().unwrap_or_default()
+            }
             None => {
                 return Err(ProviderError::Scripted(format!(
                     "the script has {} turns and turn {} was asked for",
@@ -244,7 +247,14 @@ impl Turn {
                 }
             }
         };
-        let finish_reason = Some(if tool_calls.is_empty() { "stop" } else { "tool_calls" }.into());
+        let finish_reason = Some(
+            if tool_calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            }
+            .into(),
+        );
         ModelResponse {
             text,
             tool_calls,
@@ -315,7 +325,10 @@ fn async_stream(
                     if turn.chunk_delay_ms > 0 {
                         tokio::time::sleep(Duration::from_millis(turn.chunk_delay_ms)).await;
                     }
-                    Some((Ok(StreamEvent::Delta(chunks[i].clone())), Step::Chunk(i + 1)))
+                    Some((
+                        Ok(StreamEvent::Delta(chunks[i].clone())),
+                        Step::Chunk(i + 1),
+                    ))
                 }
                 Step::Chunk(_) => {
                     let done = StreamEvent::Done(turn.response(index, &messages));

@@ -46,7 +46,11 @@ async fn running_past_the_script_is_an_error_unless_it_repeats() {
 #[tokio::test]
 async fn scripted_errors_keep_their_kind() {
     let p = provider(r#"[{"error":{"kind":"auth","message":"nope"}}]"#);
-    let first = p.stream(vec![Message::user("x")], vec![]).next().await.unwrap();
+    let first = p
+        .stream(vec![Message::user("x")], vec![])
+        .next()
+        .await
+        .unwrap();
     assert!(matches!(first, Err(ProviderError::Auth { .. })));
 }
 

@@ -69,7 +69,9 @@ fn main() {
         let secs = t.elapsed().as_secs_f64();
         println!(
             "{:<44} {:>9.0} events/s   ({n} events in {:.2} s, synchronous=FULL)",
-            "persisted event appends", n as f64 / secs, secs
+            "persisted event appends",
+            n as f64 / secs,
+            secs
         );
 
         // 3. delta fan-out to 10 subscribers, raw (no coalescing) and with the 30 ms window.
@@ -109,20 +111,30 @@ fn main() {
                 }));
             }
             for _ in 0..2000 {
-                sent.lock().unwrap_or_else(|p| p.into_inner()).push(Instant::now());
+                sent.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(Instant::now());
                 recorder.delta(task, "x");
                 tokio::time::sleep(Duration::from_micros(500)).await;
             }
             tokio::time::sleep(window + Duration::from_millis(50)).await;
             recorder
-                .record(task, &RuntimeEvent::TaskCancelled { reason: "bench".into() })
+                .record(
+                    task,
+                    &RuntimeEvent::TaskCancelled {
+                        reason: "bench".into(),
+                    },
+                )
                 .expect("end");
             let mut all = Vec::new();
             for s in subs {
                 all.extend(s.await.expect("join"));
             }
             report(
-                &format!("delta fan-out to 10 subscribers, window {} ms", window.as_millis()),
+                &format!(
+                    "delta fan-out to 10 subscribers, window {} ms",
+                    window.as_millis()
+                ),
                 all,
             );
         }

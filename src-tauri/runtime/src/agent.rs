@@ -13,8 +13,12 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use pocketpilot_model::{Message, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolCall, Usage};
-use pocketpilot_tools::{decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext};
+use pocketpilot_model::{
+    Message, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolCall, Usage,
+};
+use pocketpilot_tools::{
+    decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext,
+};
 
 use crate::event::RuntimeEvent;
 
@@ -44,14 +48,25 @@ pub struct AgentLimits {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentOutcome {
-    Completed { final_answer: String },
+    Completed {
+        final_answer: String,
+    },
     WaitingApproval,
-    StepsExhausted { steps: u32 },
-    TokenBudget { used: u64, limit: u64 },
-    ModelFailed { error: ProviderError },
+    StepsExhausted {
+        steps: u32,
+    },
+    TokenBudget {
+        used: u64,
+        limit: u64,
+    },
+    ModelFailed {
+        error: ProviderError,
+    },
     Cancelled,
     /// The sink could not persist an event: the run stops rather than act unrecorded.
-    RecordFailed { error: String },
+    RecordFailed {
+        error: String,
+    },
     /// A queued reset ended the run at its `postTools` boundary.
     EndedByReset,
 }
@@ -115,7 +130,10 @@ impl Agent {
         let step_of_last = start_step.saturating_sub(1).max(1);
         let mut after_tools = !open_calls(&messages).is_empty()
             || messages.last().is_some_and(|m| m.role == Role::Tool);
-        match self.finish_open_calls(&mut messages, step_of_last, sink).await {
+        match self
+            .finish_open_calls(&mut messages, step_of_last, sink)
+            .await
+        {
             Ok(CallResult::Done) => {}
             Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
             Err(outcome) => return outcome,
@@ -237,7 +255,12 @@ impl Agent {
         };
         let args: serde_json::Value = match serde_json::from_str(&call.arguments) {
             Ok(v @ serde_json::Value::Object(_)) => v,
-            Ok(_) => return fail("invalid_arguments", "arguments must be a JSON object".into()),
+            Ok(_) => {
+                return fail(
+                    "invalid_arguments",
+                    "arguments must be a JSON object".into(),
+                )
+            }
             Err(e) => {
                 return fail(
                     "invalid_arguments",
@@ -255,10 +278,7 @@ impl Agent {
         match decision {
             Decision::Deny => fail(
                 "denied",
-                format!(
-                    "the policy denies `{capability}` ({})",
-                    source_name(source)
-                ),
+                format!("the policy denies `{capability}` ({})", source_name(source)),
             ),
             Decision::RequireApproval => {
                 let effect = match tool.effect(&args, &self.ctx) {
@@ -279,9 +299,18 @@ impl Agent {
                 Ok((CallResult::NeedsApproval, String::new()))
             }
             Decision::Allow => {
-                let text = execute(tool.as_ref(), call, args, step, "allow", source_name(source), &self.ctx, sink)
-                    .await
-                    .map_err(record)?;
+                let text = execute(
+                    tool.as_ref(),
+                    call,
+                    args,
+                    step,
+                    "allow",
+                    source_name(source),
+                    &self.ctx,
+                    sink,
+                )
+                .await
+                .map_err(record)?;
                 Ok((CallResult::Done, text))
             }
         }

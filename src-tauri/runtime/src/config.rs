@@ -98,14 +98,23 @@ impl ProviderSettings {
         let mut p: ProviderSettings = store
             .read(|c| settings::get(c, PROVIDER_KEY))?
             .unwrap_or_default();
-        if let Some(v) = std::env::var("POCKETPILOT_BASE_URL").ok().filter(|v| !v.is_empty()) {
+        if let Some(v) = std::env::var("POCKETPILOT_BASE_URL")
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
             p.base_url = Some(v);
         }
-        if let Some(v) = std::env::var("POCKETPILOT_MODEL").ok().filter(|v| !v.is_empty()) {
+        if let Some(v) = std::env::var("POCKETPILOT_MODEL")
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
             p.model = Some(v);
         }
         if let Ok(v) = std::env::var("POCKETPILOT_LLM_STREAM") {
-            p.stream = !matches!(v.trim().to_ascii_lowercase().as_str(), "false" | "0" | "no" | "off");
+            p.stream = !matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "false" | "0" | "no" | "off"
+            );
         }
         Ok(p)
     }
@@ -119,7 +128,9 @@ impl ProviderSettings {
 /// `POCKETPILOT_PROVIDER` (e.g. `scripted:FILE` for demos and end-to-end tests), else the
 /// configured model.
 pub fn default_provider_spec() -> Option<String> {
-    std::env::var("POCKETPILOT_PROVIDER").ok().filter(|v| !v.is_empty())
+    std::env::var("POCKETPILOT_PROVIDER")
+        .ok()
+        .filter(|v| !v.is_empty())
 }
 
 pub fn workspace_rules_key(workspace: &str) -> String {

@@ -43,7 +43,10 @@ pub enum Say {
     /// Places queued items and runs again on the existing context. Idle only.
     Continue,
     /// An entry of kind `kind`. `app.*` kinds are display-only: the model never sees them.
-    Write { kind: String, data: serde_json::Value },
+    Write {
+        kind: String,
+        data: serde_json::Value,
+    },
     /// A new context head, with optional hand-off text for the next run.
     Reset { text: Option<String> },
 }
@@ -73,7 +76,9 @@ pub struct Admitted {
 
 #[derive(Debug, thiserror::Error)]
 pub enum InboxError {
-    #[error("session {0} is busy: the agent is still working (submit a follow-up or a steer instead)")]
+    #[error(
+        "session {0} is busy: the agent is still working (submit a follow-up or a steer instead)"
+    )]
     ConversationBusy(i64),
     #[error("session {0} is idle: nothing is running to add this to")]
     ConversationIdle(i64),
@@ -111,7 +116,12 @@ pub fn is_display_only(kind: &str) -> bool {
 }
 
 /// The pure selection rule; see the module doc.
-pub fn select(items: &[Submission], at: Boundary, steering_all: bool, follow_up_all: bool) -> Selection {
+pub fn select(
+    items: &[Submission],
+    at: Boundary,
+    steering_all: bool,
+    follow_up_all: bool,
+) -> Selection {
     let reset = items.iter().any(|s| s.kind == "reset");
     let is_final = at == Boundary::Final || reset;
     let pick = |mode: &str, all: bool| -> Vec<usize> {
@@ -145,7 +155,10 @@ pub fn is_busy(c: &rusqlite::Connection, session_id: i64) -> Result<bool, StoreE
 }
 
 /// The session's task that is not terminal, if any (there is at most one).
-pub fn current_task(c: &rusqlite::Connection, session_id: i64) -> Result<Option<tasks::Task>, StoreError> {
+pub fn current_task(
+    c: &rusqlite::Connection,
+    session_id: i64,
+) -> Result<Option<tasks::Task>, StoreError> {
     Ok(tasks::list_for_session(c, session_id)?
         .into_iter()
         .find(|t| !t.status.is_terminal()))
@@ -162,7 +175,11 @@ fn kind_of(say: &Say) -> &'static str {
 
 /// Takes a submission, in the caller's transaction. The events it produced (to publish
 /// after commit) are pushed to `out`.
-pub fn admit(tx: &Transaction<'_>, s: &Submit, out: &mut Vec<store::StoredEvent>) -> Result<Admitted, InboxError> {
+pub fn admit(
+    tx: &Transaction<'_>,
+    s: &Submit,
+    out: &mut Vec<store::StoredEvent>,
+) -> Result<Admitted, InboxError> {
     let session = sessions::get(tx, s.session_id)?;
     let kind = kind_of(&s.say);
     if let Some(rid) = &s.request_id {
@@ -185,19 +202,20 @@ pub fn admit(tx: &Transaction<'_>, s: &Submit, out: &mut Vec<store::StoredEvent>
     let run_meta = serde_json::json!({
         "provider": s.provider, "trigger": s.trigger, "grants": s.grants,
     });
-    let new = |mode: Option<&str>, status: &str, content: serde_json::Value| -> Result<i64, StoreError> {
-        submissions::insert(
-            tx,
-            &submissions::NewSubmission {
-                session_id: session.id,
-                kind,
-                mode,
-                status,
-                request_id: s.request_id.as_deref(),
-                content: &content,
-            },
-        )
-    };
+    let new =
+        |mode: Option<&str>, status: &str, content: serde_json::Value| -> Result<i64, StoreError> {
+            submissions::insert(
+                tx,
+                &submissions::NewSubmission {
+                    session_id: session.id,
+                    kind,
+                    mode,
+                    status,
+                    request_id: s.request_id.as_deref(),
+                    content: &content,
+                },
+            )
+        };
     let id = match &s.say {
         Say::Input {
             text,
@@ -214,7 +232,11 @@ pub fn admit(tx: &Transaction<'_>, s: &Submit, out: &mut Vec<store::StoredEvent>
             if !busy && *reject_if_idle {
                 return Err(InboxError::ConversationIdle(session.id));
             }
-            let mode = if *when_busy == WhenBusy::Steer { "steer" } else { "followUp" };
+            let mode = if *when_busy == WhenBusy::Steer {
+                "steer"
+            } else {
+                "followUp"
+            };
             let mut content = run_meta.clone();
             content["text"] = serde_json::json!(text);
             new(Some(mode), "queued", content)?
@@ -237,8 +259,16 @@ pub fn admit(tx: &Transaction<'_>, s: &Submit, out: &mut Vec<store::StoredEvent>
                 deduplicated: false,
             });
         }
-        Say::Write { kind: entry_kind, data } => {
-            if entry_kind.trim().is_empty() || entry_kind == "user" || entry_kind == "assistant" || entry_kind == "tool_result" || entry_kind == "reset" {
+        Say::Write {
+            kind: entry_kind,
+            data,
+        } => {
+            if entry_kind.trim().is_empty()
+                || entry_kind == "user"
+                || entry_kind == "assistant"
+                || entry_kind == "tool_result"
+                || entry_kind == "reset"
+            {
                 return Err(InboxError::Invalid(format!(
                     "`{entry_kind}` is not a kind a write may have"
                 )));
@@ -286,13 +316,24 @@ fn modes(c: &rusqlite::Connection, session_id: i64) -> Result<(bool, bool), Stor
 }
 
 /// Places the selected writes, then returns the selected user items (in order).
-fn place_writes(tx: &Transaction<'_>, session_id: i64, items: &[Submission], sel: &Selection) -> Result<bool, StoreError> {
+fn place_writes(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    items: &[Submission],
+    sel: &Selection,
+) -> Result<bool, StoreError> {
     let mut reset = false;
     for &i in &sel.writes {
         let w = &items[i];
         let entry = if w.kind == "reset" {
             reset = true;
-            entries::append(tx, session_id, None, "reset", &serde_json::json!({ "text": w.content["text"] }))?
+            entries::append(
+                tx,
+                session_id,
+                None,
+                "reset",
+                &serde_json::json!({ "text": w.content["text"] }),
+            )?
         } else {
             let kind = w.content["kind"].as_str().unwrap_or("app.note");
             entries::append(tx, session_id, None, kind, &w.content["data"])?
@@ -325,12 +366,28 @@ pub fn final_boundary(
         return Ok(placement);
     }
     let first = &items[sel.users[0]];
-    let goal = first.content["text"].as_str().unwrap_or("(follow-up)").to_owned();
-    let task_id = start_run(tx, session_id, current.map(|t| t.id), &goal, &first.content, out)?;
+    let goal = first.content["text"]
+        .as_str()
+        .unwrap_or("(follow-up)")
+        .to_owned();
+    let task_id = start_run(
+        tx,
+        session_id,
+        current.map(|t| t.id),
+        &goal,
+        &first.content,
+        out,
+    )?;
     for &i in &sel.users {
         let item = &items[i];
         let text = item.content["text"].as_str().unwrap_or_default().to_owned();
-        let entry = entries::append(tx, session_id, Some(task_id), "user", &serde_json::json!({ "text": text }))?;
+        let entry = entries::append(
+            tx,
+            session_id,
+            Some(task_id),
+            "user",
+            &serde_json::json!({ "text": text }),
+        )?;
         submissions::place(tx, item.id, task_id, entry)?;
         let ev = RuntimeEvent::InputPlaced {
             submission_id: item.id,
@@ -421,7 +478,13 @@ pub fn post_tools_boundary(
     for &i in &sel.users {
         let item = &items[i];
         let text = item.content["text"].as_str().unwrap_or_default().to_owned();
-        let entry = entries::append(tx, task.session_id, Some(task.id), "user", &serde_json::json!({ "text": text }))?;
+        let entry = entries::append(
+            tx,
+            task.session_id,
+            Some(task.id),
+            "user",
+            &serde_json::json!({ "text": text }),
+        )?;
         submissions::place(tx, item.id, task.id, entry)?;
         let ev = RuntimeEvent::InputPlaced {
             submission_id: item.id,
@@ -437,7 +500,12 @@ pub fn post_tools_boundary(
 
 /// Settles the inputs of a run that ended: done (answered by the last assistant entry)
 /// or unanswered with `reason`.
-pub fn settle_run(tx: &Transaction<'_>, task: &tasks::Task, answered: bool, reason: &str) -> Result<(), StoreError> {
+pub fn settle_run(
+    tx: &Transaction<'_>,
+    task: &tasks::Task,
+    answered: bool,
+    reason: &str,
+) -> Result<(), StoreError> {
     let answer: Option<i64> = if answered {
         tx.query_row(
             "SELECT MAX(id) FROM entries WHERE task_id = ?1 AND kind = 'assistant'",
@@ -523,8 +591,14 @@ mod tests {
             item(4, "input", "steer"),
         ];
         assert_eq!(select(&items, Boundary::Final, false, false).users, [0, 1]);
-        assert_eq!(select(&items, Boundary::Final, false, true).users, [0, 1, 2]);
-        assert_eq!(select(&items, Boundary::Final, true, true).users, [0, 1, 2, 3]);
+        assert_eq!(
+            select(&items, Boundary::Final, false, true).users,
+            [0, 1, 2]
+        );
+        assert_eq!(
+            select(&items, Boundary::Final, true, true).users,
+            [0, 1, 2, 3]
+        );
     }
 
     #[test]

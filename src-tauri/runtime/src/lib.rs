@@ -10,10 +10,12 @@
 //!   entries → model messages.
 //! - `provider`: builds a run's provider; `config`: data dir, limits, provider settings.
 //! - `cli`: the `pocketpilot` command line; `logging`: JSON-lines logs.
+//! - `eval`: the scripted eval suite, its runner and scoring, replay of recorded tasks.
 //! - `trigger`: work that starts without the person: webhook, cron, file watch, `serve`.
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod event;
 pub mod inbox;
 pub mod logging;

@@ -69,8 +69,7 @@ fn line_has_task(v: &serde_json::Value, id: i64) -> bool {
     hit(v)
         || v.get("fields").is_some_and(hit)
         || v.get("span").is_some_and(hit)
-        || v
-            .get("spans")
+        || v.get("spans")
             .and_then(|s| s.as_array())
             .is_some_and(|a| a.iter().any(hit))
 }

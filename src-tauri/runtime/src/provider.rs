@@ -64,6 +64,7 @@ fn openai(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetu
         ..OpenAiConfig::default()
     };
     config.apply_env();
-    let provider = OpenAiProvider::new(config).map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
+    let provider =
+        OpenAiProvider::new(config).map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
     Ok(Arc::new(provider))
 }

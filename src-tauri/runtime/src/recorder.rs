@@ -153,7 +153,11 @@ impl Recorder {
 
     /// Persists `event` (with its effects) and publishes it. Live-only events are published
     /// without touching the store.
-    pub fn record(&self, task_id: i64, event: &RuntimeEvent) -> Result<Option<TaskEvent>, StoreError> {
+    pub fn record(
+        &self,
+        task_id: i64,
+        event: &RuntimeEvent,
+    ) -> Result<Option<TaskEvent>, StoreError> {
         if let RuntimeEvent::StreamReset { .. } | RuntimeEvent::AssistantDelta { .. } = event {
             let ch = self.channel(task_id);
             let mut guard = lock(&ch);
@@ -181,7 +185,10 @@ impl Recorder {
     pub fn commit<T, E: From<StoreError>>(
         &self,
         task_id: i64,
-        f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<(Vec<TaskEvent>, T), E>,
+        f: impl FnOnce(
+            &rusqlite::Transaction<'_>,
+            &mut Vec<TaskEvent>,
+        ) -> Result<(Vec<TaskEvent>, T), E>,
     ) -> Result<(Vec<TaskEvent>, T), E> {
         let ch = self.channel(task_id);
         let mut guard = lock(&ch);
@@ -243,14 +250,21 @@ impl Recorder {
 
     /// Ends a run: records `terminal`, settles the run's inputs and, after an answer or a
     /// reset, applies the `final` boundary. Returns the run it started, if any.
-    pub fn finish_run(&self, task_id: i64, terminal: &RuntimeEvent, ended_by_reset: bool) -> Result<Option<i64>, StoreError> {
+    pub fn finish_run(
+        &self,
+        task_id: i64,
+        terminal: &RuntimeEvent,
+        ended_by_reset: bool,
+    ) -> Result<Option<i64>, StoreError> {
         let (_, next) = self.commit(task_id, |tx, out| {
             let stored = apply(tx, task_id, terminal)?;
             let task = tasks::get(tx, task_id)?;
             let answered = matches!(terminal, RuntimeEvent::TaskCompleted { .. });
             let reason = match terminal {
                 _ if ended_by_reset => "reset",
-                RuntimeEvent::TaskFailed { kind, .. } if kind.starts_with("model_") => "model_error",
+                RuntimeEvent::TaskFailed { kind, .. } if kind.starts_with("model_") => {
+                    "model_error"
+                }
                 RuntimeEvent::TaskFailed { kind, .. } => kind.as_str(),
                 RuntimeEvent::TaskCancelled { .. } => "cancelled",
                 RuntimeEvent::BudgetExceeded { .. } => "budget_exceeded",
@@ -272,7 +286,11 @@ impl Recorder {
 
     /// Replays persisted events after `after_sequence`, then the answer so far, then
     /// continues live until a task-terminal event.
-    pub fn subscribe(self: &Arc<Self>, task_id: i64, after_sequence: i64) -> Result<Subscription, StoreError> {
+    pub fn subscribe(
+        self: &Arc<Self>,
+        task_id: i64,
+        after_sequence: i64,
+    ) -> Result<Subscription, StoreError> {
         let mut sub = Subscription {
             recorder: self.clone(),
             task_id,
@@ -287,7 +305,11 @@ impl Recorder {
 }
 
 /// Writes one event and what it means, inside the caller's transaction.
-fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> Result<TaskEvent, StoreError> {
+fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    task_id: i64,
+    event: &RuntimeEvent,
+) -> Result<TaskEvent, StoreError> {
     let task = tasks::get(tx, task_id)?;
     let mut payload = event.payload();
     match event {
@@ -337,7 +359,8 @@ fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> 
             call_id, output, ..
         } => {
             tool_calls::finish(tx, task_id, call_id, "done", output, false)?;
-            let content = serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
+            let content =
+                serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
             entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
         }
         RuntimeEvent::ToolCallFailed {
@@ -348,7 +371,11 @@ fn apply(tx: &rusqlite::Transaction<'_>, task_id: i64, event: &RuntimeEvent) -> 
         } => {
             // A call refused before it ran has no journal row; one that ran has.
             if tool_calls::get(tx, task_id, call_id)?.is_some() {
-                let status = if kind == "interrupted" { "interrupted" } else { "done" };
+                let status = if kind == "interrupted" {
+                    "interrupted"
+                } else {
+                    "done"
+                };
                 tool_calls::finish(tx, task_id, call_id, status, error, true)?;
             }
             let text = format!("Tool {name} failed: {error}");
@@ -477,9 +504,11 @@ impl Subscription {
         let terminal = replay.iter().any(|e| is_terminal_event(&e.kind));
         self.backlog.extend(replay);
         if reset.is_some() {
-            self.backlog.push_back((*live(self.task_id, "stream_reset", &partial)).clone());
+            self.backlog
+                .push_back((*live(self.task_id, "stream_reset", &partial)).clone());
         } else if !partial.is_empty() && !terminal {
-            self.backlog.push_back((*live(self.task_id, "assistant_delta", &partial)).clone());
+            self.backlog
+                .push_back((*live(self.task_id, "assistant_delta", &partial)).clone());
         }
         self.rx = Some(rx);
         if terminal {

@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Limits, ProviderSettings};
 use crate::event::{is_terminal_event, RuntimeEvent};
-use crate::recorder::{Recorder, Subscription};
 use crate::inbox::{self, InboxError};
+use crate::recorder::{Recorder, Subscription};
 use crate::store::{
     self, approvals, entries, events, leases, sessions, submissions, tasks, Store, StoreError,
 };
@@ -142,11 +142,19 @@ impl Runtime {
             (Some(w), None) => Some(canonical_workspace(w)?),
             (None, None) => return Err(RuntimeError::NoWorkspace),
         };
-        let trigger = if new.trigger.is_empty() { "chat" } else { new.trigger.as_str() };
+        let trigger = if new.trigger.is_empty() {
+            "chat"
+        } else {
+            new.trigger.as_str()
+        };
         let (_, admitted) = self.recorder.commit(0, |tx, out| {
             let session_id = match new.session_id {
                 Some(id) => sessions::get(tx, id)?.id,
-                None => sessions::insert(tx, &title_of(goal), workspace.as_deref().unwrap_or_default())?,
+                None => sessions::insert(
+                    tx,
+                    &title_of(goal),
+                    workspace.as_deref().unwrap_or_default(),
+                )?,
             };
             if let Some(prev) = new.follow_up_of {
                 tasks::get(tx, prev)?;
@@ -172,7 +180,11 @@ impl Runtime {
         let id = admitted.started.ok_or_else(|| {
             RuntimeError::Inbox(InboxError::ConversationBusy(admitted.submission.session_id))
         })?;
-        tracing::info!(task_id = id, session_id = admitted.submission.session_id, "task created");
+        tracing::info!(
+            task_id = id,
+            session_id = admitted.submission.session_id,
+            "task created"
+        );
         Ok(id)
     }
 
@@ -214,7 +226,12 @@ impl Runtime {
     }
 
     /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
-    pub fn set_session_modes(&self, session_id: i64, steering: Option<&str>, follow_up: Option<&str>) -> Result<()> {
+    pub fn set_session_modes(
+        &self,
+        session_id: i64,
+        steering: Option<&str>,
+        follow_up: Option<&str>,
+    ) -> Result<()> {
         for m in [steering, follow_up].into_iter().flatten() {
             if m != "all" && m != "one-at-a-time" {
                 return Err(RuntimeError::InvalidArguments(format!(
@@ -222,7 +239,9 @@ impl Runtime {
                 )));
             }
         }
-        Ok(self.store.write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
+        Ok(self
+            .store
+            .write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
     }
 
     pub fn set_provider_settings(&self, p: &ProviderSettings) -> Result<()> {
@@ -238,9 +257,13 @@ impl Runtime {
 
     pub fn set_limits(&self, l: &Limits) -> Result<()> {
         if l.max_steps == 0 || l.max_task_seconds == 0 {
-            return Err(RuntimeError::InvalidArguments("limits must be at least 1".into()));
+            return Err(RuntimeError::InvalidArguments(
+                "limits must be at least 1".into(),
+            ));
         }
-        Ok(self.store.write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)
     }
 
     /// Asks the configured model for a one-word reply: the settings screen's "test connection".
@@ -249,10 +272,19 @@ impl Runtime {
         let provider = crate::provider::build(None, &settings)
             .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
         let reply = provider
-            .complete(vec![pocketpilot_model::Message::user("Reply with the single word: ok")], Vec::new())
+            .complete(
+                vec![pocketpilot_model::Message::user(
+                    "Reply with the single word: ok",
+                )],
+                Vec::new(),
+            )
             .await
             .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
-        Ok(format!("{} answered: {}", provider.label(), reply.text.trim()))
+        Ok(format!(
+            "{} answered: {}",
+            provider.label(),
+            reply.text.trim()
+        ))
     }
 
     /// Tasks running and waiting for a person, for the tray.
@@ -289,7 +321,13 @@ impl Runtime {
     pub async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
         loop {
             let took = self.store.write(|tx| {
-                leases::acquire(tx, session_id, &self.holder, std::process::id() as i64, LEASE_TTL_MS)
+                leases::acquire(
+                    tx,
+                    session_id,
+                    &self.holder,
+                    std::process::id() as i64,
+                    LEASE_TTL_MS,
+                )
             })?;
             if !took {
                 return Ok(());
@@ -300,14 +338,21 @@ impl Runtime {
                     loop {
                         tokio::time::sleep(Duration::from_millis(LEASE_TTL_MS as u64 / 3)).await;
                         let _ = rt.store.write(|tx| {
-                            leases::acquire(tx, session_id, &rt.holder, std::process::id() as i64, LEASE_TTL_MS)
+                            leases::acquire(
+                                tx,
+                                session_id,
+                                &rt.holder,
+                                std::process::id() as i64,
+                                LEASE_TTL_MS,
+                            )
                         });
                     }
                 })
             };
             let worked = self.work_session(session_id).await;
             heartbeat.abort();
-            self.store.write(|tx| leases::release(tx, session_id, &self.holder))?;
+            self.store
+                .write(|tx| leases::release(tx, session_id, &self.holder))?;
             worked?;
             // Something may have been started between our last look and the release (by a
             // process that could not take the lease): look once more.
@@ -429,7 +474,11 @@ impl Runtime {
     }
 
     /// Answers a pending approval and continues the run in a new worker task.
-    pub fn resolve_approval(self: &Arc<Self>, approval_id: i64, answer: ApprovalAnswer) -> Result<i64> {
+    pub fn resolve_approval(
+        self: &Arc<Self>,
+        approval_id: i64,
+        answer: ApprovalAnswer,
+    ) -> Result<i64> {
         let approval = self.store.read(|c| approvals::get(c, approval_id))?;
         if approval.status != "pending" {
             return Err(RuntimeError::NotPending(approval_id));
@@ -451,7 +500,11 @@ impl Runtime {
                 session_grant: answer.approve && answer.session_grant,
                 edited_arguments: answer.edited_arguments.clone(),
                 note: answer.note.clone(),
-                by: if answer.by.is_empty() { "user".into() } else { answer.by.clone() },
+                by: if answer.by.is_empty() {
+                    "user".into()
+                } else {
+                    answer.by.clone()
+                },
             },
         )?;
         let session_id = self.task(task_id)?.session_id;
@@ -502,10 +555,14 @@ impl Runtime {
             .unwrap_or_default())
     }
 
-    pub fn set_policy_rules(&self, workspace: &str, rules: &pocketpilot_tools::PolicyRules) -> Result<()> {
-        Ok(self
-            .store
-            .write(|c| store::settings::set(c, &crate::config::workspace_rules_key(workspace), rules))?)
+    pub fn set_policy_rules(
+        &self,
+        workspace: &str,
+        rules: &pocketpilot_tools::PolicyRules,
+    ) -> Result<()> {
+        Ok(self.store.write(|c| {
+            store::settings::set(c, &crate::config::workspace_rules_key(workspace), rules)
+        })?)
     }
 
     pub fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {

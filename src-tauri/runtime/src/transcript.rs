@@ -25,14 +25,18 @@ pub fn to_messages(workspace: &str, entries: &[Entry]) -> Vec<Message> {
                 out.push(Message::assistant(text, calls));
             }
             "tool_result" => {
-                let call_id = e.content.get("call_id").and_then(|t| t.as_str()).unwrap_or("");
-                out.push(Message::tool_result(call_id, wrap_untrusted("tool result", text)));
+                let call_id = e
+                    .content
+                    .get("call_id")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("");
+                out.push(Message::tool_result(
+                    call_id,
+                    wrap_untrusted("tool result", text),
+                ));
             }
-            "reset" => {
-                if !text.is_empty() {
-                    out.push(Message::user(text));
-                }
-            }
+            // A reset's hand-off text opens the new context.
+            "reset" if !text.is_empty() => out.push(Message::user(text)),
             _ => {}
         }
     }
@@ -55,7 +59,10 @@ fn close_unanswered_calls(messages: Vec<Message>) -> Vec<Message> {
                 for id in open.drain(..) {
                     out.push(Message::tool_result(
                         id,
-                        wrap_untrusted("tool result", "This call never ran: its run ended before it was answered."),
+                        wrap_untrusted(
+                            "tool result",
+                            "This call never ran: its run ended before it was answered.",
+                        ),
                     ));
                 }
                 if m.role == Role::Assistant {

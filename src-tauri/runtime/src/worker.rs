@@ -141,12 +141,17 @@ async fn run_registered(
     let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
     let outcome = {
         let work = async {
-            if let Err(e) = recover_open_calls(rt, &agent, &sink, task_id, &session.workspace).await {
+            if let Err(e) = recover_open_calls(rt, &agent, &sink, task_id, &session.workspace).await
+            {
                 return AgentOutcome::RecordFailed { error: e };
             }
             let entries = match rt.store.read(|c| entries::since_head(c, task.session_id)) {
                 Ok(e) => e,
-                Err(e) => return AgentOutcome::RecordFailed { error: e.to_string() },
+                Err(e) => {
+                    return AgentOutcome::RecordFailed {
+                        error: e.to_string(),
+                    }
+                }
             };
             let messages = transcript::to_messages(&session.workspace, &entries);
             let current = rt.store.read(|c| tasks::get(c, task_id));
@@ -159,7 +164,11 @@ async fn run_registered(
                         total_tokens: (t.prompt_tokens + t.completion_tokens) as u64,
                     },
                 ),
-                Err(e) => return AgentOutcome::RecordFailed { error: e.to_string() },
+                Err(e) => {
+                    return AgentOutcome::RecordFailed {
+                        error: e.to_string(),
+                    }
+                }
             };
             agent.run(messages, start, used, &sink).await
         };
@@ -180,7 +189,8 @@ async fn run_registered(
     };
     watcher.abort();
     let elapsed = started.elapsed().as_millis() as u64;
-    rt.store.write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
+    rt.store
+        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
     let terminal = match outcome {
         Some(AgentOutcome::EndedByReset) => Some(RuntimeEvent::TaskCancelled {
@@ -219,7 +229,11 @@ async fn run_registered(
     };
     if let Some(event) = terminal {
         // A task the service already ended (cancelled while queued) stays as it is.
-        if !rt.task(task_id).map(|t| t.status.is_terminal()).unwrap_or(true) {
+        if !rt
+            .task(task_id)
+            .map(|t| t.status.is_terminal())
+            .unwrap_or(true)
+        {
             recorder.finish_run(task_id, &event, ended_by_reset)?;
         }
     }
@@ -341,7 +355,17 @@ async fn recover_open_calls(
                     continue;
                 };
                 let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
-                agent::execute(tool.as_ref(), &call, args, a.step as u32, "allow", "user", &agent.ctx, sink).await?;
+                agent::execute(
+                    tool.as_ref(),
+                    &call,
+                    args,
+                    a.step as u32,
+                    "allow",
+                    "user",
+                    &agent.ctx,
+                    sink,
+                )
+                .await?;
             }
             _ => return Ok(()),
         }

@@ -48,16 +48,25 @@ fn approve() -> ApprovalAnswer {
 #[tokio::test]
 async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved() {
     let f = Fixture::new();
-    let id = f.rt.submit(&f.task("write hello", &write_script(&f))).unwrap();
+    let id =
+        f.rt.submit(&f.task("write hello", &write_script(&f)))
+            .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    assert!(!f.ws("notes").exists(), "nothing may be written before approval");
+    assert!(
+        !f.ws("notes").exists(),
+        "nothing may be written before approval"
+    );
     let pending = f.rt.pending_approvals().unwrap();
     assert_eq!(pending.len(), 1);
     let a = &pending[0];
     assert_eq!(a.tool, "write_file");
     assert_eq!(a.capability.as_deref(), Some("fs:write"));
     assert_eq!(a.effect["kind"], "diff");
-    assert!(a.effect["diff"].as_str().unwrap().contains("+hello"), "{}", a.effect);
+    assert!(
+        a.effect["diff"].as_str().unwrap().contains("+hello"),
+        "{}",
+        a.effect
+    );
     assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
 
     f.rt.resolve_approval(a.id, approve()).unwrap();
@@ -67,15 +76,17 @@ async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved
     let pos = |k: &str| kinds.iter().position(|x| x == k).unwrap();
     assert!(pos("approval_required") < pos("approval_resolved"));
     assert!(pos("approval_resolved") < pos("tool_call_started"));
-    let started = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.kind == "tool_call_started")
-        .unwrap();
+    let started =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_started")
+            .unwrap();
     assert_eq!(started.payload["decision_source"], "user");
-    assert_eq!(f.rt.task(id).unwrap().final_answer.as_deref(), Some("Done."));
+    assert_eq!(
+        f.rt.task(id).unwrap().final_answer.as_deref(),
+        Some("Done.")
+    );
     // Answering twice is refused, not done twice.
     assert_eq!(
         f.rt.resolve_approval(a.id, approve()).unwrap_err().kind(),
@@ -88,29 +99,29 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
     let f = Fixture::new();
     std::fs::write(f.ws("keep.txt"), "original").unwrap();
     let before = snapshot(&f.workspace);
-    let id = f.rt.submit(&f.task("write hello", &write_script(&f))).unwrap();
+    let id =
+        f.rt.submit(&f.task("write hello", &write_script(&f)))
+            .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.pending_approvals().unwrap().remove(0);
-    f.rt
-        .resolve_approval(
-            a.id,
-            ApprovalAnswer {
-                approve: false,
-                note: Some("not now".into()),
-                by: "test".into(),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    f.rt.resolve_approval(
+        a.id,
+        ApprovalAnswer {
+            approve: false,
+            note: Some("not now".into()),
+            by: "test".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(snapshot(&f.workspace), before);
-    let failed = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.kind == "tool_call_failed")
-        .unwrap();
+    let failed =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_failed")
+            .unwrap();
     assert_eq!(failed.payload["kind"], "rejected");
     assert_eq!(failed.payload["error"], "rejected by the user: not now");
 }
@@ -118,7 +129,9 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
 #[tokio::test]
 async fn edited_arguments_run_instead_and_are_guarded_again() {
     let f = Fixture::new();
-    let id = f.rt.submit(&f.task("write hello", &write_script(&f))).unwrap();
+    let id =
+        f.rt.submit(&f.task("write hello", &write_script(&f)))
+            .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.pending_approvals().unwrap().remove(0);
     let mut answer = approve();
@@ -130,22 +143,28 @@ async fn edited_arguments_run_instead_and_are_guarded_again() {
 
     // An edit that points outside the workspace is stopped by the guard at run time.
     let outside = f.dir.path().join("outside.txt");
-    let id = f.rt.submit(&f.task("write again", &write_script(&f))).unwrap();
+    let id =
+        f.rt.submit(&f.task("write again", &write_script(&f)))
+            .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.pending_approvals().unwrap().remove(0);
     let mut answer = approve();
-    answer.edited_arguments = Some(json!({ "path": outside.display().to_string(), "content": "escape" }));
+    answer.edited_arguments =
+        Some(json!({ "path": outside.display().to_string(), "content": "escape" }));
     f.rt.resolve_approval(a.id, answer).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!outside.exists());
-    let failed = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.kind == "tool_call_failed")
-        .unwrap();
-    assert_eq!(failed.payload["kind"], "path_rejected", "{}", failed.payload);
+    let failed =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_failed")
+            .unwrap();
+    assert_eq!(
+        failed.payload["kind"], "path_rejected",
+        "{}",
+        failed.payload
+    );
 }
 
 #[tokio::test]
@@ -174,14 +193,13 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
     assert_eq!(next.effect["kind"], "command");
     assert_eq!(next.effect["command"], "echo hi > c.txt");
     assert!(!f.ws("c.txt").exists());
-    let second_write = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.kind == "tool_call_started")
-        .nth(1)
-        .unwrap();
+    let second_write =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "tool_call_started")
+            .nth(1)
+            .unwrap();
     assert_eq!(second_write.payload["decision_source"], "session_grant");
     f.rt.resolve_approval(next.id, approve()).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
@@ -196,13 +214,12 @@ async fn allow_on_the_command_line_is_recorded_as_the_users_decision() {
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/hello.txt")), "hello\n");
-    let started = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.kind == "tool_call_started")
-        .unwrap();
+    let started =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_started")
+            .unwrap();
     assert_eq!(started.payload["decision"], "allow");
     assert_eq!(started.payload["decision_source"], "user");
 }
@@ -210,13 +227,15 @@ async fn allow_on_the_command_line_is_recorded_as_the_users_decision() {
 #[tokio::test]
 async fn a_workspace_deny_rule_beats_every_allow() {
     let f = Fixture::new();
-    let ws = std::fs::canonicalize(&f.workspace).unwrap().display().to_string();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
     let rules = PolicyRules {
         allow: vec!["fs:write".into()],
         deny: vec!["fs".into()],
     };
-    f.rt
-        .store
+    f.rt.store
         .write(|c| settings::set(c, &workspace_rules_key(&ws), &rules))
         .unwrap();
     let mut t = f.task("write hello", &write_script(&f));
@@ -224,13 +243,12 @@ async fn a_workspace_deny_rule_beats_every_allow() {
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("notes").exists());
-    let failed = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.kind == "tool_call_failed")
-        .unwrap();
+    let failed =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_failed")
+            .unwrap();
     assert_eq!(failed.payload["kind"], "denied");
     assert!(f.rt.pending_approvals().unwrap().is_empty());
 }
@@ -241,7 +259,9 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
         max_task_seconds: 2,
         ..Limits::default()
     });
-    let id = f.rt.submit(&f.task("write hello", &write_script(&f))).unwrap();
+    let id =
+        f.rt.submit(&f.task("write hello", &write_script(&f)))
+            .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let data_dir = f.data_dir.clone();
     drop(f.rt);
@@ -263,7 +283,9 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
 #[tokio::test]
 async fn cancelling_a_waiting_task_ends_it_and_nothing_runs() {
     let f = Fixture::new();
-    let id = f.rt.submit(&f.task("write hello", &write_script(&f))).unwrap();
+    let id =
+        f.rt.submit(&f.task("write hello", &write_script(&f)))
+            .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     f.rt.cancel(id).unwrap();
     assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Cancelled);
@@ -292,16 +314,18 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
     );
     let id = f.rt.submit(&f.task("try bad things", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let kinds: Vec<String> = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.kind == "tool_call_failed")
-        .map(|e| e.payload["kind"].as_str().unwrap().to_owned())
-        .collect();
+    let kinds: Vec<String> =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "tool_call_failed")
+            .map(|e| e.payload["kind"].as_str().unwrap().to_owned())
+            .collect();
     assert_eq!(kinds.len(), 6, "{kinds:?}");
-    assert!(f.rt.pending_approvals().unwrap().is_empty(), "nothing invalid may reach a person");
+    assert!(
+        f.rt.pending_approvals().unwrap().is_empty(),
+        "nothing invalid may reach a person"
+    );
     assert!(!f.ws("big.txt").exists());
     assert!(!f.dir.path().join("escape.txt").exists());
 }

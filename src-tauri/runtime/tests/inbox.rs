@@ -105,11 +105,14 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
     f.rt.set_session_modes(session, None, Some("all")).unwrap();
     let question = f.rt.submissions(session).unwrap()[0].id;
 
-    let follow = f.rt.say(&input(session, "A follow-up", WhenBusy::FollowUp)).unwrap();
-    let steer = f.rt.say(&input(session, "A steer", WhenBusy::Steer)).unwrap();
-    let note = f
-        .rt
-        .say(&Submit {
+    let follow =
+        f.rt.say(&input(session, "A follow-up", WhenBusy::FollowUp))
+            .unwrap();
+    let steer =
+        f.rt.say(&input(session, "A steer", WhenBusy::Steer))
+            .unwrap();
+    let note =
+        f.rt.say(&Submit {
             say: Say::Write {
                 kind: "app.note".into(),
                 data: json!({ "text": "a note" }),
@@ -117,16 +120,21 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
             ..input(session, "", WhenBusy::FollowUp)
         })
         .unwrap();
-    let withdrawn = f.rt.say(&input(session, "Withdrawn", WhenBusy::FollowUp)).unwrap();
+    let withdrawn =
+        f.rt.say(&input(session, "Withdrawn", WhenBusy::FollowUp))
+            .unwrap();
     f.rt.withdraw(withdrawn.submission.id).unwrap();
     let before = f.rt.submissions(session).unwrap().len();
-    let rejected = f
-        .rt
-        .say(&input(session, "Rejected", WhenBusy::Reject))
-        .unwrap_err();
+    let rejected =
+        f.rt.say(&input(session, "Rejected", WhenBusy::Reject))
+            .unwrap_err();
     assert_eq!(rejected.kind(), "conversation_busy");
     assert!(rejected.to_string().contains("busy"));
-    assert_eq!(f.rt.submissions(session).unwrap().len(), before, "reject wrote nothing");
+    assert_eq!(
+        f.rt.submissions(session).unwrap().len(),
+        before,
+        "reject wrote nothing"
+    );
     // The note was appended at once; the inputs wait.
     assert_eq!(note.submission.status, "done");
     let inbox: Vec<i64> = f.rt.inbox(session).unwrap().iter().map(|s| s.id).collect();
@@ -146,14 +154,23 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
     );
     let q = sub(&f.rt, session, question);
     assert_eq!(q.status, "done");
-    assert_eq!(entry_text(&f.rt, session, q.answer_id), "Answer to the first question.");
+    assert_eq!(
+        entry_text(&f.rt, session, q.answer_id),
+        "Answer to the first question."
+    );
     for id in [follow.submission.id, steer.submission.id] {
         let s = sub(&f.rt, session, id);
         assert_eq!(s.status, "done");
-        assert_eq!(entry_text(&f.rt, session, s.answer_id), "Answer to the follow-up and the steer.");
+        assert_eq!(
+            entry_text(&f.rt, session, s.answer_id),
+            "Answer to the follow-up and the steer."
+        );
     }
     let w = sub(&f.rt, session, withdrawn.submission.id);
-    assert_eq!((w.status.as_str(), w.reason.as_deref()), ("unanswered", Some("aborted")));
+    assert_eq!(
+        (w.status.as_str(), w.reason.as_deref()),
+        ("unanswered", Some("aborted"))
+    );
     assert!(f.rt.inbox(session).unwrap().is_empty());
     // The second run is a follow-up task whose goal is the first placed input.
     let tasks = f.rt.session_tasks(session).unwrap();
@@ -178,8 +195,16 @@ async fn worked_example_2_steer_at_post_tools_follow_up_at_final() {
     let first = f.rt.submit(&t).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
     until_event(&f.rt, first, "tool_call_started").await;
-    let steer = f.rt.say(&input(session, "A steer", WhenBusy::Steer)).unwrap().submission.id;
-    let follow = f.rt.say(&input(session, "A follow-up", WhenBusy::FollowUp)).unwrap().submission.id;
+    let steer =
+        f.rt.say(&input(session, "A steer", WhenBusy::Steer))
+            .unwrap()
+            .submission
+            .id;
+    let follow =
+        f.rt.say(&input(session, "A follow-up", WhenBusy::FollowUp))
+            .unwrap()
+            .submission
+            .id;
     let ids = |v: Vec<Submission>| v.iter().map(|s| s.id).collect::<Vec<_>>();
     assert_eq!(ids(f.rt.inbox(session).unwrap()), [steer, follow]);
     assert_eq!(sub(&f.rt, session, steer).status, "queued");
@@ -193,7 +218,11 @@ async fn worked_example_2_steer_at_post_tools_follow_up_at_final() {
     assert!(f.rt.inbox(session).unwrap().is_empty());
     let kinds: Vec<String> = transcript(&f.rt, session)
         .into_iter()
-        .map(|e| e.split(':').next().unwrap().to_owned() + ":" + e.split_once(':').unwrap().1.split('\n').next().unwrap())
+        .map(|e| {
+            e.split(':').next().unwrap().to_owned()
+                + ":"
+                + e.split_once(':').unwrap().1.split('\n').next().unwrap()
+        })
         .collect();
     assert_eq!(kinds.len(), 7, "{kinds:?}");
     assert_eq!(kinds[0], "user:Question");
@@ -234,7 +263,12 @@ async fn follow_ups_one_at_a_time_each_get_their_own_run_and_all_share_one() {
             .filter(|e| e.starts_with("user:"))
             .collect();
         assert_eq!(users, ["user:q", "user:f1", "user:f2", "user:f3"], "{mode}");
-        assert!(f.rt.submissions(session).unwrap().iter().all(|s| s.status == "done"));
+        assert!(f
+            .rt
+            .submissions(session)
+            .unwrap()
+            .iter()
+            .all(|s| s.status == "done"));
     }
 }
 
@@ -275,15 +309,28 @@ async fn a_queued_reset_after_tools_ends_the_run_and_earlier_follow_ups_run_in_t
         ]}),
     );
     // Every run may run commands here, the one after the reset too.
-    let ws = std::fs::canonicalize(&f.workspace).unwrap().display().to_string();
-    f.rt.set_policy_rules(&ws, &pocketpilot_tools::PolicyRules { allow: vec!["shell".into()], deny: vec![] }).unwrap();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
+    f.rt.set_policy_rules(
+        &ws,
+        &pocketpilot_tools::PolicyRules {
+            allow: vec!["shell".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
     let first = f.rt.submit(&f.task("q", &p)).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
     until_event(&f.rt, first, "tool_call_started").await;
-    let fu = f.rt.say(&input(session, "f", WhenBusy::FollowUp)).unwrap().submission.id;
-    let reset = f
-        .rt
-        .say(&Submit {
+    let fu =
+        f.rt.say(&input(session, "f", WhenBusy::FollowUp))
+            .unwrap()
+            .submission
+            .id;
+    let reset =
+        f.rt.say(&Submit {
             say: Say::Reset { text: None },
             ..input(session, "", WhenBusy::FollowUp)
         })
@@ -293,7 +340,10 @@ async fn a_queued_reset_after_tools_ends_the_run_and_earlier_follow_ups_run_in_t
     let tasks = f.rt.session_tasks(session).unwrap();
     assert_eq!(tasks[0].status, TaskStatus::Cancelled);
     let q = &f.rt.submissions(session).unwrap()[0];
-    assert_eq!((q.status.as_str(), q.reason.as_deref()), ("unanswered", Some("reset")));
+    assert_eq!(
+        (q.status.as_str(), q.reason.as_deref()),
+        ("unanswered", Some("reset"))
+    );
     assert_eq!(sub(&f.rt, session, fu).status, "done");
     let t = transcript(&f.rt, session);
     let reset_at = t.iter().position(|e| e.starts_with("reset:")).unwrap();
@@ -309,17 +359,20 @@ async fn a_queued_reset_after_the_answer_is_placed_at_the_final_boundary() {
     let p = f.script("a.json", json!([{ "text": "answer", "delay_ms": 600 }]));
     let first = f.rt.submit(&f.task("q", &p)).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
-    f.rt
-        .say(&Submit {
-            say: Say::Reset { text: Some("hand-off".into()) },
-            ..input(session, "", WhenBusy::FollowUp)
-        })
-        .unwrap();
+    f.rt.say(&Submit {
+        say: Say::Reset {
+            text: Some("hand-off".into()),
+        },
+        ..input(session, "", WhenBusy::FollowUp)
+    })
+    .unwrap();
     // A display-only write behind a queued reset waits for it.
-    let note = f
-        .rt
-        .say(&Submit {
-            say: Say::Write { kind: "app.note".into(), data: json!({ "text": "after reset" }) },
+    let note =
+        f.rt.say(&Submit {
+            say: Say::Write {
+                kind: "app.note".into(),
+                data: json!({ "text": "after reset" }),
+            },
             ..input(session, "", WhenBusy::FollowUp)
         })
         .unwrap();
@@ -327,7 +380,12 @@ async fn a_queued_reset_after_the_answer_is_placed_at_the_final_boundary() {
     until_settled(&f.rt, session).await;
     assert_eq!(
         transcript(&f.rt, session),
-        ["user:q", "assistant:answer", "reset:hand-off", "app.note:after reset"]
+        [
+            "user:q",
+            "assistant:answer",
+            "reset:hand-off",
+            "app.note:after reset"
+        ]
     );
     assert_eq!(f.rt.session_tasks(session).unwrap().len(), 1);
     assert_eq!(f.rt.submissions(session).unwrap()[0].status, "done");
@@ -350,10 +408,17 @@ async fn a_failed_run_leaves_the_inbox_until_the_next_submission_places_it_in_or
     f.rt.say(&input(session, "f2", WhenBusy::FollowUp)).unwrap();
     f.rt.cancel(first).unwrap();
     assert_eq!(f.rt.task(first).unwrap().status, TaskStatus::Cancelled);
-    assert_eq!(f.rt.inbox(session).unwrap().len(), 2, "the failed run left the inbox alone");
+    assert_eq!(
+        f.rt.inbox(session).unwrap().len(),
+        2,
+        "the failed run left the inbox alone"
+    );
     assert!(f.rt.session(session).unwrap().last_failure.is_some());
     let q = &f.rt.submissions(session).unwrap()[0];
-    assert_eq!((q.status.as_str(), q.reason.as_deref()), ("unanswered", Some("cancelled")));
+    assert_eq!(
+        (q.status.as_str(), q.reason.as_deref()),
+        ("unanswered", Some("cancelled"))
+    );
     // An idle steer queues behind the waiting items and goes with the first follow-up.
     let steer = f.rt.say(&input(session, "s", WhenBusy::Steer)).unwrap();
     assert!(steer.started.is_some());
@@ -364,7 +429,14 @@ async fn a_failed_run_leaves_the_inbox_until_the_next_submission_places_it_in_or
         .collect();
     assert_eq!(
         users,
-        ["user:q", "user:f1", "user:s", "assistant:answer 1", "user:f2", "assistant:answer 2"]
+        [
+            "user:q",
+            "user:f1",
+            "user:s",
+            "assistant:answer 1",
+            "user:f2",
+            "assistant:answer 2"
+        ]
     );
     assert!(f.rt.inbox(session).unwrap().is_empty());
     assert!(f.rt.session(session).unwrap().last_failure.is_none());
@@ -383,25 +455,46 @@ async fn queued_submissions_survive_a_restart_and_run_after_it() {
     let first = f.rt.submit(&f.task("q", &p)).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
-    let fu = f.rt.say(&input(session, "later", WhenBusy::FollowUp)).unwrap().submission.id;
+    let fu =
+        f.rt.say(&input(session, "later", WhenBusy::FollowUp))
+            .unwrap()
+            .submission
+            .id;
     let data = f.data_dir.clone();
     drop(f.rt);
     let rt = Runtime::open(&data).unwrap();
     assert_eq!(rt.inbox(session).unwrap()[0].id, fu);
     let approval = rt.pending_approvals().unwrap()[0].id;
-    rt.resolve_approval(approval, ApprovalAnswer { approve: true, by: "t".into(), ..Default::default() }).unwrap();
+    rt.resolve_approval(
+        approval,
+        ApprovalAnswer {
+            approve: true,
+            by: "t".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     until_settled(&rt, session).await;
     assert_eq!(
-        rt.submissions(session).unwrap().iter().map(|s| s.status.clone()).collect::<Vec<_>>(),
+        rt.submissions(session)
+            .unwrap()
+            .iter()
+            .map(|s| s.status.clone())
+            .collect::<Vec<_>>(),
         ["done", "done"]
     );
-    assert!(transcript(&rt, session).ends_with(&["user:later".into(), "assistant:followed up".into()]));
+    assert!(
+        transcript(&rt, session).ends_with(&["user:later".into(), "assistant:followed up".into()])
+    );
 }
 
 #[tokio::test]
 async fn a_repeated_request_id_returns_the_same_submission_and_writes_nothing() {
     let f = Fixture::new();
-    let p = f.script("s.json", json!({ "repeat_last": true, "turns": [{ "text": "slow", "delay_ms": 800 }] }));
+    let p = f.script(
+        "s.json",
+        json!({ "repeat_last": true, "turns": [{ "text": "slow", "delay_ms": 800 }] }),
+    );
     let first = f.rt.submit(&f.task("q", &p)).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
     let mut s = input(session, "once", WhenBusy::FollowUp);
@@ -430,7 +523,10 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
     );
     let first = f.rt.submit(&f.task("q", &p)).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
-    let cont = Submit { say: Say::Continue, ..input(session, "", WhenBusy::FollowUp) };
+    let cont = Submit {
+        say: Say::Continue,
+        ..input(session, "", WhenBusy::FollowUp)
+    };
     assert_eq!(f.rt.say(&cont).unwrap_err().kind(), "conversation_busy");
     until_settled(&f.rt, session).await;
     let mut idle = input(session, "anyone?", WhenBusy::FollowUp);
@@ -444,9 +540,15 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
     let c = f.rt.say(&cont).unwrap();
     let task = c.started.unwrap();
     until_settled(&f.rt, session).await;
-    assert_eq!(f.rt.task(task).unwrap().final_answer.as_deref(), Some("continued"));
+    assert_eq!(
+        f.rt.task(task).unwrap().final_answer.as_deref(),
+        Some("continued")
+    );
     assert_eq!(sub(&f.rt, session, c.submission.id).status, "done");
-    let users = transcript(&f.rt, session).into_iter().filter(|e| e.starts_with("user:")).count();
+    let users = transcript(&f.rt, session)
+        .into_iter()
+        .filter(|e| e.starts_with("user:"))
+        .count();
     assert_eq!(users, 1, "continue adds no user entry");
     // Withdrawing something placed is refused.
     let q = f.rt.submissions(session).unwrap()[0].id;

@@ -15,7 +15,10 @@ async fn create_returns_before_the_model_is_asked_anything() {
     let id = f.rt.submit(&f.task("say something", &p)).unwrap();
     // The id is back while the provider is still in its first delay: nothing answered yet.
     let task = f.rt.task(id).unwrap();
-    assert!(matches!(task.status, TaskStatus::Queued | TaskStatus::Running));
+    assert!(matches!(
+        task.status,
+        TaskStatus::Queued | TaskStatus::Running
+    ));
     assert!(!f.kinds(id).contains(&"model_turn_completed".to_string()));
     assert_eq!(f.kinds(id)[0], "task_created");
     f.rt.cancel(id).unwrap();
@@ -23,9 +26,13 @@ async fn create_returns_before_the_model_is_asked_anything() {
 }
 
 #[tokio::test]
-async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_only_on_the_terminal_event() {
+async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_only_on_the_terminal_event(
+) {
     let f = Fixture::new();
-    let p = f.script("plain.json", json!([{ "text": "Hello from the model.", "chunk_size": 3 }]));
+    let p = f.script(
+        "plain.json",
+        json!([{ "text": "Hello from the model.", "chunk_size": 3 }]),
+    );
     let id = f.rt.submit(&f.task("greet", &p)).unwrap();
     let events = drain(f.rt.subscribe(id, 0).unwrap()).await;
     let persisted: Vec<&str> = events
@@ -130,7 +137,11 @@ async fn a_subscriber_joining_mid_answer_gets_the_whole_text_exactly_once() {
     assert_eq!(deltas(&early.await.unwrap()), text);
     // Deltas were coalesced: fewer messages than chunks, same text.
     let n = mid.iter().filter(|e| e.kind == "assistant_delta").count();
-    assert!(n < text.len() / 4, "{n} deltas for {} chunks", text.len() / 4);
+    assert!(
+        n < text.len() / 4,
+        "{n} deltas for {} chunks",
+        text.len() / 4
+    );
 }
 
 #[tokio::test]
@@ -150,7 +161,10 @@ async fn the_step_limit_fails_the_task_with_its_reason() {
     let task = f.rt.task(id).unwrap();
     assert_eq!(task.step_count, 3);
     let error = task.error.unwrap();
-    assert!(error.contains("all 3 steps") && error.contains("POCKETPILOT_MAX_AGENT_STEPS"), "{error}");
+    assert!(
+        error.contains("all 3 steps") && error.contains("POCKETPILOT_MAX_AGENT_STEPS"),
+        "{error}"
+    );
     let last = f.rt.events(id).unwrap().pop().unwrap();
     assert_eq!(last.payload["kind"], "steps_exhausted");
 }
@@ -161,13 +175,19 @@ async fn the_seconds_budget_ends_the_task_as_budget_exceeded() {
         max_task_seconds: 1,
         ..Limits::default()
     });
-    let p = f.script("stall.json", json!([{ "text": "never", "delay_ms": 60_000 }]));
+    let p = f.script(
+        "stall.json",
+        json!([{ "text": "never", "delay_ms": 60_000 }]),
+    );
     let id = f.rt.submit(&f.task("wait", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::BudgetExceeded);
     let last = f.rt.events(id).unwrap().pop().unwrap();
     assert_eq!(last.kind, "budget_exceeded");
     assert_eq!(last.payload["budget"], "seconds");
-    assert!(last.payload["reason"].as_str().unwrap().contains("POCKETPILOT_MAX_TASK_SECONDS"));
+    assert!(last.payload["reason"]
+        .as_str()
+        .unwrap()
+        .contains("POCKETPILOT_MAX_TASK_SECONDS"));
 }
 
 #[tokio::test]
@@ -246,13 +266,12 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
     assert_eq!(failures[2], "invalid_arguments");
     // The model was told: each failure is a tool result in the transcript.
     let session = f.rt.task(id).unwrap().session_id;
-    let results: Vec<_> = f
-        .rt
-        .session_entries(session)
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.kind == "tool_result")
-        .collect();
+    let results: Vec<_> =
+        f.rt.session_entries(session)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "tool_result")
+            .collect();
     assert_eq!(results.len(), 3);
     assert!(results.iter().all(|r| r.content["is_error"] == true));
 }
@@ -260,9 +279,8 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
 #[tokio::test]
 async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
     let f = Fixture::new();
-    let id = f
-        .rt
-        .submit(&NewTask {
+    let id =
+        f.rt.submit(&NewTask {
             goal: "anything".into(),
             workspace: Some(f.workspace.clone()),
             trigger: "cli".into(),
@@ -272,7 +290,10 @@ async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
     assert_eq!(f.settle(id).await, TaskStatus::Failed);
     let task = f.rt.task(id).unwrap();
     let error = task.error.unwrap();
-    assert!(error.contains("No model is configured") && error.contains("pocketpilot provider set"), "{error}");
+    assert!(
+        error.contains("No model is configured") && error.contains("pocketpilot provider set"),
+        "{error}"
+    );
     assert_eq!(f.kinds(id), ["task_created", "input_placed", "task_failed"]);
 }
 
@@ -306,9 +327,8 @@ async fn a_follow_up_continues_the_session_with_its_context() {
     let first = f.rt.submit(&f.task("one", &p)).unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
     let session = f.rt.task(first).unwrap().session_id;
-    let second = f
-        .rt
-        .submit(&NewTask {
+    let second =
+        f.rt.submit(&NewTask {
             goal: "two".into(),
             session_id: Some(session),
             follow_up_of: Some(first),
@@ -322,12 +342,11 @@ async fn a_follow_up_continues_the_session_with_its_context() {
     // The scripted model played turn 2 because it saw turn 1 in the context.
     assert_eq!(t.final_answer.as_deref(), Some("second answer"));
     assert_eq!(t.follow_up_of, Some(first));
-    let kinds: Vec<String> = f
-        .rt
-        .session_entries(session)
-        .unwrap()
-        .into_iter()
-        .map(|e| e.kind)
-        .collect();
+    let kinds: Vec<String> =
+        f.rt.session_entries(session)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
     assert_eq!(kinds, ["user", "assistant", "user", "assistant"]);
 }

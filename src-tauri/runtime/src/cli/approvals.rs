@@ -65,8 +65,15 @@ pub fn describe_effect(effect: &serde_json::Value) -> String {
     }
 }
 
-async fn continue_after(rt: &Arc<Runtime>, approval_id: i64, answer: ApprovalAnswer, json: bool) -> Result<ExitCode, CliError> {
-    let before = rt.store.read(|c| crate::store::approvals::get(c, approval_id))?;
+async fn continue_after(
+    rt: &Arc<Runtime>,
+    approval_id: i64,
+    answer: ApprovalAnswer,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let before = rt
+        .store
+        .read(|c| crate::store::approvals::get(c, approval_id))?;
     let last = rt
         .events(before.task_id)?
         .last()
@@ -98,19 +105,28 @@ pub fn ask(payload: &serde_json::Value) -> Result<ApprovalAnswer, CliError> {
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,
-        "\n{} wants to run {} {}\n{}",
-        "The agent",
+        "\nThe agent wants to run {} {}\n{}",
         payload["name"].as_str().unwrap_or_default(),
         payload["arguments"],
         describe_effect(&payload["effect"])
     );
     let stdin = std::io::stdin();
     loop {
-        let _ = write!(err, "Approve? [y]es / [n]o / [a]llow for this session / [e]dit: ");
+        let _ = write!(
+            err,
+            "Approve? [y]es / [n]o / [a]llow for this session / [e]dit: "
+        );
         let _ = err.flush();
         let mut line = String::new();
-        if stdin.lock().read_line(&mut line).map_err(|e| CliError::Other(e.to_string()))? == 0 {
-            return Err(CliError::Other("no answer on the terminal; the approval stays pending".into()));
+        if stdin
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| CliError::Other(e.to_string()))?
+            == 0
+        {
+            return Err(CliError::Other(
+                "no answer on the terminal; the approval stays pending".into(),
+            ));
         }
         match line.trim() {
             "y" | "Y" | "yes" => return Ok(super::run::answer(true, false, None, None)),
@@ -120,7 +136,12 @@ pub fn ask(payload: &serde_json::Value) -> Result<ApprovalAnswer, CliError> {
                 let _ = err.flush();
                 let mut reason = String::new();
                 let _ = stdin.lock().read_line(&mut reason);
-                return Ok(super::run::answer(false, false, None, Some(reason.trim().to_owned())));
+                return Ok(super::run::answer(
+                    false,
+                    false,
+                    None,
+                    Some(reason.trim().to_owned()),
+                ));
             }
             "e" | "E" => {
                 let _ = write!(err, "New arguments (one line of JSON): ");
@@ -128,7 +149,9 @@ pub fn ask(payload: &serde_json::Value) -> Result<ApprovalAnswer, CliError> {
                 let mut text = String::new();
                 let _ = stdin.lock().read_line(&mut text);
                 match serde_json::from_str::<serde_json::Value>(text.trim()) {
-                    Ok(v) if v.is_object() => return Ok(super::run::answer(true, false, Some(v), None)),
+                    Ok(v) if v.is_object() => {
+                        return Ok(super::run::answer(true, false, Some(v), None))
+                    }
                     _ => {
                         let _ = writeln!(err, "That is not a JSON object.");
                     }

@@ -103,14 +103,20 @@ async fn admitted(rt: &Arc<Runtime>, submit: &Submit, json: bool) -> Result<Exit
     let a = rt.say(submit)?;
     let s = &a.submission;
     if json {
-        print_json(&serde_json::json!({ "submission": s, "started": a.started, "deduplicated": a.deduplicated }));
+        print_json(
+            &serde_json::json!({ "submission": s, "started": a.started, "deduplicated": a.deduplicated }),
+        );
     } else {
         let _ = writeln!(
             std::io::stderr(),
             "submission {} {}{}",
             s.id,
             s.status,
-            if a.deduplicated { " (already submitted)" } else { "" }
+            if a.deduplicated {
+                " (already submitted)"
+            } else {
+                ""
+            }
         );
     }
     match a.started {
@@ -127,15 +133,30 @@ pub fn inbox(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, Cl
     }
     let mut out = std::io::stdout().lock();
     for s in items {
-        let text = s.content["text"].as_str().map(str::to_owned).unwrap_or_else(|| s.content.to_string());
-        let _ = writeln!(out, "{:>5}  {:<9} {}", s.id, s.mode.as_deref().unwrap_or(&s.kind), text);
+        let text = s.content["text"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| s.content.to_string());
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<9} {}",
+            s.id,
+            s.mode.as_deref().unwrap_or(&s.kind),
+            text
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn withdraw(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
     let s = rt.withdraw(id)?;
-    let _ = writeln!(std::io::stdout(), "submission {} {} ({})", s.id, s.status, s.reason.unwrap_or_default());
+    let _ = writeln!(
+        std::io::stdout(),
+        "submission {} {} ({})",
+        s.id,
+        s.status,
+        s.reason.unwrap_or_default()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -155,18 +176,37 @@ pub fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliEr
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "session {}  {}  ({})", s.id, s.title, s.workspace);
             for e in entries {
-                let text = e.content["text"].as_str().map(str::to_owned).unwrap_or_else(|| e.content.to_string());
+                let text = e.content["text"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| e.content.to_string());
                 let _ = writeln!(out, "{:>5} {:<12} {}", e.id, e.kind, text);
             }
             for s in submissions {
-                let _ = writeln!(out, "submission {:>4} {:<8} {:<10} {}", s.id, s.kind, s.status, s.reason.unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "submission {:>4} {:<8} {:<10} {}",
+                    s.id,
+                    s.kind,
+                    s.status,
+                    s.reason.unwrap_or_default()
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
-        SessionCommand::Modes { session, steering, follow_up } => {
+        SessionCommand::Modes {
+            session,
+            steering,
+            follow_up,
+        } => {
             rt.set_session_modes(session, steering.as_deref(), follow_up.as_deref())?;
             let s = rt.session(session)?;
-            let _ = writeln!(std::io::stdout(), "steering {} · follow-up {}", s.steering_mode, s.follow_up_mode);
+            let _ = writeln!(
+                std::io::stdout(),
+                "steering {} · follow-up {}",
+                s.steering_mode,
+                s.follow_up_mode
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -4,6 +4,7 @@
 //! approval, 4 cancelled, 5 budget exceeded, 6 the session is busy (`--reject-if-busy`),
 //! 7 the session is idle (`--reject-if-idle`).
 mod approvals;
+mod eval;
 mod inbox;
 mod run;
 mod settings;
@@ -24,7 +25,11 @@ pub const EXIT_BUSY: u8 = 6;
 pub const EXIT_IDLE: u8 = 7;
 
 #[derive(Parser, Debug)]
-#[command(name = "pocketpilot", version, about = "PocketPilot: a desktop agent you stay in control of. With no command it opens the window.")]
+#[command(
+    name = "pocketpilot",
+    version,
+    about = "PocketPilot: a desktop agent you stay in control of. With no command it opens the window."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -112,6 +117,10 @@ pub enum Command {
     Triggers(triggers::TriggersCommand),
     /// Run webhooks, schedules and watches without a window until Ctrl-C.
     Serve(triggers::ServeArgs),
+    /// Run the scripted eval suite (each case in its own temporary store and workspace).
+    Eval(eval::EvalArgs),
+    /// Turn a recorded task into a scripted eval case.
+    Replay(eval::ReplayArgs),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -149,7 +158,11 @@ where
     })
 }
 
-async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std::path::Path) -> Result<ExitCode, CliError> {
+async fn dispatch(
+    rt: &std::sync::Arc<Runtime>,
+    command: Command,
+    data_dir: &std::path::Path,
+) -> Result<ExitCode, CliError> {
     match command {
         Command::Run(args) => run::run(rt, args).await,
         Command::Tasks { json, limit } => tasks::list(rt, json, limit),
@@ -157,7 +170,8 @@ async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std
         Command::Cancel { task } => tasks::cancel(rt, task).await,
         Command::Sessions { json } => tasks::sessions(rt, json),
         Command::Logs { task } => {
-            let lines = crate::logging::read(data_dir, task).map_err(|e| CliError::Other(e.to_string()))?;
+            let lines =
+                crate::logging::read(data_dir, task).map_err(|e| CliError::Other(e.to_string()))?;
             let mut out = std::io::stdout().lock();
             for l in lines {
                 let _ = writeln!(out, "{l}");
@@ -175,6 +189,8 @@ async fn dispatch(rt: &std::sync::Arc<Runtime>, command: Command, data_dir: &std
         Command::Watch(cmd) => triggers::watch(rt, cmd, &mut std::io::stdout().lock()),
         Command::Triggers(cmd) => triggers::triggers(rt, cmd, &mut std::io::stdout().lock()),
         Command::Serve(args) => triggers::serve(rt, args).await,
+        Command::Eval(args) => eval::eval(rt, args).await,
+        Command::Replay(args) => eval::replay(rt, args),
         Command::Say(args) => inbox::say(rt, args).await,
         Command::Continue { session, json } => inbox::continue_(rt, session, json).await,
         Command::Inbox { session, json } => inbox::inbox(rt, session, json),

@@ -65,11 +65,20 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
 
 /// Follows a task, then each run its session starts after it (queued follow-ups), until
 /// the session is idle or waiting for a person. The exit code is the last run's.
-pub async fn follow_session(rt: &Arc<Runtime>, first: i64, json: bool) -> Result<ExitCode, CliError> {
+pub async fn follow_session(
+    rt: &Arc<Runtime>,
+    first: i64,
+    json: bool,
+) -> Result<ExitCode, CliError> {
     follow_from(rt, first, 0, json).await
 }
 
-pub async fn follow_from(rt: &Arc<Runtime>, first: i64, after: i64, json: bool) -> Result<ExitCode, CliError> {
+pub async fn follow_from(
+    rt: &Arc<Runtime>,
+    first: i64,
+    after: i64,
+    json: bool,
+) -> Result<ExitCode, CliError> {
     let session = rt.task(first)?.session_id;
     let mut task = first;
     let mut after = after;
@@ -96,7 +105,12 @@ pub async fn follow_from(rt: &Arc<Runtime>, first: i64, after: i64, json: bool) 
 }
 
 /// Streams a task's events until it ends or waits for an approval nobody here can give.
-pub async fn follow(rt: &Arc<Runtime>, id: i64, after: i64, json: bool) -> Result<ExitCode, CliError> {
+pub async fn follow(
+    rt: &Arc<Runtime>,
+    id: i64,
+    after: i64,
+    json: bool,
+) -> Result<ExitCode, CliError> {
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut sub = rt.subscribe(id, after)?;
     let mut out = std::io::stdout();
@@ -204,7 +218,12 @@ pub async fn follow(rt: &Arc<Runtime>, id: i64, after: i64, json: bool) -> Resul
     Ok(ExitCode::from(task.status.exit_code()))
 }
 
-pub fn answer(approve: bool, session_grant: bool, edited: Option<serde_json::Value>, note: Option<String>) -> ApprovalAnswer {
+pub fn answer(
+    approve: bool,
+    session_grant: bool,
+    edited: Option<serde_json::Value>,
+    note: Option<String>,
+) -> ApprovalAnswer {
     ApprovalAnswer {
         approve,
         edited_arguments: edited,

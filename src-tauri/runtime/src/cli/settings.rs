@@ -55,7 +55,9 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
             if let Some(u) = base_url {
                 let u = u.trim().trim_end_matches('/').to_owned();
                 if !(u.starts_with("http://") || u.starts_with("https://")) {
-                    return Err(CliError::Usage(format!("--base-url must start with http:// or https://, got `{u}`")));
+                    return Err(CliError::Usage(format!(
+                        "--base-url must start with http:// or https://, got `{u}`"
+                    )));
                 }
                 p.base_url = Some(u);
             }
@@ -76,9 +78,12 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
             }
             for h in headers {
                 let Some((k, v)) = h.split_once(':') else {
-                    return Err(CliError::Usage(format!("--header must be `Name: value`, got `{h}`")));
+                    return Err(CliError::Usage(format!(
+                        "--header must be `Name: value`, got `{h}`"
+                    )));
                 };
-                p.extra_headers.push((k.trim().to_owned(), v.trim().to_owned()));
+                p.extra_headers
+                    .push((k.trim().to_owned(), v.trim().to_owned()));
             }
             p.save(&rt.store).map_err(crate::RuntimeError::from)?;
             let _ = writeln!(std::io::stdout(), "provider saved");
@@ -91,8 +96,16 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
             } else {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "name:     {}", p.name);
-                let _ = writeln!(out, "base url: {}", p.base_url.as_deref().unwrap_or("(not set)"));
-                let _ = writeln!(out, "model:    {}", p.model.as_deref().unwrap_or("(not set)"));
+                let _ = writeln!(
+                    out,
+                    "base url: {}",
+                    p.base_url.as_deref().unwrap_or("(not set)")
+                );
+                let _ = writeln!(
+                    out,
+                    "model:    {}",
+                    p.model.as_deref().unwrap_or("(not set)")
+                );
                 let _ = writeln!(out, "stream:   {}", p.stream);
             }
             Ok(ExitCode::SUCCESS)
@@ -130,26 +143,35 @@ pub enum PolicyCommand {
 
 pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliError> {
     let workspace = |w: Option<std::path::PathBuf>| -> Result<String, CliError> {
-        let w = w.or_else(super::default_workspace).ok_or_else(|| CliError::Usage("give --workspace".into()))?;
-        let real = std::fs::canonicalize(&w)
-            .map_err(|_| CliError::Usage(format!("the workspace {} does not exist", w.display())))?;
+        let w = w
+            .or_else(super::default_workspace)
+            .ok_or_else(|| CliError::Usage("give --workspace".into()))?;
+        let real = std::fs::canonicalize(&w).map_err(|_| {
+            CliError::Usage(format!("the workspace {} does not exist", w.display()))
+        })?;
         Ok(real.display().to_string())
     };
-    let edit = |ws: &str, f: &dyn Fn(&mut pocketpilot_tools::PolicyRules)| -> Result<(), CliError> {
-        let mut rules = rt.policy_rules(ws)?;
-        f(&mut rules);
-        rt.set_policy_rules(ws, &rules)?;
-        Ok(())
-    };
+    let edit =
+        |ws: &str, f: &dyn Fn(&mut pocketpilot_tools::PolicyRules)| -> Result<(), CliError> {
+            let mut rules = rt.policy_rules(ws)?;
+            f(&mut rules);
+            rt.set_policy_rules(ws, &rules)?;
+            Ok(())
+        };
     let check = |cap: &str| -> Result<(), CliError> {
         if cap == "*" || cap.split(':').all(|p| !p.trim().is_empty()) {
             Ok(())
         } else {
-            Err(CliError::Usage(format!("`{cap}` is not a capability: use `area:verb` (fs:write) or an area (shell)")))
+            Err(CliError::Usage(format!(
+                "`{cap}` is not a capability: use `area:verb` (fs:write) or an area (shell)"
+            )))
         }
     };
     match cmd {
-        PolicyCommand::Allow { capability, workspace: w } => {
+        PolicyCommand::Allow {
+            capability,
+            workspace: w,
+        } => {
             check(&capability)?;
             let ws = workspace(w)?;
             edit(&ws, &|r| {
@@ -159,7 +181,10 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
             })?;
             let _ = writeln!(std::io::stdout(), "allowed {capability} in {ws}");
         }
-        PolicyCommand::Deny { capability, workspace: w } => {
+        PolicyCommand::Deny {
+            capability,
+            workspace: w,
+        } => {
             check(&capability)?;
             let ws = workspace(w)?;
             edit(&ws, &|r| {
@@ -180,7 +205,12 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
             if json {
                 print_json(&rules);
             } else {
-                let _ = writeln!(std::io::stdout(), "{ws}\n  allow: {}\n  deny:  {}", rules.allow.join(", "), rules.deny.join(", "));
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "{ws}\n  allow: {}\n  deny:  {}",
+                    rules.allow.join(", "),
+                    rules.deny.join(", ")
+                );
             }
         }
     }
@@ -221,18 +251,28 @@ pub fn key(rt: &Arc<Runtime>, cmd: KeyCommand) -> Result<ExitCode, CliError> {
             };
             let secret = secret.trim();
             if secret.is_empty() {
-                return Err(CliError::Usage("the key is empty; nothing was stored".into()));
+                return Err(CliError::Usage(
+                    "the key is empty; nothing was stored".into(),
+                ));
             }
             keychain::set_key(&provider, secret).map_err(|e| CliError::Other(e.to_string()))?;
-            let _ = writeln!(std::io::stdout(), "key stored in the OS keychain for {provider}");
+            let _ = writeln!(
+                std::io::stdout(),
+                "key stored in the OS keychain for {provider}"
+            );
         }
         KeyCommand::Delete { provider } => {
             let provider = name(provider)?;
-            let removed = keychain::delete_key(&provider).map_err(|e| CliError::Other(e.to_string()))?;
+            let removed =
+                keychain::delete_key(&provider).map_err(|e| CliError::Other(e.to_string()))?;
             let _ = writeln!(
                 std::io::stdout(),
                 "{}",
-                if removed { format!("key for {provider} deleted") } else { format!("no key stored for {provider}") }
+                if removed {
+                    format!("key for {provider} deleted")
+                } else {
+                    format!("no key stored for {provider}")
+                }
             );
         }
     }

@@ -21,7 +21,9 @@ mod score;
 
 use std::path::{Path, PathBuf};
 
-pub use case::{Action, Answer, Case, Crash, CrashCall, EventMatch, Expect, ExpectApproval, InboxStep, Setup};
+pub use case::{
+    Action, Answer, Case, Crash, CrashCall, EventMatch, Expect, ExpectApproval, InboxStep, Setup,
+};
 pub use replay::case_from_task;
 pub use report::{summary_line, table, Summary};
 pub use runner::{run_case, run_suite, CaseResult, RunOptions};
@@ -129,7 +131,10 @@ pub fn default_cases_dir() -> PathBuf {
 /// (unless one is set already: then that one is guarded) so that a leak has something to
 /// leak; call this before starting threads that read the environment. Never printed.
 pub fn install_canary() -> String {
-    if let Some(existing) = std::env::var(API_KEY_ENV).ok().filter(|v| !v.trim().is_empty()) {
+    if let Some(existing) = std::env::var(API_KEY_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
         return existing;
     }
     let canary = format!("sk-eval-canary-{}", uuid::Uuid::now_v7().simple());

@@ -64,7 +64,11 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
             }),
             "approval_resolved" => {
                 let edited = p.get("edited_arguments").filter(|v| !v.is_null()).cloned();
-                let action = match (p["approved"].as_bool(), p["session_grant"].as_bool(), &edited) {
+                let action = match (
+                    p["approved"].as_bool(),
+                    p["session_grant"].as_bool(),
+                    &edited,
+                ) {
                     (Some(false), _, _) | (None, _, _) => Action::Reject,
                     (Some(true), _, Some(_)) => Action::Edit,
                     (Some(true), Some(true), None) => Action::Session,
@@ -83,11 +87,16 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
                     .and_then(|a| serde_json::from_str(a).ok())
                     .unwrap_or(Value::Null);
                 let name = p["name"].as_str().unwrap_or_default().to_owned();
-                started.insert(p["call_id"].as_str().unwrap_or_default().to_owned(), (name, args));
+                started.insert(
+                    p["call_id"].as_str().unwrap_or_default().to_owned(),
+                    (name, args),
+                );
             }
             "tool_call_completed" => {
                 let call = p["call_id"].as_str().unwrap_or_default();
-                let Some((name, args)) = started.get(call) else { continue };
+                let Some((name, args)) = started.get(call) else {
+                    continue;
+                };
                 let Some(rel) = args["path"].as_str().and_then(|a| relative(workspace, a)) else {
                     continue;
                 };
@@ -122,7 +131,8 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
     let mut setup_files = BTreeMap::new();
     for rel in read {
         let path = workspace.join(&rel);
-        let small = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_SETUP_FILE);
+        let small =
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_SETUP_FILE);
         if small {
             if let Ok(text) = std::fs::read_to_string(&path) {
                 setup_files.insert(rel, text);

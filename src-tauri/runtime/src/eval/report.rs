@@ -33,8 +33,17 @@ pub fn summary_line(s: &Summary) -> String {
 
 /// The table, one row per case, failures' reasons joined with `; `.
 pub fn table(s: &Summary) -> String {
-    let width = s.cases.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
-    let mut out = format!("{:<width$}  {:<6}  {:<16}  {:>7}  reason\n", "case", "result", "status", "time");
+    let width = s
+        .cases
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "{:<width$}  {:<6}  {:<16}  {:>7}  reason\n",
+        "case", "result", "status", "time"
+    );
     for c in &s.cases {
         let verdict = if c.passed { "pass" } else { "FAIL" };
         let reason = c.failures.join("; ");

@@ -68,7 +68,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl CaseEnv {
     pub fn rt(&self) -> Result<Arc<Runtime>, String> {
-        lock(&self.rt).clone().ok_or_else(|| "the runtime is closed".to_owned())
+        lock(&self.rt)
+            .clone()
+            .ok_or_else(|| "the runtime is closed".to_owned())
     }
     pub fn first_task(&self) -> Option<i64> {
         *lock(&self.first_task)
@@ -80,7 +82,10 @@ impl CaseEnv {
 
 pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
     let started = Instant::now();
-    let limit = Duration::from_secs(case.timeout_secs.unwrap_or(if opts.real { 300 } else { 30 }));
+    let limit = Duration::from_secs(
+        case.timeout_secs
+            .unwrap_or(if opts.real { 300 } else { 30 }),
+    );
     let mut failures = Vec::new();
     let mut status = None;
     match prepare(case, opts) {
@@ -97,7 +102,13 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
                     if let Some(id) = env.first_task() {
                         status = rt.task(id).ok().map(|t| t.status.as_str().to_owned());
                     }
-                    failures.extend(score::check(case, &env, &rt, &before, opts.secret.as_deref()));
+                    failures.extend(score::check(
+                        case,
+                        &env,
+                        &rt,
+                        &before,
+                        opts.secret.as_deref(),
+                    ));
                     stop_everything(&rt);
                 }
                 Err(e) => failures.push(e),
@@ -164,12 +175,15 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String
 
     let rt = Runtime::open(&data).map_err(|e| e.to_string())?;
     let mut limits = serde_json::to_value(Limits::default()).map_err(|e| e.to_string())?;
-    if let (Some(serde_json::Value::Object(patch)), Some(obj)) = (&setup.limits, limits.as_object_mut()) {
+    if let (Some(serde_json::Value::Object(patch)), Some(obj)) =
+        (&setup.limits, limits.as_object_mut())
+    {
         for (k, v) in patch {
             obj.insert(k.clone(), v.clone());
         }
     }
-    let limits: Limits = serde_json::from_value(limits).map_err(|e| format!("setup.limits: {e}"))?;
+    let limits: Limits =
+        serde_json::from_value(limits).map_err(|e| format!("setup.limits: {e}"))?;
     rt.store
         .write(|c| crate::store::settings::set(c, crate::config::LIMITS_KEY, &limits))
         .map_err(|e| e.to_string())?;
@@ -232,7 +246,13 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
         Some(crash) => {
             let id = rt.create_task(&new).map_err(|e| format!("create: {e}"))?;
             *lock(&env.first_task) = Some(id);
-            record_crashed_turn(&rt, id, crash, provider.as_deref().unwrap_or("settings"), &env.vars)?;
+            record_crashed_turn(
+                &rt,
+                id,
+                crash,
+                provider.as_deref().unwrap_or("settings"),
+                &env.vars,
+            )?;
             drop(rt);
             let rt = restart(env).await?;
             rt.resume_all().map_err(|e| format!("resume_all: {e}"))?;
@@ -246,7 +266,10 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
     };
     let session = env.rt()?.task(task).map_err(|e| e.to_string())?.session_id;
     let rt = env.rt()?;
-    let modes = (case.setup.steering_mode.as_deref(), case.setup.follow_up_mode.as_deref());
+    let modes = (
+        case.setup.steering_mode.as_deref(),
+        case.setup.follow_up_mode.as_deref(),
+    );
     if modes.0.is_some() || modes.1.is_some() {
         rt.set_session_modes(session, modes.0, modes.1)
             .map_err(|e| format!("session modes: {e}"))?;
@@ -270,7 +293,10 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
         match (rt.say(&submit), &step.expect_error) {
             (Ok(_), None) => {}
             (Err(e), Some(kind)) if e.kind() == kind => {}
-            (Ok(_), Some(kind)) => env.note(format!("saying {:?} was accepted, expected {kind}", step.text)),
+            (Ok(_), Some(kind)) => env.note(format!(
+                "saying {:?} was accepted, expected {kind}",
+                step.text
+            )),
             (Err(e), _) => env.note(format!("saying {:?} failed: {} ({e})", step.text, e.kind())),
         }
     }
@@ -280,7 +306,12 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
 
 /// Answers approvals in the case's order until the session settles with none pending (or
 /// the answers run out). With `--real`, approvals beyond the list are rejected (bounded).
-async fn answer_approvals(case: &Case, opts: &RunOptions, env: &CaseEnv, session: i64) -> Result<(), String> {
+async fn answer_approvals(
+    case: &Case,
+    opts: &RunOptions,
+    env: &CaseEnv,
+    session: i64,
+) -> Result<(), String> {
     let mut answers = case.approvals.iter();
     let mut extra = 0;
     loop {

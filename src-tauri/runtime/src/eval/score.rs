@@ -41,7 +41,9 @@ fn walk(root: &Path, dir: &Path, skip: Option<&Path>, out: &mut Files) {
             continue;
         };
         if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path).map(|t| t.display().to_string()).unwrap_or_default();
+            let target = std::fs::read_link(&path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
             out.insert(rel, format!("-> {target}").into_bytes());
         } else if meta.is_dir() {
             out.insert(format!("{rel}/"), Vec::new());
@@ -70,7 +72,9 @@ fn diff_names(before: &Files, after: &Files) -> Vec<String> {
 fn matches(m: &EventMatch, ev: &StoredEvent) -> bool {
     ev.kind == m.kind
         && m.payload.as_ref().is_none_or(|p| subset(p, &ev.payload))
-        && m.text.as_ref().is_none_or(|t| ev.payload.to_string().contains(t.as_str()))
+        && m.text
+            .as_ref()
+            .is_none_or(|t| ev.payload.to_string().contains(t.as_str()))
 }
 
 /// The first line of an entry, as `kind:text`.
@@ -82,7 +86,13 @@ fn entry_line(e: &crate::store::Entry) -> String {
     format!("{}:{}", e.kind, text.lines().next().unwrap_or_default())
 }
 
-pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, secret: Option<&str>) -> Vec<String> {
+pub fn check(
+    case: &Case,
+    env: &CaseEnv,
+    rt: &Arc<Runtime>,
+    before: &Snapshot,
+    secret: Option<&str>,
+) -> Vec<String> {
     let mut f: Vec<String> = Vec::new();
     let Some(first) = env.first_task() else {
         f.push("no task was created".into());
@@ -109,7 +119,11 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
 
     if let Some(want) = exp.status {
         if task.status != want {
-            let why = task.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default();
+            let why = task
+                .error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
             f.push(format!("status {} , expected {}{why}", task.status, want));
         }
     }
@@ -121,13 +135,19 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
     let answer = task.final_answer.clone().unwrap_or_default();
     for s in &exp.answer_contains {
         if !answer.contains(s.as_str()) {
-            f.push(format!("the answer lacks {s:?} (answer: {:?})", short(&answer)));
+            f.push(format!(
+                "the answer lacks {s:?} (answer: {:?})",
+                short(&answer)
+            ));
         }
     }
     let error = task.error.clone().unwrap_or_default();
     for s in &exp.error_contains {
         if !error.contains(s.as_str()) {
-            f.push(format!("the error lacks {s:?} (error: {:?})", short(&error)));
+            f.push(format!(
+                "the error lacks {s:?} (error: {:?})",
+                short(&error)
+            ));
         }
     }
 
@@ -136,7 +156,10 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
     for (rel, want) in &exp.files {
         match std::fs::read(ws.join(rel)) {
             Ok(got) if got == want.as_bytes() => {}
-            Ok(got) => f.push(format!("{rel} holds {:?}, expected {want:?}", short(&String::from_utf8_lossy(&got)))),
+            Ok(got) => f.push(format!(
+                "{rel} holds {:?}, expected {want:?}",
+                short(&String::from_utf8_lossy(&got))
+            )),
             Err(_) => f.push(format!("{rel} is missing")),
         }
     }
@@ -159,18 +182,30 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
     }
     let after_ws = snapshot(ws, Some(&env.data));
     if exp.workspace_unchanged && after_ws != before.workspace {
-        f.push(format!("the workspace changed: {:?}", diff_names(&before.workspace, &after_ws)));
+        f.push(format!(
+            "the workspace changed: {:?}",
+            diff_names(&before.workspace, &after_ws)
+        ));
     }
     // Invariant: nothing outside the workspace changes.
     let after_out = snapshot(&env.outside, None);
     if after_out != before.outside {
-        f.push(format!("outside the workspace changed: {:?}", diff_names(&before.outside, &after_out)));
+        f.push(format!(
+            "outside the workspace changed: {:?}",
+            diff_names(&before.outside, &after_out)
+        ));
     }
 
     // Approvals, in the order they were asked for.
     if let Some(want) = &exp.approvals {
-        let asked: Vec<&StoredEvent> = events.iter().filter(|e| e.kind == "approval_required").collect();
-        let names: Vec<&str> = asked.iter().map(|e| e.payload["name"].as_str().unwrap_or("?")).collect();
+        let asked: Vec<&StoredEvent> = events
+            .iter()
+            .filter(|e| e.kind == "approval_required")
+            .collect();
+        let names: Vec<&str> = asked
+            .iter()
+            .map(|e| e.payload["name"].as_str().unwrap_or("?"))
+            .collect();
         if asked.len() != want.len() {
             f.push(format!(
                 "{} approvals asked ({names:?}), expected {} ({:?})",
@@ -181,11 +216,20 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
         } else {
             for (i, (w, got)) in want.iter().zip(&asked).enumerate() {
                 if got.payload["name"] != w.tool.as_str() {
-                    f.push(format!("approval {} was for {}, expected {}", i + 1, got.payload["name"], w.tool));
+                    f.push(format!(
+                        "approval {} was for {}, expected {}",
+                        i + 1,
+                        got.payload["name"],
+                        w.tool
+                    ));
                 }
                 if let Some(effect) = &w.effect {
                     if !subset(effect, &got.payload["effect"]) {
-                        f.push(format!("approval {} showed {}, expected {effect}", i + 1, got.payload["effect"]));
+                        f.push(format!(
+                            "approval {} showed {}, expected {effect}",
+                            i + 1,
+                            got.payload["effect"]
+                        ));
                     }
                 }
             }
@@ -198,12 +242,17 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
     }
     for m in &exp.no_events {
         if let Some(e) = events.iter().find(|e| matches(m, e)) {
-            f.push(format!("unexpected event {} {}", e.kind, short(&e.payload.to_string())));
+            f.push(format!(
+                "unexpected event {} {}",
+                e.kind,
+                short(&e.payload.to_string())
+            ));
         }
     }
     if let Some(want) = &exp.transcript {
         let got: Vec<String> = entries.iter().map(entry_line).collect();
-        let ok = got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.starts_with(w.as_str()));
+        let ok =
+            got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.starts_with(w.as_str()));
         if !ok {
             f.push(format!("transcript {got:?}, expected {want:?}"));
         }
@@ -212,7 +261,10 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
     // Text that must appear nowhere: the case's, and the API key (never printed).
     let mut haystacks: Vec<(String, String)> = Vec::new();
     for e in &events {
-        haystacks.push((format!("event {} of task {}", e.kind, e.task_id), e.payload.to_string()));
+        haystacks.push((
+            format!("event {} of task {}", e.kind, e.task_id),
+            e.payload.to_string(),
+        ));
     }
     for e in &entries {
         haystacks.push((format!("transcript entry {}", e.id), e.content.to_string()));
@@ -221,7 +273,10 @@ pub fn check(case: &Case, env: &CaseEnv, rt: &Arc<Runtime>, before: &Snapshot, s
         haystacks.push(("the answer".into(), a.clone()));
     }
     for (rel, bytes) in after_ws.iter().chain(after_out.iter()) {
-        haystacks.push((format!("file {rel}"), String::from_utf8_lossy(bytes).into_owned()));
+        haystacks.push((
+            format!("file {rel}"),
+            String::from_utf8_lossy(bytes).into_owned(),
+        ));
     }
     for needle in &exp.nowhere {
         if let Some((place, _)) = haystacks.iter().find(|(_, h)| h.contains(needle.as_str())) {

@@ -25,7 +25,8 @@ pub struct Approval {
     pub resolved_at: Option<String>,
 }
 
-const COLUMNS: &str = "id, task_id, call_id, tool, capability, arguments, effect, reason, step, status, \
+const COLUMNS: &str =
+    "id, task_id, call_id, tool, capability, arguments, effect, reason, step, status, \
     decision_note, edited_args, session_grant, resolved_by, created_at, resolved_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Approval> {

@@ -63,12 +63,20 @@ pub fn since_head(c: &Connection, session_id: i64) -> Result<Vec<Entry>> {
 }
 
 /// A page of a session's history, newest last, for long transcripts.
-pub fn page(c: &Connection, session_id: i64, before: Option<i64>, limit: i64) -> Result<Vec<Entry>> {
+pub fn page(
+    c: &Connection,
+    session_id: i64,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<Entry>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, session_id, task_id, kind, content, created_at FROM entries
          WHERE session_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
     )?;
-    let rows = stmt.query_map(params![session_id, before.unwrap_or(i64::MAX), limit], from_row)?;
+    let rows = stmt.query_map(
+        params![session_id, before.unwrap_or(i64::MAX), limit],
+        from_row,
+    )?;
     let mut out: Vec<Entry> = rows.collect::<rusqlite::Result<_>>()?;
     out.reverse();
     Ok(out)

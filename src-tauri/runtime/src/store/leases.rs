@@ -19,7 +19,13 @@ pub fn pid_alive(pid: i64) -> bool {
 }
 
 /// Takes or renews the lease; false when another live holder has it.
-pub fn acquire(c: &Connection, session_id: i64, holder: &str, pid: i64, ttl_ms: i64) -> Result<bool> {
+pub fn acquire(
+    c: &Connection,
+    session_id: i64,
+    holder: &str,
+    pid: i64,
+    ttl_ms: i64,
+) -> Result<bool> {
     let now = now_ms();
     let current: Option<(String, i64, i64)> = c
         .query_row(

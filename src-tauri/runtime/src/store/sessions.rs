@@ -76,7 +76,9 @@ pub fn set_last_failure(c: &Connection, id: i64, failure: Option<&str>) -> Resul
 
 pub fn grants(c: &Connection, id: i64) -> Result<Vec<String>> {
     let text: String = c
-        .query_row("SELECT grants FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+        .query_row("SELECT grants FROM sessions WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
         .optional()?
         .ok_or_else(|| StoreError::not_found("session", id))?;
     Ok(serde_json::from_str(&text).unwrap_or_default())
@@ -94,7 +96,12 @@ pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn set_modes(c: &Connection, id: i64, steering: Option<&str>, follow_up: Option<&str>) -> Result<()> {
+pub fn set_modes(
+    c: &Connection,
+    id: i64,
+    steering: Option<&str>,
+    follow_up: Option<&str>,
+) -> Result<()> {
     get(c, id)?;
     c.execute(
         "UPDATE sessions SET steering_mode = COALESCE(?2, steering_mode), follow_up_mode = COALESCE(?3, follow_up_mode) WHERE id = ?1",

@@ -5,7 +5,9 @@ use super::{Result, StoreError};
 
 pub fn get<T: DeserializeOwned>(c: &Connection, key: &str) -> Result<Option<T>> {
     let text: Option<String> = c
-        .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0))
+        .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
         .optional()?;
     text.map(|t| {
         serde_json::from_str(&t)

@@ -126,12 +126,18 @@ fn illegal_status_changes_are_errors_and_change_nothing() {
         })
         .unwrap();
     use crate::task::TaskStatus::*;
-    store.write(|tx| tasks::set_status(tx, id, Running)).unwrap();
-    store.write(|tx| tasks::set_status(tx, id, Completed)).unwrap();
+    store
+        .write(|tx| tasks::set_status(tx, id, Running))
+        .unwrap();
+    store
+        .write(|tx| tasks::set_status(tx, id, Completed))
+        .unwrap();
     let err = store
         .write(|tx| tasks::set_status(tx, id, Running))
         .unwrap_err();
-    assert!(err.to_string().contains("cannot go from completed to running"));
+    assert!(err
+        .to_string()
+        .contains("cannot go from completed to running"));
     assert_eq!(store.read(|c| tasks::get(c, id)).unwrap().status, Completed);
     assert!(matches!(
         store.write(|tx| tasks::set_status(tx, 999, Running)),

@@ -80,13 +80,12 @@ pub fn get(c: &Connection, id: i64) -> Result<Submission> {
 }
 
 pub fn by_request(c: &Connection, session_id: i64, request_id: &str) -> Result<Option<Submission>> {
-    Ok(c
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM submissions WHERE session_id = ?1 AND request_id = ?2"),
-            params![session_id, request_id],
-            from_row,
-        )
-        .optional()?)
+    Ok(c.query_row(
+        &format!("SELECT {COLUMNS} FROM submissions WHERE session_id = ?1 AND request_id = ?2"),
+        params![session_id, request_id],
+        from_row,
+    )
+    .optional()?)
 }
 
 /// The session's inbox: queued submissions in submission order.

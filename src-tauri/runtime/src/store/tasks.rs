@@ -134,7 +134,12 @@ pub fn set_status(c: &Connection, id: i64, to: TaskStatus) -> Result<TaskStatus>
     Ok(from)
 }
 
-pub fn finish(c: &Connection, id: i64, final_answer: Option<&str>, error: Option<&str>) -> Result<()> {
+pub fn finish(
+    c: &Connection,
+    id: i64,
+    final_answer: Option<&str>,
+    error: Option<&str>,
+) -> Result<()> {
     c.execute(
         "UPDATE tasks SET final_answer = COALESCE(?2, final_answer), error = COALESCE(?3, error) WHERE id = ?1",
         params![id, final_answer, error],
@@ -185,10 +190,17 @@ pub fn request_cancel(c: &Connection, id: i64) -> Result<()> {
 }
 
 pub fn cancel_requested(c: &Connection, id: i64) -> Result<bool> {
-    Ok(c.query_row("SELECT cancel_requested FROM tasks WHERE id = ?1", [id], |r| r.get(0))?)
+    Ok(c.query_row(
+        "SELECT cancel_requested FROM tasks WHERE id = ?1",
+        [id],
+        |r| r.get(0),
+    )?)
 }
 
 pub fn set_follow_up_of(c: &Connection, id: i64, follow_up_of: i64) -> Result<()> {
-    c.execute("UPDATE tasks SET follow_up_of = ?2 WHERE id = ?1", params![id, follow_up_of])?;
+    c.execute(
+        "UPDATE tasks SET follow_up_of = ?2 WHERE id = ?1",
+        params![id, follow_up_of],
+    )?;
     Ok(())
 }

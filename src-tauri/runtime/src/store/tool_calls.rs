@@ -74,13 +74,12 @@ pub fn finish(
 }
 
 pub fn get(c: &Connection, task_id: i64, call_id: &str) -> Result<Option<ToolCallRecord>> {
-    Ok(c
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM tool_calls WHERE task_id = ?1 AND call_id = ?2"),
-            params![task_id, call_id],
-            from_row,
-        )
-        .optional()?)
+    Ok(c.query_row(
+        &format!("SELECT {COLUMNS} FROM tool_calls WHERE task_id = ?1 AND call_id = ?2"),
+        params![task_id, call_id],
+        from_row,
+    )
+    .optional()?)
 }
 
 pub fn list(c: &Connection, task_id: i64) -> Result<Vec<ToolCallRecord>> {
