@@ -30,6 +30,7 @@ fi
 
 bash tests/setup-python.sh
 bash tests/setup-e2e.sh
+[ -f tests/setup-mcp.sh ] && bash tests/setup-mcp.sh
 
 [ "${1:-}" = "--deps" ] && exit 0
 
