@@ -458,8 +458,12 @@ impl Runtime {
                 status: task.status,
             });
         }
-        if task.status == TaskStatus::Running {
-            // Another process is running it: its worker watches for this flag.
+        let worked_elsewhere = self
+            .store
+            .read(|c| leases::holder(c, task.session_id))?
+            .is_some_and(|(holder, _)| holder != self.holder);
+        if task.status == TaskStatus::Running && worked_elsewhere {
+            // Another live process is running it: its worker watches for this flag.
             self.store.write(|tx| tasks::request_cancel(tx, task_id))?;
             return Ok(());
         }

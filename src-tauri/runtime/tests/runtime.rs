@@ -350,3 +350,16 @@ async fn a_follow_up_continues_the_session_with_its_context() {
             .collect();
     assert_eq!(kinds, ["user", "assistant", "user", "assistant"]);
 }
+
+#[tokio::test]
+async fn a_running_task_whose_process_died_is_cancelled_at_once() {
+    let f = Fixture::new();
+    let p = f.script("slow.json", json!([{ "text": "x", "delay_ms": 60_000 }]));
+    let id = f.rt.create_task(&f.task("orphan", &p)).unwrap();
+    // As if a process had started it and died: running, and nobody holds the session.
+    f.rt.store
+        .write(|tx| pocketpilot_runtime::store::tasks::set_status(tx, id, TaskStatus::Running))
+        .unwrap();
+    f.rt.cancel(id).unwrap();
+    assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Cancelled);
+}
