@@ -1,0 +1,73 @@
+use serde::{Deserialize, Serialize};
+
+/// Why a server could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    #[error("invalid configuration of MCP server `{server}`: {message}")]
+    InvalidConfig { server: String, message: String },
+    #[error("invalid MCP whitelist entry `{entry}`: {message}")]
+    InvalidWhitelist { entry: String, message: String },
+    #[error("MCP server `{server}` could not be started: {message}")]
+    Spawn { server: String, message: String },
+    #[error("MCP server `{server}` did not finish starting within {secs} s")]
+    StartupTimeout { server: String, secs: u64 },
+    #[error("MCP server `{server}` failed during initialisation: {message}")]
+    Initialize { server: String, message: String },
+    #[error("MCP server `{server}` could not list its tools: {message}")]
+    ListTools { server: String, message: String },
+}
+
+impl McpError {
+    /// The server the error is about (empty for a whitelist entry naming none).
+    pub fn server(&self) -> &str {
+        match self {
+            McpError::InvalidConfig { server, .. }
+            | McpError::Spawn { server, .. }
+            | McpError::StartupTimeout { server, .. }
+            | McpError::Initialize { server, .. }
+            | McpError::ListTools { server, .. } => server,
+            McpError::InvalidWhitelist { .. } => "",
+        }
+    }
+
+    /// A stable name for the UI and the logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            McpError::InvalidConfig { .. } => "invalid_config",
+            McpError::InvalidWhitelist { .. } => "invalid_whitelist",
+            McpError::Spawn { .. } => "spawn",
+            McpError::StartupTimeout { .. } => "startup_timeout",
+            McpError::Initialize { .. } => "initialize",
+            McpError::ListTools { .. } => "list_tools",
+        }
+    }
+}
+
+/// A server (or a whitelist entry) that gives no tools to this run, for the task's events.
+/// Never fatal: the run goes on with the other servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpProblem {
+    /// The configured server name (as written in the whitelist when no such server exists).
+    pub server: String,
+    /// Stable: `invalid_config`, `invalid_whitelist`, `not_configured`, `unknown_tool`,
+    /// `spawn`, `startup_timeout`, `initialize`, `list_tools`.
+    pub kind: String,
+    /// For a person; never contains secret values.
+    pub message: String,
+}
+
+impl McpProblem {
+    pub fn new(server: impl Into<String>, kind: &str, message: impl Into<String>) -> Self {
+        Self {
+            server: server.into(),
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<McpError> for McpProblem {
+    fn from(err: McpError) -> Self {
+        McpProblem::new(err.server(), err.kind(), err.to_string())
+    }
+}
