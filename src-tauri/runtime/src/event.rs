@@ -98,6 +98,12 @@ pub enum RuntimeEvent {
         boundary: String,
         text: String,
     },
+    /// An MCP server could not start, was refused, or died during the run.
+    McpProblem {
+        server: String,
+        kind: String,
+        message: String,
+    },
     AgentCompleted {
         final_answer: String,
     },
@@ -132,6 +138,7 @@ impl RuntimeEvent {
             RuntimeEvent::ApprovalRequired { .. } => "approval_required",
             RuntimeEvent::ApprovalResolved { .. } => "approval_resolved",
             RuntimeEvent::InputPlaced { .. } => "input_placed",
+            RuntimeEvent::McpProblem { .. } => "mcp_problem",
             RuntimeEvent::AgentCompleted { .. } => "agent_completed",
             RuntimeEvent::TaskCompleted { .. } => "task_completed",
             RuntimeEvent::TaskFailed { .. } => "task_failed",

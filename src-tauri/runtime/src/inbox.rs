@@ -64,6 +64,9 @@ pub struct Submit {
     pub trigger: Option<String>,
     #[serde(default)]
     pub grants: Vec<String>,
+    /// MCP whitelist for a run this may start; `None`: the session's last run's.
+    #[serde(default)]
+    pub mcp: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -200,7 +203,7 @@ pub fn admit(
     let busy = is_busy(tx, session.id)?;
     let queued = submissions::queued(tx, session.id)?;
     let run_meta = serde_json::json!({
-        "provider": s.provider, "trigger": s.trigger, "grants": s.grants,
+        "provider": s.provider, "trigger": s.trigger, "grants": s.grants, "mcp": s.mcp,
     });
     let new =
         |mode: Option<&str>, status: &str, content: serde_json::Value| -> Result<i64, StoreError> {
@@ -423,6 +426,10 @@ fn start_run(
         .or_else(|| previous.as_ref().map(|t| t.trigger.clone()))
         .unwrap_or_else(|| "chat".into());
     let grants: Vec<String> = serde_json::from_value(meta["grants"].clone()).unwrap_or_default();
+    let mcp: Vec<String> = serde_json::from_value(meta["mcp"].clone())
+        .ok()
+        .or_else(|| previous.as_ref().map(|t| t.mcp.clone()))
+        .unwrap_or_else(|| vec!["*".into()]);
     let id = tasks::insert(
         tx,
         &tasks::NewTask {
@@ -432,6 +439,7 @@ fn start_run(
             provider: provider.as_deref(),
             follow_up_of,
             grants: &grants,
+            mcp: &mcp,
         },
     )?;
     let created = RuntimeEvent::TaskCreated {

@@ -19,6 +19,7 @@ pub mod eval;
 pub mod event;
 pub mod inbox;
 pub mod logging;
+pub mod mcp;
 pub mod provider;
 pub mod recorder;
 pub mod service;

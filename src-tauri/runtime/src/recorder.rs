@@ -461,7 +461,8 @@ fn apply(
         }
         RuntimeEvent::TaskCreated { .. }
         | RuntimeEvent::ModelTurnStarted { .. }
-        | RuntimeEvent::InputPlaced { .. } => {}
+        | RuntimeEvent::InputPlaced { .. }
+        | RuntimeEvent::McpProblem { .. } => {}
         RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
             return Err(StoreError::Invalid(format!(
                 "{} is live only and never persisted",

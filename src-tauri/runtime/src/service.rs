@@ -75,6 +75,9 @@ pub struct NewTask {
     pub provider: Option<String>,
     /// Capabilities the person granted for this run explicitly (`--allow`).
     pub grants: Vec<String>,
+    /// MCP servers/tools the run may use; `None`: every server of its workspace (`*`).
+    #[serde(default)]
+    pub mcp: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
@@ -137,6 +140,9 @@ impl Runtime {
         if goal.is_empty() {
             return Err(RuntimeError::EmptyGoal);
         }
+        if let Some(entries) = &new.mcp {
+            crate::mcp::whitelist(entries).map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        }
         let workspace = match (&new.workspace, new.session_id) {
             (_, Some(_)) => None,
             (Some(w), None) => Some(canonical_workspace(w)?),
@@ -170,6 +176,7 @@ impl Runtime {
                 provider: new.provider.clone(),
                 trigger: Some(trigger.to_owned()),
                 grants: new.grants.clone(),
+                mcp: new.mcp.clone(),
             };
             let admitted = inbox::admit(tx, &submit, out)?;
             if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {

@@ -123,9 +123,11 @@ async fn run_registered(
         forbidden_dirs(rt.data_dir()),
         cancel.clone(),
     );
+    let mut tools = Registry::builtin();
+    let mcp_session = connect_mcp(rt, &recorder, &task, &session.workspace, &mut tools).await?;
     let agent = Agent {
         provider,
-        tools: Registry::builtin(),
+        tools,
         rules,
         grants,
         user_grants: task.grants.clone(),
@@ -188,6 +190,12 @@ async fn run_registered(
         }
     };
     watcher.abort();
+    if let Some(mcp) = mcp_session {
+        for p in mcp.stopped_servers() {
+            recorder.record(task_id, &mcp_problem(p))?;
+        }
+        mcp.shutdown().await;
+    }
     let elapsed = started.elapsed().as_millis() as u64;
     rt.store
         .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
@@ -238,6 +246,55 @@ async fn run_registered(
         }
     }
     Ok(())
+}
+
+fn mcp_problem(p: pocketpilot_mcp::McpProblem) -> RuntimeEvent {
+    RuntimeEvent::McpProblem {
+        server: p.server,
+        kind: p.kind,
+        message: p.message,
+    }
+}
+
+/// Starts the run's whitelisted MCP servers and adds their tools. Problems are recorded;
+/// none of them stops the run.
+async fn connect_mcp(
+    rt: &Arc<Runtime>,
+    recorder: &Recorder,
+    task: &tasks::Task,
+    workspace: &str,
+    tools: &mut Registry,
+) -> Result<Option<pocketpilot_mcp::McpSession>, StoreError> {
+    let servers = crate::mcp::for_workspace(&rt.store, workspace)?;
+    if servers.is_empty() || task.mcp.is_empty() {
+        return Ok(None);
+    }
+    let whitelist = match crate::mcp::whitelist(&task.mcp) {
+        Ok(w) => w,
+        Err(e) => {
+            recorder.record(
+                task.id,
+                &RuntimeEvent::McpProblem {
+                    server: "*".into(),
+                    kind: "whitelist".into(),
+                    message: e.to_string(),
+                },
+            )?;
+            return Ok(None);
+        }
+    };
+    let options = pocketpilot_mcp::ConnectOptions {
+        whitelist,
+        secrets: crate::mcp::secrets(&servers),
+        workspace: Some(PathBuf::from(workspace)),
+        base_env: None,
+    };
+    let session = pocketpilot_mcp::connect(&servers, &options).await;
+    for p in session.problems.clone() {
+        recorder.record(task.id, &mcp_problem(p))?;
+    }
+    session.register_into(tools);
+    Ok(Some(session))
 }
 
 /// How often a run looks for a cancel asked from another process.

@@ -22,6 +22,7 @@ fn input(session: i64, text: &str, when_busy: WhenBusy) -> Submit {
         provider: None,
         trigger: None,
         grants: Vec::new(),
+        mcp: None,
     }
 }
 

@@ -83,6 +83,7 @@ pub async fn say(rt: &Arc<Runtime>, args: SayArgs) -> Result<ExitCode, CliError>
         provider: absolute_provider(args.provider),
         trigger: Some("cli".into()),
         grants: Vec::new(),
+        mcp: None,
     };
     admitted(rt, &submit, args.json).await
 }
@@ -95,6 +96,7 @@ pub async fn continue_(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<Ex
         provider: None,
         trigger: Some("cli".into()),
         grants: Vec::new(),
+        mcp: None,
     };
     admitted(rt, &submit, json).await
 }

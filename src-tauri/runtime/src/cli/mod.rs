@@ -6,6 +6,7 @@
 mod approvals;
 mod eval;
 mod inbox;
+mod mcp;
 mod run;
 mod settings;
 mod tasks;
@@ -97,6 +98,9 @@ pub enum Command {
     Session(inbox::SessionCommand),
     /// Resume interrupted tasks in the foreground (all, or one task's session).
     Resume { task: Option<i64> },
+    /// MCP servers whose tools runs may use.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// The API key in the OS keychain (write-only: it is never shown).
     #[command(subcommand)]
     Key(settings::KeyCommand),
@@ -184,6 +188,7 @@ async fn dispatch(
         Command::Provider(cmd) => settings::provider(rt, cmd),
         Command::Policy(cmd) => settings::policy(rt, cmd),
         Command::Key(cmd) => settings::key(rt, cmd),
+        Command::Mcp(cmd) => mcp::mcp(rt, cmd),
         Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),
         Command::Cron(cmd) => triggers::cron(rt, cmd, &mut std::io::stdout().lock()),
         Command::Watch(cmd) => triggers::watch(rt, cmd, &mut std::io::stdout().lock()),

@@ -32,6 +32,10 @@ pub struct RunArgs {
     /// Grant a capability (e.g. fs:write) for this run; recorded as your decision.
     #[arg(long = "allow", value_name = "CAP")]
     pub allow: Vec<String>,
+    /// MCP servers or tools this run may use (`server`, `server:tool`, `*`; repeatable;
+    /// `none` for none). Default: every server configured for the workspace.
+    #[arg(long = "mcp", value_name = "ENTRY")]
+    pub mcp: Vec<String>,
 }
 
 pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError> {
@@ -58,6 +62,11 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         trigger: "cli".into(),
         provider,
         grants: args.allow,
+        mcp: match args.mcp.as_slice() {
+            [] => None,
+            [only] if only == "none" => Some(Vec::new()),
+            entries => Some(entries.to_vec()),
+        },
     })?;
     let _ = writeln!(std::io::stderr(), "task {id}");
     follow_session(rt, id, args.json).await

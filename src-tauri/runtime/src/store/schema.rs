@@ -29,6 +29,7 @@ CREATE TABLE tasks (
     active_ms         INTEGER NOT NULL DEFAULT 0,
     grants            TEXT NOT NULL DEFAULT '[]',
     cancel_requested  INTEGER NOT NULL DEFAULT 0,
+    mcp               TEXT NOT NULL DEFAULT '["*"]',
     final_answer      TEXT,
     error             TEXT,
     created_at        TEXT NOT NULL,

@@ -84,6 +84,7 @@ fn event_sequences_are_gapless_per_task() {
                 provider: None,
                 follow_up_of: None,
                 grants: &[],
+                mcp: &[],
             };
             Ok((tasks::insert(tx, &new("a"))?, tasks::insert(tx, &new("b"))?))
         })
@@ -121,6 +122,7 @@ fn illegal_status_changes_are_errors_and_change_nothing() {
                     provider: None,
                     follow_up_of: None,
                     grants: &[],
+                    mcp: &[],
                 },
             )
         })

@@ -18,6 +18,8 @@ pub struct Task {
     pub completion_tokens: i64,
     pub active_ms: i64,
     pub grants: Vec<String>,
+    /// MCP servers/tools this run may use (`*`, `server`, `server:tool`).
+    pub mcp: Vec<String>,
     pub final_answer: Option<String>,
     pub error: Option<String>,
     pub created_at: String,
@@ -26,7 +28,7 @@ pub struct Task {
 }
 
 const COLUMNS: &str = "id, session_id, goal, trigger, provider, follow_up_of, status, step_count, \
-    prompt_tokens, completion_tokens, active_ms, grants, final_answer, error, created_at, started_at, finished_at";
+    prompt_tokens, completion_tokens, active_ms, grants, final_answer, error, created_at, started_at, finished_at, mcp";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
     let status: String = r.get(6)?;
@@ -51,6 +53,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
         created_at: r.get(14)?,
         started_at: r.get(15)?,
         finished_at: r.get(16)?,
+        mcp: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
     })
 }
 
@@ -61,12 +64,13 @@ pub struct NewTask<'a> {
     pub provider: Option<&'a str>,
     pub follow_up_of: Option<i64>,
     pub grants: &'a [String],
+    pub mcp: &'a [String],
 }
 
 pub fn insert(c: &Connection, t: &NewTask<'_>) -> Result<i64> {
     c.execute(
-        "INSERT INTO tasks (session_id, goal, trigger, provider, follow_up_of, status, grants, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7)",
+        "INSERT INTO tasks (session_id, goal, trigger, provider, follow_up_of, status, grants, created_at, mcp)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8)",
         params![
             t.session_id,
             t.goal,
@@ -74,7 +78,8 @@ pub fn insert(c: &Connection, t: &NewTask<'_>) -> Result<i64> {
             t.provider,
             t.follow_up_of,
             super::json(&t.grants),
-            now()
+            now(),
+            super::json(&t.mcp)
         ],
     )?;
     Ok(c.last_insert_rowid())

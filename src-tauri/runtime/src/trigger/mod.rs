@@ -229,6 +229,7 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
         trigger: f.kind.to_owned(),
         provider,
         grants: Vec::new(),
+        mcp: None,
     })?;
     rt.store.write(|c| {
         triggers::record_run(
