@@ -49,18 +49,6 @@ pub enum SessionCommand {
     },
 }
 
-fn absolute_provider(p: Option<String>) -> Option<String> {
-    p.map(|p| match p.strip_prefix("scripted:") {
-        Some(path) => format!(
-            "scripted:{}",
-            std::path::absolute(path)
-                .unwrap_or_else(|_| path.into())
-                .display()
-        ),
-        None => p,
-    })
-}
-
 /// Says something to a session. Queued while it is busy (the process working it places it
 /// at its next boundary); when it is idle this process starts the run and works the
 /// session until it is idle again, streaming the answers.
@@ -80,7 +68,7 @@ pub async fn say(rt: &Arc<Runtime>, args: SayArgs) -> Result<ExitCode, CliError>
             reject_if_idle: args.reject_if_idle,
         },
         request_id: args.request_id,
-        provider: absolute_provider(args.provider),
+        provider: super::absolute_provider(args.provider),
         trigger: Some("cli".into()),
         grants: Vec::new(),
         mcp: None,

@@ -1,4 +1,4 @@
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -96,11 +96,17 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                         .map(|e| {
                             e.split_once('=')
                                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                                .ok_or_else(|| CliError::Usage(format!("--env must be NAME=value, got `{e}`")))
+                                .ok_or_else(|| {
+                                    CliError::Usage(format!("--env must be NAME=value, got `{e}`"))
+                                })
                         })
                         .collect::<Result<_, _>>()?,
                 },
-                (None, None) => return Err(CliError::Usage("give `--url URL` or `-- COMMAND ARGS…`".into())),
+                (None, None) => {
+                    return Err(CliError::Usage(
+                        "give `--url URL` or `-- COMMAND ARGS…`".into(),
+                    ))
+                }
             };
             let config = McpServerConfig {
                 name: name.clone(),
@@ -113,7 +119,14 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 secret_env,
                 keep_relative_paths: false,
             };
-            mcp::add(&rt.store, StoredServer { workspace: canonical(workspace)?, config }).map_err(config_error)?;
+            mcp::add(
+                &rt.store,
+                StoredServer {
+                    workspace: canonical(workspace)?,
+                    config,
+                },
+            )
+            .map_err(config_error)?;
             let _ = writeln!(std::io::stdout(), "MCP server {name} added");
         }
         McpCommand::List { json } => {
@@ -124,7 +137,9 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 let mut out = std::io::stdout().lock();
                 for s in all {
                     let how = match &s.config.transport {
-                        McpTransport::Stdio { command, args, .. } => format!("{command} {}", args.join(" ")),
+                        McpTransport::Stdio { command, args, .. } => {
+                            format!("{command} {}", args.join(" "))
+                        }
                         McpTransport::Http { url } => url.clone(),
                     };
                     let _ = writeln!(
@@ -138,28 +153,18 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
             }
         }
         McpCommand::Delete { name, workspace } => {
-            mcp::delete(&rt.store, &name, canonical(workspace)?.as_deref()).map_err(config_error)?;
+            mcp::delete(&rt.store, &name, canonical(workspace)?.as_deref())
+                .map_err(config_error)?;
             let _ = writeln!(std::io::stdout(), "MCP server {name} deleted");
         }
         McpCommand::Secret { name, var } => {
-            let value = if std::io::stdin().is_terminal() {
-                rpassword::prompt_password(format!("{var} for {name}: "))
-                    .map_err(|e| CliError::Other(e.to_string()))?
-            } else {
-                let mut line = String::new();
-                std::io::stdin()
-                    .lock()
-                    .read_line(&mut line)
-                    .map_err(|e| CliError::Other(e.to_string()))?;
-                line
-            };
-            let value = value.trim();
-            if value.is_empty() {
-                return Err(CliError::Usage("the value is empty; nothing was stored".into()));
-            }
-            pocketpilot_model::keychain::set_key(&mcp::secret_account(&name, &var), value)
+            let value = super::read_secret(&format!("{var} for {name}: "))?;
+            pocketpilot_model::keychain::set_key(&mcp::secret_account(&name, &var), &value)
                 .map_err(|e| CliError::Other(e.to_string()))?;
-            let _ = writeln!(std::io::stdout(), "secret {var} for {name} stored in the OS keychain");
+            let _ = writeln!(
+                std::io::stdout(),
+                "secret {var} for {name} stored in the OS keychain"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -244,6 +244,42 @@ pub(crate) fn print_json(v: &impl serde::Serialize) {
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
+/// Reads a secret: typed without echo on a terminal, else one line of stdin. Never empty.
+pub(crate) fn read_secret(prompt: &str) -> Result<String, CliError> {
+    use std::io::{BufRead, IsTerminal};
+    let value = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(prompt)
+            .map_err(|e| CliError::Other(format!("cannot read it: {e}")))?
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| CliError::Other(format!("cannot read it: {e}")))?;
+        line
+    };
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(CliError::Usage(
+            "the value is empty; nothing was stored".into(),
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+/// `scripted:FILE` with FILE made absolute: the task may be continued from another folder.
+pub(crate) fn absolute_provider(p: Option<String>) -> Option<String> {
+    p.map(|p| match p.strip_prefix("scripted:") {
+        Some(path) => format!(
+            "scripted:{}",
+            std::path::absolute(path)
+                .unwrap_or_else(|_| PathBuf::from(path))
+                .display()
+        ),
+        None => p,
+    })
+}
+
 pub(crate) fn default_workspace() -> Option<PathBuf> {
     std::env::current_dir().ok()
 }

@@ -44,16 +44,7 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         (None, None) => default_workspace(),
         (None, Some(_)) => None,
     };
-    let provider = args.provider.map(|p| match p.strip_prefix("scripted:") {
-        // Store an absolute path: the task may be continued from another folder.
-        Some(path) => format!(
-            "scripted:{}",
-            std::path::absolute(path)
-                .unwrap_or_else(|_| PathBuf::from(path))
-                .display()
-        ),
-        None => p,
-    });
+    let provider = super::absolute_provider(args.provider);
     let id = rt.submit(&NewTask {
         goal: args.goal,
         workspace,

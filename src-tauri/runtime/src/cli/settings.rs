@@ -228,7 +228,6 @@ pub enum KeyCommand {
 
 pub fn key(rt: &Arc<Runtime>, cmd: KeyCommand) -> Result<ExitCode, CliError> {
     use pocketpilot_model::keychain;
-    use std::io::{BufRead, IsTerminal};
     let name = |p: Option<String>| -> Result<String, CliError> {
         Ok(match p {
             Some(p) => p,
@@ -238,24 +237,8 @@ pub fn key(rt: &Arc<Runtime>, cmd: KeyCommand) -> Result<ExitCode, CliError> {
     match cmd {
         KeyCommand::Set { provider } => {
             let provider = name(provider)?;
-            let secret = if std::io::stdin().is_terminal() {
-                rpassword::prompt_password(format!("API key for {provider}: "))
-                    .map_err(|e| CliError::Other(format!("cannot read the key: {e}")))?
-            } else {
-                let mut line = String::new();
-                std::io::stdin()
-                    .lock()
-                    .read_line(&mut line)
-                    .map_err(|e| CliError::Other(format!("cannot read the key: {e}")))?;
-                line
-            };
-            let secret = secret.trim();
-            if secret.is_empty() {
-                return Err(CliError::Usage(
-                    "the key is empty; nothing was stored".into(),
-                ));
-            }
-            keychain::set_key(&provider, secret).map_err(|e| CliError::Other(e.to_string()))?;
+            let secret = super::read_secret(&format!("API key for {provider}: "))?;
+            keychain::set_key(&provider, &secret).map_err(|e| CliError::Other(e.to_string()))?;
             let _ = writeln!(
                 std::io::stdout(),
                 "key stored in the OS keychain for {provider}"
