@@ -7,7 +7,8 @@ fn main() -> ExitCode {
     // Any argument makes this the CLI; none opens the window. WebKit's WebDriver launches
     // the window with a lone `--automation`.
     let args: Vec<_> = std::env::args_os().skip(1).collect();
-    if !args.is_empty() && !(args.len() == 1 && args[0] == "--automation") {
+    let window = args.is_empty() || (args.len() == 1 && args[0] == "--automation");
+    if !window {
         return pocketpilot_runtime::cli::main_with(std::env::args_os());
     }
     pocketpilot_shell::run_desktop()

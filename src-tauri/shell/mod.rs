@@ -1,12 +1,57 @@
+//! Layout:
+//! - `commands.rs`: sessions, tasks, the inbox, approvals (one runtime call each).
+//! - `settings.rs`: provider, API key (write-only), limits, workspace policy.
+//! - `wire.rs`: the transport types the commands take and return (converted from the
+//!   runtime's); `bindings.rs` exports them to TypeScript.
+//! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
+mod bindings;
 mod commands;
+mod settings;
+mod tray;
+mod wire;
 
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use pocketpilot_runtime::trigger::{HostOptions, TriggerHost};
 use pocketpilot_runtime::Runtime;
+use tauri::{Manager, WindowEvent};
 
 pub struct AppState {
     pub runtime: Arc<Runtime>,
+    tray: OnceLock<tray::Tray>,
+    triggers: Mutex<Option<TriggerHost>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl AppState {
+    fn tray(&self) -> Option<&tray::Tray> {
+        self.tray.get()
+    }
+
+    fn has_trigger_host(&self) -> bool {
+        lock(&self.triggers).is_some()
+    }
+
+    fn take_trigger_host(&self) -> Option<TriggerHost> {
+        lock(&self.triggers).take()
+    }
+}
+
+/// The single-instance name: one app per data directory (a test or a second profile with
+/// its own `POCKETPILOT_DATA_DIR` is another instance).
+fn instance_id(data_dir: &std::path::Path) -> String {
+    // FNV-1a: stable across builds, unlike the std hasher.
+    let hash = data_dir
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("app.pocketpilot.desktop.d{hash:016x}")
 }
 
 pub fn run_desktop() -> ExitCode {
@@ -19,21 +64,58 @@ pub fn run_desktop() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let ipc = bindings::builder();
     let result = tauri::Builder::default()
+        // First: a second launch hands over to the running app and exits.
+        .plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .callback(|app, _args, _cwd| tray::show_window(app))
+                .dbus_id(instance_id(&data_dir))
+                .build(),
+        )
         .plugin(tauri_plugin_dialog::init())
-        .manage(AppState { runtime })
-        .invoke_handler(tauri::generate_handler![
-            commands::list_sessions,
-            commands::session_tasks,
-            commands::session_entries,
-            commands::get_task,
-            commands::create_task,
-            commands::task_events,
-            commands::subscribe_task,
-            commands::cancel_task,
-            commands::pending_approvals,
-            commands::resolve_approval,
-        ])
+        .plugin(tauri_plugin_notification::init())
+        .manage(AppState {
+            runtime: runtime.clone(),
+            tray: OnceLock::new(),
+            triggers: Mutex::new(None),
+        })
+        .invoke_handler(ipc.invoke_handler())
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            match tray::install(&handle) {
+                Ok(t) => {
+                    let _ = app.state::<AppState>().tray.set(t);
+                }
+                Err(e) => tracing::warn!(error = %e, "no tray icon"),
+            }
+            let rt = runtime.clone();
+            tauri::async_runtime::spawn(async move {
+                // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.
+                match rt.resume_all() {
+                    Ok(s) if !s.is_empty() => tracing::info!(sessions = ?s, "resumed"),
+                    Ok(_) => {}
+                    Err(e) => tracing::error!(error = %e, "could not resume interrupted sessions"),
+                }
+                match TriggerHost::start(rt.clone(), HostOptions::default()).await {
+                    Ok(host) => {
+                        *lock(&handle.state::<AppState>().triggers) = Some(host);
+                    }
+                    Err(e) => tracing::warn!(error = %e, "triggers are not running"),
+                }
+                tray::refresh(&handle);
+                tray::follow_changes(handle, rt).await;
+            });
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                if tray::keep_in_tray(&window.state::<AppState>()) {
+                    api.prevent_close();
+                    let _ = window.hide();
+                }
+            }
+        })
         .run(tauri::generate_context!());
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -47,3 +129,7 @@ pub fn run_desktop() -> ExitCode {
 #[cfg(test)]
 #[path = "wire_tests.rs"]
 mod wire_tests;
+
+#[cfg(test)]
+#[path = "bindings_tests.rs"]
+mod bindings_tests;

@@ -117,6 +117,10 @@ def app_env(tmp_path: Path) -> AppEnv:
         env[key] = str(path)
     (root / "run").chmod(0o700)
     env.pop("POCKETPILOT_PROVIDER", None)
+    for key in ("POCKETPILOT_API_KEY", "POCKETPILOT_BASE_URL", "POCKETPILOT_MODEL"):
+        env.pop(key, None)
+    # The app's trigger host listens for webhooks: any free port, never a fixed one.
+    env["POCKETPILOT_WEBHOOK_PORT"] = "0"
     env["POCKETPILOT_LOG"] = env.get("POCKETPILOT_LOG", "info")
     return AppEnv(root=root, binary=app_binary(), env=env)
 

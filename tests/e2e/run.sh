@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the end-to-end tests against the real app binary: Xvfb (+ a D-Bus session when
-# available), tauri-driver on free ports, pytest. Exits with pytest's code; "no tests ran"
+# Runs the end-to-end tests against the real app binary: Xvfb (+ a D-Bus session with an
+# unlocked gnome-keyring when available), tauri-driver on free ports, pytest. Exits with pytest's code; "no tests ran"
 # (pytest's 5) counts as a failure.
 #   POCKETPILOT_BIN   the binary (default ${CARGO_TARGET_DIR:-target}/debug/pocketpilot)
-#   extra arguments go to pytest (e.g. -k smoke)
+#   extra arguments go to pytest (e.g. -k smoke); `--bench` prints the UI figures instead
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
@@ -20,10 +20,28 @@ if [ -z "${E2E_INNER:-}" ]; then
   mkdir -p "$E2E_OUTPUT"
   WRAP=()
   if command -v dbus-run-session >/dev/null 2>&1; then WRAP=(dbus-run-session --); fi
+  # A session keyring of its own for keyutils (the keychain's second backend).
+  if command -v keyctl >/dev/null 2>&1 && keyctl session - true >/dev/null 2>&1; then
+    WRAP=(keyctl session - "${WRAP[@]}")
+  fi
   exec xvfb-run -a -s "-screen 0 1280x800x24" "${WRAP[@]}" bash "$0" "$@"
 fi
 
-# Inside Xvfb: tauri-driver on free ports (others may be running tests on this machine).
+# Inside Xvfb: a Secret Service for the keychain tests. gnome-keyring keeps its files
+# under its own XDG dirs here, never in the real home; the password only unlocks this
+# throwaway keyring.
+if [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ] && command -v gnome-keyring-daemon >/dev/null 2>&1; then
+  KEYRING_HOME="$(mktemp -d)"
+  mkdir -p "$KEYRING_HOME/data" "$KEYRING_HOME/run" && chmod 700 "$KEYRING_HOME/run"
+  if echo -n e2e-keyring | XDG_DATA_HOME="$KEYRING_HOME/data" XDG_RUNTIME_DIR="$KEYRING_HOME/run" \
+      gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; then
+    export E2E_KEYRING=1
+  else
+    echo "e2e: gnome-keyring did not start; the keychain test will be skipped" >&2
+  fi
+fi
+
+# tauri-driver on free ports (others may be running tests on this machine).
 read -r PORT NATIVE_PORT < <(python3 -c '
 import socket
 socks = [socket.socket() for _ in range(2)]
@@ -46,6 +64,11 @@ export TAURI_DRIVER_URL="http://127.0.0.1:$PORT"
 
 PY="$ROOT/.venv-e2e/bin/python"
 [ -x "$PY" ] || { echo "e2e: run tests/setup-e2e.sh first" >&2; exit 1; }
+if [ "${1:-}" = "--bench" ]; then
+  # The figures (tests/e2e/bench_ui.py), not the tests.
+  "$PY" "$ROOT/tests/e2e/bench_ui.py"
+  exit $?
+fi
 "$PY" -m pytest -q -p no:cacheprovider "$ROOT/tests/e2e" "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { errorMessage, listSessions, pendingApprovals } from "./api/commands";
+import { errorMessage, listSessions, pendingApprovals, setupStatus } from "./api/commands";
 import type { Approval, Session } from "./api/types";
 import { ApprovalDialog } from "./features/approvals/ApprovalDialog";
 import { fromRecord } from "./features/approvals/fromRecord";
 import { TaskDetails } from "./features/details/TaskDetails";
 import { Sidebar } from "./features/sessions/Sidebar";
 import { SessionView } from "./features/session/SessionView";
+import { Settings } from "./features/settings/Settings";
 import { NewSession } from "./features/workspace/NewSession";
-import { useRoute } from "./lib/route";
+import { navigate, useRoute } from "./lib/route";
 
 /** The sidebar has no push channel for "something changed elsewhere" yet: re-read it. */
 const SIDEBAR_REFRESH_MS = 3000;
@@ -19,6 +20,8 @@ export function App() {
   const [open, setOpen] = useState<Approval | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loaded, setLoaded] = useState(false);
+  // null until known; false leads a first run to the settings screen.
+  const [configured, setConfigured] = useState<boolean | null>(null);
 
   const reload = useCallback(async () => {
     try {
@@ -40,6 +43,23 @@ export function App() {
   }, [reload]);
   useEffect(() => void reload(), [route]);
 
+  const checkSetup = useCallback(async () => {
+    try {
+      const s = await setupStatus();
+      setConfigured(s.provider_configured);
+      return s.provider_configured;
+    } catch (e) {
+      setError(errorMessage(e));
+      return true;
+    }
+  }, []);
+  useEffect(() => {
+    // First run: no model configured, so nothing could answer. Lead to the settings.
+    void checkSetup().then((ok) => {
+      if (!ok && parseRouteIsStart()) navigate({ name: "settings" });
+    });
+  }, []);
+
   let view;
   if (route.name === "session") {
     view = (
@@ -50,6 +70,14 @@ export function App() {
         onChanged={() => void reload()}
       />
     );
+  } else if (route.name === "settings") {
+    view = (
+      <Settings
+        firstRun={configured === false}
+        workspaces={[...new Set(sessions.map((s) => s.workspace))]}
+        onSaved={() => void checkSetup()}
+      />
+    );
   } else if (route.name === "task") {
     view = <TaskDetails key={route.id} taskId={route.id} />;
   } else {
@@ -58,7 +86,13 @@ export function App() {
 
   return (
     <div class="app" data-testid="app" data-loaded={loaded ? "true" : "false"}>
-      <Sidebar sessions={sessions} approvals={approvals} route={route} onOpenApproval={setOpen} />
+      <Sidebar
+        sessions={sessions}
+        approvals={approvals}
+        route={route}
+        onOpenApproval={setOpen}
+        needsSetup={configured === false}
+      />
       <div class="main">
         {error && <div class="notice error" role="alert">{error}</div>}
         {view}
@@ -74,4 +108,10 @@ export function App() {
       )}
     </div>
   );
+}
+
+/** The window opened on its start page (not a session or a task a reload kept). */
+function parseRouteIsStart(): boolean {
+  const h = window.location.hash;
+  return h === "" || h === "#" || h === "#/" || h === "#/new";
 }

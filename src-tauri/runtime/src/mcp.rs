@@ -92,7 +92,9 @@ pub fn secrets(servers: &[McpServerConfig]) -> SecretEnv {
             match pocketpilot_model::keychain::get_key(&secret_account(&s.name, var)) {
                 Ok(Some(value)) => env.insert(var.clone(), value),
                 Ok(None) => {}
-                Err(e) => tracing::warn!(server = %s.name, var = %var, error = %e, "cannot read an MCP secret"),
+                Err(e) => {
+                    tracing::warn!(server = %s.name, var = %var, error = %e, "cannot read an MCP secret")
+                }
             }
         }
     }

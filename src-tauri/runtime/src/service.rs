@@ -141,7 +141,8 @@ impl Runtime {
             return Err(RuntimeError::EmptyGoal);
         }
         if let Some(entries) = &new.mcp {
-            crate::mcp::whitelist(entries).map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+            crate::mcp::whitelist(entries)
+                .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
         }
         let workspace = match (&new.workspace, new.session_id) {
             (_, Some(_)) => None,

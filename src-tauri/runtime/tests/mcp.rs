@@ -15,7 +15,11 @@ fn server_bin(name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/mcp-servers/node_modules/.bin")
         .join(name);
-    assert!(p.exists(), "{} is missing: run tests/setup-mcp.sh", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run tests/setup-mcp.sh",
+        p.display()
+    );
     p.display().to_string()
 }
 
@@ -24,7 +28,11 @@ fn stdio(name: &str, command: String, args: Vec<String>) -> StoredServer {
         workspace: None,
         config: McpServerConfig {
             name: name.into(),
-            transport: McpTransport::Stdio { command, args, env: Vec::new() },
+            transport: McpTransport::Stdio {
+                command,
+                args,
+                env: Vec::new(),
+            },
             capability: None,
             tool_capabilities: Default::default(),
             allow_read_only: false,
@@ -37,7 +45,11 @@ fn stdio(name: &str, command: String, args: Vec<String>) -> StoredServer {
 }
 
 fn everything() -> StoredServer {
-    stdio("everything", server_bin("mcp-server-everything"), vec!["stdio".into()])
+    stdio(
+        "everything",
+        server_bin("mcp-server-everything"),
+        vec!["stdio".into()],
+    )
 }
 
 #[tokio::test]
@@ -56,11 +68,26 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
     let a = f.rt.pending_approvals().unwrap().remove(0);
     assert_eq!(a.capability.as_deref(), Some("mcp:execute"));
     assert_eq!(a.effect["kind"], "command");
-    assert_eq!(a.effect["command"], r#"mcp:everything:echo {"message":"hi from the agent"}"#);
-    f.rt.resolve_approval(a.id, ApprovalAnswer { approve: true, by: "t".into(), ..Default::default() })
-        .unwrap();
+    assert_eq!(
+        a.effect["command"],
+        r#"mcp:everything:echo {"message":"hi from the agent"}"#
+    );
+    f.rt.resolve_approval(
+        a.id,
+        ApprovalAnswer {
+            approve: true,
+            by: "t".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let done = f.rt.events(id).unwrap().into_iter().find(|e| e.kind == "tool_call_completed").unwrap();
+    let done =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_completed")
+            .unwrap();
     assert_eq!(done.payload["output"], "Echo: hi from the agent");
 }
 
@@ -72,11 +99,25 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
     // The filesystem server itself may read the whole temp dir; the guard may not.
     mcp::add(
         &f.rt.store,
-        stdio("fs", server_bin("mcp-server-filesystem"), vec![f.dir.path().display().to_string()]),
+        stdio(
+            "fs",
+            server_bin("mcp-server-filesystem"),
+            vec![f.dir.path().display().to_string()],
+        ),
     )
     .unwrap();
-    let ws = std::fs::canonicalize(&f.workspace).unwrap().display().to_string();
-    f.rt.set_policy_rules(&ws, &PolicyRules { allow: vec!["mcp".into()], deny: vec![] }).unwrap();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
+    f.rt.set_policy_rules(
+        &ws,
+        &PolicyRules {
+            allow: vec!["mcp".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
     std::fs::write(f.ws("inside.txt"), "inside").unwrap();
     let p = f.script(
         "fs.json",
@@ -92,10 +133,16 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
     let id = f.rt.submit(&f.task("read", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let events = f.rt.events(id).unwrap();
-    let failed: Vec<_> = events.iter().filter(|e| e.kind == "tool_call_failed").collect();
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == "tool_call_failed")
+        .collect();
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert!(failed.iter().all(|e| e.payload["kind"] == "path_rejected"));
-    let read = events.iter().find(|e| e.kind == "tool_call_completed").unwrap();
+    let read = events
+        .iter()
+        .find(|e| e.kind == "tool_call_completed")
+        .unwrap();
     assert!(read.payload["output"].as_str().unwrap().contains("inside"));
     let all = serde_json::to_string(&events).unwrap();
     assert!(!all.contains("TOP-SECRET-CONTENT"));
@@ -104,10 +151,24 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
 #[tokio::test]
 async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limits_tools() {
     let f = Fixture::new();
-    mcp::add(&f.rt.store, stdio("broken", "/definitely/not/a/server".into(), vec![])).unwrap();
+    mcp::add(
+        &f.rt.store,
+        stdio("broken", "/definitely/not/a/server".into(), vec![]),
+    )
+    .unwrap();
     mcp::add(&f.rt.store, everything()).unwrap();
-    let ws = std::fs::canonicalize(&f.workspace).unwrap().display().to_string();
-    f.rt.set_policy_rules(&ws, &PolicyRules { allow: vec!["mcp".into()], deny: vec![] }).unwrap();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
+    f.rt.set_policy_rules(
+        &ws,
+        &PolicyRules {
+            allow: vec!["mcp".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
     let p = f.script(
         "sum.json",
         json!([
@@ -120,7 +181,10 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
     let events = f.rt.events(id).unwrap();
     let problem = events.iter().find(|e| e.kind == "mcp_problem").unwrap();
     assert_eq!(problem.payload["server"], "broken");
-    let sum = events.iter().find(|e| e.kind == "tool_call_completed").unwrap();
+    let sum = events
+        .iter()
+        .find(|e| e.kind == "tool_call_completed")
+        .unwrap();
     assert!(sum.payload["output"].as_str().unwrap().contains("42"));
 
     // With no MCP allowed for the run, the tool is not there at all.
@@ -128,6 +192,11 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
     t.mcp = Some(Vec::new());
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let failed = f.rt.events(id).unwrap().into_iter().find(|e| e.kind == "tool_call_failed").unwrap();
+    let failed =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == "tool_call_failed")
+            .unwrap();
     assert_eq!(failed.payload["kind"], "unknown_tool");
 }

@@ -1,43 +1,60 @@
-// The only module that talks to the shell. Components call these functions, never
-// `invoke` directly. Command names and argument names match src-tauri/shell/commands.rs
-// (Tauri maps the Rust snake_case arguments to camelCase keys).
-import { Channel, invoke } from "@tauri-apps/api/core";
+// The only module that talks to the shell. Components call these functions, never the
+// bindings or `invoke` directly. The commands and their types are generated from Rust
+// (generated/bindings.ts); this module narrows the untyped JSON fields (see types.ts).
+import { Channel } from "@tauri-apps/api/core";
+import { commands } from "./generated/bindings";
+import type * as Wire from "./generated/bindings";
 import type {
+  Admitted,
   Approval,
   ApprovalAnswer,
-  ChatTask,
   CommandError,
   Entry,
+  Limits,
+  PolicyRules,
+  ProviderForm,
   Session,
+  Setup,
+  Submission,
   Task,
   TaskEvent,
+  WhenBusy,
 } from "./types";
 
-export const listSessions = () => invoke<Session[]>("list_sessions");
+export const listSessions = (): Promise<Session[]> => commands.listSessions();
 
-export const sessionTasks = (sessionId: number) => invoke<Task[]>("session_tasks", { sessionId });
+export const sessionTasks = (sessionId: number): Promise<Task[]> => commands.sessionTasks(sessionId);
 
-export const sessionEntries = (sessionId: number) => invoke<Entry[]>("session_entries", { sessionId });
+export const sessionEntries = (sessionId: number) => commands.sessionEntries(sessionId) as Promise<Entry[]>;
 
-export const taskEvents = (taskId: number) => invoke<TaskEvent[]>("task_events", { taskId });
+export const taskEvents = (taskId: number) => commands.taskEvents(taskId) as Promise<TaskEvent[]>;
 
-export const pendingApprovals = () => invoke<Approval[]>("pending_approvals");
+export const pendingApprovals = () => commands.pendingApprovals() as Promise<Approval[]>;
 
-export const cancelTask = (taskId: number) => invoke<void>("cancel_task", { taskId });
+export const cancelTask = (taskId: number) => commands.cancelTask(taskId).then(() => undefined);
 
-/** Creates and starts a task; resolves with its id before the model is asked anything. */
-export function createTask(goal: string, target: { sessionId: number } | { workspace: string }): Promise<number> {
-  const task: ChatTask = {
-    goal,
-    workspace: "workspace" in target ? target.workspace : null,
-    session_id: "sessionId" in target ? target.sessionId : null,
-    follow_up_of: null,
-  };
-  return invoke<number>("create_task", { task });
+export const getTask = (taskId: number): Promise<Task> => commands.getTask(taskId);
+
+/** Creates and starts a task in a new session; resolves with its id before the model is asked anything. */
+export function createTask(goal: string, workspace: string): Promise<number> {
+  return commands.createTask({ goal, workspace, session_id: null, follow_up_of: null });
 }
 
-export function resolveApproval(approvalId: number, answer: Omit<ApprovalAnswer, "by">): Promise<number> {
-  return invoke<number>("resolve_approval", { approvalId, answer: { ...answer, by: "window" } });
+/**
+ * Says something in a session: an idle session starts a run (`started`), a busy one
+ * queues it as a follow-up or a steer.
+ */
+export function say(sessionId: number, text: string, whenBusy: WhenBusy, requestId: string): Promise<Admitted> {
+  return commands.say({ session_id: sessionId, text, when_busy: whenBusy, request_id: requestId });
+}
+
+export const sessionInbox = (sessionId: number) => commands.sessionInbox(sessionId) as Promise<Submission[]>;
+
+export const withdrawSubmission = (submissionId: number) =>
+  commands.withdrawSubmission(submissionId) as Promise<Submission>;
+
+export function resolveApproval(approvalId: number, answer: ApprovalAnswer): Promise<number> {
+  return commands.resolveApproval(approvalId, answer as Wire.ApprovalAnswer);
 }
 
 /**
@@ -51,15 +68,30 @@ export async function subscribeTask(
   onEvent: (ev: TaskEvent) => void,
 ): Promise<() => void> {
   let active = true;
-  const channel = new Channel<TaskEvent>();
+  const channel = new Channel<Wire.TaskEvent>();
   channel.onmessage = (ev) => {
-    if (active) onEvent(ev);
+    if (active) onEvent(ev as TaskEvent);
   };
-  await invoke<void>("subscribe_task", { taskId, afterSequence, onEvent: channel });
+  await commands.subscribeTask(taskId, afterSequence, channel);
   return () => {
     active = false;
   };
 }
+
+// Settings.
+export const setupStatus = (): Promise<Setup> => commands.setupStatus();
+export const providerSettings = (): Promise<ProviderForm> => commands.providerSettings();
+export const setProviderSettings = (s: ProviderForm) => commands.setProviderSettings(s).then(() => undefined);
+/** Files the key in the OS keychain. There is no way to read it back. */
+export const setApiKey = (key: string) => commands.setApiKey(key).then(() => undefined);
+export const deleteApiKey = (): Promise<boolean> => commands.deleteApiKey();
+export const apiKeyStored = (): Promise<boolean> => commands.apiKeyStored();
+export const testConnection = (): Promise<string> => commands.testConnection();
+export const limits = (): Promise<Limits> => commands.limits();
+export const setLimits = (l: Limits) => commands.setLimits(l).then(() => undefined);
+export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);
+export const setPolicyRules = (workspace: string, rules: PolicyRules) =>
+  commands.setPolicyRules(workspace, rules).then(() => undefined);
 
 /** The message of a rejected command, whatever shape the rejection has. */
 export function errorMessage(e: unknown): string {
@@ -67,7 +99,11 @@ export function errorMessage(e: unknown): string {
   return String(e);
 }
 
-export const getTask = (taskId: number) => invoke<Task>("get_task", { taskId });
+/** The stable kind of a rejected command (`conversation_busy`, `not_queued`, …), if any. */
+export function errorKind(e: unknown): string | null {
+  if (e && typeof e === "object" && "kind" in e) return String((e as CommandError).kind);
+  return null;
+}
 
 /** The native folder picker; null when the person cancels. */
 export async function pickFolder(): Promise<string | null> {

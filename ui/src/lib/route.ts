@@ -2,20 +2,24 @@
 //   #/new               a new session (workspace + first goal)
 //   #/session/ID        a session's transcript and composer
 //   #/task/ID           a task's event timeline
+//   #/settings          provider, key, limits, workspace policy
 import { useEffect, useState } from "preact/hooks";
 
 export type Route =
   | { name: "new" }
+  | { name: "settings" }
   | { name: "session"; id: number }
   | { name: "task"; id: number };
 
 export function parseRoute(hash: string): Route {
+  if (hash.startsWith("#/settings")) return { name: "settings" };
   const m = /^#\/(session|task)\/(\d+)/.exec(hash);
   if (m) return { name: m[1] as "session" | "task", id: Number(m[2]) };
   return { name: "new" };
 }
 
-export const hrefOf = (r: Route): string => (r.name === "new" ? "#/new" : `#/${r.name}/${r.id}`);
+export const hrefOf = (r: Route): string =>
+  r.name === "new" || r.name === "settings" ? `#/${r.name}` : `#/${r.name}/${r.id}`;
 
 export function navigate(r: Route): void {
   window.location.hash = hrefOf(r);

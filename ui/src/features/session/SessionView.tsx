@@ -1,8 +1,10 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { cancelTask, createTask, errorMessage } from "../../api/commands";
-import type { Session } from "../../api/types";
+import { cancelTask, errorMessage, say } from "../../api/commands";
+import type { Session, WhenBusy } from "../../api/types";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { Composer } from "./Composer";
+import { Inbox } from "./Inbox";
+import { useInbox } from "./useInbox";
 import { Transcript } from "./Transcript";
 import { useSession } from "./useSession";
 
@@ -14,19 +16,24 @@ interface Props {
 
 export function SessionView({ session, sessionId, onChanged }: Props) {
   const s = useSession(sessionId);
+  const busy = s.busyTask !== null;
+  const inbox = useInbox(sessionId, busy, () => void s.refresh());
   const [actionError, setActionError] = useState<string | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
   useEffect(() => bottom.current?.scrollIntoView({ block: "end" }), [tail]);
 
-  const send = async (goal: string) => {
+  const send = async (text: string, whenBusy: WhenBusy) => {
     setActionError(null);
     try {
-      const id = await createTask(goal, { sessionId });
-      s.watch(id);
-      await s.refresh();
-      onChanged();
+      const admitted = await say(sessionId, text, whenBusy, requestId());
+      if (admitted.started !== null) {
+        s.watch(admitted.started);
+        await s.refresh();
+        onChanged();
+      }
+      await inbox.reload();
     } catch (e) {
       setActionError(errorMessage(e));
     }
@@ -53,17 +60,16 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           </button>
         )}
       </header>
-      {(s.error || actionError) && <div class="notice error" role="alert">{s.error ?? actionError}</div>}
+      {(s.error || actionError || inbox.error) && (
+        <div class="notice error" role="alert">{s.error ?? actionError ?? inbox.error}</div>
+      )}
       <div class="scroll">
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <Transcript views={s.views} />
         <div ref={bottom} />
       </div>
-      <Composer
-        onSend={send}
-        disabled={s.busyTask !== null}
-        hint={s.busyTask !== null ? "The agent is working — wait for it to finish or press Stop." : undefined}
-      />
+      <Inbox items={inbox.items} onWithdraw={(id) => void inbox.withdraw(id)} />
+      <Composer onSend={send} busy={busy} />
       {s.approval && <ApprovalDialog
           approval={s.approval}
           onDone={() => {
@@ -73,4 +79,11 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
         />}
     </main>
   );
+}
+
+/** Identifies one send, so that a retried or double send is taken once. */
+function requestId(): string {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === "function") return c.randomUUID();
+  return `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }

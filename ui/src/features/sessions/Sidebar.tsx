@@ -7,9 +7,10 @@ interface Props {
   approvals: Approval[];
   route: Route;
   onOpenApproval: (a: Approval) => void;
+  needsSetup: boolean;
 }
 
-export function Sidebar({ sessions, approvals, route, onOpenApproval }: Props) {
+export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup }: Props) {
   return (
     <nav class="sidebar" aria-label="Sessions">
       <a class="new-session" href={hrefOf({ name: "new" })} data-testid="new-session">
@@ -25,6 +26,13 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval }: Props) {
           ))}
         </section>
       )}
+      <a
+        class={route.name === "settings" ? "settings-link active" : "settings-link"}
+        href={hrefOf({ name: "settings" })}
+        data-testid="settings-link"
+      >
+        Settings{needsSetup && <span class="badge error">set up a model</span>}
+      </a>
       <h2>Sessions</h2>
       {sessions.length === 0 && <p class="muted">No sessions yet.</p>}
       <ul class="session-list" data-testid="session-list">

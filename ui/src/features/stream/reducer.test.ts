@@ -198,3 +198,34 @@ describe("history from entries", () => {
     expect(failed[failed.length - 1]).toMatchObject({ kind: "notice", tone: "error" });
   });
 });
+
+describe("inputs placed from the inbox", () => {
+  const users = (items: { kind: string; text?: string }[]) =>
+    items.filter((i) => i.kind === "user").map((i) => i.text);
+
+  it("shows a run's goal once when the inbox started it, then the other placed inputs in order", () => {
+    seq = 0;
+    const s = reduceAll(7, [
+      ev("task_created", { goal: "and add a title", session_id: 1, trigger: "chat", follow_up_of: 6 }),
+      ev("input_placed", { submission_id: 2, mode: "followUp", boundary: "final", text: "and add a title" }),
+      ev("input_placed", { submission_id: 3, mode: "steer", boundary: "final", text: "make it rhyme" }),
+      ev("task_started", { provider: "scripted:x", resumed: false }),
+    ]);
+    expect(users(s.items)).toEqual(["and add a title", "make it rhyme"]);
+  });
+
+  it("shows a steer placed after tool results where it entered the transcript", () => {
+    const events = run();
+    const at = events.findIndex((e) => e.type === "tool_call_completed") + 1;
+    const steer = ev("input_placed", { submission_id: 4, mode: "steer", boundary: "post_tools", text: "shorter please" });
+    let n = 0;
+    const renumbered = [...events.slice(0, at), steer, ...events.slice(at)].map((e) =>
+      e.sequence > 0 ? { ...e, sequence: ++n } : e,
+    );
+    const s = reduceAll(7, renumbered);
+    const kinds = s.items.map((i) => i.kind);
+    expect(users(s.items)).toEqual(["write a haiku", "shorter please"]);
+    expect(kinds.indexOf("tool")).toBeLessThan(kinds.lastIndexOf("user"));
+    expect(kinds.lastIndexOf("user")).toBeLessThan(kinds.lastIndexOf("assistant"));
+  });
+});

@@ -25,6 +25,8 @@ export interface LiveState {
   approval: PendingApproval | null;
   /** True after a terminal event: nothing changes any more. */
   closed: boolean;
+  /** The goal shown from `task_created`, until an `input_placed` of the same text confirms it. */
+  goalShown: string | null;
 }
 
 export function initialLive(taskId: number): LiveState {
@@ -37,6 +39,7 @@ export function initialLive(taskId: number): LiveState {
     finalAnswer: null,
     approval: null,
     closed: false,
+    goalShown: null,
   };
 }
 
@@ -56,7 +59,18 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
     case "stream_reset":
       return { ...state, streaming: str(p.text) };
     case "task_created":
-      return { ...state, items: [...state.items, { kind: "user", key: key("u"), text: str(p.goal) }] };
+      return {
+        ...state,
+        items: [...state.items, { kind: "user", key: key("u"), text: str(p.goal) }],
+        goalShown: str(p.goal),
+      };
+    case "input_placed": {
+      // A run started by the inbox is created with its first input as the goal, then
+      // records each placed input: the first one is the goal already shown.
+      const text = str(p.text);
+      if (p.boundary === "final" && state.goalShown === text) return { ...state, goalShown: null };
+      return { ...state, items: [...state.items, { kind: "user", key: key("u"), text }], goalShown: null };
+    }
     case "task_started":
       return { ...state, status: "running" };
     case "model_turn_completed": {

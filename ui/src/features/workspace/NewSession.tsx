@@ -34,7 +34,7 @@ export function NewSession({ knownWorkspaces, onCreated }: { knownWorkspaces: st
       return;
     }
     try {
-      const id = await createTask(goal, { workspace: workspace.trim() });
+      const id = await createTask(goal, workspace.trim());
       rememberWorkspace(workspace.trim());
       const task = await getTask(id);
       onCreated();

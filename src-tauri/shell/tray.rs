@@ -1,0 +1,186 @@
+//! The tray: running/waiting counts, Open, Pause/Resume triggers, Quit; native
+//! notifications when a task needs a person or ends; whether closing the window only
+//! hides it (while runs or triggers are active, the app lives on in the tray).
+use std::sync::Arc;
+use std::time::Duration;
+
+use pocketpilot_runtime::recorder::TaskChange;
+use pocketpilot_runtime::{trigger, Runtime};
+use tauri::image::Image;
+use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Manager, Wry};
+use tauri_plugin_notification::NotificationExt;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::AppState;
+
+const TRAY_ICON: &[u8] = include_bytes!("../../icons/tray.png");
+/// Counts also change through other processes (the CLI, `serve`): re-read them this often.
+const REFRESH: Duration = Duration::from_secs(5);
+
+pub struct Tray {
+    icon: TrayIcon<Wry>,
+    status: MenuItem<Wry>,
+    pause: MenuItem<Wry>,
+}
+
+pub fn install(app: &AppHandle) -> tauri::Result<Tray> {
+    let status = MenuItem::with_id(app, "status", "No tasks running", false, None::<&str>)?;
+    let open = MenuItem::with_id(app, "open", "Open PocketPilot", true, None::<&str>)?;
+    let pause = MenuItem::with_id(app, "pause", "Pause triggers", true, None::<&str>)?;
+    let quit = MenuItem::with_id(app, "quit", "Quit PocketPilot", true, None::<&str>)?;
+    let sep = PredefinedMenuItem::separator(app)?;
+    let menu = Menu::with_items(app, &[&status, &sep, &open, &pause, &quit])?;
+    let icon = TrayIconBuilder::with_id("main")
+        .icon(Image::from_bytes(TRAY_ICON)?)
+        .tooltip("PocketPilot")
+        .menu(&menu)
+        .on_menu_event(on_menu)
+        .build(app)?;
+    Ok(Tray {
+        icon,
+        status,
+        pause,
+    })
+}
+
+fn on_menu(app: &AppHandle, event: MenuEvent) {
+    match event.id.as_ref() {
+        "open" => show_window(app),
+        "pause" => toggle_triggers(app),
+        "quit" => quit(app),
+        _ => {}
+    }
+}
+
+pub fn show_window(app: &AppHandle) {
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+}
+
+fn toggle_triggers(app: &AppHandle) {
+    let state = app.state::<AppState>();
+    let rt = &state.runtime;
+    let result = match trigger::all_paused(rt) {
+        Ok(true) => trigger::resume_all(rt),
+        Ok(false) => trigger::pause_all(rt),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        tracing::error!(error = %e, "could not switch the triggers");
+    }
+    refresh(app);
+}
+
+/// Stops the trigger host (requests in flight finish), then exits. Runs still going are
+/// interrupted and resumed at the next start.
+fn quit(app: &AppHandle) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let host = app.state::<AppState>().take_trigger_host();
+        if let Some(host) = host {
+            let _ = tokio::time::timeout(Duration::from_secs(3), host.shutdown()).await;
+        }
+        app.exit(0);
+    });
+}
+
+/// Whether closing the window should only hide it: a run is going or waiting for a person,
+/// or a trigger may start one.
+pub fn keep_in_tray(state: &AppState) -> bool {
+    let busy = state
+        .runtime
+        .counts()
+        .map(|c| c.running + c.waiting_approval > 0)
+        .unwrap_or(false);
+    busy || (state.has_trigger_host() && triggers_armed(&state.runtime))
+}
+
+fn triggers_armed(rt: &Runtime) -> bool {
+    if trigger::all_paused(rt).unwrap_or(true) {
+        return false;
+    }
+    let hooks = trigger::webhook::list(rt).map(|v| v.iter().any(|h| !h.paused));
+    let crons = trigger::cron::list(rt).map(|v| v.iter().any(|s| !s.paused));
+    let watches = trigger::watch::list(rt).map(|v| v.iter().any(|w| !w.paused));
+    [hooks, crons, watches]
+        .into_iter()
+        .any(|r| r.unwrap_or(false))
+}
+
+/// Updates the counts and the pause label.
+pub fn refresh(app: &AppHandle) {
+    let state = app.state::<AppState>();
+    let Some(tray) = state.tray() else { return };
+    let text = match state.runtime.counts() {
+        Ok(c) if c.running == 0 && c.waiting_approval == 0 => "No tasks running".to_owned(),
+        Ok(c) => format!(
+            "{} running · {} waiting for approval",
+            c.running, c.waiting_approval
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not count tasks for the tray");
+            return;
+        }
+    };
+    let _ = tray.status.set_text(&text);
+    let _ = tray.icon.set_tooltip(Some(format!("PocketPilot — {text}")));
+    let paused = trigger::all_paused(&state.runtime).unwrap_or(false);
+    let _ = tray.pause.set_text(if paused {
+        "Resume triggers"
+    } else {
+        "Pause triggers"
+    });
+}
+
+/// Follows the runtime's task changes: refreshes the tray and notifies. Runs until the
+/// runtime's change feed closes.
+pub async fn follow_changes(app: AppHandle, rt: Arc<Runtime>) {
+    let mut changes = rt.recorder.changes();
+    let mut tick = tokio::time::interval(REFRESH);
+    loop {
+        tokio::select! {
+            change = changes.recv() => match change {
+                Ok(change) => {
+                    notify(&app, &rt, &change);
+                    refresh(&app);
+                }
+                Err(RecvError::Lagged(_)) => refresh(&app),
+                Err(RecvError::Closed) => return,
+            },
+            _ = tick.tick() => refresh(&app),
+        }
+    }
+}
+
+/// A notification for a task that needs a person or ended on its own, unless the person
+/// is looking at the window.
+fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
+    let title = match change.kind.as_str() {
+        "approval_required" => "A task needs your approval",
+        "task_completed" => "Task finished",
+        "task_failed" => "Task failed",
+        "budget_exceeded" => "Task stopped: budget exceeded",
+        _ => return,
+    };
+    let focused = app
+        .get_webview_window("main")
+        .map(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
+        .unwrap_or(false);
+    if focused {
+        return;
+    }
+    let goal = rt.task(change.task_id).map(|t| t.goal).unwrap_or_default();
+    let body = format!(
+        "Task {}: {}",
+        change.task_id,
+        goal.chars().take(120).collect::<String>()
+    );
+    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        tracing::warn!(error = %e, "could not show a notification");
+    }
+}

@@ -1,0 +1,222 @@
+"""Figures for the desktop app (a benchmark, not a test): cold start to first paint, idle
+memory, and UI responsiveness while 200 deltas per second stream in.
+
+Run it through the e2e runner, which provides Xvfb, D-Bus and tauri-driver:
+    tests/e2e/run.sh --bench
+
+How each figure is taken:
+- Cold start: the launcher script records the wall-clock time just before it `exec`s the
+  binary; the page records `performance.mark("pp-first-paint")` two animation frames after
+  its first render (ui/src/main.tsx). Cold start = performance.timeOrigin + mark − launch.
+  Every run gets a fresh data dir, HOME and XDG cache (no WebKit caches carried over); the
+  binary and libraries are in the OS page cache after the first run, so the median of
+  several runs is reported.
+- Idle memory: 5 s after the window has loaded, the RSS and PSS of the app process and
+  all its descendants (WebKitWebProcess, WebKitNetworkProcess) from /proc. RSS counts
+  shared libraries once per process; PSS splits them, so the PSS sum is the honest total.
+- Responsiveness: a scripted model streams 2000 one-character deltas 5 ms apart (200/s).
+  In the page, a PerformanceObserver for `longtask` when WebKitGTK supports it, and in any
+  case a requestAnimationFrame gap monitor: the longest gap between frames and the number
+  of gaps over 50 ms while the text streams.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import DRIVER_URL, App, AppEnv, app_binary  # noqa: E402
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.options import ArgOptions  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+DELTAS = 2000
+DELTA_MS = 5
+
+
+def fresh_env(root: Path) -> AppEnv:
+    env = dict(os.environ)
+    for key in ("POCKETPILOT_PROVIDER", "POCKETPILOT_API_KEY"):
+        env.pop(key, None)
+    dirs = {
+        "POCKETPILOT_DATA_DIR": root / "data",
+        "HOME": root / "home",
+        "XDG_DATA_HOME": root / "home" / ".local" / "share",
+        "XDG_CONFIG_HOME": root / "home" / ".config",
+        "XDG_CACHE_HOME": root / "home" / ".cache",
+        "XDG_RUNTIME_DIR": root / "run",
+    }
+    for key, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[key] = str(path)
+    (root / "run").chmod(0o700)
+    env["POCKETPILOT_WEBHOOK_PORT"] = "0"
+    return AppEnv(root=root, binary=app_binary(), env=env)
+
+
+def start(app_env: AppEnv, script: Path | None) -> tuple[App, float, int]:
+    """Starts the app under tauri-driver; returns it, the launch time and the app's pid."""
+    launcher = app_env.launcher(script)
+    stamp = app_env.root / "launched"
+    lines = launcher.read_text().splitlines()
+    # Record the time and pid just before exec (exec keeps the pid).
+    lines.insert(-1, f"echo $$ $(date +%s.%N) > '{stamp}'")
+    launcher.write_text("\n".join(lines) + "\n")
+    opts = ArgOptions()
+    opts.set_capability("browserName", "wry")
+    opts.set_capability("tauri:options", {"application": str(launcher)})
+    driver = webdriver.Remote(command_executor=DRIVER_URL, options=opts)
+    app = App(driver, "bench")
+    app.wait("the app to load", lambda: app.css("[data-testid=app][data-loaded=true]"), timeout=30)
+    pid, launched = stamp.read_text().split()
+    return app, float(launched), int(pid)
+
+
+def first_paint_s(app: App, launched: float) -> float:
+    at = app.wait(
+        "the first-paint mark",
+        lambda: app.driver.execute_script(
+            "const m = performance.getEntriesByName('pp-first-paint')[0];"
+            "return m ? performance.timeOrigin + m.startTime : null;"
+        ),
+        timeout=10,
+    )
+    return float(at) / 1000.0 - launched  # type: ignore[arg-type]
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def memory_mb(pid: int) -> tuple[float, float, list[str]]:
+    rss = pss = 0
+    names = []
+    for p in descendants(pid):
+        try:
+            name = Path(f"/proc/{p}/comm").read_text().strip()
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+            names.append(name)
+        except OSError:
+            continue
+    return rss / 1024, pss / 1024, names
+
+
+MONITOR = """
+window.__bench = { gaps: [], longtasks: [], longtaskSupported: false, last: performance.now(), on: true };
+const b = window.__bench;
+try {
+  b.longtaskSupported = (PerformanceObserver.supportedEntryTypes || []).includes('longtask');
+  if (b.longtaskSupported) {
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) b.longtasks.push(e.duration); })
+      .observe({ type: 'longtask', buffered: false });
+  }
+} catch (e) { b.longtaskSupported = false; }
+const tick = (t) => { if (!b.on) return; b.gaps.push(t - b.last); b.last = t; requestAnimationFrame(tick); };
+requestAnimationFrame((t) => { b.last = t; requestAnimationFrame(tick); });
+"""
+
+
+def idle_gaps(app: App, seconds: float = 5.0) -> dict:
+    """The same rAF monitor on the idle window: what Xvfb's software rendering costs alone."""
+    app.driver.execute_script(MONITOR)
+    time.sleep(seconds)
+    gaps = sorted(app.driver.execute_script("window.__bench.on = false; return window.__bench.gaps;"))
+    return {"frames": len(gaps), "max_gap_ms": gaps[-1] if gaps else 0.0,
+            "gaps_over_50ms": sum(1 for g in gaps if g > 50)}
+
+
+def responsiveness(app: App, workspace: Path) -> dict:
+    app.go("#/new")
+    field = app.wait_css("[data-testid=workspace-input]")
+    app.clear(field)
+    app.type_into(field, str(workspace))
+    app.driver.execute_script(MONITOR)
+    box = app.wait_css("[data-testid=composer-input]")
+    app.type_into(box, "Stream a long answer")
+    started = time.monotonic()
+    app.press_enter(box)
+    app.wait("streamed text", lambda: any(app.texts("[data-testid=streaming-message]")), timeout=30)
+    app.wait("the answer to complete", lambda: app.css("[data-testid=task][data-status=completed]"), timeout=60)
+    elapsed = time.monotonic() - started
+    data = app.driver.execute_script(
+        "const b = window.__bench; b.on = false;"
+        "return { gaps: b.gaps, longtasks: b.longtasks, supported: b.longtaskSupported };"
+    )
+    gaps = sorted(data["gaps"])
+    return {
+        "elapsed_s": elapsed,
+        "frames": len(gaps),
+        "max_gap_ms": gaps[-1] if gaps else 0.0,
+        "p99_gap_ms": gaps[int(len(gaps) * 0.99) - 1] if gaps else 0.0,
+        "gaps_over_50ms": sum(1 for g in gaps if g > 50),
+        "longtask_supported": data["supported"],
+        "longtasks_over_50ms": len(data["longtasks"]),
+        "longest_task_ms": max(data["longtasks"], default=0.0),
+    }
+
+
+def main() -> int:
+    paints = []
+    mem = None
+    resp = None
+    idle = None
+    with tempfile.TemporaryDirectory(prefix="pp-bench-") as tmp:
+        for i in range(RUNS):
+            app_env = fresh_env(Path(tmp) / f"run{i}")
+            script = app_env.script(
+                "stream", [{"text": "x" * DELTAS, "chunk_size": 1, "chunk_delay_ms": DELTA_MS}]
+            )
+            app, launched, pid = start(app_env, script)
+            try:
+                paints.append(first_paint_s(app, launched))
+                if i == RUNS - 1:
+                    time.sleep(5)
+                    mem = memory_mb(pid)
+                    idle = idle_gaps(app)
+                    resp = responsiveness(app, app_env.workspace("bench"))
+            finally:
+                app.driver.quit()
+    print(f"cold start to first paint (Xvfb, {RUNS} runs): median {statistics.median(paints):.2f} s, "
+          f"min {min(paints):.2f} s, max {max(paints):.2f} s")
+    if mem:
+        rss, pss, names = mem
+        print(f"idle memory, app + WebKit processes ({', '.join(sorted(set(names)))}): "
+              f"RSS sum {rss:.0f} MB, PSS sum {pss:.0f} MB")
+    if resp:
+        how = "PerformanceObserver longtask" if resp["longtask_supported"] else "rAF gap monitor (no longtask in this WebKitGTK)"
+        print(f"streaming {DELTAS} deltas at {1000 // DELTA_MS}/s nominal ({resp['elapsed_s']:.1f} s end to end), measured with {how}:")
+        print(f"  frames {resp['frames']}, longest frame gap {resp['max_gap_ms']:.0f} ms, p99 {resp['p99_gap_ms']:.0f} ms, "
+              f"gaps over 50 ms: {resp['gaps_over_50ms']}")
+        if idle:
+            print(f"  idle baseline (5 s, same monitor): frames {idle['frames']}, longest gap {idle['max_gap_ms']:.0f} ms, "
+                  f"gaps over 50 ms: {idle['gaps_over_50ms']}")
+        if resp["longtask_supported"]:
+            print(f"  long tasks (>50 ms): {resp['longtasks_over_50ms']}, longest {resp['longest_task_ms']:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

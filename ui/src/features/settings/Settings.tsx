@@ -1,0 +1,295 @@
+// Settings: the model provider (base URL, model, API key — write-only, kept in the OS
+// keychain), "test connection", limits, and the policy of a workspace.
+import { useEffect, useState } from "preact/hooks";
+import {
+  apiKeyStored,
+  deleteApiKey,
+  errorMessage,
+  limits as loadLimits,
+  policyRules,
+  providerSettings,
+  setApiKey,
+  setLimits,
+  setPolicyRules,
+  setProviderSettings,
+  testConnection,
+} from "../../api/commands";
+import type { Limits, PolicyRules, ProviderForm } from "../../api/types";
+import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
+
+interface Props {
+  /** No model is configured yet: say why the person is here. */
+  firstRun: boolean;
+  workspaces: string[];
+  onSaved: () => void;
+}
+
+type Status = { tone: "ok" | "error"; text: string } | null;
+
+function StatusLine({ status, testid }: { status: Status; testid: string }) {
+  if (!status) return null;
+  return (
+    <div class={`notice ${status.tone === "ok" ? "info" : "error"}`} data-testid={testid} role="status">
+      {status.text}
+    </div>
+  );
+}
+
+export function Settings({ firstRun, workspaces, onSaved }: Props) {
+  return (
+    <main class="session-view settings" data-testid="settings-view">
+      <header class="view-head">
+        <h1>Settings</h1>
+      </header>
+      <div class="scroll">
+        {firstRun && (
+          <div class="notice info" data-testid="first-run">
+            Welcome to PocketPilot. Tell it which model to use: an OpenAI-compatible base URL, a model
+            name and, if the service needs one, an API key.
+          </div>
+        )}
+        <ProviderSection onSaved={onSaved} />
+        <LimitsSection />
+        <PolicySection workspaces={workspaces} />
+      </div>
+    </main>
+  );
+}
+
+function ProviderSection({ onSaved }: { onSaved: () => void }) {
+  const [form, setForm] = useState<ProviderForm | null>(null);
+  const [key, setKey] = useState("");
+  const [stored, setStored] = useState<boolean | null>(null);
+  const [status, setStatus] = useState<Status>(null);
+  const [testing, setTesting] = useState(false);
+
+  const reloadStored = () =>
+    apiKeyStored()
+      .then(setStored)
+      .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
+  useEffect(() => {
+    providerSettings()
+      .then(setForm)
+      .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
+    void reloadStored();
+  }, []);
+  if (!form) return <section class="card">Loading…</section>;
+
+  const save = async () => {
+    setStatus(null);
+    try {
+      await setProviderSettings(form);
+      if (key.trim()) {
+        await setApiKey(key);
+        // The field is write-only: once filed, the key leaves the page.
+        setKey("");
+      }
+      await reloadStored();
+      setStatus({ tone: "ok", text: "Saved." });
+      onSaved();
+    } catch (e) {
+      setStatus({ tone: "error", text: errorMessage(e) });
+    }
+  };
+  const removeKey = async () => {
+    try {
+      await deleteApiKey();
+      await reloadStored();
+    } catch (e) {
+      setStatus({ tone: "error", text: errorMessage(e) });
+    }
+  };
+  const test = async () => {
+    setTesting(true);
+    setStatus(null);
+    try {
+      setStatus({ tone: "ok", text: await testConnection() });
+    } catch (e) {
+      setStatus({ tone: "error", text: errorMessage(e) });
+    } finally {
+      setTesting(false);
+    }
+  };
+  const text = (field: "base_url" | "model") => (e: Event) =>
+    setForm({ ...form, [field]: (e.target as HTMLInputElement).value });
+
+  return (
+    <section class="card" data-testid="provider-settings">
+      <h2>Model provider</h2>
+      <label class="field">
+        Base URL (OpenAI-compatible)
+        <input data-testid="base-url" value={form.base_url ?? ""} placeholder="https://api.openai.com/v1" onInput={text("base_url")} />
+      </label>
+      <label class="field">
+        Model
+        <input data-testid="model" value={form.model ?? ""} placeholder="gpt-4o-mini" onInput={text("model")} />
+      </label>
+      <label class="field">
+        API key — kept in the system keychain; PocketPilot never shows it again
+        <input
+          data-testid="api-key"
+          type="password"
+          autocomplete="off"
+          value={key}
+          placeholder={stored ? "A key is stored — type a new one to replace it" : "No key stored"}
+          onInput={(e) => setKey((e.target as HTMLInputElement).value)}
+        />
+      </label>
+      <div class="row">
+        <span class="muted" data-testid="key-status" data-stored={stored ? "true" : "false"}>
+          {stored === null ? "" : stored ? "A key is stored." : "No key stored."}
+        </span>
+        {stored && (
+          <button type="button" class="link" data-testid="delete-key" onClick={removeKey}>
+            Remove key
+          </button>
+        )}
+      </div>
+      <div class="row actions">
+        <button type="button" data-testid="save-provider" onClick={save}>
+          Save
+        </button>
+        <button type="button" data-testid="test-connection" onClick={test} disabled={testing}>
+          {testing ? "Testing…" : "Test connection"}
+        </button>
+      </div>
+      <StatusLine status={status} testid="provider-status" />
+    </section>
+  );
+}
+
+function LimitsSection() {
+  const [l, setL] = useState<Limits | null>(null);
+  const [status, setStatus] = useState<Status>(null);
+  useEffect(() => {
+    loadLimits()
+      .then(setL)
+      .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
+  }, []);
+  if (!l) return null;
+  const num = (field: keyof Limits, optional = false) => (e: Event) => {
+    const raw = (e.target as HTMLInputElement).value.trim();
+    setL({ ...l, [field]: optional && raw === "" ? null : Number(raw) });
+  };
+  const save = async () => {
+    try {
+      await setLimits(l);
+      setStatus({ tone: "ok", text: "Saved." });
+    } catch (e) {
+      setStatus({ tone: "error", text: errorMessage(e) });
+    }
+  };
+  return (
+    <section class="card" data-testid="limits-settings">
+      <h2>Limits for each task</h2>
+      <div class="grid">
+        <label class="field">
+          Steps (model turns)
+          <input type="number" min={1} data-testid="max-steps" value={l.max_steps} onInput={num("max_steps")} />
+        </label>
+        <label class="field">
+          Seconds
+          <input type="number" min={1} data-testid="max-seconds" value={l.max_task_seconds} onInput={num("max_task_seconds")} />
+        </label>
+        <label class="field">
+          Tokens (empty: no limit)
+          <input type="number" min={1} data-testid="max-tokens" value={l.max_task_tokens ?? ""} onInput={num("max_task_tokens", true)} />
+        </label>
+      </div>
+      <div class="row actions">
+        <button type="button" data-testid="save-limits" onClick={save}>
+          Save limits
+        </button>
+      </div>
+      <StatusLine status={status} testid="limits-status" />
+    </section>
+  );
+}
+
+function PolicySection({ workspaces }: { workspaces: string[] }) {
+  const [workspace, setWorkspace] = useState(workspaces[0] ?? "");
+  const [rules, setRules] = useState<PolicyRules | null>(null);
+  const [status, setStatus] = useState<Status>(null);
+  useEffect(() => {
+    if (!workspace && workspaces[0]) setWorkspace(workspaces[0]);
+  }, [workspaces[0]]);
+  useEffect(() => {
+    if (!workspace) return;
+    setRules(null);
+    policyRules(workspace)
+      .then(setRules)
+      .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
+  }, [workspace]);
+
+  const choose = async (capability: string, choice: Choice) => {
+    if (!rules) return;
+    const next = withChoice(rules, capability, choice);
+    try {
+      await setPolicyRules(workspace, next);
+      setRules(next);
+      setStatus({ tone: "ok", text: "Saved." });
+    } catch (e) {
+      setStatus({ tone: "error", text: errorMessage(e) });
+    }
+  };
+
+  return (
+    <section class="card" data-testid="policy-settings">
+      <h2>What the agent may do in a workspace</h2>
+      {workspaces.length === 0 ? (
+        <p class="muted">Start a session first: rules belong to a workspace folder.</p>
+      ) : (
+        <>
+          <label class="field">
+            Workspace
+            <select data-testid="policy-workspace" value={workspace} onChange={(e) => setWorkspace((e.target as HTMLSelectElement).value)}>
+              {workspaces.map((w) => (
+                <option key={w} value={w}>
+                  {w}
+                </option>
+              ))}
+            </select>
+          </label>
+          {rules && (
+            <table class="policy" data-testid="policy-table">
+              <thead>
+                <tr>
+                  <th>Capability</th>
+                  <th>Allow</th>
+                  <th>Default</th>
+                  <th>Deny</th>
+                </tr>
+              </thead>
+              <tbody>
+                {CAPABILITIES.map((c) => {
+                  const current = choiceOf(rules, c.id);
+                  return (
+                    <tr key={c.id} data-testid="policy-row" data-capability={c.id} data-choice={current}>
+                      <td>
+                        {c.label} <code class="muted">{c.id}</code>
+                      </td>
+                      {(["allow", "default", "deny"] as Choice[]).map((choice) => (
+                        <td key={choice}>
+                          <input
+                            type="radio"
+                            name={`policy-${c.id}`}
+                            aria-label={`${choice} ${c.id}`}
+                            title={choice === "default" ? `Default: ${defaultOf(c.id)}` : choice}
+                            data-testid={`policy-${choice}`}
+                            checked={current === choice}
+                            onChange={() => void choose(c.id, choice)}
+                          />
+                        </td>
+                      ))}
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+      <StatusLine status={status} testid="policy-status" />
+    </section>
+  );
+}
