@@ -136,3 +136,15 @@ pub fn default_provider_spec() -> Option<String> {
 pub fn workspace_rules_key(workspace: &str) -> String {
     format!("policy:{workspace}")
 }
+
+pub const RESUME_KEY: &str = "resume_on_start";
+
+/// What the app and `serve` do at start with work a crash or a quit interrupted:
+/// `auto` resumes it, `ask` leaves it for the person (`pocketpilot resume`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResumeOnStart {
+    #[default]
+    Auto,
+    Ask,
+}

@@ -406,6 +406,31 @@ impl Runtime {
         Ok(ids)
     }
 
+    /// At start: resumes interrupted sessions when the setting says `auto` (the default),
+    /// else only lists them. Returns the sessions and whether they were resumed.
+    pub fn resume_on_start(self: &Arc<Self>) -> Result<(Vec<i64>, bool)> {
+        let mode: crate::config::ResumeOnStart = self
+            .store
+            .read(|c| store::settings::get(c, crate::config::RESUME_KEY))?
+            .unwrap_or_default();
+        match mode {
+            crate::config::ResumeOnStart::Auto => Ok((self.resume_all()?, true)),
+            crate::config::ResumeOnStart::Ask => {
+                let waiting = self.interrupted_sessions()?;
+                if !waiting.is_empty() {
+                    tracing::info!(sessions = ?waiting, "interrupted sessions wait for `pocketpilot resume`");
+                }
+                Ok((waiting, false))
+            }
+        }
+    }
+
+    pub fn set_resume_on_start(&self, mode: crate::config::ResumeOnStart) -> Result<()> {
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, crate::config::RESUME_KEY, &mode))?)
+    }
+
     /// Resumes every interrupted session, each on its own worker; returns their ids.
     pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>> {
         let sessions = self.interrupted_sessions()?;

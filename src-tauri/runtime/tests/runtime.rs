@@ -363,3 +363,27 @@ async fn a_running_task_whose_process_died_is_cancelled_at_once() {
     f.rt.cancel(id).unwrap();
     assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Cancelled);
 }
+
+#[tokio::test]
+async fn at_start_interrupted_work_is_resumed_or_left_for_the_person_as_set() {
+    use pocketpilot_runtime::config::ResumeOnStart;
+    let f = Fixture::new();
+    let p = f.script("one.json", json!([{ "text": "resumed and answered" }]));
+    let id = f.rt.create_task(&f.task("interrupted", &p)).unwrap();
+    // As if the process had died mid-run.
+    f.rt.store
+        .write(|tx| pocketpilot_runtime::store::tasks::set_status(tx, id, TaskStatus::Running))
+        .unwrap();
+    f.rt.set_resume_on_start(ResumeOnStart::Ask).unwrap();
+    let (waiting, resumed) = f.rt.resume_on_start().unwrap();
+    assert_eq!((waiting.len(), resumed), (1, false));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Running);
+
+    f.rt.set_resume_on_start(ResumeOnStart::Auto).unwrap();
+    let (sessions, resumed) = f.rt.resume_on_start().unwrap();
+    assert_eq!((sessions.len(), resumed), (1, true));
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let started = f.rt.events(id).unwrap().into_iter().find(|e| e.kind == "task_started").unwrap();
+    assert_eq!(started.payload["resumed"], true);
+}

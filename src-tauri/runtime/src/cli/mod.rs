@@ -98,6 +98,11 @@ pub enum Command {
     Session(inbox::SessionCommand),
     /// Resume interrupted tasks in the foreground (all, or one task's session).
     Resume { task: Option<i64> },
+    /// Whether the app and `serve` resume interrupted work at start: `auto` or `ask`.
+    Recovery {
+        #[arg(value_enum)]
+        mode: Option<RecoveryMode>,
+    },
     /// MCP servers whose tools runs may use.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
@@ -202,7 +207,20 @@ async fn dispatch(
         Command::Withdraw { submission } => inbox::withdraw(rt, submission),
         Command::Session(cmd) => inbox::session(rt, cmd),
         Command::Resume { task } => inbox::resume(rt, task).await,
+        Command::Recovery { mode } => settings::recovery(
+            rt,
+            mode.map(|m| match m {
+                RecoveryMode::Auto => crate::config::ResumeOnStart::Auto,
+                RecoveryMode::Ask => crate::config::ResumeOnStart::Ask,
+            }),
+        ),
     }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum RecoveryMode {
+    Auto,
+    Ask,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -261,3 +261,27 @@ pub fn key(rt: &Arc<Runtime>, cmd: KeyCommand) -> Result<ExitCode, CliError> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `auto`: the app and `serve` resume interrupted work at start; `ask`: they leave it for
+/// `pocketpilot resume`.
+pub fn recovery(
+    rt: &Arc<Runtime>,
+    mode: Option<crate::config::ResumeOnStart>,
+) -> Result<ExitCode, CliError> {
+    if let Some(m) = mode {
+        rt.set_resume_on_start(m)?;
+    }
+    let current: crate::config::ResumeOnStart = rt
+        .store
+        .read(|c| crate::store::settings::get(c, crate::config::RESUME_KEY))?
+        .unwrap_or_default();
+    let _ = writeln!(
+        std::io::stdout(),
+        "resume on start: {}",
+        serde_json::to_value(current)
+            .unwrap_or_default()
+            .as_str()
+            .unwrap_or("auto")
+    );
+    Ok(ExitCode::SUCCESS)
+}

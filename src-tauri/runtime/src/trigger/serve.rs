@@ -254,13 +254,12 @@ fn retain_wanted(running: &mut HashMap<i64, Runner<String>>, wanted: &HashMap<i6
     });
 }
 
-/// What `serve` does before it listens: resume the runs a crash or a quit interrupted
-/// (the task service's `resume_all`; DESIGN §9). A headless host has nobody to ask, so it
-/// resumes; waiting approvals stay waiting.
+/// What `serve` does before it listens: resume the runs a crash or a quit interrupted,
+/// unless the person chose to be asked (DESIGN §9); waiting approvals stay waiting.
 pub fn on_start(rt: &Arc<Runtime>) {
-    match rt.resume_all() {
-        Ok(sessions) if !sessions.is_empty() => {
-            tracing::info!(sessions = ?sessions, "resumed interrupted sessions");
+    match rt.resume_on_start() {
+        Ok((sessions, resumed)) if !sessions.is_empty() => {
+            tracing::info!(sessions = ?sessions, resumed, "interrupted sessions at start");
         }
         Ok(_) => {}
         Err(e) => tracing::error!(error = %e, "could not resume interrupted sessions"),
