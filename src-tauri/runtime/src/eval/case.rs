@@ -10,6 +10,7 @@
 //!     "symlinks": { "out": "{outside}" },      "outside_files": { "secret.txt": "s" },
 //!     "limits": { "max_steps": 3 },            "policy": { "allow": [], "deny": ["shell"] },
 //!     "grants": ["fs:write"],                  "data_in_workspace": false,
+//!     "mcp_servers": [ { "name": "files", "transport": { "type": "stdio", … } } ],
 //!     "steering_mode": "all",                  "follow_up_mode": "all" },
 //!   "script": [ { "text": "…", "tool_calls": [ { "name": "write_file", "arguments": { … } } ] },
 //!               { "text": "Done." } ],
@@ -23,13 +24,14 @@
 //!   turns or `{ "repeat_last", "turns" }`. The scripted "model" may play a compromised
 //!   model that follows an injection: the case passes when the guard or the policy stops
 //!   the effect.
-//! - Strings in `setup.symlinks` targets, `script`, approval `arguments` and `expect` may
+//! - Strings in `setup.symlinks` targets, `setup.mcp_servers`, `script`, approval `arguments` and `expect` may
 //!   use `{workspace}`, `{outside}` (a folder beside the workspace, never to be changed) and
 //!   `{data}` (the app's data folder).
 //! - `approvals` answer, in order, the approvals the run asks for: `approve`, `reject`,
 //!   `edit` (approve with `arguments`), `session` (approve and allow the capability for the
 //!   session). `restart_before: true` drops the runtime and reopens the store before
-//!   answering (a durable approval answered after a restart). Approvals beyond the list are
+//!   answering (a durable approval answered after a restart); `wait_ms` is how long the
+//!   person takes to answer. Approvals beyond the list are
 //!   left pending (the task stays `waiting_approval`).
 //! - `inbox` steps are said to the session while the first run works, each after the first
 //!   run recorded the event `after` (if given); `expect_error` is the error kind the step
@@ -98,6 +100,10 @@ pub struct Setup {
     /// The app's data folder inside the workspace (the guard must still refuse it).
     #[serde(default)]
     pub data_in_workspace: bool,
+    /// MCP servers configured for the workspace (`pocketpilot_mcp::McpServerConfig`, with
+    /// placeholders); the run's whitelist is `*`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steering_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,6 +130,9 @@ pub struct Answer {
     pub note: Option<String>,
     #[serde(default)]
     pub restart_before: bool,
+    /// Milliseconds the person takes before answering (waiting costs no time budget).
+    #[serde(default)]
+    pub wait_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

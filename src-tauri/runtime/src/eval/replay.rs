@@ -79,6 +79,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
                     arguments: edited,
                     note: p["note"].as_str().map(str::to_owned),
                     restart_before: false,
+                    wait_ms: 0,
                 });
             }
             "tool_call_started" => {

@@ -113,7 +113,8 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
                 }
                 Err(e) => failures.push(e),
             }
-            if let Some(rt) = lock(&env.rt).take() {
+            let rt = lock(&env.rt).take();
+            if let Some(rt) = rt {
                 close(rt).await;
             }
         }
@@ -191,6 +192,20 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String
         rt.set_policy_rules(&workspace.display().to_string(), rules)
             .map_err(|e| e.to_string())?;
     }
+    for server in &setup.mcp_servers {
+        let mut server = server.clone();
+        expand(&mut server, &vars);
+        let config: pocketpilot_mcp::McpServerConfig =
+            serde_json::from_value(server).map_err(|e| format!("setup.mcp_servers: {e}"))?;
+        crate::mcp::add(
+            &rt.store,
+            crate::mcp::StoredServer {
+                workspace: Some(workspace.display().to_string()),
+                config,
+            },
+        )
+        .map_err(|e| format!("setup.mcp_servers: {e}"))?;
+    }
     if let (true, Some(p)) = (opts.real, &opts.provider) {
         rt.set_provider_settings(p).map_err(|e| e.to_string())?;
     }
@@ -241,9 +256,9 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
         grants: case.setup.grants.clone(),
         ..Default::default()
     };
-    let rt = env.rt()?;
     let task = match &case.crash {
         Some(crash) => {
+            let rt = env.rt()?;
             let id = rt.create_task(&new).map_err(|e| format!("create: {e}"))?;
             *lock(&env.first_task) = Some(id);
             record_crashed_turn(
@@ -259,7 +274,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
             id
         }
         None => {
-            let id = rt.submit(&new).map_err(|e| format!("submit: {e}"))?;
+            let id = env.rt()?.submit(&new).map_err(|e| format!("submit: {e}"))?;
             *lock(&env.first_task) = Some(id);
             id
         }
@@ -289,6 +304,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
             provider: provider.clone(),
             trigger: Some("eval".into()),
             grants: Vec::new(),
+            mcp: None,
         };
         match (rt.say(&submit), &step.expect_error) {
             (Ok(_), None) => {}
@@ -329,10 +345,12 @@ async fn answer_approvals(
                     arguments: None,
                     note: Some("the eval case has no answer for this approval".into()),
                     restart_before: false,
+                    wait_ms: 0,
                 }
             }
             None => return Ok(()),
         };
+        tokio::time::sleep(Duration::from_millis(answer.wait_ms)).await;
         if answer.restart_before {
             restart(env).await?;
         }
@@ -443,8 +461,12 @@ fn record_crashed_turn(
 
 /// Drops the runtime (once its workers let go of it) and opens the store again.
 async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, String> {
-    if let Some(old) = lock(&env.rt).take() {
-        close(old).await;
+    let old = lock(&env.rt).take();
+    if let Some(old) = old {
+        if !close(old).await {
+            // Not a real restart while a worker of the old runtime is alive.
+            env.note("the old runtime was still in use when it was restarted".into());
+        }
     }
     let rt = Runtime::open(&env.data).map_err(|e| format!("reopening the store: {e}"))?;
     *lock(&env.rt) = Some(rt.clone());
@@ -452,12 +474,14 @@ async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, String> {
 }
 
 /// Waits (bounded) for background workers to drop their handles, then drops ours.
-async fn close(rt: Arc<Runtime>) {
+async fn close(rt: Arc<Runtime>) -> bool {
     let deadline = Instant::now() + Duration::from_secs(2);
     while Arc::strong_count(&rt) > 1 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let alone = Arc::strong_count(&rt) == 1;
     drop(rt);
+    alone
 }
 
 /// Cancels whatever is still going (a case that timed out or left a task waiting).

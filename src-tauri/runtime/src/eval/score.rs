@@ -124,7 +124,7 @@ pub fn check(
                 .as_deref()
                 .map(|e| format!(" ({e})"))
                 .unwrap_or_default();
-            f.push(format!("status {} , expected {}{why}", task.status, want));
+            f.push(format!("status {}, expected {}{why}", task.status, want));
         }
     }
     if let Some(n) = exp.tasks {
@@ -272,12 +272,16 @@ pub fn check(
     if let Some(a) = &task.final_answer {
         haystacks.push(("the answer".into(), a.clone()));
     }
-    for (rel, bytes) in after_ws.iter().chain(after_out.iter()) {
-        haystacks.push((
-            format!("file {rel}"),
-            String::from_utf8_lossy(bytes).into_owned(),
-        ));
-    }
+    // Files as they were set up hold what the case put there: only new or changed ones count.
+    let changed = |before: &Files, after: &Files| -> Vec<(String, String)> {
+        after
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(*v))
+            .map(|(k, v)| (format!("file {k}"), String::from_utf8_lossy(v).into_owned()))
+            .collect()
+    };
+    haystacks.extend(changed(&before.workspace, &after_ws));
+    haystacks.extend(changed(&before.outside, &after_out));
     for needle in &exp.nowhere {
         if let Some((place, _)) = haystacks.iter().find(|(_, h)| h.contains(needle.as_str())) {
             f.push(format!("{needle:?} appears in {place}"));
