@@ -4,6 +4,11 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before anything else (no threads yet): secrets in our environment would be readable
+    // by the commands the agent runs, through /proc.
+    if let Err(reason) = pocketpilot_runtime::secret_env::relaunch_without_secrets() {
+        eprintln!("pocketpilot: warning: {reason}");
+    }
     // Any argument makes this the CLI; none opens the window. WebKit's WebDriver launches
     // the window with a lone `--automation`.
     let args: Vec<_> = std::env::args_os().skip(1).collect();

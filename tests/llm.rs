@@ -220,3 +220,103 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
         assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY));
     }
 }
+
+/// A one-shot OpenAI-compatible server that remembers the request's Authorization header.
+fn capture_auth() -> (u16, std::thread::JoinHandle<String>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let h = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut chunk).unwrap();
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let head = String::from_utf8_lossy(&buf).into_owned();
+        let auth = head
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("authorization: ")
+                    .or_else(|| l.strip_prefix("Authorization: "))
+            })
+            .unwrap_or_default()
+            .to_owned();
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n\
+                    data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        auth
+    });
+    (port, h)
+}
+
+#[test]
+fn commands_cannot_read_the_key_from_our_process_and_the_key_still_reaches_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let script = dir.path().join("peek.json");
+    std::fs::write(
+        &script,
+        json!([
+            { "tool_calls": [{ "name": "run_command", "arguments": {
+                "command": "tr '\\0' '\\n' < /proc/$PPID/environ > env.txt; env >> env.txt" } }] },
+            { "text": "looked" }
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
+        .args([
+            "run",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--goal",
+            "peek",
+            "--allow",
+            "shell",
+        ])
+        .args(["--provider", &format!("scripted:{}", script.display())])
+        .env("POCKETPILOT_DATA_DIR", dir.path().join("data"))
+        .env("POCKETPILOT_API_KEY", KEY)
+        .env("SOME_SERVICE_TOKEN", "tok-should-stay-hidden")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = std::fs::read_to_string(ws.join("env.txt")).unwrap();
+    assert!(
+        seen.contains("POCKETPILOT_DATA_DIR"),
+        "the command did read our environment: {seen}"
+    );
+    assert!(!seen.contains(KEY), "the API key is readable by commands");
+    assert!(!seen.contains("tok-should-stay-hidden"));
+
+    // After the relaunch the key is still ours, in memory, and reaches the model server.
+    let (port, server) = capture_auth();
+    let out = pocketpilot(
+        dir.path(),
+        port,
+        &["run", "--workspace", ws.to_str().unwrap(), "--goal", "hi"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.join().unwrap(), format!("Bearer {KEY}"));
+}

@@ -22,6 +22,7 @@ pub mod logging;
 pub mod mcp;
 pub mod provider;
 pub mod recorder;
+pub mod secret_env;
 pub mod service;
 pub mod store;
 pub mod task;

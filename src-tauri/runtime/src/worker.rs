@@ -342,8 +342,8 @@ fn cancelled() -> RuntimeEvent {
 /// Before the agent continues a run, the calls of its last turn that have no result are
 /// looked at in order: an answered approval is carried out (approved: the call runs,
 /// guarded again by the tool; rejected: the model is told); a call the journal shows as
-/// started but never finished (a crash) is re-run only if it is replay-safe, otherwise the
-/// model is told it was interrupted. The first call that is none of these is left to the
+/// started but never finished (a crash) is re-run at once if it is replay-safe, otherwise
+/// the model is told it was interrupted. The first call that is none of these is left to the
 /// agent, which decides it as usual.
 async fn recover_open_calls(
     rt: &Arc<Runtime>,
@@ -370,7 +370,24 @@ async fn recover_open_calls(
         match (approval, journal) {
             (_, Some(j)) if j.status == "intent" || j.status == "running" => {
                 if j.replay_safe {
-                    return Ok(());
+                    // Harmless to run again: do it now, so the calls after it are looked
+                    // at here too.
+                    let Some(tool) = agent.tools.get(&j.name) else {
+                        return Ok(());
+                    };
+                    let args = serde_json::from_str(&j.arguments).unwrap_or_default();
+                    agent::execute(
+                        tool.as_ref(),
+                        &call,
+                        args,
+                        j.step as u32,
+                        "allow",
+                        "replay",
+                        &agent.ctx,
+                        sink,
+                    )
+                    .await?;
+                    continue;
                 }
                 let saved = j.output.clone().unwrap_or_default();
                 let mut error = format!(

@@ -288,6 +288,15 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
                 .json(&json!({"text": "   "})),
         ),
         (
+            "an array instead of an object",
+            400,
+            "invalid_body",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!(["take me as text", null, null])),
+        ),
+        (
             "unknown field",
             400,
             "invalid_body",

@@ -199,6 +199,26 @@ pub async fn serve(
         .await
 }
 
+/// A hook's body must be a JSON object: serde's derived struct parsing would also take an
+/// array by position, which no client means.
+fn parse_body(bytes: &[u8]) -> Result<HookBody, HookError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        HookError::bad("malformed_json", format!("the body is not valid JSON: {e}"))
+    })?;
+    if !value.is_object() {
+        return Err(HookError::bad(
+            "invalid_body",
+            "the body must be a JSON object {text, session?, follow_up_of?}",
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        HookError::bad(
+            "invalid_body",
+            format!("the body does not fit {{text, session?, follow_up_of?}}: {e}"),
+        )
+    })
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HookBody {
@@ -332,16 +352,7 @@ async fn accept(
         ));
     }
     let bytes = read_bounded(headers, body).await?;
-    let body: HookBody = serde_json::from_slice(&bytes).map_err(|e| {
-        use serde_json::error::Category;
-        match e.classify() {
-            Category::Data => HookError::bad(
-                "invalid_body",
-                format!("the body does not fit {{text, session?, follow_up_of?}}: {e}"),
-            ),
-            _ => HookError::bad("malformed_json", format!("the body is not valid JSON: {e}")),
-        }
-    })?;
+    let body = parse_body(&bytes)?;
     let text = body.text.as_deref().map(str::trim).unwrap_or_default();
     if text.is_empty() {
         return Err(HookError::bad(

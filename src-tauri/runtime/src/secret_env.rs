@@ -1,0 +1,88 @@
+//! Secrets given to PocketPilot in its environment must not reach the commands the agent
+//! runs. Scrubbing a child's environment is not enough: the environment a process started
+//! with stays readable in `/proc/<pid>/environ` by every process of the same user — so an
+//! approved `cat /proc/$PPID/environ` would show it.
+//!
+//! So at start, a process that was given secret-looking variables starts itself again
+//! (same pid, `exec`) without them; the API key alone comes along through a pipe and lives
+//! only in this process's memory from then on.
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::FromRawFd;
+
+use pocketpilot_tools::builtin::run_command::is_secret_name;
+
+const KEY_VAR: &str = "POCKETPILOT_API_KEY";
+const FD_VAR: &str = "POCKETPILOT_API_KEY_FD";
+
+/// Call first thing in `main`, before any thread starts. Returns only when there is
+/// nothing to hide or the relaunch is impossible (then the reason is returned).
+pub fn relaunch_without_secrets() -> Result<(), String> {
+    if let Some(fd) = std::env::var_os(FD_VAR) {
+        std::env::remove_var(FD_VAR);
+        let fd: i32 = fd
+            .to_str()
+            .and_then(|s| s.parse().ok())
+            .ok_or("the key pipe is not a number")?;
+        // SAFETY: the parent passed us this descriptor for exactly this read; we own it now.
+        let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+        let mut key = String::new();
+        pipe.read_to_string(&mut key)
+            .map_err(|e| format!("cannot read the key pipe: {e}"))?;
+        if !key.is_empty() {
+            // Set after exec, this lives on the heap only, not in /proc/<pid>/environ.
+            std::env::set_var(KEY_VAR, key);
+        }
+        return Ok(());
+    }
+    let secrets: Vec<OsString> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| is_secret_name(k))
+        .collect();
+    if secrets.is_empty() {
+        return Ok(());
+    }
+    relaunch(&secrets)
+}
+
+#[cfg(unix)]
+fn relaunch(secrets: &[OsString]) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+
+    let key = std::env::var(KEY_VAR).unwrap_or_default();
+    // A pipe holds 64 KiB without a reader; a key is far smaller.
+    if key.len() > 60_000 {
+        return Err("the API key is too long to pass on".into());
+    }
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe writes two new descriptors into the array we own.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    let (read_fd, write_fd) = (fds[0], fds[1]);
+    {
+        // SAFETY: we own the write end; File closes it when dropped.
+        let mut w = unsafe { std::fs::File::from_raw_fd(write_fd) };
+        w.write_all(key.as_bytes())
+            .map_err(|e| format!("cannot pass the key on: {e}"))?;
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.arg0(arg0).args(args).env(FD_VAR, read_fd.to_string());
+    for s in secrets {
+        cmd.env_remove(s);
+    }
+    // `exec` only returns on failure; the read end (no close-on-exec) is inherited.
+    let err = cmd.exec();
+    // SAFETY: exec failed, the descriptor is still ours.
+    unsafe { libc::close(read_fd) };
+    Err(format!("cannot start again without the secrets: {err}"))
+}
+
+#[cfg(not(unix))]
+fn relaunch(_secrets: &[OsString]) -> Result<(), String> {
+    Ok(())
+}
