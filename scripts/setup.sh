@@ -30,7 +30,11 @@ fi
 
 bash tests/setup-python.sh
 bash tests/setup-e2e.sh
-[ -f tests/setup-mcp.sh ] && bash tests/setup-mcp.sh
+bash tests/setup-mcp.sh
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  echo "setup: installing cargo-fuzz"
+  cargo install cargo-fuzz --locked
+fi
 
 [ "${1:-}" = "--deps" ] && exit 0
 

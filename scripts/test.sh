@@ -30,3 +30,11 @@ rm -rf "$KEYRING_HOME"
 
 step "end to end in the real window"
 POCKETPILOT_BIN="$CARGO_TARGET_DIR/debug/pocketpilot" bash tests/e2e/run.sh
+
+step "fuzzing, briefly (long runs: fuzz/run.sh 3600)"
+FUZZ_TARGET_DIR="${FUZZ_TARGET_DIR:-$CARGO_TARGET_DIR/fuzz}" bash fuzz/run.sh "${FUZZ_SECONDS:-5}"
+
+step "eval suite through the CLI (each case in its own temporary store)"
+EVAL_HOME="$(mktemp -d)"
+POCKETPILOT_DATA_DIR="$EVAL_HOME" "$CARGO_TARGET_DIR/debug/pocketpilot" eval
+rm -rf "$EVAL_HOME"
