@@ -25,6 +25,23 @@ const COMMANDS: &[&str] = &[
     "set_limits",
     "policy_rules",
     "set_policy_rules",
+    "trigger_status",
+    "set_triggers_paused",
+    "list_webhooks",
+    "create_webhook",
+    "set_webhook_paused",
+    "delete_webhook",
+    "list_schedules",
+    "create_schedule",
+    "set_schedule_paused",
+    "delete_schedule",
+    "list_watches",
+    "create_watch",
+    "set_watch_paused",
+    "delete_watch",
+    "list_mcp_servers",
+    "add_mcp_server",
+    "delete_mcp_server",
 ];
 
 fn main() {

@@ -2,7 +2,7 @@
 //! `ui/src/api/generated/bindings.ts`. `bindings_tests.rs` fails when that file is stale.
 use tauri_specta::{collect_commands, Builder, ErrorHandlingMode};
 
-use super::{commands, settings};
+use super::{commands, settings, triggers};
 
 /// The window's commands. A new command goes here, in `src-tauri/build.rs` and (as
 /// `allow-<name>`) in `capabilities/default.json`.
@@ -33,6 +33,23 @@ pub fn builder() -> Builder<tauri::Wry> {
             settings::set_limits,
             settings::policy_rules,
             settings::set_policy_rules,
+            triggers::trigger_status,
+            triggers::set_triggers_paused,
+            triggers::list_webhooks,
+            triggers::create_webhook,
+            triggers::set_webhook_paused,
+            triggers::delete_webhook,
+            triggers::list_schedules,
+            triggers::create_schedule,
+            triggers::set_schedule_paused,
+            triggers::delete_schedule,
+            triggers::list_watches,
+            triggers::create_watch,
+            triggers::set_watch_paused,
+            triggers::delete_watch,
+            triggers::list_mcp_servers,
+            triggers::add_mcp_server,
+            triggers::delete_mcp_server,
         ])
         // Commands reject with a `CommandError`; the UI's api module catches it.
         .error_handling(ErrorHandlingMode::Throw)

@@ -1,6 +1,7 @@
 //! Layout:
 //! - `commands.rs`: sessions, tasks, the inbox, approvals (one runtime call each).
 //! - `settings.rs`: provider, API key (write-only), limits, workspace policy.
+//! - `triggers.rs`: webhooks, schedules, file watches, "pause all", MCP servers.
 //! - `wire.rs`: the transport types the commands take and return (converted from the
 //!   runtime's); `bindings.rs` exports them to TypeScript.
 //! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
@@ -8,6 +9,7 @@ mod bindings;
 mod commands;
 mod settings;
 mod tray;
+mod triggers;
 mod wire;
 
 use std::process::ExitCode;
@@ -54,7 +56,25 @@ fn instance_id(data_dir: &std::path::Path) -> String {
     format!("app.pocketpilot.desktop.d{hash:016x}")
 }
 
+/// WebKitGTK settings for this app, applied before anything else runs (the web processes
+/// inherit the environment; nothing else reads it concurrently this early).
+///
+/// - No accelerated compositing: the UI is a document (no WebGL, 3D transforms or video),
+///   and compositing costs a GL context per web process. Without a GPU (Xvfb, VMs, remote
+///   desktops) that is Mesa's software rasteriser: ~100 MB more in the web process, a
+///   first frame ~1 s later (rAF waits for the GL setup), and frames of 50–300 ms whenever
+///   the text changes. Measured with tests/e2e/bench_ui.py. A value already set wins
+///   (`WEBKIT_DISABLE_COMPOSITING_MODE=0` turns compositing back on).
+#[cfg(target_os = "linux")]
+fn webkit_env() {
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
+}
+
 pub fn run_desktop() -> ExitCode {
+    #[cfg(target_os = "linux")]
+    webkit_env();
     let data_dir = pocketpilot_runtime::config::data_dir();
     let _log = pocketpilot_runtime::logging::init(&data_dir);
     let runtime = match Runtime::open(&data_dir) {
@@ -92,8 +112,10 @@ pub fn run_desktop() -> ExitCode {
             let rt = runtime.clone();
             tauri::async_runtime::spawn(async move {
                 // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.
-                match rt.resume_all() {
-                    Ok(s) if !s.is_empty() => tracing::info!(sessions = ?s, "resumed"),
+                match rt.resume_on_start() {
+                    Ok((s, resumed)) if !s.is_empty() => {
+                        tracing::info!(sessions = ?s, resumed, "interrupted sessions at start")
+                    }
                     Ok(_) => {}
                     Err(e) => tracing::error!(error = %e, "could not resume interrupted sessions"),
                 }

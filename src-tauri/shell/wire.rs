@@ -3,11 +3,13 @@
 //! and are exported to `ui/src/api/generated/bindings.ts` (see `bindings.rs`).
 //!
 //! Field names are the Rust ones (snake_case), as the runtime serialises them.
+use pocketpilot_mcp::{McpServerConfig, McpTransport};
 use pocketpilot_runtime::config;
 use pocketpilot_runtime::inbox;
 use pocketpilot_runtime::recorder;
 use pocketpilot_runtime::service;
-use pocketpilot_runtime::store::{self, approvals, sessions, tasks};
+use pocketpilot_runtime::store::{self, approvals, sessions, tasks, triggers as trigger_store};
+use pocketpilot_runtime::trigger;
 use pocketpilot_runtime::{RuntimeError, TaskStatus as RtStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -492,5 +494,281 @@ impl Setup {
         Self {
             provider_configured: config::default_provider_spec().is_some() || p.base_url.is_some(),
         }
+    }
+}
+
+// ---------------------------------------------------------------------------- triggers
+
+impl From<pocketpilot_runtime::mcp::McpConfigError> for CommandError {
+    fn from(e: pocketpilot_runtime::mcp::McpConfigError) -> Self {
+        use pocketpilot_runtime::mcp::McpConfigError as E;
+        let kind = match &e {
+            E::Invalid(_) => "invalid_config",
+            E::NotFound(_) => "not_found",
+            E::Store(_) => "store",
+        };
+        Self::new(kind, e)
+    }
+}
+
+/// The trigger host as the settings screen shows it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TriggerStatus {
+    /// `http://127.0.0.1:PORT` while the webhook listener runs; hooks are under `/hooks/NAME`.
+    pub webhook_base: Option<String>,
+    /// "Pause all triggers" is on: hooks answer 503, ticks and changes are skipped.
+    pub all_paused: bool,
+}
+
+/// A webhook; its token is never read back (only its digest is stored).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Webhook {
+    pub id: i64,
+    pub name: String,
+    pub workspace: String,
+    pub paused: bool,
+    pub created_at: String,
+    pub last_fired_at: Option<String>,
+}
+
+impl From<trigger_store::Webhook> for Webhook {
+    fn from(h: trigger_store::Webhook) -> Self {
+        Self {
+            id: h.id,
+            name: h.name,
+            workspace: h.workspace,
+            paused: h.paused,
+            created_at: h.created_at,
+            last_fired_at: h.last_fired_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct NewWebhook {
+    pub name: String,
+    pub workspace: String,
+}
+
+/// A new hook and its token: shown this once.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct CreatedWebhook {
+    pub hook: Webhook,
+    pub token: String,
+}
+
+impl From<trigger::webhook::CreatedHook> for CreatedWebhook {
+    fn from(c: trigger::webhook::CreatedHook) -> Self {
+        Self {
+            hook: c.hook.into(),
+            token: c.token,
+        }
+    }
+}
+
+/// A schedule: a 5-field UTC cron expression or `@hourly`/`@daily`/`@weekly`.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Schedule {
+    pub id: i64,
+    pub expr: String,
+    pub workspace: String,
+    pub goal: String,
+    pub catch_up: bool,
+    pub paused: bool,
+    pub last_fired_at: Option<String>,
+    pub last_task_id: Option<i64>,
+    pub created_at: String,
+    /// When it fires next (RFC 3339 UTC), for display.
+    pub next_fire: Option<String>,
+}
+
+impl Schedule {
+    /// The schedule as stored, and when it fires next (computed by the caller's clock).
+    pub fn of(s: trigger_store::Schedule, next_fire: Option<String>) -> Self {
+        Self {
+            id: s.id,
+            expr: s.expr,
+            workspace: s.workspace,
+            goal: s.goal,
+            catch_up: s.catch_up,
+            paused: s.paused,
+            last_fired_at: s.last_fired_at,
+            last_task_id: s.last_task_id,
+            created_at: s.created_at,
+            next_fire,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct NewSchedule {
+    pub expr: String,
+    pub workspace: String,
+    pub goal: String,
+    /// Run the latest missed tick (one) after the app was closed.
+    pub catch_up: bool,
+}
+
+impl From<NewSchedule> for trigger::cron::NewSchedule {
+    fn from(n: NewSchedule) -> Self {
+        Self {
+            expr: n.expr,
+            workspace: n.workspace.into(),
+            goal: n.goal,
+            provider: None,
+            catch_up: n.catch_up,
+        }
+    }
+}
+
+/// A file watch: a path or glob inside its workspace.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Watch {
+    pub id: i64,
+    pub pattern: String,
+    pub workspace: String,
+    pub goal: String,
+    pub min_interval_secs: i64,
+    pub paused: bool,
+    pub last_fired_at: Option<String>,
+    pub last_task_id: Option<i64>,
+    pub created_at: String,
+}
+
+impl From<trigger_store::Watch> for Watch {
+    fn from(w: trigger_store::Watch) -> Self {
+        Self {
+            id: w.id,
+            pattern: w.pattern,
+            workspace: w.workspace,
+            goal: w.goal,
+            min_interval_secs: w.min_interval_secs,
+            paused: w.paused,
+            last_fired_at: w.last_fired_at,
+            last_task_id: w.last_task_id,
+            created_at: w.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct NewWatch {
+    pub pattern: String,
+    pub workspace: String,
+    pub goal: String,
+    /// At most one task per this many seconds (`None`: the default, 30).
+    pub min_interval_secs: Option<i64>,
+}
+
+impl From<NewWatch> for trigger::watch::NewWatch {
+    fn from(n: NewWatch) -> Self {
+        Self {
+            pattern: n.pattern,
+            workspace: n.workspace.into(),
+            goal: n.goal,
+            provider: None,
+            min_interval_secs: n.min_interval_secs,
+        }
+    }
+}
+
+/// An MCP server: a command (stdio) or a streamable-HTTP URL, for one workspace or all.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct McpServer {
+    pub name: String,
+    /// `None`: every workspace.
+    pub workspace: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// Extra (non-secret) environment of a stdio server, `[NAME, value]`.
+    pub env: Vec<(String, String)>,
+    pub url: Option<String>,
+    /// The capability of its tools; `None`: `mcp:execute` (each call asks).
+    pub capability: Option<String>,
+    pub allow_read_only: bool,
+    pub startup_timeout_secs: u64,
+    pub call_timeout_secs: u64,
+    /// Variables whose values come from the keychain (names only).
+    pub secret_env: Vec<String>,
+}
+
+impl From<pocketpilot_runtime::mcp::StoredServer> for McpServer {
+    fn from(s: pocketpilot_runtime::mcp::StoredServer) -> Self {
+        let c = s.config;
+        let (command, args, env, url) = match c.transport {
+            McpTransport::Stdio { command, args, env } => (Some(command), args, env, None),
+            McpTransport::Http { url } => (None, Vec::new(), Vec::new(), Some(url)),
+        };
+        Self {
+            name: c.name,
+            workspace: s.workspace,
+            command,
+            args,
+            env,
+            url,
+            capability: c.capability,
+            allow_read_only: c.allow_read_only,
+            startup_timeout_secs: c.startup_timeout_secs,
+            call_timeout_secs: c.call_timeout_secs,
+            secret_env: c.secret_env,
+        }
+    }
+}
+
+/// What the settings screen sends to add (or replace, by name and workspace) a server:
+/// `url`, or `command` with `args` and `env`.
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct NewMcpServer {
+    pub name: String,
+    /// The canonical workspace (as sessions carry it); `None`: every workspace.
+    pub workspace: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub url: Option<String>,
+    pub capability: Option<String>,
+    pub allow_read_only: bool,
+    pub startup_timeout_secs: Option<u64>,
+    pub call_timeout_secs: Option<u64>,
+}
+
+impl NewMcpServer {
+    /// The stored form; the runtime validates it (`mcp::add`).
+    pub fn into_stored(self) -> Result<pocketpilot_runtime::mcp::StoredServer, CommandError> {
+        let blank = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        let transport = match (blank(self.url), blank(self.command)) {
+            (Some(url), None) => McpTransport::Http { url },
+            (None, Some(command)) => McpTransport::Stdio {
+                command,
+                args: self.args,
+                env: self.env,
+            },
+            (Some(_), Some(_)) => {
+                return Err(CommandError::new(
+                    "invalid_config",
+                    "give a command or a URL, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(CommandError::new(
+                    "invalid_config",
+                    "give a command (a stdio server) or a URL (a streamable-HTTP server)",
+                ))
+            }
+        };
+        let mut config = McpServerConfig::stdio(self.name.trim(), "", Vec::new());
+        config.transport = transport;
+        config.capability = blank(self.capability);
+        config.allow_read_only = self.allow_read_only;
+        if let Some(s) = self.startup_timeout_secs {
+            config.startup_timeout_secs = s;
+        }
+        if let Some(s) = self.call_timeout_secs {
+            config.call_timeout_secs = s;
+        }
+        Ok(pocketpilot_runtime::mcp::StoredServer {
+            workspace: blank(self.workspace),
+            config,
+        })
     }
 }

@@ -29,3 +29,58 @@ fn ui_terminal_events_are_generated_from_the_runtime() {
         path.display()
     );
 }
+
+#[test]
+fn an_mcp_form_becomes_a_stored_server_the_runtime_validates() {
+    use super::wire::NewMcpServer;
+    use pocketpilot_mcp::McpTransport;
+    let form = |command: Option<&str>, url: Option<&str>| NewMcpServer {
+        name: " files ".into(),
+        workspace: Some("  ".into()),
+        command: command.map(Into::into),
+        args: vec!["-y".into(), "server".into()],
+        env: vec![("DEBUG".into(), "1".into())],
+        url: url.map(Into::into),
+        capability: Some(" ".into()),
+        allow_read_only: true,
+        startup_timeout_secs: None,
+        call_timeout_secs: Some(5),
+    };
+    let stored = form(Some("npx"), None)
+        .into_stored()
+        .expect("a stdio server");
+    assert_eq!(
+        stored.workspace, None,
+        "a blank workspace means every workspace"
+    );
+    assert_eq!(stored.config.name, "files");
+    assert_eq!(stored.config.capability, None);
+    assert_eq!(stored.config.call_timeout_secs, 5);
+    assert_eq!(stored.config.startup_timeout_secs, 30);
+    assert!(stored.config.allow_read_only);
+    assert_eq!(
+        stored.config.transport,
+        McpTransport::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "server".into()],
+            env: vec![("DEBUG".into(), "1".into())],
+        }
+    );
+    stored.config.validate().expect("valid");
+
+    let http = form(None, Some(" http://127.0.0.1:3001/mcp "))
+        .into_stored()
+        .expect("an HTTP server");
+    assert_eq!(
+        http.config.transport,
+        McpTransport::Http {
+            url: "http://127.0.0.1:3001/mcp".into()
+        }
+    );
+    for (command, url) in [(None, None), (Some("npx"), Some("http://x"))] {
+        let e = form(command, url)
+            .into_stored()
+            .expect_err("one of the two");
+        assert_eq!(e.kind, "invalid_config");
+    }
+}

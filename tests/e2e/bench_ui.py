@@ -15,9 +15,14 @@ How each figure is taken:
   all its descendants (WebKitWebProcess, WebKitNetworkProcess) from /proc. RSS counts
   shared libraries once per process; PSS splits them, so the PSS sum is the honest total.
 - Responsiveness: a scripted model streams 2000 one-character deltas 5 ms apart (200/s).
-  In the page, a PerformanceObserver for `longtask` when WebKitGTK supports it, and in any
-  case a requestAnimationFrame gap monitor: the longest gap between frames and the number
-  of gaps over 50 ms while the text streams.
+  In the page, a PerformanceObserver for `longtask` when WebKitGTK supports it (it does
+  not so far), and in any case two monitors while the text streams:
+  - main-thread stalls: a 10 ms interval timer records how late each tick fires; a tick
+    more than 50 ms late means the main thread was busy (script, style, layout) for over
+    50 ms — the "no main-thread task over 50 ms" figure;
+  - frame gaps: a requestAnimationFrame monitor, the longest gap between frames and the
+    number over 50 ms. This also counts frames the compositor was late with while the
+    main thread was free (with software GL under Xvfb, most of them).
 """
 from __future__ import annotations
 
@@ -76,16 +81,19 @@ def start(app_env: AppEnv, script: Path | None) -> tuple[App, float, int]:
     return app, float(launched), int(pid)
 
 
-def first_paint_s(app: App, launched: float) -> float:
+def first_paint_s(app: App, launched: float) -> tuple[float, float]:
+    """Cold start to first paint, and the part of it spent in the page (navigation start
+    to the mark: loading, parsing and running the bundle, the first render and frame)."""
     at = app.wait(
         "the first-paint mark",
         lambda: app.driver.execute_script(
             "const m = performance.getEntriesByName('pp-first-paint')[0];"
-            "return m ? performance.timeOrigin + m.startTime : null;"
+            "return m ? [performance.timeOrigin, m.startTime] : null;"
         ),
         timeout=10,
     )
-    return float(at) / 1000.0 - launched  # type: ignore[arg-type]
+    origin, mark = at  # type: ignore[misc]
+    return (float(origin) + float(mark)) / 1000.0 - launched, float(mark) / 1000.0
 
 
 def descendants(pid: int) -> list[int]:
@@ -107,21 +115,26 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def memory_mb(pid: int) -> tuple[float, float, list[str]]:
+def memory_mb(pid: int) -> tuple[float, float, list[str], dict[str, float]]:
+    """RSS and PSS sums (MB), the process names, and the PSS of each process name."""
     rss = pss = 0
     names = []
+    by_name: dict[str, float] = {}
     for p in descendants(pid):
         try:
             name = Path(f"/proc/{p}/comm").read_text().strip()
+            own = 0
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Rss:"):
                     rss += int(line.split()[1])
                 elif line.startswith("Pss:"):
-                    pss += int(line.split()[1])
+                    own += int(line.split()[1])
+            pss += own
+            by_name[name] = by_name.get(name, 0.0) + own / 1024
             names.append(name)
         except OSError:
             continue
-    return rss / 1024, pss / 1024, names
+    return rss / 1024, pss / 1024, names, by_name
 
 
 MONITOR = """
@@ -136,6 +149,12 @@ try {
 } catch (e) { b.longtaskSupported = false; }
 const tick = (t) => { if (!b.on) return; b.gaps.push(t - b.last); b.last = t; requestAnimationFrame(tick); };
 requestAnimationFrame((t) => { b.last = t; requestAnimationFrame(tick); });
+b.late = []; b.tickAt = performance.now();
+b.timer = setInterval(() => {
+  const now = performance.now();
+  if (!b.on) { clearInterval(b.timer); return; }
+  b.late.push(now - b.tickAt - 10); b.tickAt = now;
+}, 10);
 """
 
 
@@ -143,9 +162,11 @@ def idle_gaps(app: App, seconds: float = 5.0) -> dict:
     """The same rAF monitor on the idle window: what Xvfb's software rendering costs alone."""
     app.driver.execute_script(MONITOR)
     time.sleep(seconds)
-    gaps = sorted(app.driver.execute_script("window.__bench.on = false; return window.__bench.gaps;"))
+    data = app.driver.execute_script("const b = window.__bench; b.on = false; return { gaps: b.gaps, late: b.late };")
+    gaps, late = sorted(data["gaps"]), data["late"]
     return {"frames": len(gaps), "max_gap_ms": gaps[-1] if gaps else 0.0,
-            "gaps_over_50ms": sum(1 for g in gaps if g > 50)}
+            "gaps_over_50ms": sum(1 for g in gaps if g > 50),
+            "max_stall_ms": max(late, default=0.0), "stalls_over_50ms": sum(1 for x in late if x > 50)}
 
 
 def responsiveness(app: App, workspace: Path) -> dict:
@@ -163,15 +184,18 @@ def responsiveness(app: App, workspace: Path) -> dict:
     elapsed = time.monotonic() - started
     data = app.driver.execute_script(
         "const b = window.__bench; b.on = false;"
-        "return { gaps: b.gaps, longtasks: b.longtasks, supported: b.longtaskSupported };"
+        "return { gaps: b.gaps, longtasks: b.longtasks, supported: b.longtaskSupported, late: b.late };"
     )
     gaps = sorted(data["gaps"])
+    late = data["late"]
     return {
         "elapsed_s": elapsed,
         "frames": len(gaps),
         "max_gap_ms": gaps[-1] if gaps else 0.0,
         "p99_gap_ms": gaps[int(len(gaps) * 0.99) - 1] if gaps else 0.0,
         "gaps_over_50ms": sum(1 for g in gaps if g > 50),
+        "max_stall_ms": max(late, default=0.0),
+        "stalls_over_50ms": sum(1 for x in late if x > 50),
         "longtask_supported": data["supported"],
         "longtasks_over_50ms": len(data["longtasks"]),
         "longest_task_ms": max(data["longtasks"], default=0.0),
@@ -180,6 +204,7 @@ def responsiveness(app: App, workspace: Path) -> dict:
 
 def main() -> int:
     paints = []
+    in_page = []
     mem = None
     resp = None
     idle = None
@@ -191,7 +216,9 @@ def main() -> int:
             )
             app, launched, pid = start(app_env, script)
             try:
-                paints.append(first_paint_s(app, launched))
+                total, page = first_paint_s(app, launched)
+                paints.append(total)
+                in_page.append(page)
                 if i == RUNS - 1:
                     time.sleep(5)
                     mem = memory_mb(pid)
@@ -200,19 +227,24 @@ def main() -> int:
             finally:
                 app.driver.quit()
     print(f"cold start to first paint (Xvfb, {RUNS} runs): median {statistics.median(paints):.2f} s, "
-          f"min {min(paints):.2f} s, max {max(paints):.2f} s")
+          f"min {min(paints):.2f} s, max {max(paints):.2f} s; "
+          f"of which in the page (navigation start to the mark): median {statistics.median(in_page):.2f} s")
     if mem:
-        rss, pss, names = mem
+        rss, pss, names, by_name = mem
         print(f"idle memory, app + WebKit processes ({', '.join(sorted(set(names)))}): "
               f"RSS sum {rss:.0f} MB, PSS sum {pss:.0f} MB")
+        print("  PSS by process: " + ", ".join(f"{n} {v:.0f} MB" for n, v in sorted(by_name.items())))
     if resp:
-        how = "PerformanceObserver longtask" if resp["longtask_supported"] else "rAF gap monitor (no longtask in this WebKitGTK)"
+        how = "PerformanceObserver longtask" if resp["longtask_supported"] else "a timer and a rAF monitor (no longtask in this WebKitGTK)"
         print(f"streaming {DELTAS} deltas at {1000 // DELTA_MS}/s nominal ({resp['elapsed_s']:.1f} s end to end), measured with {how}:")
+        print(f"  main-thread stalls (10 ms timer late by): longest {resp['max_stall_ms']:.0f} ms, "
+              f"over 50 ms: {resp['stalls_over_50ms']}")
         print(f"  frames {resp['frames']}, longest frame gap {resp['max_gap_ms']:.0f} ms, p99 {resp['p99_gap_ms']:.0f} ms, "
               f"gaps over 50 ms: {resp['gaps_over_50ms']}")
         if idle:
-            print(f"  idle baseline (5 s, same monitor): frames {idle['frames']}, longest gap {idle['max_gap_ms']:.0f} ms, "
-                  f"gaps over 50 ms: {idle['gaps_over_50ms']}")
+            print(f"  idle baseline (5 s, same monitors): frames {idle['frames']}, longest gap {idle['max_gap_ms']:.0f} ms, "
+                  f"gaps over 50 ms: {idle['gaps_over_50ms']}; longest stall {idle['max_stall_ms']:.0f} ms, "
+                  f"stalls over 50 ms: {idle['stalls_over_50ms']}")
         if resp["longtask_supported"]:
             print(f"  long tasks (>50 ms): {resp['longtasks_over_50ms']}, longest {resp['longest_task_ms']:.0f} ms")
     return 0

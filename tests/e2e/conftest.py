@@ -216,6 +216,15 @@ class App:
         path = OUTPUT / f"{self.name}-{self.shots:02d}-{step}.png"
         try:
             self.settle()
+            # WebKitGTK without accelerated compositing (the app turns it off, see
+            # src-tauri/shell/mod.rs) answers a WebDriver screenshot after its next repaint:
+            # on a page where nothing changes it would wait forever. A few invisible
+            # repaints over the next second let it answer.
+            self.driver.execute_script(
+                "let n = 0; const t = setInterval(() => {"
+                " document.body.style.outline = n % 2 ? '' : '1px solid transparent';"
+                " if (++n >= 20) { clearInterval(t); document.body.style.outline = ''; } }, 50);"
+            )
         except WebDriverException:
             pass
         self.driver.save_screenshot(str(path))

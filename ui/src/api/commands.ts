@@ -9,15 +9,25 @@ import type {
   Approval,
   ApprovalAnswer,
   CommandError,
+  CreatedWebhook,
   Entry,
   Limits,
+  McpServer,
+  NewMcpServer,
+  NewSchedule,
+  NewWatch,
+  NewWebhook,
   PolicyRules,
   ProviderForm,
+  Schedule,
   Session,
   Setup,
   Submission,
   Task,
   TaskEvent,
+  TriggerStatus,
+  Watch,
+  Webhook,
   WhenBusy,
 } from "./types";
 
@@ -92,6 +102,30 @@ export const setLimits = (l: Limits) => commands.setLimits(l).then(() => undefin
 export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);
 export const setPolicyRules = (workspace: string, rules: PolicyRules) =>
   commands.setPolicyRules(workspace, rules).then(() => undefined);
+
+// Triggers (webhooks, schedules, file watches) and MCP servers.
+/** Where the webhook listener runs (null while it does not) and whether all triggers are paused. */
+export const triggerStatus = (): Promise<TriggerStatus> => commands.triggerStatus();
+export const setTriggersPaused = (paused: boolean) => commands.setTriggersPaused(paused).then(() => undefined);
+export const listWebhooks = (): Promise<Webhook[]> => commands.listWebhooks();
+/** The answer carries the hook's token: it is shown this once and cannot be read back. */
+export const createWebhook = (hook: NewWebhook): Promise<CreatedWebhook> => commands.createWebhook(hook);
+export const setWebhookPaused = (name: string, paused: boolean) =>
+  commands.setWebhookPaused(name, paused).then(() => undefined);
+export const deleteWebhook = (name: string) => commands.deleteWebhook(name).then(() => undefined);
+export const listSchedules = (): Promise<Schedule[]> => commands.listSchedules();
+export const createSchedule = (s: NewSchedule): Promise<Schedule> => commands.createSchedule(s);
+export const setSchedulePaused = (id: number, paused: boolean) =>
+  commands.setSchedulePaused(id, paused).then(() => undefined);
+export const deleteSchedule = (id: number) => commands.deleteSchedule(id).then(() => undefined);
+export const listWatches = (): Promise<Watch[]> => commands.listWatches();
+export const createWatch = (w: NewWatch): Promise<Watch> => commands.createWatch(w);
+export const setWatchPaused = (id: number, paused: boolean) => commands.setWatchPaused(id, paused).then(() => undefined);
+export const deleteWatch = (id: number) => commands.deleteWatch(id).then(() => undefined);
+export const listMcpServers = (): Promise<McpServer[]> => commands.listMcpServers();
+export const addMcpServer = (s: NewMcpServer): Promise<McpServer> => commands.addMcpServer(s);
+export const deleteMcpServer = (name: string, workspace: string | null) =>
+  commands.deleteMcpServer(name, workspace).then(() => undefined);
 
 /** The message of a rejected command, whatever shape the rejection has. */
 export function errorMessage(e: unknown): string {

@@ -1,5 +1,6 @@
-// Markdown for assistant answers: marked → DOMPurify (model output is untrusted) with
-// highlight.js for fenced code. Only a few common languages are bundled to stay small.
+// The markdown renderer (loaded lazily through markdown.ts): marked → DOMPurify (model
+// output is untrusted) with highlight.js for fenced code. Only a few common languages are
+// bundled to stay small.
 import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";

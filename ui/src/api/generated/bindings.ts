@@ -50,6 +50,31 @@ export const commands = {
 	/**  The rules of a workspace (its canonical path, as sessions carry it). */
 	policyRules: (workspace: string) => __TAURI_INVOKE<PolicyRules>("policy_rules", { workspace }),
 	setPolicyRules: (workspace: string, rules: PolicyRules) => __TAURI_INVOKE<null>("set_policy_rules", { workspace, rules }),
+	triggerStatus: () => __TAURI_INVOKE<TriggerStatus>("trigger_status"),
+	/**  "Pause all triggers" (the tray's switch, persisted). */
+	setTriggersPaused: (paused: boolean) => __TAURI_INVOKE<null>("set_triggers_paused", { paused }),
+	listWebhooks: () => __TAURI_INVOKE<Webhook[]>("list_webhooks"),
+	/**  Creates a hook; its token is in the answer and never again. */
+	createWebhook: (hook: NewWebhook) => __TAURI_INVOKE<CreatedWebhook>("create_webhook", { hook }),
+	setWebhookPaused: (name: string, paused: boolean) => __TAURI_INVOKE<null>("set_webhook_paused", { name, paused }),
+	deleteWebhook: (name: string) => __TAURI_INVOKE<null>("delete_webhook", { name }),
+	listSchedules: () => __TAURI_INVOKE<Schedule[]>("list_schedules"),
+	createSchedule: (schedule: NewSchedule) => __TAURI_INVOKE<Schedule>("create_schedule", { schedule }),
+	setSchedulePaused: (id: number, paused: boolean) => __TAURI_INVOKE<null>("set_schedule_paused", { id, paused }),
+	deleteSchedule: (id: number) => __TAURI_INVOKE<null>("delete_schedule", { id }),
+	listWatches: () => __TAURI_INVOKE<Watch[]>("list_watches"),
+	createWatch: (watch: NewWatch) => __TAURI_INVOKE<Watch>("create_watch", { watch }),
+	setWatchPaused: (id: number, paused: boolean) => __TAURI_INVOKE<null>("set_watch_paused", { id, paused }),
+	deleteWatch: (id: number) => __TAURI_INVOKE<null>("delete_watch", { id }),
+	/**  Every configured server; runs pick theirs up when they start (no reload needed). */
+	listMcpServers: () => __TAURI_INVOKE<McpServer[]>("list_mcp_servers"),
+	/**
+	 *  Adds (or replaces, by name and workspace) a server. A workspace is stored as its
+	 *  canonical path, the form sessions carry.
+	 */
+	addMcpServer: (server: NewMcpServer) => __TAURI_INVOKE<McpServer>("add_mcp_server", { server }),
+	/**  Deletes a server by its name and workspace as listed (`None`: the global one). */
+	deleteMcpServer: (name: string, workspace: string | null) => __TAURI_INVOKE<null>("delete_mcp_server", { name, workspace }),
 };
 
 /* Types */
@@ -107,6 +132,12 @@ export type CommandError = {
 	message: string,
 };
 
+/**  A new hook and its token: shown this once. */
+export type CreatedWebhook = {
+	hook: Webhook,
+	token: string,
+};
+
 /**  A transcript entry: `user`, `assistant`, `tool_result`, `system`, `reset`, `app.*`. */
 export type Entry = {
 	id: number,
@@ -122,6 +153,64 @@ export type Limits = {
 	max_task_seconds: number,
 	max_task_tokens: number | null,
 	delta_window_ms: number,
+};
+
+/**  An MCP server: a command (stdio) or a streamable-HTTP URL, for one workspace or all. */
+export type McpServer = {
+	name: string,
+	/**  `None`: every workspace. */
+	workspace: string | null,
+	command: string | null,
+	args: string[],
+	/**  Extra (non-secret) environment of a stdio server, `[NAME, value]`. */
+	env: ([string, string])[],
+	url: string | null,
+	/**  The capability of its tools; `None`: `mcp:execute` (each call asks). */
+	capability: string | null,
+	allow_read_only: boolean,
+	startup_timeout_secs: number,
+	call_timeout_secs: number,
+	/**  Variables whose values come from the keychain (names only). */
+	secret_env: string[],
+};
+
+/**
+ *  What the settings screen sends to add (or replace, by name and workspace) a server:
+ *  `url`, or `command` with `args` and `env`.
+ */
+export type NewMcpServer = {
+	name: string,
+	/**  The canonical workspace (as sessions carry it); `None`: every workspace. */
+	workspace: string | null,
+	command: string | null,
+	args: string[],
+	env: ([string, string])[],
+	url: string | null,
+	capability: string | null,
+	allow_read_only: boolean,
+	startup_timeout_secs: number | null,
+	call_timeout_secs: number | null,
+};
+
+export type NewSchedule = {
+	expr: string,
+	workspace: string,
+	goal: string,
+	/**  Run the latest missed tick (one) after the app was closed. */
+	catch_up: boolean,
+};
+
+export type NewWatch = {
+	pattern: string,
+	workspace: string,
+	goal: string,
+	/**  At most one task per this many seconds (`None`: the default, 30). */
+	min_interval_secs: number | null,
+};
+
+export type NewWebhook = {
+	name: string,
+	workspace: string,
 };
 
 /**
@@ -157,6 +246,21 @@ export type SayInput = {
 	when_busy: WhenBusy,
 	/**  Makes a repeated send (a double click, a retry) answer the first submission. */
 	request_id: string | null,
+};
+
+/**  A schedule: a 5-field UTC cron expression or `@hourly`/`@daily`/`@weekly`. */
+export type Schedule = {
+	id: number,
+	expr: string,
+	workspace: string,
+	goal: string,
+	catch_up: boolean,
+	paused: boolean,
+	last_fired_at: string | null,
+	last_task_id: number | null,
+	created_at: string,
+	/**  When it fires next (RFC 3339 UTC), for display. */
+	next_fire: string | null,
 };
 
 export type Session = {
@@ -225,7 +329,38 @@ export type TaskEvent = {
 
 export type TaskStatus = "queued" | "running" | "waiting_approval" | "completed" | "failed" | "cancelled" | "budget_exceeded";
 
+/**  The trigger host as the settings screen shows it. */
+export type TriggerStatus = {
+	/**  `http://127.0.0.1:PORT` while the webhook listener runs; hooks are under `/hooks/NAME`. */
+	webhook_base: string | null,
+	/**  "Pause all triggers" is on: hooks answer 503, ticks and changes are skipped. */
+	all_paused: boolean,
+};
+
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
+
+/**  A file watch: a path or glob inside its workspace. */
+export type Watch = {
+	id: number,
+	pattern: string,
+	workspace: string,
+	goal: string,
+	min_interval_secs: number,
+	paused: boolean,
+	last_fired_at: string | null,
+	last_task_id: number | null,
+	created_at: string,
+};
+
+/**  A webhook; its token is never read back (only its digest is stored). */
+export type Webhook = {
+	id: number,
+	name: string,
+	workspace: string,
+	paused: boolean,
+	created_at: string,
+	last_fired_at: string | null,
+};
 
 /**
  *  How an input said while the agent is busy waits: for the answer (follow-up), for the

@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { memo } from "preact/compat";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { cancelTask, errorMessage, say } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/types";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
@@ -14,15 +15,24 @@ interface Props {
   onChanged: () => void;
 }
 
+// Neither changes while an answer streams: skipped when the view re-renders per frame.
+const MemoInbox = memo(Inbox);
+const MemoComposer = memo(Composer);
+
 export function SessionView({ session, sessionId, onChanged }: Props) {
   const s = useSession(sessionId);
   const busy = s.busyTask !== null;
   const inbox = useInbox(sessionId, busy, () => void s.refresh());
   const [actionError, setActionError] = useState<string | null>(null);
-  const bottom = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
-  useEffect(() => bottom.current?.scrollIntoView({ block: "end" }), [tail]);
+  useStickToBottom(scroller, tail);
+
+  // The latest closures, behind stable callbacks (so the memoised children stay skipped).
+  const latest = useRef({ send: (_t: string, _w: WhenBusy) => Promise.resolve(), withdraw: (_id: number) => {} });
+  const onSend = useCallback((text: string, whenBusy: WhenBusy) => latest.current.send(text, whenBusy), []);
+  const onWithdraw = useCallback((id: number) => latest.current.withdraw(id), []);
 
   const send = async (text: string, whenBusy: WhenBusy) => {
     setActionError(null);
@@ -38,6 +48,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       setActionError(errorMessage(e));
     }
   };
+  latest.current = { send, withdraw: (id) => void inbox.withdraw(id) };
   const stop = async () => {
     if (s.busyTask === null) return;
     try {
@@ -63,13 +74,12 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       {(s.error || actionError || inbox.error) && (
         <div class="notice error" role="alert">{s.error ?? actionError ?? inbox.error}</div>
       )}
-      <div class="scroll">
+      <div class="scroll" ref={scroller}>
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <Transcript views={s.views} />
-        <div ref={bottom} />
       </div>
-      <Inbox items={inbox.items} onWithdraw={(id) => void inbox.withdraw(id)} />
-      <Composer onSend={send} busy={busy} />
+      <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
+      <MemoComposer onSend={onSend} busy={busy} />
       {s.approval && <ApprovalDialog
           approval={s.approval}
           onDone={() => {
@@ -79,6 +89,45 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
         />}
     </main>
   );
+}
+
+/** Within this many pixels of the end, the view counts as "at the bottom". */
+const STICK_PX = 48;
+
+/**
+ * Keeps the transcript scrolled to its end as it grows, but only while the person has not
+ * scrolled up to read: the position is checked on their scrolls, and the view is moved at
+ * most once per frame, however many renders that frame had.
+ */
+function useStickToBottom(ref: { current: HTMLElement | null }, tail: string) {
+  const atBottom = useRef(true);
+  // Where this hook last put the view: a scroll event for that move (which may arrive
+  // after more text was added below) is not the person scrolling away.
+  const placed = useRef(-1);
+  const pending = useRef<number | null>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const onScroll = () => {
+      atBottom.current =
+        el.scrollTop >= placed.current - 1 || el.scrollHeight - el.scrollTop - el.clientHeight <= STICK_PX;
+    };
+    el.addEventListener("scroll", onScroll, { passive: true });
+    return () => {
+      el.removeEventListener("scroll", onScroll);
+      if (pending.current !== null) cancelAnimationFrame(pending.current);
+    };
+  }, []);
+  useLayoutEffect(() => {
+    if (!atBottom.current || pending.current !== null) return;
+    pending.current = requestAnimationFrame(() => {
+      pending.current = null;
+      const el = ref.current;
+      if (!el || !atBottom.current) return;
+      el.scrollTop = el.scrollHeight;
+      placed.current = el.scrollTop;
+    });
+  }, [tail]);
 }
 
 /** Identifies one send, so that a retried or double send is taken once. */

@@ -2,12 +2,17 @@
 // for each task that has not ended. A finished task is drawn from the store's entries;
 // a task watched live is drawn from its reducer (which closes on a terminal event). The
 // two are never mixed for one task, so no text is shown twice.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+//
+// Channel events are not applied one by one: they are queued and folded into the live
+// state once per animation frame (stream/batch.ts), so a fast stream re-renders the view
+// at most once per frame.
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { sessionEntries, sessionTasks, subscribeTask, errorMessage } from "../../api/commands";
-import type { Entry, Task } from "../../api/types";
+import type { Entry, Task, TaskEvent } from "../../api/types";
+import { frameBatcher, reduceBatch, type Batcher } from "../stream/batch";
 import { historyItems } from "../stream/history";
 import type { Item, PendingApproval } from "../stream/items";
-import { initialLive, reduceLive, type LiveState } from "../stream/reducer";
+import { initialLive, type LiveState } from "../stream/reducer";
 import { isTerminalStatus } from "../stream/terminal";
 
 export interface TaskView {
@@ -31,7 +36,13 @@ export interface SessionState {
 export function useSession(sessionId: number): SessionState {
   const [tasks, setTasks] = useState<Task[]>([]);
   const [entries, setEntries] = useState<Entry[]>([]);
-  const [live, setLive] = useState<Record<number, LiveState>>({});
+  const [live, setLiveState] = useState<Record<number, LiveState>>({});
+  // The live map as last set: the batch flush folds into it without waiting for a render.
+  const liveRef = useRef<Record<number, LiveState>>({});
+  const setLive = (next: Record<number, LiveState>) => {
+    liveRef.current = next;
+    setLiveState(next);
+  };
   const [error, setError] = useState<string | null>(null);
   const [loaded, setLoaded] = useState(false);
   const subs = useRef(new Map<number, () => void>());
@@ -52,18 +63,43 @@ export function useSession(sessionId: number): SessionState {
     }
   }, [sessionId]);
 
+  // One queue for all the tasks this view watches, handed over once per frame.
+  const batcher = useRef<Batcher<[number, TaskEvent]> | null>(null);
+  const applyBatch = (events: [number, TaskEvent][]) => {
+    const byTask = new Map<number, TaskEvent[]>();
+    for (const [taskId, ev] of events) {
+      const list = byTask.get(taskId);
+      if (list) list.push(ev);
+      else byTask.set(taskId, [ev]);
+    }
+    const m = liveRef.current;
+    const next = { ...m };
+    let changed = false;
+    let ended = false;
+    for (const [taskId, evs] of byTask) {
+      const before = m[taskId] ?? initialLive(taskId);
+      const after = reduceBatch(before, evs);
+      if (after === m[taskId]) continue;
+      next[taskId] = after;
+      changed = true;
+      if (after.closed && !before.closed) ended = true;
+    }
+    if (changed) setLive(next);
+    if (ended) void refreshLater();
+  };
+  const queue = () => {
+    if (!batcher.current) batcher.current = frameBatcher<[number, TaskEvent]>(applyBatch);
+    return batcher.current;
+  };
+
   const watch = useCallback(
     (taskId: number) => {
       if (subs.current.has(taskId)) return;
       subs.current.set(taskId, () => {});
-      setLive((m) => ({ ...m, [taskId]: m[taskId] ?? initialLive(taskId) }));
-      subscribeTask(taskId, 0, (ev) => {
-        setLive((m) => {
-          const next = reduceLive(m[taskId] ?? initialLive(taskId), ev);
-          if (next.closed && !m[taskId]?.closed) void refreshLater();
-          return { ...m, [taskId]: next };
-        });
-      })
+      const m = liveRef.current;
+      if (!m[taskId]) setLive({ ...m, [taskId]: initialLive(taskId) });
+      const q = queue();
+      subscribeTask(taskId, 0, (ev) => q.push([taskId, ev]))
         .then((stop) => subs.current.set(taskId, stop))
         .catch((e) => setError(errorMessage(e)));
     },
@@ -84,14 +120,25 @@ export function useSession(sessionId: number): SessionState {
     return () => {
       for (const stop of own.values()) stop();
       own.clear();
+      batcher.current?.dispose();
+      batcher.current = null;
     };
   }, [sessionId]);
+
+  // A finished task's items are derived from the store's entries: computed when those
+  // change, not on every render (a live task elsewhere in the view re-renders per frame),
+  // so the transcript sees the same item arrays and skips them.
+  const history = useMemo(() => {
+    const m = new Map<number, Item[]>();
+    for (const task of tasks) m.set(task.id, historyItems(task, entries));
+    return m;
+  }, [tasks, entries]);
 
   const views: TaskView[] = tasks.map((task) => {
     const l = live[task.id];
     // The reducer replays the task from its first event, so its status is current.
     if (l) return { task: { ...task, status: l.status }, items: l.items, streaming: l.streaming, live: true };
-    return { task, items: historyItems(task, entries), streaming: null, live: false };
+    return { task, items: history.get(task.id) ?? [], streaming: null, live: false };
   });
   // A task created from this view may be live before the task list has it.
   for (const l of Object.values(live)) {

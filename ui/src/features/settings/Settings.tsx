@@ -1,5 +1,6 @@
 // Settings: the model provider (base URL, model, API key — write-only, kept in the OS
-// keychain), "test connection", limits, and the policy of a workspace.
+// keychain), "test connection", limits, the policy of a workspace, and background work
+// (webhooks, schedules, file watches) and MCP servers (features/triggers).
 import { useEffect, useState } from "preact/hooks";
 import {
   apiKeyStored,
@@ -15,6 +16,7 @@ import {
   testConnection,
 } from "../../api/commands";
 import type { Limits, PolicyRules, ProviderForm } from "../../api/types";
+import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 
 interface Props {
@@ -51,6 +53,8 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <ProviderSection onSaved={onSaved} />
         <LimitsSection />
         <PolicySection workspaces={workspaces} />
+        <TriggerSettings workspaces={workspaces} />
+        <McpSettings workspaces={workspaces} />
       </div>
     </main>
   );
