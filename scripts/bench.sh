@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every benchmark (figures, not tests) and writes what they print to
+# bench-results/latest.txt, with a description of the machine at the top.
+#   scripts/bench.sh            runtime, stream ingestion (vs async-openai and openai-python)
+#   scripts/bench.sh --window   also the window figures (Xvfb + WebDriver)
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+bash tests/setup-python.sh
+mkdir -p bench-results
+OUT=bench-results/latest.txt
+{
+  echo "# PocketPilot benchmarks, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# machine: $(uname -srm); $(nproc) cores; $(free -g | awk '/Mem:/{print $2}') GiB; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo
+  cargo bench -q -p pocketpilot-runtime 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
+  echo
+  cargo bench -q -p pocketpilot-model --bench stream_ingest 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
+  if [ "${1:-}" = "--window" ]; then
+    echo
+    bash tests/e2e/run.sh --bench 2>&1 | grep -v -e dbus-daemon -e SpiRegistry
+  fi
+} | tee "$OUT"
+echo "written to $OUT"
