@@ -44,19 +44,19 @@ fn main() {
                 ..Default::default()
             })
             .expect("create");
-        let session = rt.task(first).expect("task").session_id;
+        // Each in a new session: a session holds one unfinished task at a time.
         for i in 0..500 {
             let t = Instant::now();
             rt.create_task(&NewTask {
                 goal: format!("goal {i}"),
-                session_id: Some(session),
+                workspace: Some(ws.clone()),
                 trigger: "cli".into(),
                 ..Default::default()
             })
             .expect("create");
             samples.push(t.elapsed());
         }
-        report("create_task ack (durable commit)", samples);
+        report("create_task ack (durable commit, new session)", samples);
 
         // 2. persisted event appends.
         let n = 3000;
@@ -80,7 +80,7 @@ fn main() {
             let task = rt
                 .create_task(&NewTask {
                     goal: "fan out".into(),
-                    session_id: Some(session),
+                    workspace: Some(ws.clone()),
                     trigger: "cli".into(),
                     ..Default::default()
                 })
