@@ -1,6 +1,6 @@
 //! The `pocketpilot` binary end to end: real processes, a real store in a temp data
 //! directory, the scripted model. Exit codes are part of the contract.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -326,7 +326,6 @@ fn logs_are_json_lines_that_carry_the_task() {
     assert!(lines
         .iter()
         .all(|l| l.to_string().contains(&format!("\"task_id\":{id}"))));
-    let _ = Path::new("");
 }
 
 /// Runs the binary on a pseudo-terminal (util-linux `script`), answering its prompts.

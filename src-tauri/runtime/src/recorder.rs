@@ -199,12 +199,7 @@ impl Recorder {
             Ok::<_, E>((events, extra, value))
         })?;
         let all: Vec<TaskEvent> = events.into_iter().chain(extra).collect();
-        for ev in all.iter().filter(|e| changes_state(&e.kind)) {
-            let _ = self.changes.send(TaskChange {
-                task_id: ev.task_id,
-                kind: ev.kind.clone(),
-            });
-        }
+        self.announce(&all);
         let mut ended = Vec::new();
         let mut others = Vec::new();
         for ev in &all {
@@ -221,21 +216,58 @@ impl Recorder {
             }
         }
         drop(guard);
-        for ev in others {
+        ended.extend(self.publish(others));
+        self.forget(ended);
+        Ok((all, value))
+    }
+
+    /// `commit` for writes that belong to no run yet (a new submission, which may start
+    /// one): no run's channel is held; each event goes to the task it names.
+    pub fn commit_admission<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let (events, value) = self.store.write_with(|tx| {
+            let mut events = Vec::new();
+            let value = f(tx, &mut events)?;
+            Ok::<_, E>((events, value))
+        })?;
+        self.announce(&events);
+        let ended = self.publish(events);
+        self.forget(ended);
+        Ok(value)
+    }
+
+    fn announce(&self, events: &[TaskEvent]) {
+        for ev in events.iter().filter(|e| changes_state(&e.kind)) {
+            let _ = self.changes.send(TaskChange {
+                task_id: ev.task_id,
+                kind: ev.kind.clone(),
+            });
+        }
+    }
+
+    /// Sends events to their tasks' channels; returns the tasks that ended.
+    fn publish(&self, events: Vec<TaskEvent>) -> Vec<i64> {
+        let mut ended = Vec::new();
+        for ev in events {
             let ch = self.channel(ev.task_id);
             let g = lock(&ch);
-            let _ = g.tx.send(Arc::new(ev.clone()));
             if is_terminal_event(&ev.kind) {
                 ended.push(ev.task_id);
             }
+            let _ = g.tx.send(Arc::new(ev));
         }
+        ended
+    }
+
+    fn forget(&self, ended: Vec<i64>) {
         if !ended.is_empty() {
             let mut channels = lock(&self.channels);
             for id in ended {
                 channels.remove(&id);
             }
         }
-        Ok((all, value))
     }
 
     /// The `postTools` boundary of a run (see `inbox`).

@@ -154,7 +154,7 @@ impl Runtime {
         } else {
             new.trigger.as_str()
         };
-        let (_, admitted) = self.recorder.commit(0, |tx, out| {
+        let admitted = self.recorder.commit_admission(|tx, out| {
             let session_id = match new.session_id {
                 Some(id) => sessions::get(tx, id)?.id,
                 None => sessions::insert(
@@ -183,7 +183,7 @@ impl Runtime {
             if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {
                 tasks::set_follow_up_of(tx, task, prev)?;
             }
-            Ok::<_, RuntimeError>((Vec::new(), admitted))
+            Ok::<_, RuntimeError>(admitted)
         })?;
         let id = admitted.started.ok_or_else(|| {
             RuntimeError::Inbox(InboxError::ConversationBusy(admitted.submission.session_id))
@@ -199,10 +199,9 @@ impl Runtime {
     /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
     /// run started, in this process) when it is idle.
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
-        let (_, admitted) = self.recorder.commit(0, |tx, out| {
-            let a = inbox::admit(tx, submit, out)?;
-            Ok::<_, RuntimeError>((Vec::new(), a))
-        })?;
+        let admitted = self
+            .recorder
+            .commit_admission(|tx, out| Ok::<_, RuntimeError>(inbox::admit(tx, submit, out)?))?;
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use pocketpilot_runtime::config::{workspace_rules_key, Limits};
 use pocketpilot_runtime::store::settings;
-use pocketpilot_runtime::{ApprovalAnswer, NewTask, Runtime, TaskStatus};
+use pocketpilot_runtime::{ApprovalAnswer, Runtime, TaskStatus};
 use pocketpilot_tools::PolicyRules;
 use serde_json::json;
 use support::*;
@@ -76,12 +76,7 @@ async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved
     let pos = |k: &str| kinds.iter().position(|x| x == k).unwrap();
     assert!(pos("approval_required") < pos("approval_resolved"));
     assert!(pos("approval_resolved") < pos("tool_call_started"));
-    let started =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_started")
-            .unwrap();
+    let started = f.event(id, "tool_call_started");
     assert_eq!(started.payload["decision_source"], "user");
     assert_eq!(
         f.rt.task(id).unwrap().final_answer.as_deref(),
@@ -116,12 +111,7 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(snapshot(&f.workspace), before);
-    let failed =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_failed")
-            .unwrap();
+    let failed = f.event(id, "tool_call_failed");
     assert_eq!(failed.payload["kind"], "rejected");
     assert_eq!(failed.payload["error"], "rejected by the user: not now");
 }
@@ -154,12 +144,7 @@ async fn edited_arguments_run_instead_and_are_guarded_again() {
     f.rt.resolve_approval(a.id, answer).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!outside.exists());
-    let failed =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_failed")
-            .unwrap();
+    let failed = f.event(id, "tool_call_failed");
     assert_eq!(
         failed.payload["kind"], "path_rejected",
         "{}",
@@ -214,12 +199,7 @@ async fn allow_on_the_command_line_is_recorded_as_the_users_decision() {
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/hello.txt")), "hello\n");
-    let started =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_started")
-            .unwrap();
+    let started = f.event(id, "tool_call_started");
     assert_eq!(started.payload["decision"], "allow");
     assert_eq!(started.payload["decision_source"], "user");
 }
@@ -243,12 +223,7 @@ async fn a_workspace_deny_rule_beats_every_allow() {
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("notes").exists());
-    let failed =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_failed")
-            .unwrap();
+    let failed = f.event(id, "tool_call_failed");
     assert_eq!(failed.payload["kind"], "denied");
     assert!(f.rt.pending_approvals().unwrap().is_empty());
 }
@@ -290,7 +265,6 @@ async fn cancelling_a_waiting_task_ends_it_and_nothing_runs() {
     f.rt.cancel(id).unwrap();
     assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Cancelled);
     assert!(!f.ws("notes").exists());
-    let _ = NewTask::default();
 }
 
 #[tokio::test]

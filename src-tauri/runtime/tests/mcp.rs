@@ -82,12 +82,7 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
     )
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let done =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_completed")
-            .unwrap();
+    let done = f.event(id, "tool_call_completed");
     assert_eq!(done.payload["output"], "Echo: hi from the agent");
 }
 
@@ -192,11 +187,6 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
     t.mcp = Some(Vec::new());
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let failed =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "tool_call_failed")
-            .unwrap();
+    let failed = f.event(id, "tool_call_failed");
     assert_eq!(failed.payload["kind"], "unknown_tool");
 }

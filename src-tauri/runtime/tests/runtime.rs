@@ -384,11 +384,6 @@ async fn at_start_interrupted_work_is_resumed_or_left_for_the_person_as_set() {
     let (sessions, resumed) = f.rt.resume_on_start().unwrap();
     assert_eq!((sessions.len(), resumed), (1, true));
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let started =
-        f.rt.events(id)
-            .unwrap()
-            .into_iter()
-            .find(|e| e.kind == "task_started")
-            .unwrap();
+    let started = f.event(id, "task_started");
     assert_eq!(started.payload["resumed"], true);
 }

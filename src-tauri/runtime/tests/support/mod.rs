@@ -75,6 +75,16 @@ impl Fixture {
             .collect()
     }
 
+    /// The first persisted event of `kind` in task `id` (the test fails without one).
+    pub fn event(&self, id: i64, kind: &str) -> TaskEvent {
+        self.rt
+            .events(id)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == kind)
+            .unwrap_or_else(|| panic!("task {id} has no {kind} event: {:?}", self.kinds(id)))
+    }
+
     pub fn ws(&self, rel: &str) -> PathBuf {
         self.workspace.join(rel)
     }
