@@ -10,7 +10,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 
 APT_PKGS=(libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev pkg-config xvfb xauth dbus dbus-x11
-  webkit2gtk-driver imagemagick gnome-keyring libsecret-tools keyutils)
+  webkit2gtk-driver imagemagick gnome-keyring libsecret-tools keyutils python3-venv)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -21,6 +21,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Vite 7 needs Node.js 20.19 or newer; Debian 12's own nodejs (18) is too old.
+node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: Node.js 20 or newer is needed (found: $(node --version 2>/dev/null || echo none))" >&2
+  exit 1
 fi
 
 if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
