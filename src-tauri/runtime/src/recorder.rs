@@ -90,10 +90,6 @@ impl Recorder {
         self.changes.subscribe()
     }
 
-    pub fn store(&self) -> &Arc<store::Store> {
-        &self.store
-    }
-
     fn channel(&self, task_id: i64) -> Arc<Mutex<Channel>> {
         lock(&self.channels)
             .entry(task_id)
@@ -612,9 +608,5 @@ impl Subscription {
                 }
             }
         }
-    }
-
-    pub fn last_sequence(&self) -> i64 {
-        self.last
     }
 }

@@ -101,16 +101,6 @@ pub fn pending(c: &Connection) -> Result<Vec<Approval>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-pub fn pending_for_task(c: &Connection, task_id: i64) -> Result<Option<Approval>> {
-    Ok(c
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM approvals WHERE task_id = ?1 AND status = 'pending' ORDER BY id LIMIT 1"),
-            [task_id],
-            from_row,
-        )
-        .optional()?)
-}
-
 pub struct Resolution<'a> {
     pub approved: bool,
     pub note: Option<&'a str>,
