@@ -57,19 +57,56 @@ fn instance_id(data_dir: &std::path::Path) -> String {
 }
 
 /// WebKitGTK settings for this app, applied before anything else runs (the web processes
-/// inherit the environment; nothing else reads it concurrently this early).
+/// inherit the environment; nothing else reads it concurrently this early). A value
+/// already set in the environment wins, so each can be turned back on for a diagnosis.
 ///
-/// - No accelerated compositing: the UI is a document (no WebGL, 3D transforms or video),
-///   and compositing costs a GL context per web process. Without a GPU (Xvfb, VMs, remote
-///   desktops) that is Mesa's software rasteriser: ~100 MB more in the web process, a
-///   first frame ~1 s later (rAF waits for the GL setup), and frames of 50–300 ms whenever
-///   the text changes. Measured with tests/e2e/bench_ui.py. A value already set wins
-///   (`WEBKIT_DISABLE_COMPOSITING_MODE=0` turns compositing back on).
+/// The window is a document: no WebGL, 3D transforms or video. Everything GPU-related is
+/// cost without benefit, and without a GPU (Xvfb, VMs, remote desktops) it is Mesa's
+/// software rasteriser with libLLVM mapped into every process that touches EGL or GLX.
+/// Measured with tests/e2e/bench_ui.py (`scripts/bench.sh --window`):
+/// - No accelerated compositing: ~100 MB less in the web process, the first frame ~1 s
+///   sooner (rAF waits for the GL setup), and no 50–300 ms frames while text changes.
+/// - No DMA-BUF renderer (it serves compositing only), GTK without GL (its GLX visual
+///   probe at display open loads the driver), and the render node named up front (WebKit
+///   otherwise opens an EGL display in the app process just to ask it which device to
+///   hand the web process): together, the app process never loads a GL driver: ~25 MB.
+/// - JavaScriptCore without its JIT tiers: the bundle is small and event-driven; the
+///   interpreter keeps up with 200 deltas/s (same bench) and the web process is ~8 MB
+///   smaller without JIT code and its bookkeeping.
 #[cfg(target_os = "linux")]
 fn webkit_env() {
-    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
-        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    let defaults = [
+        ("WEBKIT_DISABLE_COMPOSITING_MODE", "1".into()),
+        ("WEBKIT_DISABLE_DMABUF_RENDERER", "1".into()),
+        ("GDK_GL", "disable".into()),
+        ("WEBKIT_WEB_RENDER_DEVICE_FILE", render_node()),
+        ("JSC_useJIT", "0".into()),
+    ];
+    for (key, value) in defaults {
+        if std::env::var_os(key).is_none() {
+            std::env::set_var(key, value);
+        }
     }
+}
+
+/// The first DRM render node, which is what WebKit picks on a single-GPU machine. Without
+/// one (no GPU, or a container without /dev/dri) the conventional first name is given: the
+/// web process cannot open it and falls back to its software path, as it would anyway.
+#[cfg(target_os = "linux")]
+fn render_node() -> std::ffi::OsString {
+    std::fs::read_dir("/dev/dri")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("renderD"))
+        })
+        .min()
+        .unwrap_or_else(|| "/dev/dri/renderD128".into())
+        .into_os_string()
 }
 
 pub fn run_desktop() -> ExitCode {

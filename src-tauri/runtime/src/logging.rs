@@ -3,8 +3,10 @@
 //! `task_id` and `session_id`. Secrets are never given to the logger.
 use std::path::{Path, PathBuf};
 
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::{fmt, prelude::*, EnvFilter};
+
+const BUFFERED_LINES: usize = 4_096;
 
 pub fn log_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("logs")
@@ -23,7 +25,13 @@ pub fn init(data_dir: &Path) -> Option<WorkerGuard> {
         .max_log_files(14)
         .build(log_dir(data_dir))
         .ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The channel's slots are allocated up front: the default 128,000 lines is 4 MB of
+    // resident memory for a logger that writes a few lines a second. 4,096 lines absorb
+    // any burst the runtime makes; past that, lines are dropped rather than the caller
+    // blocked (the appender's default, kept).
+    let (writer, guard) = NonBlockingBuilder::default()
+        .buffered_lines_limit(BUFFERED_LINES)
+        .finish(appender);
     let layer = fmt::layer()
         .json()
         .with_current_span(true)
