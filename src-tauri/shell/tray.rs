@@ -112,23 +112,39 @@ fn triggers_armed(rt: &Runtime) -> bool {
         .any(|r| r.unwrap_or(false))
 }
 
-/// Updates the counts and the pause label.
+/// Updates the counts (menu, tooltip, and the label next to the icon) and the pause label.
 pub fn refresh(app: &AppHandle) {
     let state = app.state::<AppState>();
     let Some(tray) = state.tray() else { return };
-    let text = match state.runtime.counts() {
-        Ok(c) if c.running == 0 && c.waiting_approval == 0 => "No tasks running".to_owned(),
-        Ok(c) => format!(
-            "{} running · {} waiting for approval",
-            c.running, c.waiting_approval
-        ),
+    let counts = match state.runtime.counts() {
+        Ok(c) => c,
         Err(e) => {
             tracing::warn!(error = %e, "could not count tasks for the tray");
             return;
         }
     };
+    let text = if counts.running == 0 && counts.waiting_approval == 0 {
+        "No tasks running".to_owned()
+    } else {
+        format!(
+            "{} running · {} waiting for approval",
+            counts.running, counts.waiting_approval
+        )
+    };
     let _ = tray.status.set_text(&text);
     let _ = tray.icon.set_tooltip(Some(format!("PocketPilot — {text}")));
+    // Next to the icon (Linux panels, the macOS menu bar): the counts while there are any.
+    let parts: Vec<String> = [
+        (counts.running, "running"),
+        (counts.waiting_approval, "waiting"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let _ = tray
+        .icon
+        .set_title((!parts.is_empty()).then(|| parts.join(" · ")));
     let paused = trigger::all_paused(&state.runtime).unwrap_or(false);
     let _ = tray.pause.set_text(if paused {
         "Resume triggers"
@@ -172,6 +188,7 @@ fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
         .map(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
         .unwrap_or(false);
     if focused {
+        tracing::debug!(task_id = change.task_id, kind = %change.kind, "no notification: the window has focus");
         return;
     }
     let goal = rt.task(change.task_id).map(|t| t.goal).unwrap_or_default();

@@ -89,11 +89,16 @@ class AppEnv:
         if provider_script is not None:
             env["POCKETPILOT_PROVIDER"] = f"scripted:{provider_script}"
         lines = ["#!/bin/sh"] + [f"export {k}={shell_quote(v)}" for k, v in sorted(env.items())]
+        # exec keeps the pid: the tests that look at the process or its window read it here.
+        lines.append(f"echo $$ > {shell_quote(str(self.root / 'app.pid'))}")
         lines.append(f"exec {shell_quote(str(self.binary))}")
         path = self.root / "launch-app.sh"
         path.write_text("\n".join(lines) + "\n")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         return path
+
+    def app_pid(self) -> int:
+        return int((self.root / "app.pid").read_text().split()[0])
 
 
 def shell_quote(s: str) -> str:
@@ -232,6 +237,17 @@ class App:
 
     def go(self, hash_route: str) -> None:
         self.driver.execute_script("window.location.hash = arguments[0];", hash_route)
+
+
+@pytest.fixture
+def desktop():
+    """A panel's tray watcher and a notification server on the session bus (desktop_bus.py).
+    Ask for it before launching the app, so the tray icon registers with it."""
+    from desktop_bus import DesktopBus
+
+    bus = DesktopBus()
+    yield bus
+    bus.close()
 
 
 @pytest.fixture
