@@ -2,8 +2,7 @@
 // which of them the webview may call: without it every command would be allowed.
 const COMMANDS: &[&str] = &[
     "list_sessions",
-    "session_tasks",
-    "session_entries",
+    "session_history",
     "get_task",
     "create_task",
     "say",

@@ -10,8 +10,7 @@ pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             commands::list_sessions,
-            commands::session_tasks,
-            commands::session_entries,
+            commands::session_history,
             commands::get_task,
             commands::create_task,
             commands::say,

@@ -3,7 +3,7 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use super::wire::{
-    Admitted, Approval, ApprovalAnswer, ChatTask, CommandError, Entry, SayInput, Session,
+    Admitted, Approval, ApprovalAnswer, ChatTask, CommandError, SayInput, Session, SessionHistory,
     Submission, Task, TaskEvent,
 };
 use super::AppState;
@@ -20,16 +20,15 @@ pub fn list_sessions(state: State<'_, AppState>) -> Result<Vec<Session>> {
     Ok(all(state.runtime.sessions()?))
 }
 
+/// The newest `tasks` tasks of a session and their transcript entries.
 #[tauri::command]
 #[specta::specta]
-pub fn session_tasks(state: State<'_, AppState>, session_id: i64) -> Result<Vec<Task>> {
-    Ok(all(state.runtime.session_tasks(session_id)?))
-}
-
-#[tauri::command]
-#[specta::specta]
-pub fn session_entries(state: State<'_, AppState>, session_id: i64) -> Result<Vec<Entry>> {
-    Ok(all(state.runtime.session_entries(session_id)?))
+pub fn session_history(
+    state: State<'_, AppState>,
+    session_id: i64,
+    tasks: u32,
+) -> Result<SessionHistory> {
+    Ok(state.runtime.session_history(session_id, tasks)?.into())
 }
 
 #[tauri::command]

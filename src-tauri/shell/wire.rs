@@ -172,6 +172,26 @@ impl From<store::Entry> for Entry {
     }
 }
 
+/// A session's newest tasks with their entries (see `Runtime::session_history`).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SessionHistory {
+    /// Oldest first.
+    pub tasks: Vec<Task>,
+    pub entries: Vec<Entry>,
+    /// Whether the session has older tasks than these.
+    pub earlier: bool,
+}
+
+impl From<service::SessionHistory> for SessionHistory {
+    fn from(h: service::SessionHistory) -> Self {
+        Self {
+            tasks: h.tasks.into_iter().map(Task::from).collect(),
+            entries: h.entries.into_iter().map(Entry::from).collect(),
+            earlier: h.earlier,
+        }
+    }
+}
+
 /// A persisted event (sequence ≥ 1) or a live-only one (sequence 0).
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct TaskEvent {

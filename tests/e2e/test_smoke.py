@@ -1,5 +1,8 @@
-"""Issue 2, item 10: the real window shows the sessions of a seeded store."""
+"""Issue 2, item 10: the real window shows the sessions of a seeded store (issue 6: a long
+session opens at its newest tasks)."""
 from __future__ import annotations
+
+import json
 
 from conftest import App, AppEnv
 
@@ -23,3 +26,29 @@ def test_sessions_list_and_final_answer(app_env: AppEnv, launch) -> None:
     assert app.css("[data-testid=task]")[0].get_attribute("data-status") == "completed"
     assert app.driver.execute_script("return window.location.hash").startswith("#/session/")
     app.screenshot("session-view")
+
+
+def test_a_long_session_opens_at_its_newest_tasks(app_env: AppEnv, launch) -> None:
+    # 55 tasks in one session, seeded with the CLI: the window shows the newest 50 and
+    # loads the rest on request, above, in order.
+    count = 55
+    script = app_env.script("many", [{"text": f"answer {i}"} for i in range(1, count + 1)])
+    app_env.seed("goal 1", script)
+    session = json.loads(app_env.cli("sessions", "--json").stdout)[0]["id"]
+    for i in range(2, count + 1):
+        app_env.cli("say", str(session), f"goal {i}")
+
+    app: App = launch()
+    app.go(f"#/session/{session}")
+    app.wait("the newest answer", lambda: "answer 55" in app.texts("[data-testid=assistant-message]"))
+    answers = app.texts("[data-testid=assistant-message]")
+    assert answers == [f"answer {i}" for i in range(6, count + 1)]
+    assert len(app.css("[data-testid=task]")) == 50
+    app.screenshot("newest-tasks")
+
+    app.wait_css("[data-testid=show-earlier]").click()
+    app.wait("the earlier answers", lambda: "answer 1" in app.texts("[data-testid=assistant-message]"))
+    assert app.texts("[data-testid=assistant-message]") == [f"answer {i}" for i in range(1, count + 1)]
+    assert app.texts("[data-testid=user-message]")[:2] == ["goal 1", "goal 2"]
+    assert not app.css("[data-testid=show-earlier]")
+    app.screenshot("earlier-tasks")

@@ -31,5 +31,5 @@ pub mod trigger;
 pub mod worker;
 
 pub use event::{RuntimeEvent, TERMINAL_EVENTS};
-pub use service::{ApprovalAnswer, NewTask, Runtime, RuntimeError};
+pub use service::{ApprovalAnswer, NewTask, Runtime, RuntimeError, SessionHistory};
 pub use task::TaskStatus;

@@ -80,6 +80,16 @@ pub struct NewTask {
     pub mcp: Option<Vec<String>>,
 }
 
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionHistory {
+    /// Oldest first.
+    pub tasks: Vec<tasks::Task>,
+    /// The entries of those tasks, in order.
+    pub entries: Vec<store::Entry>,
+    /// Whether the session has older tasks than these.
+    pub earlier: bool,
+}
+
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct Counts {
     pub running: i64,
@@ -569,6 +579,29 @@ impl Runtime {
         Ok(self.store.read(|c| {
             sessions::get(c, session_id)?;
             tasks::list_for_session(c, session_id)
+        })?)
+    }
+
+    /// What the window shows when it opens a session: its newest `tasks` tasks and their
+    /// entries. Long sessions open as fast as short ones; older tasks come on request.
+    pub fn session_history(&self, session_id: i64, tasks: u32) -> Result<SessionHistory> {
+        let limit = i64::from(tasks.max(1));
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            let mut recent = tasks::last_for_session(c, session_id, limit + 1)?;
+            let earlier = recent.len() as i64 > limit;
+            if earlier {
+                recent.remove(0);
+            }
+            let entries = match recent.first() {
+                Some(first) => entries::of_tasks_from(c, session_id, first.id)?,
+                None => Vec::new(),
+            };
+            Ok(SessionHistory {
+                tasks: recent,
+                entries,
+                earlier,
+            })
         })?)
     }
 

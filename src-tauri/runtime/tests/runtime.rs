@@ -352,6 +352,72 @@ async fn a_follow_up_continues_the_session_with_its_context() {
 }
 
 #[tokio::test]
+async fn a_long_session_opens_at_its_newest_tasks_with_only_their_entries() {
+    let f = Fixture::new();
+    let turns: Vec<_> = (1..=5)
+        .map(|i| json!({ "text": format!("answer {i}") }))
+        .collect();
+    let p = f.script("five.json", json!(turns));
+    let first = f.rt.submit(&f.task("goal 1", &p)).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+    let session = f.rt.task(first).unwrap().session_id;
+    let mut ids = vec![first];
+    for i in 2..=5 {
+        let id =
+            f.rt.submit(&NewTask {
+                goal: format!("goal {i}"),
+                session_id: Some(session),
+                follow_up_of: ids.last().copied(),
+                trigger: "cli".into(),
+                provider: Some(p.clone()),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(f.settle(id).await, TaskStatus::Completed);
+        ids.push(id);
+    }
+
+    let h = f.rt.session_history(session, 2).unwrap();
+    assert!(h.earlier, "three older tasks exist");
+    assert_eq!(h.tasks.iter().map(|t| t.id).collect::<Vec<_>>(), ids[3..]);
+    let texts: Vec<(Option<i64>, String)> = h
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.task_id,
+                e.content["text"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (Some(ids[3]), "goal 4".to_owned()),
+            (Some(ids[3]), "answer 4".to_owned()),
+            (Some(ids[4]), "goal 5".to_owned()),
+            (Some(ids[4]), "answer 5".to_owned()),
+        ]
+    );
+
+    // Asking for more than there is: everything, nothing earlier, the same entries as the
+    // whole transcript's task entries.
+    let all = f.rt.session_history(session, 50).unwrap();
+    assert!(!all.earlier);
+    assert_eq!(all.tasks.iter().map(|t| t.id).collect::<Vec<_>>(), ids);
+    let whole: Vec<i64> =
+        f.rt.session_entries(session)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.task_id.is_some())
+            .map(|e| e.id)
+            .collect();
+    assert_eq!(all.entries.iter().map(|e| e.id).collect::<Vec<_>>(), whole);
+    assert!(!f.rt.session_history(session, 5).unwrap().earlier);
+    assert!(f.rt.session_history(session + 1000, 5).is_err());
+}
+
+#[tokio::test]
 async fn a_running_task_whose_process_died_is_cancelled_at_once() {
     let f = Fixture::new();
     let p = f.script("slow.json", json!([{ "text": "x", "delay_ms": 60_000 }]));

@@ -10,7 +10,6 @@ import type {
   ApprovalAnswer,
   CommandError,
   CreatedWebhook,
-  Entry,
   Limits,
   McpServer,
   NewMcpServer,
@@ -21,6 +20,7 @@ import type {
   ProviderForm,
   Schedule,
   Session,
+  SessionHistory,
   Setup,
   Submission,
   Task,
@@ -33,9 +33,8 @@ import type {
 
 export const listSessions = (): Promise<Session[]> => commands.listSessions();
 
-export const sessionTasks = (sessionId: number): Promise<Task[]> => commands.sessionTasks(sessionId);
-
-export const sessionEntries = (sessionId: number) => commands.sessionEntries(sessionId) as Promise<Entry[]>;
+export const sessionHistory = (sessionId: number, tasks: number) =>
+  commands.sessionHistory(sessionId, tasks) as Promise<SessionHistory>;
 
 export const taskEvents = (taskId: number) => commands.taskEvents(taskId) as Promise<TaskEvent[]>;
 

@@ -31,6 +31,9 @@ export type {
 /** A transcript entry: `user`, `assistant`, `tool_result`, `system`, `reset`, `app.*`. */
 export type Entry = Omit<Wire.Entry, "content"> & { content: EntryContent };
 
+/** A session's newest tasks (oldest first), their entries, and whether older tasks exist. */
+export type SessionHistory = Omit<Wire.SessionHistory, "entries"> & { entries: Entry[] };
+
 export interface EntryContent {
   text?: string;
   tool_calls?: ToolCall[];

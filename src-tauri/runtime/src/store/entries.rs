@@ -62,22 +62,15 @@ pub fn since_head(c: &Connection, session_id: i64) -> Result<Vec<Entry>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// A page of a session's history, newest last, for long transcripts.
-pub fn page(
-    c: &Connection,
-    session_id: i64,
-    before: Option<i64>,
-    limit: i64,
-) -> Result<Vec<Entry>> {
+/// The entries of a session's tasks from `first_task` on, in order: what the window shows
+/// for its newest tasks. Looked up per task (`entries_task`), so the cost follows the
+/// tasks shown, not the length of the session.
+pub fn of_tasks_from(c: &Connection, session_id: i64, first_task: i64) -> Result<Vec<Entry>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, session_id, task_id, kind, content, created_at FROM entries
-         WHERE session_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+         WHERE task_id IN (SELECT id FROM tasks WHERE session_id = ?1 AND id >= ?2)
+         ORDER BY id",
     )?;
-    let rows = stmt.query_map(
-        params![session_id, before.unwrap_or(i64::MAX), limit],
-        from_row,
-    )?;
-    let mut out: Vec<Entry> = rows.collect::<rusqlite::Result<_>>()?;
-    out.reverse();
-    Ok(out)
+    let rows = stmt.query_map(params![session_id, first_task], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

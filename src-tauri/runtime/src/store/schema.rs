@@ -166,4 +166,8 @@ CREATE TABLE trigger_runs (
 );
 CREATE INDEX trigger_runs_of ON trigger_runs(kind, trigger_id, id);
 "#,
+    // 2: a task's entries by task, for opening long sessions at their last tasks.
+    r#"
+CREATE INDEX entries_task ON entries(task_id, id);
+"#,
 ];

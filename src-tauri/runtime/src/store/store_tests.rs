@@ -146,3 +146,40 @@ fn illegal_status_changes_are_errors_and_change_nothing() {
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[test]
+fn a_store_from_the_first_release_is_migrated_with_its_data() {
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    {
+        // The database as the first schema left it, with a session and an entry in it.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        c.execute_batch(
+            "PRAGMA user_version = 1;
+             INSERT INTO sessions (id, title, workspace, created_at, updated_at)
+                 VALUES (1, 'old', '/w', 'then', 'then');
+             INSERT INTO entries (session_id, task_id, kind, content, created_at)
+                 VALUES (1, NULL, 'user', '{\"text\":\"kept\"}', 'then');",
+        )
+        .unwrap();
+    }
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let (version, index): (i64, i64) = store
+        .read(|c| {
+            Ok((
+                c.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'entries_task'",
+                    [],
+                    |r| r.get(0),
+                )?,
+            ))
+        })
+        .unwrap();
+    assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    assert_eq!(index, 1);
+    let kept = store.read(|c| entries::list(c, 1)).unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].content["text"], "kept");
+}

@@ -111,6 +111,17 @@ pub fn list_for_session(c: &Connection, session_id: i64) -> Result<Vec<Task>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// A session's newest `limit` tasks, oldest first.
+pub fn last_for_session(c: &Connection, session_id: i64, limit: i64) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE session_id = ?1 ORDER BY id DESC LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![session_id, limit], from_row)?;
+    let mut out: Vec<Task> = rows.collect::<rusqlite::Result<_>>()?;
+    out.reverse();
+    Ok(out)
+}
+
 pub fn with_status(c: &Connection, status: TaskStatus) -> Result<Vec<Task>> {
     let mut stmt = c.prepare(&format!(
         "SELECT {COLUMNS} FROM tasks WHERE status = ?1 ORDER BY id"

@@ -8,8 +8,8 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	listSessions: () => __TAURI_INVOKE<Session[]>("list_sessions"),
-	sessionTasks: (sessionId: number) => __TAURI_INVOKE<Task[]>("session_tasks", { sessionId }),
-	sessionEntries: (sessionId: number) => __TAURI_INVOKE<Entry[]>("session_entries", { sessionId }),
+	/**  The newest `tasks` tasks of a session and their transcript entries. */
+	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
 	/**
 	 *  Starts a task in a new session. Async so that it runs on Tauri's tokio runtime:
@@ -272,6 +272,15 @@ export type Session = {
 	last_failure: string | null,
 	created_at: string,
 	updated_at: string,
+};
+
+/**  A session's newest tasks with their entries (see `Runtime::session_history`). */
+export type SessionHistory = {
+	/**  Oldest first. */
+	tasks: Task[],
+	entries: Entry[],
+	/**  Whether the session has older tasks than these. */
+	earlier: boolean,
 };
 
 /**

@@ -49,6 +49,15 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
     }
   };
   latest.current = { send, withdraw: (id) => void inbox.withdraw(id) };
+  // Older tasks go in above: the person keeps seeing what they were reading.
+  const showEarlier = async () => {
+    const el = scroller.current;
+    const fromEnd = el ? el.scrollHeight - el.scrollTop : 0;
+    await s.showEarlier();
+    requestAnimationFrame(() => {
+      if (el) el.scrollTop = el.scrollHeight - fromEnd;
+    });
+  };
   const stop = async () => {
     if (s.busyTask === null) return;
     try {
@@ -75,6 +84,11 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
         <div class="notice error" role="alert">{s.error ?? actionError ?? inbox.error}</div>
       )}
       <div class="scroll" ref={scroller}>
+        {s.earlier && (
+          <button type="button" class="link earlier" data-testid="show-earlier" onClick={showEarlier}>
+            Show earlier tasks
+          </button>
+        )}
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <Transcript views={s.views} />
       </div>

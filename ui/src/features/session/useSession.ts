@@ -3,11 +3,14 @@
 // a task watched live is drawn from its reducer (which closes on a terminal event). The
 // two are never mixed for one task, so no text is shown twice.
 //
+// A session opens at its newest tasks (PAGE of them) and grows by PAGE older ones on
+// request, so a long session opens as fast as a short one.
+//
 // Channel events are not applied one by one: they are queued and folded into the live
 // state once per animation frame (stream/batch.ts), so a fast stream re-renders the view
 // at most once per frame.
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { sessionEntries, sessionTasks, subscribeTask, errorMessage } from "../../api/commands";
+import { sessionHistory, subscribeTask, errorMessage } from "../../api/commands";
 import type { Entry, Task, TaskEvent } from "../../api/types";
 import { frameBatcher, reduceBatch, type Batcher } from "../stream/batch";
 import { historyItems } from "../stream/history";
@@ -29,12 +32,21 @@ export interface SessionState {
   approval: PendingApproval | null;
   error: string | null;
   loaded: boolean;
+  /** Whether the session has older tasks than those shown. */
+  earlier: boolean;
+  showEarlier: () => Promise<void>;
   refresh: () => Promise<void>;
   watch: (taskId: number) => void;
 }
 
+/** How many tasks a session view loads at a time. */
+export const PAGE = 50;
+
 export function useSession(sessionId: number): SessionState {
   const [tasks, setTasks] = useState<Task[]>([]);
+  const [earlier, setEarlier] = useState(false);
+  // How many of the newest tasks are shown; a ref, so refresh reads the current count.
+  const shown = useRef(PAGE);
   const [entries, setEntries] = useState<Entry[]>([]);
   const [live, setLiveState] = useState<Record<number, LiveState>>({});
   // The live map as last set: the batch flush folds into it without waiting for a render.
@@ -50,10 +62,12 @@ export function useSession(sessionId: number): SessionState {
 
   const refresh = useCallback(async () => {
     try {
-      const [t, e] = await Promise.all([sessionTasks(sessionId), sessionEntries(sessionId)]);
+      const h = await sessionHistory(sessionId, shown.current);
       if (current.current !== sessionId) return;
+      const t = h.tasks;
       setTasks(t);
-      setEntries(e);
+      setEntries(h.entries);
+      setEarlier(h.earlier);
       setError(null);
       for (const task of t) if (!isTerminalStatus(task.status)) watch(task.id);
     } catch (e) {
@@ -109,8 +123,15 @@ export function useSession(sessionId: number): SessionState {
   // After a run ends, re-read the store so task statuses and counts are current.
   const refreshLater = () => setTimeout(() => void refresh(), 0);
 
+  const showEarlier = useCallback(async () => {
+    shown.current += PAGE;
+    await refresh();
+  }, [refresh]);
+
   useEffect(() => {
     current.current = sessionId;
+    shown.current = PAGE;
+    setEarlier(false);
     setTasks([]);
     setEntries([]);
     setLive({});
@@ -148,7 +169,7 @@ export function useSession(sessionId: number): SessionState {
   }
   const busy = Object.values(live).find((l) => !l.closed);
   const approval = Object.values(live).find((l) => l.approval)?.approval ?? null;
-  return { views, busyTask: busy?.taskId ?? null, approval, error, loaded, refresh, watch };
+  return { views, busyTask: busy?.taskId ?? null, approval, error, loaded, earlier, showEarlier, refresh, watch };
 }
 
 function placeholderTask(id: number, sessionId: number, l: LiveState): Task {
