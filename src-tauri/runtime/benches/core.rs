@@ -74,6 +74,31 @@ fn main() {
             secs
         );
 
+        // 2b. what the window reads (counts, a session's newest tasks) while a run commits
+        // events, each with its fsync: reads have their own connections and never queue
+        // behind a write.
+        let session = rt.task(first).expect("task").session_id;
+        let writing = std::sync::atomic::AtomicBool::new(true);
+        let reads = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for step in 0..1500 {
+                    rt.recorder
+                        .record(first, &RuntimeEvent::ModelTurnStarted { step })
+                        .expect("record");
+                }
+                writing.store(false, std::sync::atomic::Ordering::Release);
+            });
+            let mut samples = Vec::new();
+            while writing.load(std::sync::atomic::Ordering::Acquire) {
+                let t = Instant::now();
+                rt.counts().expect("counts");
+                rt.session_history(session, 50).expect("history");
+                samples.push(t.elapsed());
+            }
+            samples
+        });
+        report("window reads while events are committed", reads);
+
         // 3. delta fan-out to 10 subscribers, raw (no coalescing) and with the 30 ms window.
         for window in [Duration::ZERO, Duration::from_millis(30)] {
             let recorder = Recorder::new(rt.store.clone(), window);

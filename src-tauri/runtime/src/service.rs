@@ -308,9 +308,9 @@ impl Runtime {
     pub fn counts(&self) -> Result<Counts> {
         Ok(self.store.read(|c| {
             Ok(Counts {
-                running: tasks::with_status(c, TaskStatus::Running)?.len() as i64
-                    + tasks::with_status(c, TaskStatus::Queued)?.len() as i64,
-                waiting_approval: tasks::with_status(c, TaskStatus::WaitingApproval)?.len() as i64,
+                running: tasks::count_with_status(c, TaskStatus::Running)?
+                    + tasks::count_with_status(c, TaskStatus::Queued)?,
+                waiting_approval: tasks::count_with_status(c, TaskStatus::WaitingApproval)?,
             })
         })?)
     }

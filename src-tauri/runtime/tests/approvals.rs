@@ -46,6 +46,30 @@ fn approve() -> ApprovalAnswer {
 }
 
 #[tokio::test]
+async fn counts_say_what_is_running_and_what_waits_for_a_person() {
+    let f = Fixture::new();
+    let zero = f.rt.counts().unwrap();
+    assert_eq!((zero.running, zero.waiting_approval), (0, 0));
+    let waiting =
+        f.rt.submit(&f.task("write hello", &write_script(&f)))
+            .unwrap();
+    assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
+    // Created and not started yet (no worker): counted as running, as the tray shows it.
+    let queued =
+        f.rt.create_task(&f.task("later", &write_script(&f)))
+            .unwrap();
+    assert_eq!(f.rt.task(queued).unwrap().status, TaskStatus::Queued);
+    let c = f.rt.counts().unwrap();
+    assert_eq!((c.running, c.waiting_approval), (1, 1));
+    f.rt.resolve_approval(f.rt.pending_approvals().unwrap()[0].id, approve())
+        .unwrap();
+    assert_eq!(f.settle(waiting).await, TaskStatus::Completed);
+    f.rt.cancel(queued).unwrap();
+    let c = f.rt.counts().unwrap();
+    assert_eq!((c.running, c.waiting_approval), (0, 0));
+}
+
+#[tokio::test]
 async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved() {
     let f = Fixture::new();
     let id =

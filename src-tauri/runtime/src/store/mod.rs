@@ -69,10 +69,18 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// One writer connection and a few read-only ones. Reads never wait for a write: under
+/// WAL a reader sees the last commit while a write (and its fsync) is in progress, so the
+/// window's queries stay fast while a run commits events on a slow disk.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Idle readers; a read takes one (or opens one) and puts it back.
+    readers: Mutex<Vec<Connection>>,
     path: PathBuf,
 }
+
+/// Readers kept open between reads; more are opened when reads overlap, then dropped.
+const IDLE_READERS: usize = 4;
 
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -126,6 +134,7 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut store = Self {
             conn: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
             path: path.to_owned(),
         };
         store.migrate(version)?;
@@ -161,8 +170,30 @@ impl Store {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Runs `f` on a read-only connection: it sees what was committed when its statements
+    /// run, never a write in progress, and never waits for one.
     pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        f(&self.lock())
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => self.open_reader()?,
+        };
+        let out = f(&conn);
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_READERS {
+            idle.push(conn);
+        }
+        out
+    }
+
+    fn open_reader(&self) -> Result<Connection> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // Only a checkpoint or recovery can make a WAL reader wait, and only briefly.
+        conn.busy_timeout(Duration::from_secs(10))?;
+        Ok(conn)
     }
 
     /// Runs `f` in one immediate transaction: all of it commits or none of it.

@@ -183,3 +183,46 @@ fn a_store_from_the_first_release_is_migrated_with_its_data() {
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].content["text"], "kept");
 }
+
+#[test]
+fn reads_do_not_wait_for_a_write_in_progress_and_see_only_commits() {
+    let dir = temp();
+    let store = std::sync::Arc::new(Store::open_in_dir(dir.path()).unwrap());
+    let before = store
+        .write(|tx| sessions::insert(tx, "committed", "/w"))
+        .unwrap();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    let inside = store
+        .write(|tx| {
+            let inside = sessions::insert(tx, "in progress", "/w")?;
+            // Another thread reads while this write holds the writer: with one shared
+            // connection it would wait for this closure, which waits for it (a deadlock,
+            // caught by the timeout below rather than hanging the suite).
+            let reader = store.clone();
+            std::thread::spawn(move || {
+                let titles = reader.read(|c| {
+                    Ok(sessions::list(c)?
+                        .into_iter()
+                        .map(|s| s.title)
+                        .collect::<Vec<_>>())
+                });
+                let _ = seen_tx.send(titles);
+            });
+            let titles = seen_rx
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("the read finished while the write was open");
+            assert_eq!(
+                titles.unwrap(),
+                ["committed"],
+                "no uncommitted row is visible"
+            );
+            Ok(inside)
+        })
+        .unwrap();
+    let after = store.read(|c| Ok((sessions::get(c, before)?, sessions::get(c, inside)?)));
+    let (a, b) = after.unwrap();
+    assert_eq!(
+        (a.title.as_str(), b.title.as_str()),
+        ("committed", "in progress")
+    );
+}

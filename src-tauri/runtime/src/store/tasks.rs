@@ -122,6 +122,15 @@ pub fn last_for_session(c: &Connection, session_id: i64, limit: i64) -> Result<V
     Ok(out)
 }
 
+/// How many tasks have this status (the `tasks_status` index; the tray asks often).
+pub fn count_with_status(c: &Connection, status: TaskStatus) -> Result<i64> {
+    Ok(c.query_row(
+        "SELECT count(*) FROM tasks WHERE status = ?1",
+        [status.as_str()],
+        |r| r.get(0),
+    )?)
+}
+
 pub fn with_status(c: &Connection, status: TaskStatus) -> Result<Vec<Task>> {
     let mut stmt = c.prepare(&format!(
         "SELECT {COLUMNS} FROM tasks WHERE status = ?1 ORDER BY id"
