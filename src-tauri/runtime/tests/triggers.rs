@@ -387,18 +387,39 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
     assert_eq!(status, 202);
     f.settle(body["task_id"].as_i64().unwrap()).await;
 
-    // A session that is busy is not interrupted: 409, nothing queued or started.
+    // Only the two accepted requests made tasks.
+    assert_eq!(tasks_with_trigger(&f, "webhook").len(), 2);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
+    let f = Fixture::new();
     let slow = f.script(
         "slow.json",
-        json!([{ "text": "late", "delay_ms": 600_000 }]),
+        json!([
+            { "text": "late", "delay_ms": 1500 },
+            { "text": "answered the hook" },
+            { "text": "third" }
+        ]),
     );
+    let hook = webhook::create(&f.rt, "inbox", &f.workspace, Some(&slow)).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let client = reqwest::Client::new();
+    let u = url(&h, "inbox");
+    let tok = hook.token.as_str();
+    let kind = |v: &Value| v["error"]["kind"].as_str().unwrap_or_default().to_owned();
+
+    // Naming a busy session speaks to it like the window's composer: the text waits in
+    // its inbox (202, queued) and is answered after the current run, in a run of its own.
+    // With "when_busy": "reject" the hook answers 409 and nothing is queued.
     let busy = f.rt.submit(&f.task("busy", &slow)).unwrap();
     let busy_session = f.rt.task(busy).unwrap().session_id;
     let (status, body) = post(
         &client,
         &u,
         tok,
-        json!({"text": "x", "session": busy_session}),
+        json!({"text": "from the hook", "session": busy_session, "when_busy": "reject"}),
     )
     .await;
     assert_eq!(
@@ -406,11 +427,77 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
         (409, "conversation_busy"),
         "{body}"
     );
-    f.rt.cancel(busy).unwrap();
-    f.settle(busy).await;
+    assert!(f.rt.inbox(busy_session).unwrap().is_empty());
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "x", "session": busy_session, "when_busy": "later"}),
+    )
+    .await;
+    assert_eq!(
+        (status, kind(&body).as_str()),
+        (400, "invalid_body"),
+        "{body}"
+    );
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "from the hook", "session": busy_session}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["queued"], true);
+    assert!(body["task_id"].is_null());
+    let submission = body["submission_id"].as_i64().unwrap();
+    assert_eq!(
+        f.rt.inbox(busy_session)
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>(),
+        [submission]
+    );
+    assert_eq!(f.settle(busy).await, TaskStatus::Completed);
+    let answered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let tasks = f.rt.session_tasks(busy_session).unwrap();
+            if let Some(t) = tasks
+                .iter()
+                .find(|t| t.id != busy && t.status.is_terminal())
+            {
+                break t.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the queued text was answered");
+    assert_eq!(answered.final_answer.as_deref(), Some("answered the hook"));
+    let said: Vec<String> =
+        f.rt.session_entries(busy_session)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "user")
+            .map(|e| e.content["text"].as_str().unwrap_or("").to_owned())
+            .collect();
+    assert_eq!(said, ["busy", "from the hook"]);
 
-    // Only the two accepted requests made tasks.
-    assert_eq!(tasks_with_trigger(&f, "webhook").len(), 2);
+    // An idle session named by the hook: the text starts a run there at once.
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "once more", "session": busy_session}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    assert!(body.get("queued").is_none());
+    let again = body["task_id"].as_i64().unwrap();
+    assert_eq!(f.rt.task(again).unwrap().session_id, busy_session);
+    f.settle(again).await;
+
     h.shutdown().await;
 }
 

@@ -1,13 +1,21 @@
 //! Webhooks: `POST /hooks/{name}` on 127.0.0.1 creates an ordinary task.
 //!
 //! Request: header `X-PocketPilot-Token: TOKEN` or `Authorization: Bearer TOKEN`,
-//! `Content-Type: application/json`, body `{"text": "...", "session": 3?, "follow_up_of": 9?}`
+//! `Content-Type: application/json`, body
+//! `{"text": "...", "session": 3?, "follow_up_of": 9?, "when_busy": "followUp"?}`
 //! (`text` ≤ 4000 characters; unknown fields are refused). Answer: `202 {"task_id": N}`.
+//!
+//! Naming a `session` (without `follow_up_of`) speaks to that conversation as a person in
+//! the window does, through its durable inbox: idle, the text starts a run
+//! (`202 {"task_id", "submission_id"}`); busy, it waits for the agent like any follow-up
+//! (`202 {"task_id": null, "submission_id", "queued": true}`), or joins the run as a steer
+//! with `"when_busy": "steer"`; `"when_busy": "reject"` answers 409 instead.
 //! Errors are `{"error": {"kind", "message"}}`, checked in this order:
 //! 404 unknown or paused hook → 401 missing/bad token → 429 over the hook's rate →
 //! 415 not JSON → 413 body over [`MAX_BODY_BYTES`] → 400 malformed or invalid body.
-//! 503 while all triggers are paused; 409 when the named session is busy (a hook starts
-//! runs, it does not queue into a busy conversation) or the hook's workspace is gone.
+//! 503 while all triggers are paused; 409 when the named session is busy and the request
+//! said `"when_busy": "reject"`, or names a task to follow up while the session is busy,
+//! or the hook's workspace is gone.
 //!
 //! A `session` or `follow_up_of` must belong to the hook's own workspace: a hook's token
 //! grants nothing outside the folder it was created for.
@@ -31,7 +39,8 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::{canonical_workspace, Fire, Result, TriggerError, TriggerSettings};
-use crate::service::Runtime;
+use crate::inbox::{InboxError, Say, Submit, WhenBusy};
+use crate::service::{Runtime, RuntimeError};
 use crate::store::{sessions, tasks, triggers, StoreError};
 
 /// The most a request body may hold. A 4000-character text fully `\u`-escaped (surrogate
@@ -208,13 +217,13 @@ fn parse_body(bytes: &[u8]) -> Result<HookBody, HookError> {
     if !value.is_object() {
         return Err(HookError::bad(
             "invalid_body",
-            "the body must be a JSON object {text, session?, follow_up_of?}",
+            "the body must be a JSON object {text, session?, follow_up_of?, when_busy?}",
         ));
     }
     serde_json::from_value(value).map_err(|e| {
         HookError::bad(
             "invalid_body",
-            format!("the body does not fit {{text, session?, follow_up_of?}}: {e}"),
+            format!("the body does not fit {{text, session?, follow_up_of?, when_busy?}}: {e}"),
         )
     })
 }
@@ -227,6 +236,20 @@ struct HookBody {
     session: Option<i64>,
     #[serde(default)]
     follow_up_of: Option<i64>,
+    #[serde(default)]
+    when_busy: Option<WhenBusy>,
+}
+
+/// What an accepted request did.
+#[derive(Debug, Serialize)]
+struct Accepted {
+    /// The run it started; `None` while it waits in a busy session's inbox.
+    task_id: Option<i64>,
+    /// Its place in the session's inbox, when it named a session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submission_id: Option<i64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    queued: bool,
 }
 
 #[derive(Debug)]
@@ -279,11 +302,7 @@ async fn receive(
     body: Body,
 ) -> Response {
     match accept(&state, &name, &headers, body).await {
-        Ok(task_id) => (
-            StatusCode::ACCEPTED,
-            axum::Json(serde_json::json!({ "task_id": task_id })),
-        )
-            .into_response(),
+        Ok(accepted) => (StatusCode::ACCEPTED, axum::Json(accepted)).into_response(),
         Err(e) => {
             tracing::info!(hook = %name, status = e.status.as_u16(), kind = e.kind, "webhook refused");
             e.into_response()
@@ -296,7 +315,7 @@ async fn accept(
     name: &str,
     headers: &HeaderMap,
     body: Body,
-) -> Result<i64, HookError> {
+) -> Result<Accepted, HookError> {
     let rt = &state.rt;
     let paused = TriggerSettings::load(rt)
         .map_err(HookError::internal)?
@@ -368,6 +387,10 @@ async fn accept(
         ));
     }
     check_scope(rt, &hook.workspace, body.session, body.follow_up_of)?;
+    if let (Some(session), None) = (body.session, body.follow_up_of) {
+        let when_busy = body.when_busy.unwrap_or_default();
+        return say_to_session(rt, &hook, session, text, when_busy);
+    }
 
     let fire = Fire {
         kind: "webhook",
@@ -384,7 +407,7 @@ async fn accept(
         "conversation_busy" => HookError::new(
             StatusCode::CONFLICT,
             "conversation_busy",
-            "the session is busy: the agent is still working on it; send again when it is done, or leave out `session`",
+            "the session is busy: the agent is still working on it; send again when it is done, or leave out `follow_up_of` to queue the text",
         ),
         "workspace" => HookError::new(
             StatusCode::CONFLICT,
@@ -393,11 +416,80 @@ async fn accept(
         ),
         _ => HookError::internal(e),
     })?;
+    note_fired(rt, &hook);
+    Ok(Accepted {
+        task_id: Some(task_id),
+        submission_id: None,
+        queued: false,
+    })
+}
+
+/// Speaks to a session through its inbox, as the window's composer does.
+fn say_to_session(
+    rt: &Arc<Runtime>,
+    hook: &triggers::Webhook,
+    session: i64,
+    text: &str,
+    when_busy: WhenBusy,
+) -> Result<Accepted, HookError> {
+    let submit = Submit {
+        session_id: session,
+        say: Say::Input {
+            text: text.to_owned(),
+            when_busy,
+            reject_if_idle: false,
+        },
+        request_id: None,
+        // The hook's own model if it names one, else the conversation's.
+        provider: hook.provider.clone(),
+        trigger: Some("webhook".into()),
+        grants: Vec::new(),
+        mcp: None,
+    };
+    let admitted = rt.say(&submit).map_err(|e| match e {
+        RuntimeError::Inbox(InboxError::ConversationBusy(_)) => HookError::new(
+            StatusCode::CONFLICT,
+            "conversation_busy",
+            "the session is busy and the request said \"when_busy\": \"reject\"",
+        ),
+        e => HookError::internal(e),
+    })?;
+    let submission_id = admitted.submission.id;
+    // Queued, the fire has no task yet: the reason says where the text waits.
+    let queued = admitted
+        .started
+        .is_none()
+        .then(|| format!("queued in session {session}'s inbox (submission {submission_id})"));
+    let run = triggers::NewRun {
+        kind: "webhook",
+        trigger_id: hook.id,
+        outcome: "fired",
+        task_id: admitted.started,
+        reason: queued.as_deref(),
+        scheduled_for: None,
+    };
+    if let Err(e) = rt.store.write(|c| triggers::record_run(c, &run)) {
+        tracing::warn!(submission_id, error = %e, "could not record the hook's run");
+    }
+    note_fired(rt, hook);
+    tracing::info!(
+        session_id = session,
+        submission_id,
+        task_id = admitted.started,
+        "webhook spoke to a session"
+    );
+    Ok(Accepted {
+        task_id: admitted.started,
+        submission_id: Some(submission_id),
+        queued: admitted.started.is_none(),
+    })
+}
+
+fn note_fired(rt: &Runtime, hook: &triggers::Webhook) {
     let at = super::stamp(chrono::Utc::now());
     if let Err(e) = rt.store.write(|c| triggers::webhook_fired(c, hook.id, &at)) {
-        tracing::warn!(task_id, error = %e, "could not note the hook's last fire");
+        tracing::warn!(hook = %hook.name, error = %e, "could not note the hook's last fire");
     }
-    Ok(task_id)
 }
 
 fn presented_token(headers: &HeaderMap) -> Option<&str> {
