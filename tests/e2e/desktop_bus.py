@@ -25,6 +25,17 @@ MENU = "com.canonical.dbusmenu"
 PROPS = "org.freedesktop.DBus.Properties"
 
 
+def wait_until(what: str, check, timeout: float = 20.0):
+    """Polls `check` until it returns something truthy (bounded; no timing is asserted)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
 @dataclass
 class Notification:
     app_name: str
@@ -112,13 +123,7 @@ class DesktopBus:
     # -- what the tests ask ------------------------------------------------------------
 
     def wait(self, what: str, check, timeout: float = 20.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.1)
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        return wait_until(what, check, timeout)
 
     def tray_item(self, timeout: float = 20.0) -> TrayItem:
         return self.wait("a tray item to register", lambda: self.items[-1] if self.items else None, timeout)

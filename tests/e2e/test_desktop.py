@@ -13,6 +13,7 @@ import subprocess
 import time
 
 from conftest import AppEnv
+from desktop_bus import wait_until
 from test_chat import DONE, FIRST, HAIKU
 from test_triggers import post_hook
 from x11 import AppWindow
@@ -31,16 +32,6 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def wait_until(what: str, check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launch, desktop) -> None:
