@@ -221,6 +221,81 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
     }
 }
 
+fn get(port: u16, path: &str) -> Value {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn eval_real_plays_the_cases_against_the_configured_model_and_reports_without_failing() {
+    let mock = Llmock::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/cases");
+    let eval = |filter: &str| {
+        let out = pocketpilot(
+            dir.path(),
+            mock.port,
+            &[
+                "eval",
+                "--real",
+                "--json",
+                "--cases",
+                cases.to_str().unwrap(),
+                "--filter",
+                filter,
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        // --real reports; it has no pass requirement, so it exits 0 either way.
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (summary, stderr)
+    };
+
+    // The model answers as the case expects: the case passes, played by the real model.
+    mock.scenario(json!([{ "type": "reply", "text": "Hello! I am ready to help." }]));
+    let (summary, stderr) = eval("happy_plain_answer");
+    assert_eq!(summary["real"], true);
+    assert_eq!(summary["cases"][0]["passed"], true, "{summary}");
+    assert!(stderr.ends_with("1 passed, 0 failed\n"), "{stderr}");
+    let served = get(mock.port, "/_llmock/requests");
+    let chats: Vec<&Value> = served["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["path"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with("/chat/completions")
+        })
+        .collect();
+    assert_eq!(chats.len(), 1, "{served}");
+    assert_eq!(chats[0]["model"], "test-model");
+    assert!(chats[0]["body"].to_string().contains("Say hello"));
+
+    // An answer the case does not expect: reported as failed, with the reason.
+    mock.scenario(json!([{ "type": "reply", "text": "Goodbye." }]));
+    let (summary, stderr) = eval("happy_plain_answer");
+    assert_eq!(summary["cases"][0]["passed"], false, "{summary}");
+    assert!(
+        summary["cases"][0]["failures"]
+            .to_string()
+            .contains("ready to help"),
+        "{summary}"
+    );
+    assert!(stderr.ends_with("0 passed, 1 failed\n"), "{stderr}");
+}
+
 /// A one-shot OpenAI-compatible server that remembers the request's Authorization header.
 fn capture_auth() -> (u16, std::thread::JoinHandle<String>) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
