@@ -73,8 +73,11 @@ fn instance_id(data_dir: &std::path::Path) -> String {
 /// - JavaScriptCore without its JIT tiers: the bundle is small and event-driven; the
 ///   interpreter keeps up with 200 deltas/s (same bench) and the web process is ~8 MB
 ///   smaller without JIT code and its bookkeeping.
+///
+/// Returns the names it set: they are for the window only, and kept out of the commands
+/// and MCP servers the agent starts.
 #[cfg(target_os = "linux")]
-fn webkit_env() {
+fn webkit_env() -> Vec<std::ffi::OsString> {
     let defaults = [
         ("WEBKIT_DISABLE_COMPOSITING_MODE", "1".into()),
         ("WEBKIT_DISABLE_DMABUF_RENDERER", "1".into()),
@@ -82,11 +85,14 @@ fn webkit_env() {
         ("WEBKIT_WEB_RENDER_DEVICE_FILE", render_node()),
         ("JSC_useJIT", "0".into()),
     ];
+    let mut set = Vec::new();
     for (key, value) in defaults {
         if std::env::var_os(key).is_none() {
             std::env::set_var(key, value);
+            set.push(key.into());
         }
     }
+    set
 }
 
 /// The first DRM render node, which is what WebKit picks on a single-GPU machine. Without
@@ -111,7 +117,7 @@ fn render_node() -> std::ffi::OsString {
 
 pub fn run_desktop() -> ExitCode {
     #[cfg(target_os = "linux")]
-    webkit_env();
+    pocketpilot_runtime::worker::keep_from_agents(webkit_env());
     let data_dir = pocketpilot_runtime::config::data_dir();
     let _log = pocketpilot_runtime::logging::init(&data_dir);
     let runtime = match Runtime::open(&data_dir) {

@@ -26,14 +26,20 @@ PROPS = "org.freedesktop.DBus.Properties"
 
 
 def wait_until(what: str, check, timeout: float = 20.0):
-    """Polls `check` until it returns something truthy (bounded; no timing is asserted)."""
+    """Polls `check` until it returns something truthy (bounded; no timing is asserted).
+    A check that raises (the menu not exported yet, a D-Bus call refused) is tried again;
+    the last error is in the timeout's message."""
     deadline = time.monotonic() + timeout
+    last: Exception | None = None
     while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as e:  # noqa: BLE001 - reported below if it never passes
+            last = e
         time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" (last error: {last!r})" if last else ""))
 
 
 @dataclass

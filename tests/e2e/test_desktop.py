@@ -47,7 +47,7 @@ def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launc
     item = desktop.tray_item()
     desktop.wait("the tray menu", lambda: desktop.labels(item) == MENU_IDLE)
     assert desktop.menu(item)[0]["enabled"] is False  # the counts line is not a button
-    assert not desktop.item_property(item, "XAyatanaLabel")
+    desktop.wait("no label next to the icon", lambda: not desktop.item_property(item, "XAyatanaLabel"))
     app.go("#/settings")
     base = app.wait(
         "the webhook listener",
@@ -69,7 +69,7 @@ def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launc
     assert code == 202, body
     task_id = body["task_id"]
     desktop.wait("the waiting count", lambda: desktop.labels(item)[0] == "0 running · 1 waiting for approval")
-    assert desktop.item_property(item, "XAyatanaLabel") == "1 waiting"
+    desktop.wait("the label next to the icon", lambda: desktop.item_property(item, "XAyatanaLabel") == "1 waiting")
     asked = desktop.wait(
         "an approval notification",
         lambda: [n for n in desktop.sent_notifications() if n.summary == "A task needs your approval"],
@@ -99,7 +99,7 @@ def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launc
     assert finished[0].body.startswith(f"Task {task_id}: ")
     assert (ws / "haiku.txt").read_text() == HAIKU
     desktop.wait("the idle counts", lambda: desktop.labels(item)[0] == "No tasks running")
-    assert not desktop.item_property(item, "XAyatanaLabel")
+    desktop.wait("the label gone", lambda: not desktop.item_property(item, "XAyatanaLabel"))
     desktop.click(item, "Open PocketPilot")
     wait_until("the window to come back", window.mapped)
     app.wait("the final answer", lambda: DONE in app.texts("[data-testid=assistant-message]"), timeout=30)

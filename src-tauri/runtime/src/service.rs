@@ -308,9 +308,8 @@ impl Runtime {
     pub fn counts(&self) -> Result<Counts> {
         Ok(self.store.read(|c| {
             Ok(Counts {
-                running: tasks::count_with_status(c, TaskStatus::Running)?
-                    + tasks::count_with_status(c, TaskStatus::Queued)?,
-                waiting_approval: tasks::count_with_status(c, TaskStatus::WaitingApproval)?,
+                running: tasks::count_with_status(c, &[TaskStatus::Running, TaskStatus::Queued])?,
+                waiting_approval: tasks::count_with_status(c, &[TaskStatus::WaitingApproval])?,
             })
         })?)
     }

@@ -1,7 +1,8 @@
 //! The worker: runs one task on its own tokio task. Provider, tools and policy are built
 //! here for every run — never cached across runs, because workspace and policy differ.
+use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use pocketpilot_model::Usage;
@@ -118,11 +119,14 @@ async fn run_registered(
         .unwrap_or_default();
     tracing::debug!(allow = ?rules.allow, deny = ?rules.deny, "workspace policy");
     let grants = rt.store.read(|c| sessions::grants(c, session.id))?;
-    let ctx = ToolContext::new(
+    let mut ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
         forbidden_dirs(rt.data_dir()),
         cancel.clone(),
     );
+    if let Some(env) = agent_env() {
+        ctx = ctx.with_base_env(env);
+    }
     let mut tools = Registry::builtin();
     let mcp_session = connect_mcp(rt, &recorder, &task, &session.workspace, &mut tools).await?;
     let agent = Agent {
@@ -287,7 +291,7 @@ async fn connect_mcp(
         whitelist,
         secrets: crate::mcp::secrets(&servers),
         workspace: Some(PathBuf::from(workspace)),
-        base_env: None,
+        base_env: agent_env(),
     };
     let session = pocketpilot_mcp::connect(&servers, &options).await;
     for p in session.problems.clone() {
@@ -295,6 +299,26 @@ async fn connect_mcp(
     }
     session.register_into(tools);
     Ok(Some(session))
+}
+
+/// Variables this process set for itself (the window's WebKit and GTK settings), kept out
+/// of what the agent starts: a command or MCP server gets the environment the person
+/// launched PocketPilot with, not a GTK without GL or a WebKit without JIT.
+static APP_ONLY_ENV: OnceLock<Vec<OsString>> = OnceLock::new();
+
+/// Names the variables the app set for itself (see [`APP_ONLY_ENV`]); once, at start.
+pub fn keep_from_agents(names: Vec<OsString>) {
+    let _ = APP_ONLY_ENV.set(names);
+}
+
+/// The environment for what the agent starts; `None`: this process's, unchanged.
+pub fn agent_env() -> Option<Vec<(OsString, OsString)>> {
+    let hidden = APP_ONLY_ENV.get().filter(|h| !h.is_empty())?;
+    Some(
+        std::env::vars_os()
+            .filter(|(name, _)| !hidden.contains(name))
+            .collect(),
+    )
 }
 
 /// How often a run looks for a cancel asked from another process.

@@ -395,10 +395,12 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
 #[tokio::test]
 async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     let f = Fixture::new();
+    // The first run waits for an approval: busy for as long as the test needs, no timer.
     let slow = f.script(
         "slow.json",
         json!([
-            { "text": "late", "delay_ms": 1500 },
+            { "text": "late", "tool_calls": [{ "name": "write_file", "arguments": { "path": "a.txt", "content": "a" } }] },
+            { "text": "written" },
             { "text": "answered the hook" },
             { "text": "third" }
         ]),
@@ -414,6 +416,7 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     // its inbox (202, queued) and is answered after the current run, in a run of its own.
     // With "when_busy": "reject" the hook answers 409 and nothing is queued.
     let busy = f.rt.submit(&f.task("busy", &slow)).unwrap();
+    assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
     let busy_session = f.rt.task(busy).unwrap().session_id;
     let (status, body) = post(
         &client,
@@ -440,6 +443,13 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
         (400, "invalid_body"),
         "{body}"
     );
+    // Without a session there is no conversation to be busy: a clear 400, not ignored.
+    let (status, body) = post(&client, &u, tok, json!({"text": "x", "when_busy": "steer"})).await;
+    assert_eq!(
+        (status, kind(&body).as_str()),
+        (400, "invalid_body"),
+        "{body}"
+    );
     let (status, body) = post(
         &client,
         &u,
@@ -459,6 +469,16 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
             .collect::<Vec<_>>(),
         [submission]
     );
+    let approval = f.rt.pending_approvals().unwrap().remove(0);
+    f.rt.resolve_approval(
+        approval.id,
+        pocketpilot_runtime::ApprovalAnswer {
+            approve: true,
+            by: "test".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(f.settle(busy).await, TaskStatus::Completed);
     let answered = tokio::time::timeout(Duration::from_secs(30), async {
         loop {

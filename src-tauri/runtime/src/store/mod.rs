@@ -73,9 +73,11 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// WAL a reader sees the last commit while a write (and its fsync) is in progress, so the
 /// window's queries stay fast while a run commits events on a slow disk.
 pub struct Store {
-    conn: Mutex<Connection>,
-    /// Idle readers; a read takes one (or opens one) and puts it back.
+    /// Idle readers; a read takes one (or opens one) and puts it back. Declared before the
+    /// writer so that they close first: the last connection to close checkpoints the WAL
+    /// into the database file, and a read-only one cannot.
     readers: Mutex<Vec<Connection>>,
+    conn: Mutex<Connection>,
     path: PathBuf,
 }
 
@@ -170,15 +172,20 @@ impl Store {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` on a read-only connection: it sees what was committed when its statements
-    /// run, never a write in progress, and never waits for one.
+    /// Runs `f` on a read-only connection, in one read transaction: all its statements see
+    /// the same committed state (never a write in progress), and it never waits for one.
     pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match idle {
             Some(c) => c,
             None => self.open_reader()?,
         };
-        let out = f(&conn);
+        let out = (|| {
+            let snapshot = conn.unchecked_transaction()?;
+            let out = f(&snapshot)?;
+            snapshot.commit()?;
+            Ok(out)
+        })();
         let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < IDLE_READERS {
             idle.push(conn);

@@ -226,3 +226,26 @@ fn reads_do_not_wait_for_a_write_in_progress_and_see_only_commits() {
         ("committed", "in progress")
     );
 }
+
+#[test]
+fn closing_the_store_checkpoints_the_wal_into_the_database_file() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    store
+        .write(|tx| sessions::insert(tx, "kept", "/w"))
+        .unwrap();
+    // A reader is open (idle in the pool) when the store closes.
+    store.read(sessions::list).unwrap();
+    drop(store);
+    let wal = dir.path().join(format!("{DB_FILE}-wal"));
+    assert!(
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0,
+        "the WAL was left with commits in it"
+    );
+    // The database file alone holds the data.
+    let c = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    let title: String = c
+        .query_row("SELECT title FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(title, "kept");
+}

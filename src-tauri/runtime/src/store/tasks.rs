@@ -122,13 +122,18 @@ pub fn last_for_session(c: &Connection, session_id: i64, limit: i64) -> Result<V
     Ok(out)
 }
 
-/// How many tasks have this status (the `tasks_status` index; the tray asks often).
-pub fn count_with_status(c: &Connection, status: TaskStatus) -> Result<i64> {
-    Ok(c.query_row(
-        "SELECT count(*) FROM tasks WHERE status = ?1",
-        [status.as_str()],
-        |r| r.get(0),
-    )?)
+/// How many tasks have one of these statuses (the `tasks_status` index; the tray asks
+/// often).
+pub fn count_with_status(c: &Connection, statuses: &[TaskStatus]) -> Result<i64> {
+    let mut n = 0;
+    for status in statuses {
+        n += c.query_row(
+            "SELECT count(*) FROM tasks WHERE status = ?1",
+            [status.as_str()],
+            |r| r.get::<_, i64>(0),
+        )?;
+    }
+    Ok(n)
 }
 
 pub fn with_status(c: &Connection, status: TaskStatus) -> Result<Vec<Task>> {

@@ -1,4 +1,5 @@
-//! Webhooks: `POST /hooks/{name}` on 127.0.0.1 creates an ordinary task.
+//! Webhooks: `POST /hooks/{name}` on 127.0.0.1 creates an ordinary task, or speaks to a
+//! named session through its inbox.
 //!
 //! Request: header `X-PocketPilot-Token: TOKEN` or `Authorization: Bearer TOKEN`,
 //! `Content-Type: application/json`, body
@@ -384,6 +385,12 @@ async fn accept(
         return Err(HookError::bad(
             "text_too_long",
             format!("`text` has {chars} characters; the most is {MAX_TEXT_CHARS}"),
+        ));
+    }
+    if body.when_busy.is_some() && (body.session.is_none() || body.follow_up_of.is_some()) {
+        return Err(HookError::bad(
+            "invalid_body",
+            "`when_busy` applies only to a request that names a `session` (without `follow_up_of`)",
         ));
     }
     check_scope(rt, &hook.workspace, body.session, body.follow_up_of)?;

@@ -27,7 +27,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
-  useStickToBottom(scroller, tail);
+  const leaveBottom = useStickToBottom(scroller, tail);
 
   // The latest closures, behind stable callbacks (so the memoised children stay skipped).
   const latest = useRef({ send: (_t: string, _w: WhenBusy) => Promise.resolve(), withdraw: (_id: number) => {} });
@@ -55,7 +55,10 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
     const fromEnd = el ? el.scrollHeight - el.scrollTop : 0;
     await s.showEarlier();
     requestAnimationFrame(() => {
-      if (el) el.scrollTop = el.scrollHeight - fromEnd;
+      if (!el) return;
+      // The person is reading older tasks: new text below must not pull the view down.
+      leaveBottom();
+      el.scrollTop = el.scrollHeight - fromEnd;
     });
   };
   const stop = async () => {
@@ -113,7 +116,7 @@ const STICK_PX = 48;
  * scrolled up to read: the position is checked on their scrolls, and the view is moved at
  * most once per frame, however many renders that frame had.
  */
-function useStickToBottom(ref: { current: HTMLElement | null }, tail: string) {
+function useStickToBottom(ref: { current: HTMLElement | null }, tail: string): () => void {
   const atBottom = useRef(true);
   // Where this hook last put the view: a scroll event for that move (which may arrive
   // after more text was added below) is not the person scrolling away.
@@ -142,6 +145,12 @@ function useStickToBottom(ref: { current: HTMLElement | null }, tail: string) {
       placed.current = el.scrollTop;
     });
   }, [tail]);
+  // For a move that is the person's, not this hook's (content inserted above them): until
+  // they scroll back to the end, the view stays where they are.
+  return useCallback(() => {
+    atBottom.current = false;
+    placed.current = Number.POSITIVE_INFINITY;
+  }, []);
 }
 
 /** Identifies one send, so that a retried or double send is taken once. */

@@ -60,10 +60,14 @@ export function useSession(sessionId: number): SessionState {
   const subs = useRef(new Map<number, () => void>());
   const current = useRef(sessionId);
 
+  // Refreshes can overlap (a run ended, the inbox changed, "show earlier"): only the
+  // newest request's answer is applied, whatever order they come back in.
+  const latest = useRef(0);
   const refresh = useCallback(async () => {
+    const ticket = ++latest.current;
     try {
       const h = await sessionHistory(sessionId, shown.current);
-      if (current.current !== sessionId) return;
+      if (current.current !== sessionId || ticket !== latest.current) return;
       const t = h.tasks;
       setTasks(t);
       setEntries(h.entries);
