@@ -2,19 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { TaskEvent } from "../../api/types";
 import { FALLBACK_MS, frameBatcher, reduceBatch, type Scheduler } from "./batch";
 import { initialLive, reduceAll } from "./reducer";
-
-let seq = 0;
-const ev = (type: string, payload: Record<string, unknown> = {}, live = false): TaskEvent => ({
-  task_id: 7,
-  sequence: live ? 0 : ++seq,
-  type,
-  payload,
-  at: "2026-11-30T00:00:00.000Z",
-});
-const delta = (text: string) => ev("assistant_delta", { text }, true);
+import { delta, ev, restart } from "./events.test-support";
 
 function run(): TaskEvent[] {
-  seq = 0;
+  restart();
   return [
     ev("task_created", { goal: "stream", session_id: 1, trigger: "chat" }),
     ev("task_started", { provider: "scripted:x", resumed: false }),

@@ -3,19 +3,10 @@ import type { Entry, Task, TaskEvent } from "../../api/types";
 import { historyItems } from "./history";
 import { initialLive, reduceAll, reduceLive } from "./reducer";
 import { isTerminalEvent, TERMINAL_EVENTS } from "./terminal";
-
-let seq = 0;
-const ev = (type: string, payload: Record<string, unknown> = {}, live = false): TaskEvent => ({
-  task_id: 7,
-  sequence: live ? 0 : ++seq,
-  type,
-  payload,
-  at: "2026-11-30T00:00:00.000Z",
-});
-const delta = (text: string) => ev("assistant_delta", { text }, true);
+import { delta, ev, restart } from "./events.test-support";
 
 function run(): TaskEvent[] {
-  seq = 0;
+  restart();
   return [
     ev("task_created", { goal: "write a haiku", session_id: 1, trigger: "chat" }),
     ev("task_started", { provider: "scripted:x", resumed: false }),
@@ -78,7 +69,7 @@ describe("live reducer", () => {
   });
 
   it("marks a rejected call as rejected", () => {
-    seq = 0;
+    restart();
     const s = reduceAll(7, [
       ev("model_turn_completed", { text: "", tool_calls: [{ id: "c1", name: "write_file", arguments: "{}" }] }),
       ev("approval_resolved", { approval_id: 3, call_id: "c1", approved: false, session_grant: false, by: "window" }),
@@ -121,7 +112,7 @@ describe("live reducer", () => {
   });
 
   it("never keeps a half answer when the run fails or is cancelled", () => {
-    seq = 0;
+    restart();
     for (const terminal of ["task_failed", "task_cancelled", "budget_exceeded"]) {
       const s = reduceAll(7, [
         ev("task_created", { goal: "g" }),
@@ -144,7 +135,7 @@ describe("live reducer", () => {
   });
 
   it("adds the final answer from task_completed when the turn event was not seen", () => {
-    seq = 0;
+    restart();
     const s = reduceAll(7, [ev("task_completed", { final_answer: "42" })]);
     expect(texts(s.items)).toEqual(["42"]);
     expect(reduceAll(7, []).closed).toBe(false);
@@ -204,7 +195,7 @@ describe("inputs placed from the inbox", () => {
     items.filter((i) => i.kind === "user").map((i) => i.text);
 
   it("shows a run's goal once when the inbox started it, then the other placed inputs in order", () => {
-    seq = 0;
+    restart();
     const s = reduceAll(7, [
       ev("task_created", { goal: "and add a title", session_id: 1, trigger: "chat", follow_up_of: 6 }),
       ev("input_placed", { submission_id: 2, mode: "followUp", boundary: "final", text: "and add a title" }),
