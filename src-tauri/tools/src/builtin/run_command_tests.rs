@@ -42,6 +42,23 @@ fn group_gone(pgid: i32) -> bool {
     false
 }
 
+/// Starts a command that sleeps with a background sleeper in its group; returns the
+/// running call and the group id.
+async fn spawn_sleepers(
+    f: &Fixture,
+) -> (tokio::task::JoinHandle<Result<ToolOutput, ToolError>>, i32) {
+    let ctx = f.ctx.clone();
+    let call = tokio::spawn(async move {
+        RunCommand
+            .call(
+                json!({"command": "echo $$ > pg.pid; sleep 30 & sleep 30"}),
+                &ctx,
+            )
+            .await
+    });
+    (call, read_pid(f, "pg.pid").await)
+}
+
 async fn read_pid(f: &Fixture, name: &str) -> i32 {
     for _ in 0..100 {
         if let Ok(text) = std::fs::read_to_string(f.path(name)) {
@@ -164,16 +181,7 @@ async fn timeout_kills_the_whole_group() {
 #[tokio::test]
 async fn cancel_kills_the_whole_group_and_leaves_no_orphan() {
     let f = Fixture::new();
-    let ctx = f.ctx.clone();
-    let call = tokio::spawn(async move {
-        RunCommand
-            .call(
-                json!({"command": "echo $$ > pg.pid; sleep 30 & sleep 30"}),
-                &ctx,
-            )
-            .await
-    });
-    let pgid = read_pid(&f, "pg.pid").await;
+    let (call, pgid) = spawn_sleepers(&f).await;
     assert!(!live_in_group(pgid).is_empty());
     f.ctx.cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(10), call)
@@ -207,16 +215,7 @@ async fn background_jobs_do_not_outlive_a_finished_command() {
 #[tokio::test]
 async fn dropping_the_call_kills_the_group() {
     let f = Fixture::new();
-    let ctx = f.ctx.clone();
-    let call = tokio::spawn(async move {
-        RunCommand
-            .call(
-                json!({"command": "echo $$ > pg.pid; sleep 30 & sleep 30"}),
-                &ctx,
-            )
-            .await
-    });
-    let pgid = read_pid(&f, "pg.pid").await;
+    let (call, pgid) = spawn_sleepers(&f).await;
     call.abort();
     let _ = call.await;
     assert!(group_gone(pgid), "left behind: {:?}", live_in_group(pgid));
