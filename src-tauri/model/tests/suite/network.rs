@@ -89,11 +89,7 @@ async fn a_cut_mid_answer_resets_the_text_and_asks_again() {
     let mut config = test_config(&server.base_url());
     config.max_stream_restarts = 2;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(outcome.done().text, "The whole answer.");
     assert_eq!(outcome.resets(), 1, "{:?}", outcome.events);
     assert_eq!(outcome.done().usage.map(|u| u.total_tokens), Some(7));
@@ -113,11 +109,7 @@ async fn a_connection_lost_after_the_finish_reason_still_completes_the_answer() 
     })
     .await;
     let provider = OpenAiProvider::new(test_config(&server.base_url())).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(outcome.done().text, "All here.");
     assert_eq!(outcome.done().usage, None);
     assert_eq!(server.connections.load(Ordering::SeqCst), 1);
@@ -135,11 +127,7 @@ async fn a_silent_stream_is_cut_restarted_and_the_restarts_are_bounded() {
     config.idle_timeout = Duration::from_millis(300);
     config.max_stream_restarts = 1;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     let e = outcome.error();
     assert_eq!(e.kind(), "stream", "{e}");
     assert!(e.to_string().contains("silent"), "{e}");
@@ -159,11 +147,7 @@ async fn a_failure_before_the_first_delta_falls_back_to_a_whole_answer() {
     })
     .await;
     let provider = OpenAiProvider::new(test_config(&server.base_url())).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(outcome.done().text, "Whole answer.");
     assert_eq!(outcome.resets(), 0);
     assert_eq!(
@@ -179,11 +163,7 @@ async fn a_failure_before_the_first_delta_falls_back_to_a_whole_answer() {
 async fn a_server_that_answers_a_stream_request_with_json_is_understood() {
     let server = RawServer::start(|_, _| Reply::close(whole_json("Not streamed."))).await;
     let provider = OpenAiProvider::new(test_config(&server.base_url())).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(outcome.done().text, "Not streamed.");
     assert_eq!(server.connections.load(Ordering::SeqCst), 1);
 }
@@ -194,11 +174,7 @@ async fn streaming_off_makes_one_whole_request() {
     let mut config = test_config(&server.base_url());
     config.stream = false;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(
         outcome.events,
         vec![StreamEvent::Delta("One piece.".into())]
@@ -226,11 +202,7 @@ async fn server_errors_and_rate_limits_are_retried_then_succeed() {
     let mut config = test_config(&server.base_url());
     config.max_retries = 3;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(outcome.done().text, "Made it.");
     assert_eq!(server.connections.load(Ordering::SeqCst), 3);
 }
@@ -248,11 +220,7 @@ async fn retries_are_bounded_and_the_last_error_is_reported() {
     let mut config = test_config(&server.base_url());
     config.max_retries = 2;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     let e = outcome.error();
     assert!(
         matches!(e, ProviderError::Server { status: 500, .. }),
@@ -276,11 +244,7 @@ async fn client_errors_are_final_and_say_what_the_server_said() {
     let mut config = test_config(&server.base_url());
     config.max_retries = 3;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     let e = outcome.error();
     assert!(matches!(e, ProviderError::Auth { status: 401, .. }), "{e}");
     assert!(e.to_string().contains("Incorrect API key provided"), "{e}");
@@ -314,11 +278,7 @@ async fn an_error_event_inside_the_stream_is_a_cut() {
     })
     .await;
     let provider = OpenAiProvider::new(test_config(&server.base_url())).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     let e = outcome.error();
     assert_eq!(e.kind(), "stream");
     assert!(e.to_string().contains("provider overloaded"), "{e}");
@@ -333,11 +293,7 @@ async fn an_unreachable_server_is_a_connect_error_after_retries() {
     let mut config = test_config(&format!("http://127.0.0.1:{port}/v1"));
     config.max_retries = 1;
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     let e = outcome.error();
     assert_eq!(e.kind(), "connect", "{e}");
     assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
@@ -355,11 +311,7 @@ async fn the_turn_deadline_bounds_a_server_that_never_answers() {
     config.idle_timeout = Duration::from_secs(60);
     config.request_timeout = Duration::from_millis(400);
     let provider = OpenAiProvider::new(config).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     assert_eq!(outcome.error().kind(), "timeout", "{}", outcome.error());
     let e = bounded(
         Duration::from_secs(20),
@@ -408,11 +360,7 @@ async fn the_api_key_is_sent_but_never_shown() {
     let mut config = test_config(&server.base_url());
     config.max_retries = 2;
     let provider = OpenAiProvider::new(config.clone()).unwrap();
-    let outcome = bounded(
-        Duration::from_secs(20),
-        run_turn(&provider, user("hi"), vec![]),
-    )
-    .await;
+    let outcome = say_hi(&provider).await;
     let e = outcome.error();
     assert_eq!(e.kind(), "auth");
     let shown = [

@@ -101,6 +101,15 @@ impl Outcome {
     }
 }
 
+/// The plain turn most network tests play: "hi", no tools, bounded at 20 s.
+pub async fn say_hi(provider: &OpenAiProvider) -> Outcome {
+    bounded(
+        Duration::from_secs(20),
+        run_turn(provider, user("hi"), vec![]),
+    )
+    .await
+}
+
 /// Runs a turn to its end, checking the event grammar: `Done` is last and alone, nothing
 /// follows an error, and the text shown at the end is the text of the answer.
 pub async fn run_turn(
