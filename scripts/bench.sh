@@ -15,7 +15,7 @@ OUT=bench-results/latest.txt
   echo "# machine: $(uname -srm); $(nproc) cores; $(free -g | awk '/Mem:/{print $2}') GiB; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
   echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo
-  cargo bench -q -p pocketpilot-runtime 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
+  cargo bench -q -p pocketpilot-core 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
   echo
   cargo bench -q -p pocketpilot-model --bench stream_ingest 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
   if [ "${1:-}" = "--window" ]; then

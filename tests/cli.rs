@@ -1,5 +1,6 @@
 //! The `pocketpilot` binary end to end: real processes, a real store in a temp data
 //! directory, the scripted model. Exit codes are part of the contract.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

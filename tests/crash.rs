@@ -7,6 +7,7 @@
 //!
 //! `POCKETPILOT_CRASH_KILLS` sets the number of kills (default 50; a soak: 2000).
 //! `POCKETPILOT_CRASH_SEED` replays a run (the seed is printed).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

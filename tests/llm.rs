@@ -1,6 +1,7 @@
 //! `pocketpilot run` against a real OpenAI-compatible server (llmock, from PyPI, started
 //! here on 127.0.0.1): a tool call executed, its result sent back, the final answer
 //! printed — and the API key found nowhere it must not be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -12,9 +12,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
-use pocketpilot_runtime::trigger::webhook;
-use pocketpilot_runtime::trigger::TriggerSettings;
-use pocketpilot_runtime::Runtime;
+use pocketpilot_triggers::webhook;
+use pocketpilot_triggers::TriggerSettings;
+use pocketpilot_core::Runtime;
 use tower::ServiceExt;
 
 struct World {

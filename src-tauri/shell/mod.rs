@@ -15,8 +15,8 @@ mod wire;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use pocketpilot_runtime::trigger::{HostOptions, TriggerHost};
-use pocketpilot_runtime::Runtime;
+use pocketpilot_core::Runtime;
+use pocketpilot_triggers::{HostOptions, TriggerHost};
 use tauri::{Manager, WindowEvent};
 
 pub struct AppState {
@@ -115,11 +115,13 @@ fn render_node() -> std::ffi::OsString {
         .into_os_string()
 }
 
+// The last resort before any window exists: the terminal that started the app, if any.
+#[allow(clippy::print_stderr)]
 pub fn run_desktop() -> ExitCode {
     #[cfg(target_os = "linux")]
-    pocketpilot_runtime::worker::keep_from_agents(webkit_env());
-    let data_dir = pocketpilot_runtime::config::data_dir();
-    let _log = pocketpilot_runtime::logging::init(&data_dir);
+    pocketpilot_core::worker::keep_from_agents(webkit_env());
+    let data_dir = pocketpilot_core::config::data_dir();
+    let _log = pocketpilot_core::logging::init(&data_dir);
     let runtime = match Runtime::open(&data_dir) {
         Ok(rt) => rt,
         Err(e) => {

@@ -1,6 +1,7 @@
 //! The settings screen's commands: provider, API key (write-only), limits, workspace
 //! policy. Each: take the state, call the runtime (or the keychain), convert to the wire.
 use pocketpilot_model::keychain;
+use pocketpilot_protocol::ErrorKind;
 use tauri::State;
 
 use super::wire::{CommandError, Limits, PolicyRules, ProviderForm, Setup};
@@ -38,7 +39,7 @@ pub fn set_api_key(state: State<'_, AppState>, key: String) -> Result<()> {
     let key = key.trim();
     if key.is_empty() {
         return Err(CommandError::new(
-            "invalid_arguments",
+            ErrorKind::InvalidArguments,
             "the API key is empty",
         ));
     }

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketpilot_runtime::recorder::TaskChange;
-use pocketpilot_runtime::{trigger, Runtime};
+use pocketpilot_core::recorder::TaskChange;
+use pocketpilot_core::Runtime;
+use pocketpilot_triggers as trigger;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};

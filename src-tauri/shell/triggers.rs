@@ -2,8 +2,9 @@
 //! "pause all", and MCP servers. Each: take the state, call one runtime function, convert
 //! to the wire. A change to a trigger definition wakes the running trigger host
 //! ([`TriggerHost::reload`]) so that it takes effect at once.
-use pocketpilot_runtime::mcp::McpConfigError;
-use pocketpilot_runtime::trigger::{self, cron, watch, webhook, Clock, SystemClock};
+use pocketpilot_core::mcp::McpConfigError;
+use pocketpilot_protocol::ErrorKind;
+use pocketpilot_triggers::{self as trigger, cron, watch, webhook, Clock, SystemClock};
 use tauri::{AppHandle, State};
 
 use super::wire::{
@@ -166,7 +167,7 @@ pub fn delete_watch(state: State<'_, AppState>, id: i64) -> Result<()> {
 #[specta::specta]
 pub fn list_mcp_servers(state: State<'_, AppState>) -> Result<Vec<McpServer>> {
     let servers =
-        pocketpilot_runtime::mcp::list(&state.runtime.store).map_err(McpConfigError::from)?;
+        pocketpilot_core::mcp::list(&state.runtime.store).map_err(McpConfigError::from)?;
     Ok(all(servers))
 }
 
@@ -178,11 +179,14 @@ pub fn add_mcp_server(state: State<'_, AppState>, server: NewMcpServer) -> Resul
     let mut stored = server.into_stored()?;
     if let Some(w) = stored.workspace.take() {
         let real = std::fs::canonicalize(&w).map_err(|_| {
-            CommandError::new("workspace", format!("the workspace {w} does not exist"))
+            CommandError::new(
+                ErrorKind::Workspace,
+                format!("the workspace {w} does not exist"),
+            )
         })?;
         stored.workspace = Some(real.display().to_string());
     }
-    pocketpilot_runtime::mcp::add(&state.runtime.store, stored.clone())?;
+    pocketpilot_core::mcp::add(&state.runtime.store, stored.clone())?;
     Ok(stored.into())
 }
 
@@ -194,7 +198,7 @@ pub fn delete_mcp_server(
     name: String,
     workspace: Option<String>,
 ) -> Result<()> {
-    Ok(pocketpilot_runtime::mcp::delete(
+    Ok(pocketpilot_core::mcp::delete(
         &state.runtime.store,
         &name,
         workspace.as_deref(),

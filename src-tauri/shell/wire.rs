@@ -3,14 +3,18 @@
 //! and are exported to `ui/src/api/generated/bindings.ts` (see `bindings.rs`).
 //!
 //! Field names are the Rust ones (snake_case), as the runtime serialises them.
+use pocketpilot_core::config;
+use pocketpilot_core::inbox;
+use pocketpilot_core::recorder;
+use pocketpilot_core::service;
+use pocketpilot_core::store::{self, approvals, sessions, tasks, triggers as trigger_store};
+use pocketpilot_core::{RuntimeError, TaskStatus as RtStatus};
 use pocketpilot_mcp::{McpServerConfig, McpTransport};
-use pocketpilot_runtime::config;
-use pocketpilot_runtime::inbox;
-use pocketpilot_runtime::recorder;
-use pocketpilot_runtime::service;
-use pocketpilot_runtime::store::{self, approvals, sessions, tasks, triggers as trigger_store};
-use pocketpilot_runtime::trigger;
-use pocketpilot_runtime::{RuntimeError, TaskStatus as RtStatus};
+use pocketpilot_protocol::{
+    ApprovalStatus, Effect, ErrorKind, RuntimeEvent, SubmissionKind, SubmissionMode,
+    SubmissionStatus,
+};
+use pocketpilot_triggers as trigger;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use specta::Type;
@@ -18,14 +22,14 @@ use specta::Type;
 /// What a command rejects with: a stable kind to branch on and a message to show.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct CommandError {
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
 }
 
 impl CommandError {
-    pub fn new(kind: &str, message: impl std::fmt::Display) -> Self {
+    pub fn new(kind: ErrorKind, message: impl std::fmt::Display) -> Self {
         Self {
-            kind: kind.into(),
+            kind,
             message: message.to_string(),
         }
     }
@@ -37,8 +41,8 @@ impl From<RuntimeError> for CommandError {
     }
 }
 
-impl From<pocketpilot_runtime::trigger::TriggerError> for CommandError {
-    fn from(e: pocketpilot_runtime::trigger::TriggerError) -> Self {
+impl From<pocketpilot_triggers::TriggerError> for CommandError {
+    fn from(e: pocketpilot_triggers::TriggerError) -> Self {
         Self::new(e.kind(), e)
     }
 }
@@ -46,7 +50,7 @@ impl From<pocketpilot_runtime::trigger::TriggerError> for CommandError {
 impl From<pocketpilot_model::keychain::KeychainError> for CommandError {
     fn from(e: pocketpilot_model::keychain::KeychainError) -> Self {
         // The keychain's errors never carry a key's text (see the keychain module).
-        Self::new("keychain", e)
+        Self::new(ErrorKind::Keychain, e)
     }
 }
 
@@ -197,9 +201,8 @@ impl From<service::SessionHistory> for SessionHistory {
 pub struct TaskEvent {
     pub task_id: i64,
     pub sequence: i64,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub payload: Value,
+    #[serde(flatten)]
+    pub event: RuntimeEvent,
     pub at: String,
 }
 
@@ -208,8 +211,7 @@ impl From<recorder::TaskEvent> for TaskEvent {
         Self {
             task_id: e.task_id,
             sequence: e.sequence,
-            kind: e.kind,
-            payload: e.payload,
+            event: e.event,
             at: e.at,
         }
     }
@@ -224,10 +226,10 @@ pub struct Approval {
     pub tool: String,
     pub capability: Option<String>,
     pub arguments: Value,
-    pub effect: Value,
+    pub effect: Effect,
     pub reason: String,
     pub step: i64,
-    pub status: String,
+    pub status: ApprovalStatus,
     pub decision_note: Option<String>,
     pub edited_args: Option<Value>,
     pub session_grant: bool,
@@ -363,9 +365,9 @@ impl From<SayInput> for inbox::Submit {
 pub struct Submission {
     pub id: i64,
     pub session_id: i64,
-    pub kind: String,
-    pub mode: Option<String>,
-    pub status: String,
+    pub kind: SubmissionKind,
+    pub mode: Option<SubmissionMode>,
+    pub status: SubmissionStatus,
     pub reason: Option<String>,
     pub content: Value,
     pub task_id: Option<i64>,
@@ -519,13 +521,13 @@ impl Setup {
 
 // ---------------------------------------------------------------------------- triggers
 
-impl From<pocketpilot_runtime::mcp::McpConfigError> for CommandError {
-    fn from(e: pocketpilot_runtime::mcp::McpConfigError) -> Self {
-        use pocketpilot_runtime::mcp::McpConfigError as E;
+impl From<pocketpilot_core::mcp::McpConfigError> for CommandError {
+    fn from(e: pocketpilot_core::mcp::McpConfigError) -> Self {
+        use pocketpilot_core::mcp::McpConfigError as E;
         let kind = match &e {
-            E::Invalid(_) => "invalid_config",
-            E::NotFound(_) => "not_found",
-            E::Store(_) => "store",
+            E::Invalid(_) => ErrorKind::InvalidArguments,
+            E::NotFound(_) => ErrorKind::NotFound,
+            E::Store(_) => ErrorKind::Store,
         };
         Self::new(kind, e)
     }
@@ -712,8 +714,8 @@ pub struct McpServer {
     pub secret_env: Vec<String>,
 }
 
-impl From<pocketpilot_runtime::mcp::StoredServer> for McpServer {
-    fn from(s: pocketpilot_runtime::mcp::StoredServer) -> Self {
+impl From<pocketpilot_core::mcp::StoredServer> for McpServer {
+    fn from(s: pocketpilot_core::mcp::StoredServer) -> Self {
         let c = s.config;
         let (command, args, env, url) = match c.transport {
             McpTransport::Stdio { command, args, env } => (Some(command), args, env, None),
@@ -754,7 +756,7 @@ pub struct NewMcpServer {
 
 impl NewMcpServer {
     /// The stored form; the runtime validates it (`mcp::add`).
-    pub fn into_stored(self) -> Result<pocketpilot_runtime::mcp::StoredServer, CommandError> {
+    pub fn into_stored(self) -> Result<pocketpilot_core::mcp::StoredServer, CommandError> {
         let blank = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
         let transport = match (blank(self.url), blank(self.command)) {
             (Some(url), None) => McpTransport::Http { url },
@@ -765,13 +767,13 @@ impl NewMcpServer {
             },
             (Some(_), Some(_)) => {
                 return Err(CommandError::new(
-                    "invalid_config",
+                    ErrorKind::InvalidArguments,
                     "give a command or a URL, not both",
                 ))
             }
             (None, None) => {
                 return Err(CommandError::new(
-                    "invalid_config",
+                    ErrorKind::InvalidArguments,
                     "give a command (a stdio server) or a URL (a streamable-HTTP server)",
                 ))
             }
@@ -786,7 +788,7 @@ impl NewMcpServer {
         if let Some(s) = self.call_timeout_secs {
             config.call_timeout_secs = s;
         }
-        Ok(pocketpilot_runtime::mcp::StoredServer {
+        Ok(pocketpilot_core::mcp::StoredServer {
             workspace: blank(self.workspace),
             config,
         })

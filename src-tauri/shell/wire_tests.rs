@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 
 fn generated_terminal_events() -> String {
-    let list = pocketpilot_runtime::TERMINAL_EVENTS
+    let list = pocketpilot_core::TERMINAL_EVENTS
         .iter()
         .map(|e| format!("  \"{e}\",\n"))
         .collect::<String>();
     format!(
-        "// Generated from pocketpilot_runtime::TERMINAL_EVENTS by src-tauri/shell/wire_tests.rs.\n\
+        "// Generated from pocketpilot_core::TERMINAL_EVENTS by src-tauri/shell/wire_tests.rs.\n\
          // Do not edit: run `POCKETPILOT_UPDATE_BINDINGS=1 cargo test -p pocketpilot wire`.\n\
          export const TERMINAL_EVENTS = [\n{list}] as const;\n"
     )
@@ -81,6 +81,6 @@ fn an_mcp_form_becomes_a_stored_server_the_runtime_validates() {
         let e = form(command, url)
             .into_stored()
             .expect_err("one of the two");
-        assert_eq!(e.kind, "invalid_config");
+        assert_eq!(e.kind, pocketpilot_protocol::ErrorKind::InvalidArguments);
     }
 }

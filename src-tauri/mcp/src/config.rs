@@ -347,7 +347,7 @@ mod tests {
         cases.push(c);
         for c in cases {
             let err = c.validate().unwrap_err();
-            assert_eq!(err.kind(), "invalid_config", "{c:?}");
+            assert_eq!(err.kind().as_str(), "invalid_config", "{c:?}");
         }
     }
 

@@ -1,3 +1,4 @@
+pub use pocketpilot_protocol::McpProblemKind;
 use serde::{Deserialize, Serialize};
 
 /// Why a server could not be used.
@@ -31,14 +32,14 @@ impl McpError {
     }
 
     /// A stable name for the UI and the logs.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> McpProblemKind {
         match self {
-            McpError::InvalidConfig { .. } => "invalid_config",
-            McpError::InvalidWhitelist { .. } => "invalid_whitelist",
-            McpError::Spawn { .. } => "spawn",
-            McpError::StartupTimeout { .. } => "startup_timeout",
-            McpError::Initialize { .. } => "initialize",
-            McpError::ListTools { .. } => "list_tools",
+            McpError::InvalidConfig { .. } => McpProblemKind::InvalidConfig,
+            McpError::InvalidWhitelist { .. } => McpProblemKind::InvalidWhitelist,
+            McpError::Spawn { .. } => McpProblemKind::Spawn,
+            McpError::StartupTimeout { .. } => McpProblemKind::StartupTimeout,
+            McpError::Initialize { .. } => McpProblemKind::Initialize,
+            McpError::ListTools { .. } => McpProblemKind::ListTools,
         }
     }
 }
@@ -49,18 +50,20 @@ impl McpError {
 pub struct McpProblem {
     /// The configured server name (as written in the whitelist when no such server exists).
     pub server: String,
-    /// Stable: `invalid_config`, `invalid_whitelist`, `not_configured`, `unknown_tool`,
-    /// `spawn`, `startup_timeout`, `initialize`, `list_tools`.
-    pub kind: String,
+    pub kind: McpProblemKind,
     /// For a person; never contains secret values.
     pub message: String,
 }
 
 impl McpProblem {
-    pub fn new(server: impl Into<String>, kind: &str, message: impl Into<String>) -> Self {
+    pub fn new(
+        server: impl Into<String>,
+        kind: McpProblemKind,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             server: server.into(),
-            kind: kind.into(),
+            kind,
             message: message.into(),
         }
     }

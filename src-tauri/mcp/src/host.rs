@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 
 use crate::config::{McpServerConfig, McpTransport, SecretEnv};
-use crate::error::{McpError, McpProblem};
+use crate::error::{McpError, McpProblem, McpProblemKind};
 use crate::naming::NameAllocator;
 use crate::tool::McpTool;
 use crate::whitelist::McpWhitelist;
@@ -77,7 +77,7 @@ impl McpSession {
         self.servers
             .iter()
             .filter(|s| s.is_stopped())
-            .map(|s| McpProblem::new(&s.name, "stopped", s.stopped_message()))
+            .map(|s| McpProblem::new(&s.name, McpProblemKind::Stopped, s.stopped_message()))
             .collect()
     }
 
@@ -122,7 +122,7 @@ pub async fn connect(configs: &[McpServerConfig], opts: &ConnectOptions) -> McpS
         if wanted.iter().any(|c| c.name == config.name) {
             problems.push(McpProblem::new(
                 &config.name,
-                "invalid_config",
+                McpProblemKind::InvalidConfig,
                 format!(
                     "MCP server `{}` is configured twice; the first is used",
                     config.name
@@ -136,7 +136,7 @@ pub async fn connect(configs: &[McpServerConfig], opts: &ConnectOptions) -> McpS
         if !configs.iter().any(|c| c.name == named) {
             problems.push(McpProblem::new(
                 named,
-                "not_configured",
+                McpProblemKind::NotConfigured,
                 format!("the whitelist names MCP server `{named}`, which is not configured"),
             ));
         }
@@ -151,7 +151,7 @@ pub async fn connect(configs: &[McpServerConfig], opts: &ConnectOptions) -> McpS
         let (server, listed) = match result {
             Ok(ok) => ok,
             Err(err) => {
-                tracing::warn!(server = err.server(), kind = err.kind(), "{err}");
+                tracing::warn!(server = err.server(), kind = err.kind().as_str(), "{err}");
                 problems.push(err.into());
                 continue;
             }
@@ -163,7 +163,7 @@ pub async fn connect(configs: &[McpServerConfig], opts: &ConnectOptions) -> McpS
         {
             problems.push(McpProblem::new(
                 &server.name,
-                "unknown_tool",
+                McpProblemKind::UnknownTool,
                 format!(
                     "the whitelist names mcp:{}:{missing}, which the server does not offer",
                     server.name

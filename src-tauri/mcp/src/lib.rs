@@ -12,6 +12,7 @@
 //! is in the description and the effect (see [`naming`]). Capability per server or tool,
 //! default `mcp:execute` (approval). Path arguments pass through the workspace guard (see
 //! [`paths`]).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod config;
 pub mod error;

@@ -333,7 +333,7 @@ mod tests {
         ];
         for args in cases {
             let err = guard_arguments(&args, &guard, false).unwrap_err();
-            assert_eq!(err.kind(), "path_rejected", "{args} -> {err}");
+            assert_eq!(err.kind().as_str(), "path_rejected", "{args} -> {err}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! Against real MCP servers: the official reference servers from npm (installed by
 //! `tests/setup-mcp.sh`) and small fake servers written here in Node (real child processes
 //! that hang, crash or never start).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use std::ffi::OsString;
@@ -52,7 +53,7 @@ async fn everything_lists_tools_and_echoes() {
         .call(json!("not an object"), &ctx(&ws))
         .await
         .unwrap_err();
-    assert_eq!(bad.kind(), "invalid_arguments");
+    assert_eq!(bad.kind().as_str(), "invalid_arguments");
     session.shutdown().await;
 }
 
@@ -153,7 +154,7 @@ async fn filesystem_reads_and_lists_inside_the_workspace() {
         .call(json!({"path": "missing.txt"}), &ctx(&ws))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), "failed", "{err}");
+    assert_eq!(err.kind().as_str(), "failed", "{err}");
     session.shutdown().await;
 }
 
@@ -284,7 +285,7 @@ async fn a_server_that_exits_mid_run_gives_a_clear_error_and_others_keep_working
     let err = die.call(json!({}), &ctx(&ws)).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3));
     let message = err.to_string();
-    assert_eq!(err.kind(), "failed", "{message}");
+    assert_eq!(err.kind().as_str(), "failed", "{message}");
     assert!(message.contains("mcp:crashy:die"), "{message}");
     assert!(message.contains("has stopped"), "{message}");
     assert!(message.starts_with("mcp:crashy:die failed"), "{message}");
@@ -344,11 +345,11 @@ async fn servers_that_fail_to_start_are_problems_and_never_block_the_others() {
             .find(|p| p.server == server)
             .unwrap_or_else(|| panic!("no problem for {server}: {:?}", session.problems))
     };
-    assert_eq!(problem("badcmd").kind, "spawn");
+    assert_eq!(problem("badcmd").kind.as_str(), "spawn");
     assert!(problem("badcmd")
         .message
         .contains("/nonexistent/mcp-server"));
-    assert_eq!(problem("quitter").kind, "initialize");
+    assert_eq!(problem("quitter").kind.as_str(), "initialize");
     assert!(
         problem("quitter").message.contains("oops: cannot start"),
         "{}",
@@ -359,9 +360,9 @@ async fn servers_that_fail_to_start_are_problems_and_never_block_the_others() {
         "{:?}",
         problem("early")
     );
-    assert_eq!(problem("silent").kind, "startup_timeout");
-    assert_eq!(problem("bad name!").kind, "invalid_config");
-    assert_eq!(problem("nohttp").kind, "initialize");
+    assert_eq!(problem("silent").kind.as_str(), "startup_timeout");
+    assert_eq!(problem("bad name!").kind.as_str(), "invalid_config");
+    assert_eq!(problem("nohttp").kind.as_str(), "initialize");
     session.shutdown().await;
 }
 

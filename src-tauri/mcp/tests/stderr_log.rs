@@ -1,5 +1,6 @@
 //! A server's stderr goes to the `tracing` log with its name, secret values masked. In its
 //! own test binary: a thread-scoped subscriber races with other tests' callsite caching.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
 use std::io::Write;

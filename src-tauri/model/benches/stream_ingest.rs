@@ -10,6 +10,7 @@
 //! server runs on another thread and is not counted.
 //!
 //! `cargo bench -p pocketpilot-model --bench stream_ingest` (`STREAM_CHUNKS=N` to change N).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

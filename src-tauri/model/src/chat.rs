@@ -55,15 +55,7 @@ impl Message {
     }
 }
 
-/// A complete tool call. `arguments` is the raw JSON text the model produced: it is parsed
-/// only once the turn is complete, and text that is not JSON goes back to the model as a
-/// tool error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-}
+pub use pocketpilot_protocol::chat::{ToolCall, Usage};
 
 /// A tool as offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,21 +63,6 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub parameters: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub total_tokens: u64,
-}
-
-impl Usage {
-    pub fn add(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.total_tokens += other.total_tokens;
-    }
 }
 
 /// The complete answer of one model turn.

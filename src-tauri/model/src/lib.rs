@@ -7,6 +7,7 @@
 //!   tests, evals and benchmarks, and honest about it (its name says so in every event).
 //! - `openai`: the OpenAI-compatible HTTP provider.
 //! - `keychain`: API keys in the OS keychain, `POCKETPILOT_API_KEY` over them.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod chat;
 pub mod keychain;
 pub mod openai;

@@ -3,6 +3,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 
+use pocketpilot_protocol::ErrorKind;
+
 use crate::chat::{Message, ModelResponse, ToolSpec};
 
 /// What a streaming turn yields. `Done` comes once, last, and only when the turn is
@@ -71,19 +73,19 @@ impl ProviderError {
     }
 
     /// A stable machine-readable kind for events and the UI.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ProviderError::Auth { .. } => "auth",
-            ProviderError::NotFound { .. } => "not_found",
-            ProviderError::RateLimited { .. } => "rate_limited",
-            ProviderError::Server { .. } => "server",
-            ProviderError::Request { .. } => "request",
-            ProviderError::Connect(_) => "connect",
-            ProviderError::Timeout(_) => "timeout",
-            ProviderError::Stream(_) => "stream",
-            ProviderError::InvalidResponse(_) => "invalid_response",
-            ProviderError::Scripted(_) => "scripted",
-            ProviderError::Config(_) => "config",
+            ProviderError::Auth { .. } => ErrorKind::ModelAuth,
+            ProviderError::NotFound { .. } => ErrorKind::ModelNotFound,
+            ProviderError::RateLimited { .. } => ErrorKind::ModelRateLimited,
+            ProviderError::Server { .. } => ErrorKind::ModelServer,
+            ProviderError::Request { .. } => ErrorKind::ModelRequest,
+            ProviderError::Connect(_) => ErrorKind::ModelConnect,
+            ProviderError::Timeout(_) => ErrorKind::ModelTimeout,
+            ProviderError::Stream(_) => ErrorKind::ModelStream,
+            ProviderError::InvalidResponse(_) => ErrorKind::ModelInvalidResponse,
+            ProviderError::Scripted(_) => ErrorKind::ModelScripted,
+            ProviderError::Config(_) => ErrorKind::ModelConfig,
         }
     }
 }

@@ -391,9 +391,9 @@ fn messages_are_clear() {
     let err = w.guard.resolve_file("link_out_file").unwrap_err();
     assert!(err.to_string().contains("symbolic link leads out"), "{err}");
     let tool_err: ToolError = err.into();
-    assert_eq!(tool_err.kind(), "path_rejected");
+    assert_eq!(tool_err.kind().as_str(), "path_rejected");
     let missing: ToolError = w.guard.resolve_file("nope").unwrap_err().into();
-    assert_eq!(missing.kind(), "failed");
+    assert_eq!(missing.kind().as_str(), "failed");
 }
 
 #[test]

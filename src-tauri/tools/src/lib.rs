@@ -7,6 +7,7 @@
 //! - `sandbox`: execution-time file operations through a directory handle (cap-std), so a
 //!   symlink swapped in after the guard's check cannot win.
 //! - `policy`: the pure decision `allow | require_approval | deny` for a capability.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
 pub mod guard;

@@ -9,22 +9,7 @@
 //! 5. read/list → allow; write/create/update/delete/execute/network → approval (default).
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    Allow,
-    RequireApproval,
-    Deny,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionSource {
-    Default,
-    WorkspaceRule,
-    SessionGrant,
-    User,
-}
+pub use pocketpilot_protocol::{Decision, DecisionSource};
 
 /// Rules a person set for a workspace. A rule is a capability (`fs:write`), an area
 /// (`shell` matches `shell:*`) or `*`.

@@ -37,28 +37,8 @@ impl ToolContext {
     }
 }
 
-/// The exact effect of a call, shown to the person before they approve it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Effect {
-    /// Nothing beyond reading.
-    None,
-    /// A file is created or changed: a unified diff against what is on disk now.
-    Diff {
-        path: String,
-        diff: String,
-    },
-    Delete {
-        path: String,
-    },
-    Command {
-        command: String,
-        cwd: String,
-    },
-    Fetch {
-        url: String,
-    },
-}
+pub use pocketpilot_protocol::Effect;
+use pocketpilot_protocol::ToolErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutput {
@@ -93,13 +73,13 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ToolErrorKind {
         match self {
-            ToolError::InvalidArguments(_) => "invalid_arguments",
-            ToolError::PathRejected(_) => "path_rejected",
-            ToolError::Failed(_) => "failed",
-            ToolError::TimedOut(_) => "timed_out",
-            ToolError::Cancelled => "cancelled",
+            ToolError::InvalidArguments(_) => ToolErrorKind::InvalidArguments,
+            ToolError::PathRejected(_) => ToolErrorKind::PathRejected,
+            ToolError::Failed(_) => ToolErrorKind::Failed,
+            ToolError::TimedOut(_) => ToolErrorKind::TimedOut,
+            ToolError::Cancelled => ToolErrorKind::Cancelled,
         }
     }
 }

@@ -1,4 +1,5 @@
 //! Helpers shared by the test binaries: the reference servers' paths, a fake server.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -131,7 +131,7 @@ impl Http {
                 url = %self.url,
                 attempt = attempt + 1,
                 wait_ms = wait.as_millis() as u64,
-                kind = error.kind(),
+                kind = error.kind().as_str(),
                 "model request failed; retrying: {error}"
             );
             tokio::time::sleep(wait).await;

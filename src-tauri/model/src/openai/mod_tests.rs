@@ -56,7 +56,11 @@ fn bad_settings_are_config_errors() {
         },
     ] {
         let err = OpenAiProvider::new(config).unwrap_err();
-        assert_eq!(err.kind(), "config", "{err}");
+        assert_eq!(
+            err.kind(),
+            pocketpilot_protocol::ErrorKind::ModelConfig,
+            "{err}"
+        );
         assert!(!err.to_string().contains("line\nbreak"));
     }
 }

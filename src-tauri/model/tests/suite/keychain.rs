@@ -10,6 +10,7 @@
 //! ```
 //! Without such a session the round trip is skipped with a note, except when `CI` is set:
 //! then it fails, saying what is missing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use pocketpilot_model::keychain::{self, KeychainError};
 
 fn unavailable(e: &KeychainError) {

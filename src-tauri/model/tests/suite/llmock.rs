@@ -2,6 +2,7 @@
 //! scripted over `POST /_llmock/scenario`. Needs `tests/setup-python.sh` to have run (or
 //! `POCKETPILOT_LLMOCK` naming the binary). Every case ends in an answer or a clear error
 //! within its bound; no partial text is ever the final answer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Duration;
 
 use pocketpilot_model::{OpenAiConfig, OpenAiProvider, Provider, ProviderError};
@@ -178,7 +179,7 @@ async fn a_stream_that_keeps_breaking_ends_in_an_error_not_a_partial_answer() {
         .await;
     let outcome = turn(config(&mock)).await;
     let e = outcome.error();
-    assert_eq!(e.kind(), "stream", "{e}");
+    assert_eq!(e.kind().as_str(), "model_stream", "{e}");
     assert_eq!(outcome.resets(), 2, "bounded by max_stream_restarts");
 }
 
@@ -190,7 +191,12 @@ async fn a_slow_server_hits_the_turn_timeout() {
     c.idle_timeout = Duration::from_secs(30);
     c.request_timeout = Duration::from_millis(800);
     let outcome = turn(c).await;
-    assert_eq!(outcome.error().kind(), "timeout", "{}", outcome.error());
+    assert_eq!(
+        outcome.error().kind().as_str(),
+        "model_timeout",
+        "{}",
+        outcome.error()
+    );
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 //! - `network`: a raw local server for cuts, stalls, timeouts, cancellation, redaction.
 //! - `llmock`: the llmock server (PyPI) as a child process, scripted per test.
 //! - `keychain`: a Secret Service round trip (see its header for the session it needs).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod keychain;
 mod llmock;
 mod network;

@@ -2,6 +2,7 @@
 //! for byte from a local TCP server, whole and split at every byte boundary. Assertions
 //! are about protocol handling (assembled text, tool calls, usage, finish, error kinds),
 //! checked against a naive independent reading of the same bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,14 +27,14 @@ enum Expect {
 use Expect::*;
 
 const STREAM_CUT: Expect = Error {
-    kind: "stream",
+    kind: "model_stream",
     status: 0,
     says: "",
 };
 
 fn table() -> Vec<(&'static str, Vec<Expect>)> {
     let bad_request = |says| Error {
-        kind: "request",
+        kind: "model_request",
         status: 400,
         says,
     };
@@ -72,7 +73,7 @@ fn table() -> Vec<(&'static str, Vec<Expect>)> {
                 bad_request("exceeds the available context size"),
                 bad_request("Invalid tool_choice"),
                 Error {
-                    kind: "not_found",
+                    kind: "model_not_found",
                     status: 404,
                     says: "File Not Found",
                 },
@@ -105,27 +106,27 @@ fn table() -> Vec<(&'static str, Vec<Expect>)> {
                 // The recording stops after two chunks: no finish, no [DONE].
                 STREAM_CUT,
                 Error {
-                    kind: "request",
+                    kind: "model_request",
                     status: 422,
                     says: "JSON decode error",
                 },
                 Error {
-                    kind: "request",
+                    kind: "model_request",
                     status: 422,
                     says: "Field required",
                 },
                 Error {
-                    kind: "rate_limited",
+                    kind: "model_rate_limited",
                     status: 429,
                     says: "Rate limit exceeded.",
                 },
                 Error {
-                    kind: "server",
+                    kind: "model_server",
                     status: 500,
                     says: "Internal server error.",
                 },
                 Error {
-                    kind: "auth",
+                    kind: "model_auth",
                     status: 401,
                     says: "Unauthorized.",
                 },
@@ -165,7 +166,7 @@ fn seen(result: &Result<pocketpilot_model::ModelResponse, ProviderError>) -> See
                 ProviderError::RateLimited { retry_after, .. } => (429, *retry_after),
                 _ => (0, None),
             };
-            Seen::Error(e.kind(), status, wait)
+            Seen::Error(e.kind().as_str(), status, wait)
         }
     }
 }
@@ -219,7 +220,7 @@ fn check(section: &Recorded, expect: Expect, outcome: &Outcome) {
         }
         Error { kind, status, says } => {
             let e = outcome.error();
-            assert_eq!(e.kind(), kind, "{what}: {e}");
+            assert_eq!(e.kind().as_str(), kind, "{what}: {e}");
             if status != 0 {
                 assert_eq!(section.status(), status, "{what}");
             }

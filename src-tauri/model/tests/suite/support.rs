@@ -1,5 +1,6 @@
 //! Test support: a raw TCP server that answers with exact bytes, the recorded fixtures
 //! turned into responses, an llmock child process, and stream collection helpers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use std::net::SocketAddr;

@@ -98,7 +98,7 @@ async fn root_outside_missing_and_data_dir_are_refused() {
             .call(&DeletePath, json!({"path": path, "recursive": true}))
             .await
             .unwrap_err();
-        assert_eq!(err.kind(), kind, "{path}: {err}");
+        assert_eq!(err.kind().as_str(), kind, "{path}: {err}");
     }
     assert_eq!(snapshot(f.root()), before);
     assert!(f.outside().exists());

@@ -113,7 +113,7 @@ async fn non_http_schemes_and_bad_arguments_are_rejected() {
         "",
     ] {
         let err = f.call(&FetchUrl, json!({"url": url})).await.unwrap_err();
-        assert_eq!(err.kind(), "invalid_arguments", "{url}: {err}");
+        assert_eq!(err.kind().as_str(), "invalid_arguments", "{url}: {err}");
         assert!(f.effect(&FetchUrl, json!({"url": url})).is_err());
     }
     for args in [
@@ -123,7 +123,7 @@ async fn non_http_schemes_and_bad_arguments_are_rejected() {
         json!({"url": "http://127.0.0.1/", "method": "POST"}),
     ] {
         let err = f.call(&FetchUrl, args.clone()).await.unwrap_err();
-        assert_eq!(err.kind(), "invalid_arguments", "{args}: {err}");
+        assert_eq!(err.kind().as_str(), "invalid_arguments", "{args}: {err}");
     }
 }
 
@@ -149,6 +149,6 @@ async fn connection_refused_is_a_clear_failure() {
         .call(&FetchUrl, json!({"url": format!("http://{addr}/")}))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), "failed");
+    assert_eq!(err.kind().as_str(), "failed");
     assert!(err.to_string().contains("fetch failed"), "{err}");
 }

@@ -46,7 +46,7 @@ async fn data_dir_is_hidden_and_refused() {
         .call(&ListDir, json!({"path": "appdata"}))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), "path_rejected");
+    assert_eq!(err.kind().as_str(), "path_rejected");
 }
 
 #[tokio::test]
@@ -57,21 +57,24 @@ async fn outside_and_files_are_refused() {
         f.call(&ListDir, json!({"path": ".."}))
             .await
             .unwrap_err()
-            .kind(),
+            .kind()
+            .as_str(),
         "path_rejected"
     );
     assert_eq!(
         f.call(&ListDir, json!({"path": "/"}))
             .await
             .unwrap_err()
-            .kind(),
+            .kind()
+            .as_str(),
         "path_rejected"
     );
     assert_eq!(
         f.call(&ListDir, json!({"path": "a.txt"}))
             .await
             .unwrap_err()
-            .kind(),
+            .kind()
+            .as_str(),
         "path_rejected"
     );
 }

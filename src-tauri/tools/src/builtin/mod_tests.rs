@@ -13,7 +13,7 @@ struct Args {
 #[test]
 fn unknown_field_is_a_clear_invalid_arguments_error() {
     let err = parse_args::<Args>(&json!({"path": "a", "bogus": 1})).unwrap_err();
-    assert_eq!(err.kind(), "invalid_arguments");
+    assert_eq!(err.kind().as_str(), "invalid_arguments");
     assert!(err.to_string().contains("bogus"), "{err}");
 }
 
@@ -26,7 +26,7 @@ fn missing_field_names_it() {
 #[test]
 fn wrong_type_is_rejected() {
     let err = parse_args::<Args>(&json!({"path": 3})).unwrap_err();
-    assert_eq!(err.kind(), "invalid_arguments");
+    assert_eq!(err.kind().as_str(), "invalid_arguments");
 }
 
 #[test]

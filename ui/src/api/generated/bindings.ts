@@ -93,10 +93,10 @@ export type Approval = {
 	tool: string,
 	capability: string | null,
 	arguments: Value,
-	effect: Value,
+	effect: Effect,
 	reason: string,
 	step: number,
-	status: string,
+	status: ApprovalStatus,
 	decision_note: string | null,
 	edited_args: Value | null,
 	session_grant: boolean,
@@ -113,6 +113,15 @@ export type ApprovalAnswer = {
 	note: string | null,
 };
 
+/**  An approval is pending until a person answers it; it never expires. */
+export type ApprovalStatus = "pending" | "approved" | "rejected";
+
+/**  Where queued items enter the transcript. */
+export type Boundary = "post_tools" | "final";
+
+/**  The budgets a task can run out of. */
+export type Budget = "steps" | "seconds" | "tokens";
+
 /**
  *  What the window may ask for when it starts a task in a new session. The provider and
  *  any capability grants are not the webview's to choose: the provider comes from the
@@ -128,7 +137,7 @@ export type ChatTask = {
 
 /**  What a command rejects with: a stable kind to branch on and a message to show. */
 export type CommandError = {
-	kind: string,
+	kind: ErrorKind,
 	message: string,
 };
 
@@ -137,6 +146,21 @@ export type CreatedWebhook = {
 	hook: Webhook,
 	token: string,
 };
+
+/**  The approval decision for one call. */
+export type Decision = "allow" | "require_approval" | "deny";
+
+/**  Which rule made the decision, for the audit. */
+export type DecisionSource = "default" | "workspace_rule" | "session_grant" | "user" | 
+/**  A read-only call found interrupted after a crash, run again. */
+"replay";
+
+/**  The exact effect of a call, shown to the person before they approve it. */
+export type Effect = 
+/**  Nothing beyond reading. */
+{ kind: "none" } | 
+/**  A file is created or changed: a unified diff against what is on disk now. */
+{ kind: "diff"; path: string; diff: string } | { kind: "delete"; path: string } | { kind: "command"; command: string; cwd: string } | { kind: "fetch"; url: string };
 
 /**  A transcript entry: `user`, `assistant`, `tool_result`, `system`, `reset`, `app.*`. */
 export type Entry = {
@@ -148,12 +172,18 @@ export type Entry = {
 	created_at: string,
 };
 
+/**  Why a request to the runtime, or a task, failed. */
+export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | "listen" | "watch" | "store" | "keychain" | "io";
+
 export type Limits = {
 	max_steps: number,
 	max_task_seconds: number,
 	max_task_tokens: number | null,
 	delta_window_ms: number,
 };
+
+/**  Why an MCP server gave no tools to a run (never fatal). */
+export type McpProblemKind = "invalid_config" | "invalid_whitelist" | "not_configured" | "unknown_tool" | "whitelist" | "spawn" | "startup_timeout" | "initialize" | "list_tools" | "stopped";
 
 /**  An MCP server: a command (stdio) or a streamable-HTTP URL, for one workspace or all. */
 export type McpServer = {
@@ -237,6 +267,98 @@ export type ProviderForm = {
 };
 
 /**
+ *  One event of a run. On the wire and in the store it is `{"type": kind, "payload": {…}}`
+ *  (the store keeps the two in their own columns).
+ */
+export type RuntimeEvent = { type: "assistant_delta"; payload: {
+	text: string,
+} } | 
+/**  The text streamed so far is void; a subscriber replaces its bubble with `text`. */
+{ type: "stream_reset"; payload: {
+	text: string,
+} } | { type: "task_created"; payload: {
+	session_id: number,
+	goal: string,
+	trigger: string,
+	follow_up_of: number | null,
+} } | { type: "task_started"; payload: {
+	provider: string,
+	resumed: boolean,
+} } | { type: "model_turn_started"; payload: {
+	step: number,
+} } | { type: "model_turn_completed"; payload: {
+	step: number,
+	text: string,
+	tool_calls: ToolCall[],
+	finish_reason: string | null,
+	usage: Usage | null,
+} } | { type: "tool_call_started"; payload: {
+	step: number,
+	call_id: string,
+	name: string,
+	arguments: string,
+	capability: string | null,
+	replay_safe: boolean,
+	decision: Decision,
+	decision_source: DecisionSource,
+} } | { type: "tool_call_completed"; payload: {
+	call_id: string,
+	name: string,
+	output: string,
+	changed: string[],
+} } | { type: "tool_call_failed"; payload: {
+	call_id: string,
+	name: string,
+	error: string,
+	kind: ToolErrorKind,
+} } | { type: "approval_required"; payload: {
+	approval_id?: number | null,
+	step: number,
+	call_id: string,
+	name: string,
+	arguments: Value,
+	capability: string | null,
+	effect: Effect,
+	reason: string,
+} } | { type: "approval_resolved"; payload: {
+	approval_id: number,
+	call_id: string,
+	approved: boolean,
+	session_grant: boolean,
+	edited_arguments?: Value | null,
+	note: string | null,
+	by: string,
+} } | 
+/**
+ *  An inbox item entered the transcript: a steer joining this run at `post_tools`, or
+ *  an item that starts this run at `final`.
+ */
+{ type: "input_placed"; payload: {
+	submission_id: number,
+	mode: SubmissionMode,
+	boundary: Boundary,
+	text: string,
+} } | 
+/**  An MCP server could not start, was refused, or died during the run. */
+{ type: "mcp_problem"; payload: {
+	server: string,
+	kind: McpProblemKind,
+	message: string,
+} } | { type: "agent_completed"; payload: {
+	final_answer: string,
+} } | { type: "task_completed"; payload: {
+	final_answer: string,
+} } | { type: "task_failed"; payload: {
+	error: string,
+	kind: ErrorKind,
+} } | { type: "task_cancelled"; payload: {
+	reason: string,
+} } | { type: "budget_exceeded"; payload: {
+	budget: Budget,
+	reason: string,
+} };
+
+/**
  *  Something the person says in a session: it starts a run when the session is idle and
  *  waits in the session's inbox while it is busy.
  */
@@ -298,14 +420,29 @@ export type Setup = {
 export type Submission = {
 	id: number,
 	session_id: number,
-	kind: string,
-	mode: string | null,
-	status: string,
+	kind: SubmissionKind,
+	mode: SubmissionMode | null,
+	status: SubmissionStatus,
 	reason: string | null,
 	content: Value,
 	task_id: number | null,
 	created_at: string,
 };
+
+/**  What a person (or a trigger) said to a session. */
+export type SubmissionKind = "input" | "write" | "reset" | "continue";
+
+/**
+ *  How a queued submission joins: a steer at the next tool round, a follow-up after the
+ *  answer, a write at either.
+ */
+export type SubmissionMode = "steer" | "followUp" | "write";
+
+/**
+ *  Inputs go queued → placed → done, or unanswered with a reason; writes go queued →
+ *  done (they skip `placed`).
+ */
+export type SubmissionStatus = "queued" | "placed" | "done" | "unanswered";
 
 export type Task = {
 	id: number,
@@ -331,12 +468,26 @@ export type Task = {
 export type TaskEvent = {
 	task_id: number,
 	sequence: number,
-	type: string,
-	payload: Value,
 	at: string,
-};
+} & RuntimeEvent;
 
 export type TaskStatus = "queued" | "running" | "waiting_approval" | "completed" | "failed" | "cancelled" | "budget_exceeded";
+
+/**
+ *  A complete tool call. `arguments` is the raw JSON text the model produced: it is parsed
+ *  only once the turn is complete, and text that is not JSON goes back to the model as a
+ *  tool error.
+ */
+export type ToolCall = {
+	id: string,
+	name: string,
+	arguments: string,
+};
+
+/**  Why a tool call failed; the model reads the message, the journal keeps the kind. */
+export type ToolErrorKind = "unknown_tool" | "invalid_arguments" | "path_rejected" | "denied" | "rejected" | "failed" | "timed_out" | "cancelled" | 
+/**  The process stopped while the call ran; it may have partly happened. */
+"interrupted";
 
 /**  The trigger host as the settings screen shows it. */
 export type TriggerStatus = {
@@ -344,6 +495,12 @@ export type TriggerStatus = {
 	webhook_base: string | null,
 	/**  "Pause all triggers" is on: hooks answer 503, ticks and changes are skipped. */
 	all_paused: boolean,
+};
+
+export type Usage = {
+	prompt_tokens: number,
+	completion_tokens: number,
+	total_tokens: number,
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };

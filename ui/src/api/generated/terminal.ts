@@ -1,4 +1,4 @@
-// Generated from pocketpilot_runtime::TERMINAL_EVENTS by src-tauri/shell/wire_tests.rs.
+// Generated from pocketpilot_core::TERMINAL_EVENTS by src-tauri/shell/wire_tests.rs.
 // Do not edit: run `POCKETPILOT_UPDATE_BINDINGS=1 cargo test -p pocketpilot wire`.
 export const TERMINAL_EVENTS = [
   "task_completed",

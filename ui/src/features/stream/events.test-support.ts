@@ -12,7 +12,7 @@ export function restart(): void {
 export const ev = (type: string, payload: Record<string, unknown> = {}, live = false): TaskEvent => ({
   task_id: 7,
   sequence: live ? 0 : ++seq,
-  type,
+  type: type as TaskEvent["type"],
   payload,
   at: "2026-11-30T00:00:00.000Z",
 });

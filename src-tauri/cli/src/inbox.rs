@@ -1,0 +1,219 @@
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use super::{print_json, CliError};
+use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::service::Runtime;
+
+#[derive(Args, Debug)]
+pub struct SayArgs {
+    pub session: i64,
+    pub text: String,
+    /// Join the current run at its next tool boundary instead of waiting for its answer.
+    #[arg(long, conflicts_with_all = ["reject_if_busy"])]
+    pub steer: bool,
+    /// Refuse (exit 6) rather than queue while the agent is busy.
+    #[arg(long)]
+    pub reject_if_busy: bool,
+    /// Refuse (exit 7) when nothing is running.
+    #[arg(long)]
+    pub reject_if_idle: bool,
+    /// Saying the same request id twice returns the first submission and writes nothing.
+    #[arg(long)]
+    pub request_id: Option<String>,
+    /// `scripted:FILE` for a run this starts (default: the session's last provider).
+    #[arg(long)]
+    pub provider: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SessionCommand {
+    /// The transcript (entries in order) and every submission with its status and reason.
+    Show {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// How many queued steers and follow-ups a boundary takes: `one-at-a-time` or `all`.
+    Modes {
+        session: i64,
+        #[arg(long)]
+        steering: Option<String>,
+        #[arg(long)]
+        follow_up: Option<String>,
+    },
+}
+
+/// Says something to a session. Queued while it is busy (the process working it places it
+/// at its next boundary); when it is idle this process starts the run and works the
+/// session until it is idle again, streaming the answers.
+pub async fn say(rt: &Arc<Runtime>, args: SayArgs) -> Result<ExitCode, CliError> {
+    let when_busy = if args.steer {
+        WhenBusy::Steer
+    } else if args.reject_if_busy {
+        WhenBusy::Reject
+    } else {
+        WhenBusy::FollowUp
+    };
+    let submit = Submit {
+        session_id: args.session,
+        say: Say::Input {
+            text: args.text,
+            when_busy,
+            reject_if_idle: args.reject_if_idle,
+        },
+        request_id: args.request_id,
+        provider: super::absolute_provider(args.provider),
+        trigger: Some("cli".into()),
+        grants: Vec::new(),
+        mcp: None,
+    };
+    admitted(rt, &submit, args.json).await
+}
+
+pub async fn continue_(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, CliError> {
+    let submit = Submit {
+        session_id: session,
+        say: Say::Continue,
+        request_id: None,
+        provider: None,
+        trigger: Some("cli".into()),
+        grants: Vec::new(),
+        mcp: None,
+    };
+    admitted(rt, &submit, json).await
+}
+
+async fn admitted(rt: &Arc<Runtime>, submit: &Submit, json: bool) -> Result<ExitCode, CliError> {
+    let a = rt.say(submit)?;
+    let s = &a.submission;
+    if json {
+        print_json(
+            &serde_json::json!({ "submission": s, "started": a.started, "deduplicated": a.deduplicated }),
+        );
+    } else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "submission {} {}{}",
+            s.id,
+            s.status,
+            if a.deduplicated {
+                " (already submitted)"
+            } else {
+                ""
+            }
+        );
+    }
+    match a.started {
+        Some(task) => super::run::follow_session(rt, task, json).await,
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+pub fn inbox(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, CliError> {
+    let items = rt.inbox(session)?;
+    if json {
+        print_json(&items);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    for s in items {
+        let text = s.content["text"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| s.content.to_string());
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<9} {}",
+            s.id,
+            s.mode.map(|m| m.as_str()).unwrap_or(s.kind.as_str()),
+            text
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn withdraw(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
+    let s = rt.withdraw(id)?;
+    let _ = writeln!(
+        std::io::stdout(),
+        "submission {} {} ({})",
+        s.id,
+        s.status,
+        s.reason.unwrap_or_default()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliError> {
+    match cmd {
+        SessionCommand::Show { session, json } => {
+            let s = rt.session(session)?;
+            let entries = rt.session_entries(session)?;
+            let submissions = rt.submissions(session)?;
+            let tasks = rt.session_tasks(session)?;
+            if json {
+                print_json(&serde_json::json!({
+                    "session": s, "entries": entries, "submissions": submissions, "tasks": tasks,
+                }));
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "session {}  {}  ({})", s.id, s.title, s.workspace);
+            for e in entries {
+                let text = e.content["text"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| e.content.to_string());
+                let _ = writeln!(out, "{:>5} {:<12} {}", e.id, e.kind, text);
+            }
+            for s in submissions {
+                let _ = writeln!(
+                    out,
+                    "submission {:>4} {:<8} {:<10} {}",
+                    s.id,
+                    s.kind,
+                    s.status,
+                    s.reason.unwrap_or_default()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionCommand::Modes {
+            session,
+            steering,
+            follow_up,
+        } => {
+            rt.set_session_modes(session, steering.as_deref(), follow_up.as_deref())?;
+            let s = rt.session(session)?;
+            let _ = writeln!(
+                std::io::stdout(),
+                "steering {} · follow-up {}",
+                s.steering_mode,
+                s.follow_up_mode
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Resumes interrupted work in the foreground: one task, or every session nobody works.
+pub async fn resume(rt: &Arc<Runtime>, task: Option<i64>) -> Result<ExitCode, CliError> {
+    let sessions = match task {
+        Some(id) => vec![rt.task(id)?.session_id],
+        None => rt.interrupted_sessions()?,
+    };
+    if sessions.is_empty() {
+        let _ = writeln!(std::io::stderr(), "nothing to resume");
+    }
+    for s in sessions {
+        let _ = writeln!(std::io::stderr(), "resuming session {s}");
+        rt.drive(s).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,304 @@
+//! The `pocketpilot` command line: the same runtime as the desktop app, without a window.
+//!
+//! Exit codes: 0 completed, 1 failed (or an error), 2 usage error, 3 left waiting for an
+//! approval, 4 cancelled, 5 budget exceeded, 6 the session is busy (`--reject-if-busy`),
+//! 7 the session is idle (`--reject-if-idle`).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+mod approvals;
+mod eval;
+mod inbox;
+mod mcp;
+mod run;
+mod settings;
+mod tasks;
+pub mod triggers;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use pocketpilot_core::service::{Runtime, RuntimeError};
+use pocketpilot_protocol::ErrorKind;
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_BUSY: u8 = 6;
+pub const EXIT_IDLE: u8 = 7;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pocketpilot",
+    version,
+    about = "PocketPilot: a desktop agent you stay in control of. With no command it opens the window."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create a task, run it here and stream its answer to stdout.
+    Run(run::RunArgs),
+    /// List recent tasks.
+    Tasks {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Show a task: status, goal, final answer and every persisted event.
+    Show {
+        task: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task in any non-terminal state.
+    Cancel { task: i64 },
+    /// List sessions.
+    Sessions {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show log lines (JSON), optionally of one task.
+    Logs {
+        #[arg(long)]
+        task: Option<i64>,
+    },
+    /// List pending approvals.
+    Approvals {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a pending approval and continue its task here.
+    Approve(approvals::ApproveArgs),
+    /// Reject a pending approval and continue its task here.
+    Reject(approvals::RejectArgs),
+    /// Model provider settings.
+    #[command(subcommand)]
+    Provider(settings::ProviderCommand),
+    /// Say something to a session: queued while the agent is busy, a new run when idle.
+    Say(inbox::SayArgs),
+    /// Place queued items and run again on the session's context (idle sessions only).
+    Continue {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's queued submissions.
+    Inbox {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Withdraw a queued submission.
+    Withdraw { submission: i64 },
+    /// Sessions: show, modes.
+    #[command(subcommand)]
+    Session(inbox::SessionCommand),
+    /// Resume interrupted tasks in the foreground (all, or one task's session).
+    Resume { task: Option<i64> },
+    /// Whether the app and `serve` resume interrupted work at start: `auto` or `ask`.
+    Recovery {
+        #[arg(value_enum)]
+        mode: Option<RecoveryMode>,
+    },
+    /// MCP servers whose tools runs may use.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
+    /// The API key in the OS keychain (write-only: it is never shown).
+    #[command(subcommand)]
+    Key(settings::KeyCommand),
+    /// Per-workspace policy rules.
+    #[command(subcommand)]
+    Policy(settings::PolicyCommand),
+    /// Webhooks: `POST http://127.0.0.1:PORT/hooks/NAME` creates a task.
+    #[command(subcommand)]
+    Hooks(triggers::HooksCommand),
+    /// Schedules (cron, UTC).
+    #[command(subcommand)]
+    Cron(triggers::CronCommand),
+    /// File watches.
+    #[command(subcommand)]
+    Watch(triggers::WatchCommand),
+    /// Pause or resume every trigger.
+    #[command(subcommand)]
+    Triggers(triggers::TriggersCommand),
+    /// Run webhooks, schedules and watches without a window until Ctrl-C.
+    Serve(triggers::ServeArgs),
+    /// Run the scripted eval suite (each case in its own temporary store and workspace).
+    Eval(eval::EvalArgs),
+    /// Turn a recorded task into a scripted eval case.
+    Replay(eval::ReplayArgs),
+}
+
+/// Parses `args` and runs the command. `args[0]` is the program name.
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    let data_dir = pocketpilot_core::config::data_dir();
+    let _log = pocketpilot_core::logging::init(&data_dir);
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(t) => t,
+        Err(e) => return fail(&format!("cannot start: {e}")),
+    };
+    tokio.block_on(async move {
+        let rt = match Runtime::open(&data_dir) {
+            Ok(rt) => rt,
+            Err(e) => return fail(&e.to_string()),
+        };
+        match dispatch(&rt, cli.command, &data_dir).await {
+            Ok(code) => code,
+            Err(e) => error_exit(&e),
+        }
+    })
+}
+
+async fn dispatch(
+    rt: &std::sync::Arc<Runtime>,
+    command: Command,
+    data_dir: &std::path::Path,
+) -> Result<ExitCode, CliError> {
+    match command {
+        Command::Run(args) => run::run(rt, args).await,
+        Command::Tasks { json, limit } => tasks::list(rt, json, limit),
+        Command::Show { task, json } => tasks::show(rt, task, json),
+        Command::Cancel { task } => tasks::cancel(rt, task).await,
+        Command::Sessions { json } => tasks::sessions(rt, json),
+        Command::Logs { task } => {
+            let lines = pocketpilot_core::logging::read(data_dir, task)
+                .map_err(|e| CliError::Other(e.to_string()))?;
+            let mut out = std::io::stdout().lock();
+            for l in lines {
+                let _ = writeln!(out, "{l}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Approvals { json } => approvals::list(rt, json),
+        Command::Approve(args) => approvals::approve(rt, args).await,
+        Command::Reject(args) => approvals::reject(rt, args).await,
+        Command::Provider(cmd) => settings::provider(rt, cmd),
+        Command::Policy(cmd) => settings::policy(rt, cmd),
+        Command::Key(cmd) => settings::key(rt, cmd),
+        Command::Mcp(cmd) => mcp::mcp(rt, cmd),
+        Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Cron(cmd) => triggers::cron(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Watch(cmd) => triggers::watch(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Triggers(cmd) => triggers::triggers(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Serve(args) => triggers::serve(rt, args).await,
+        Command::Eval(args) => eval::eval(rt, args).await,
+        Command::Replay(args) => eval::replay(rt, args),
+        Command::Say(args) => inbox::say(rt, args).await,
+        Command::Continue { session, json } => inbox::continue_(rt, session, json).await,
+        Command::Inbox { session, json } => inbox::inbox(rt, session, json),
+        Command::Withdraw { submission } => inbox::withdraw(rt, submission),
+        Command::Session(cmd) => inbox::session(rt, cmd),
+        Command::Resume { task } => inbox::resume(rt, task).await,
+        Command::Recovery { mode } => settings::recovery(
+            rt,
+            mode.map(|m| match m {
+                RecoveryMode::Auto => pocketpilot_core::config::ResumeOnStart::Auto,
+                RecoveryMode::Ask => pocketpilot_core::config::ResumeOnStart::Ask,
+            }),
+        ),
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum RecoveryMode {
+    Auto,
+    Ask,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Store(#[from] pocketpilot_store::StoreError),
+    #[error("{0}")]
+    Other(String),
+}
+
+fn error_exit(e: &CliError) -> ExitCode {
+    let code = match e {
+        CliError::Usage(_) => EXIT_USAGE,
+        CliError::Runtime(r) => match r.kind() {
+            ErrorKind::ConversationBusy => EXIT_BUSY,
+            ErrorKind::ConversationIdle => EXIT_IDLE,
+            kind if kind.is_usage() => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        },
+        CliError::Store(pocketpilot_store::StoreError::NotFound { .. }) => EXIT_USAGE,
+        CliError::Store(_) | CliError::Other(_) => EXIT_FAILED,
+    };
+    let _ = writeln!(std::io::stderr(), "pocketpilot: {e}");
+    ExitCode::from(code)
+}
+
+fn fail(msg: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "pocketpilot: {msg}");
+    ExitCode::from(EXIT_FAILED)
+}
+
+pub(crate) fn print_json(v: &impl serde::Serialize) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
+
+/// Reads a secret: typed without echo on a terminal, else one line of stdin. Never empty.
+pub(crate) fn read_secret(prompt: &str) -> Result<String, CliError> {
+    use std::io::{BufRead, IsTerminal};
+    let value = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(prompt)
+            .map_err(|e| CliError::Other(format!("cannot read it: {e}")))?
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| CliError::Other(format!("cannot read it: {e}")))?;
+        line
+    };
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(CliError::Usage(
+            "the value is empty; nothing was stored".into(),
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+/// `scripted:FILE` with FILE made absolute: the task may be continued from another folder.
+pub(crate) fn absolute_provider(p: Option<String>) -> Option<String> {
+    p.map(|p| match p.strip_prefix("scripted:") {
+        Some(path) => format!(
+            "scripted:{}",
+            std::path::absolute(path)
+                .unwrap_or_else(|_| PathBuf::from(path))
+                .display()
+        ),
+        None => p,
+    })
+}
+
+pub(crate) fn default_workspace() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}

@@ -1,0 +1,87 @@
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{print_json, CliError};
+use pocketpilot_core::service::Runtime;
+
+pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliError> {
+    let tasks = rt.tasks(limit)?;
+    if json {
+        print_json(&tasks);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    for t in tasks {
+        let _ = writeln!(
+            out,
+            "{:>6}  {:<16} session {:<5} {}",
+            t.id,
+            t.status.as_str(),
+            t.session_id,
+            t.goal.lines().next().unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError> {
+    let task = rt.task(id)?;
+    let events = rt.events(id)?;
+    if json {
+        print_json(&serde_json::json!({ "task": task, "events": events }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "task {}  {}", task.id, task.status);
+    let _ = writeln!(out, "goal: {}", task.goal);
+    if let Some(a) = &task.final_answer {
+        let _ = writeln!(out, "final answer: {a}");
+    }
+    if let Some(e) = &task.error {
+        let _ = writeln!(out, "error: {e}");
+    }
+    let _ = writeln!(
+        out,
+        "steps: {}  tokens: {} prompt / {} completion",
+        task.step_count, task.prompt_tokens, task.completion_tokens
+    );
+    for e in events {
+        let _ = writeln!(
+            out,
+            "{:>4} {} {} {}",
+            e.sequence,
+            e.at,
+            e.kind(),
+            e.payload()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn cancel(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
+    rt.cancel(id)?;
+    // The worker (here or in another process) records the cancellation within a moment.
+    for _ in 0..40 {
+        if rt.task(id)?.status.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = writeln!(std::io::stdout(), "task {id} {}", rt.task(id)?.status);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn sessions(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
+    let sessions = rt.sessions()?;
+    if json {
+        print_json(&sessions);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    for s in sessions {
+        let _ = writeln!(out, "{:>5}  {}  ({})", s.id, s.title, s.workspace);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,124 @@
+//! Durable submissions while a run streams (figures, not a test):
+//! `cargo bench -p pocketpilot-core --bench inbox`.
+//!
+//! One run streams a long answer; meanwhile `say` (a follow-up into the busy session's
+//! inbox, committed before it returns) is called in a loop. Prints submissions per second,
+//! the latency of each `say`, and whether the stream kept flowing (deltas received during
+//! the submissions, the longest gap between them).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{ms, report, write_json};
+use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::{NewTask, Runtime};
+use serde_json::json;
+
+const SUBMISSIONS: usize = 2_000;
+
+fn main() {
+    let tokio = common::tokio();
+    tokio.block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).expect("ws");
+        let rt = Runtime::open(&dir.path().join("data")).expect("open");
+        let text = "streaming ".repeat(3_000);
+        let p = write_json(
+            &dir.path().join("s.json"),
+            &json!([{ "text": text, "chunk_size": 10, "chunk_delay_ms": 2 }]),
+        );
+        let id = rt
+            .submit(&NewTask {
+                goal: "talk for a while".into(),
+                workspace: Some(ws),
+                trigger: "cli".into(),
+                provider: Some(p),
+                ..Default::default()
+            })
+            .expect("submit");
+        let session = rt.task(id).expect("task").session_id;
+        // Watch the stream: when deltas arrive and the longest silence between them.
+        let mut sub = rt.subscribe(id, 0).expect("subscribe");
+        let watcher = tokio::spawn(async move {
+            let mut times = Vec::new();
+            while let Some(ev) = sub.next().await {
+                if ev
+                    .map(|e| e.kind().as_str() == "assistant_delta")
+                    .unwrap_or(false)
+                {
+                    times.push(Instant::now());
+                }
+            }
+            times
+        });
+        // Let it start streaming.
+        while rt
+            .events(id)
+            .expect("events")
+            .iter()
+            .all(|e| e.kind().as_str() != "model_turn_started")
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+
+        let mut samples = Vec::with_capacity(SUBMISSIONS);
+        let t0 = Instant::now();
+        for i in 0..SUBMISSIONS {
+            let t = Instant::now();
+            let a = rt
+                .say(&Submit {
+                    session_id: session,
+                    say: Say::Input {
+                        text: format!("follow-up {i}"),
+                        when_busy: WhenBusy::FollowUp,
+                        reject_if_idle: false,
+                    },
+                    request_id: Some(format!("req-{i}")),
+                    provider: None,
+                    trigger: None,
+                    grants: Vec::new(),
+                    mcp: None,
+                })
+                .expect("say");
+            samples.push(t.elapsed());
+            assert_eq!(a.submission.status.as_str(), "queued");
+            // Yield now and then so the streaming task shares the thread fairly.
+            if i % 50 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        let elapsed = t0.elapsed();
+        let t1 = Instant::now();
+        let busy = rt.is_busy(session).expect("busy");
+        let queued = rt.inbox(session).expect("inbox").len();
+        rt.cancel(id).expect("cancel");
+        let times = watcher.await.expect("watcher");
+        let during: Vec<&Instant> = times.iter().filter(|t| **t >= t0 && **t <= t1).collect();
+        let max_gap = during
+            .windows(2)
+            .map(|w| w[1].duration_since(*w[0]))
+            .max()
+            .unwrap_or_default();
+        println!("inbox: {SUBMISSIONS} durable follow-ups said to a session while its run streams");
+        println!(
+            "  throughput                {:>10.0} submissions/s ({:.1} ms for all)",
+            SUBMISSIONS as f64 / elapsed.as_secs_f64(),
+            ms(elapsed)
+        );
+        report("  say latency (durable commit)", samples);
+        println!(
+            "  still streaming after     {:>10}",
+            if busy { "yes" } else { "no" }
+        );
+        println!("  queued in the inbox       {queued:>10}");
+        println!(
+            "  deltas during the burst   {:>10}   longest gap {:.1} ms",
+            during.len(),
+            ms(max_gap)
+        );
+        assert_eq!(queued, SUBMISSIONS);
+    });
+}

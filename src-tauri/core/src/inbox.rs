@@ -1,0 +1,655 @@
+//! The conversation inbox: what is said to a busy session waits here, persisted at once,
+//! and enters the transcript only at a boundary — so an answer never sits after words it
+//! did not see.
+//!
+//! - A session is **busy** while it has a task that is not terminal.
+//! - Admission (`admit`), in one transaction: request-id dedupe first; `whenBusy: reject`
+//!   on a busy session and `whenIdle: reject` on an idle one write nothing; a display-only
+//!   write (`app.*`) is appended at once unless a reset is queued; everything else joins
+//!   the inbox, and an idle session applies a `final` boundary at once.
+//! - Boundaries (`select`): `postTools` takes every write, then the first steer (all with
+//!   steeringMode `all`); `final` also takes the first follow-up (all with followUpMode
+//!   `all`). Writes are placed first, then user items in submission order. A queued reset
+//!   turns `postTools` into `final` and ends the current run (its inputs: unanswered/reset).
+//! - Placed user items start the next run (a task whose goal is the first item's text);
+//!   steers placed at `postTools` join the current run.
+//! - A run that fails leaves the inbox as it is; the next submission or `continue` places
+//!   the queued items.
+use pocketpilot_protocol::{ErrorKind, SubmissionKind, SubmissionMode, SubmissionStatus};
+use rusqlite::Transaction;
+use serde::{Deserialize, Serialize};
+
+use crate::event::RuntimeEvent;
+use crate::store::{self, entries, events, sessions, submissions, tasks, StoreError, Submission};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WhenBusy {
+    #[default]
+    FollowUp,
+    Steer,
+    Reject,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Say {
+    Input {
+        text: String,
+        #[serde(default)]
+        when_busy: WhenBusy,
+        #[serde(default)]
+        reject_if_idle: bool,
+    },
+    /// Places queued items and runs again on the existing context. Idle only.
+    Continue,
+    /// An entry of kind `kind`. `app.*` kinds are display-only: the model never sees them.
+    Write {
+        kind: String,
+        data: serde_json::Value,
+    },
+    /// A new context head, with optional hand-off text for the next run.
+    Reset { text: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Submit {
+    pub session_id: i64,
+    pub say: Say,
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// For the run this may start: the provider spec, trigger and grants.
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub trigger: Option<String>,
+    #[serde(default)]
+    pub grants: Vec<String>,
+    /// MCP whitelist for a run this may start; `None`: the session's last run's.
+    #[serde(default)]
+    pub mcp: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Admitted {
+    pub submission: Submission,
+    /// A run this submission started (the caller hands it to a worker).
+    pub started: Option<i64>,
+    pub deduplicated: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InboxError {
+    #[error(
+        "session {0} is busy: the agent is still working (submit a follow-up or a steer instead)"
+    )]
+    ConversationBusy(i64),
+    #[error("session {0} is idle: nothing is running to add this to")]
+    ConversationIdle(i64),
+    #[error("request {request_id} already identifies a submission of type {kind}")]
+    RequestMismatch {
+        request_id: String,
+        kind: SubmissionKind,
+    },
+    #[error("submission {id} is {status}, not queued: {what}")]
+    NotQueued {
+        id: i64,
+        status: SubmissionStatus,
+        what: &'static str,
+    },
+    #[error("invalid submission: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub use pocketpilot_protocol::Boundary;
+
+impl InboxError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            InboxError::ConversationBusy(_) => ErrorKind::ConversationBusy,
+            InboxError::ConversationIdle(_) => ErrorKind::ConversationIdle,
+            InboxError::RequestMismatch { .. } => ErrorKind::RequestMismatch,
+            InboxError::NotQueued { .. } => ErrorKind::NotQueued,
+            InboxError::Invalid(_) => ErrorKind::InvalidArguments,
+            InboxError::Store(e) => crate::service::store_kind(e),
+        }
+    }
+}
+
+/// Which inbox items (by index) a boundary takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub writes: Vec<usize>,
+    pub users: Vec<usize>,
+    /// A queued reset promoted `postTools` to `final`.
+    pub reset: bool,
+}
+
+pub fn is_display_only(kind: &str) -> bool {
+    kind.starts_with("app.")
+}
+
+/// The pure selection rule; see the module doc.
+pub fn select(
+    items: &[Submission],
+    at: Boundary,
+    steering_all: bool,
+    follow_up_all: bool,
+) -> Selection {
+    let reset = items.iter().any(|s| s.kind == SubmissionKind::Reset);
+    let is_final = at == Boundary::Final || reset;
+    let pick = |mode: SubmissionMode, all: bool| -> Vec<usize> {
+        let idx: Vec<usize> = items
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.mode == Some(mode))
+            .map(|(i, _)| i)
+            .collect();
+        if all {
+            idx
+        } else {
+            idx.into_iter().take(1).collect()
+        }
+    };
+    let writes = pick(SubmissionMode::Write, true);
+    let mut users = pick(SubmissionMode::Steer, steering_all);
+    if is_final {
+        users.extend(pick(SubmissionMode::FollowUp, follow_up_all));
+    }
+    users.sort_unstable();
+    Selection {
+        writes,
+        users,
+        reset: reset && at == Boundary::PostTools,
+    }
+}
+
+pub fn is_busy(c: &rusqlite::Connection, session_id: i64) -> Result<bool, StoreError> {
+    Ok(current_task(c, session_id)?.is_some())
+}
+
+/// The session's task that is not terminal, if any (there is at most one).
+pub fn current_task(
+    c: &rusqlite::Connection,
+    session_id: i64,
+) -> Result<Option<tasks::Task>, StoreError> {
+    Ok(tasks::list_for_session(c, session_id)?
+        .into_iter()
+        .find(|t| !t.status.is_terminal()))
+}
+
+fn kind_of(say: &Say) -> SubmissionKind {
+    match say {
+        Say::Input { .. } => SubmissionKind::Input,
+        Say::Continue => SubmissionKind::Continue,
+        Say::Write { .. } => SubmissionKind::Write,
+        Say::Reset { .. } => SubmissionKind::Reset,
+    }
+}
+
+/// Takes a submission, in the caller's transaction. The events it produced (to publish
+/// after commit) are pushed to `out`.
+pub fn admit(
+    tx: &Transaction<'_>,
+    s: &Submit,
+    out: &mut Vec<store::StoredEvent>,
+) -> Result<Admitted, InboxError> {
+    let session = sessions::get(tx, s.session_id)?;
+    let kind = kind_of(&s.say);
+    if let Some(rid) = &s.request_id {
+        if let Some(existing) = submissions::by_request(tx, session.id, rid)? {
+            if existing.kind != kind {
+                return Err(InboxError::RequestMismatch {
+                    request_id: rid.clone(),
+                    kind: existing.kind,
+                });
+            }
+            return Ok(Admitted {
+                submission: existing,
+                started: None,
+                deduplicated: true,
+            });
+        }
+    }
+    let busy = is_busy(tx, session.id)?;
+    let queued = submissions::queued(tx, session.id)?;
+    let run_meta = serde_json::json!({
+        "provider": s.provider, "trigger": s.trigger, "grants": s.grants, "mcp": s.mcp,
+    });
+    let new = |mode: Option<SubmissionMode>,
+               status: SubmissionStatus,
+               content: serde_json::Value|
+     -> Result<i64, StoreError> {
+        submissions::insert(
+            tx,
+            &submissions::NewSubmission {
+                session_id: session.id,
+                kind,
+                mode,
+                status,
+                request_id: s.request_id.as_deref(),
+                content: &content,
+            },
+        )
+    };
+    let id = match &s.say {
+        Say::Input {
+            text,
+            when_busy,
+            reject_if_idle,
+        } => {
+            let text = text.trim();
+            if text.is_empty() {
+                return Err(InboxError::Invalid("the text is empty".into()));
+            }
+            if busy && *when_busy == WhenBusy::Reject {
+                return Err(InboxError::ConversationBusy(session.id));
+            }
+            if !busy && *reject_if_idle {
+                return Err(InboxError::ConversationIdle(session.id));
+            }
+            let mode = if *when_busy == WhenBusy::Steer {
+                SubmissionMode::Steer
+            } else {
+                SubmissionMode::FollowUp
+            };
+            let mut content = run_meta.clone();
+            content["text"] = serde_json::json!(text);
+            new(Some(mode), SubmissionStatus::Queued, content)?
+        }
+        Say::Continue => {
+            if busy {
+                return Err(InboxError::ConversationBusy(session.id));
+            }
+            let id = new(None, SubmissionStatus::Placed, run_meta.clone())?;
+            let placement = final_boundary(tx, session.id, None, out)?;
+            let task_id = match placement.next_task {
+                Some(t) => t,
+                // Nothing queued: run again on the context as it stands.
+                None => start_run(tx, session.id, None, "(continue)", &run_meta, out)?,
+            };
+            submissions::set_task(tx, id, task_id)?;
+            return Ok(Admitted {
+                submission: submissions::get(tx, id)?,
+                started: Some(task_id),
+                deduplicated: false,
+            });
+        }
+        Say::Write {
+            kind: entry_kind,
+            data,
+        } => {
+            if entry_kind.trim().is_empty()
+                || entry_kind == "user"
+                || entry_kind == "assistant"
+                || entry_kind == "tool_result"
+                || entry_kind == "reset"
+            {
+                return Err(InboxError::Invalid(format!(
+                    "`{entry_kind}` is not a kind a write may have"
+                )));
+            }
+            let reset_queued = queued.iter().any(|q| q.kind == SubmissionKind::Reset);
+            let content = serde_json::json!({ "kind": entry_kind, "data": data });
+            if (is_display_only(entry_kind) && !reset_queued) || (!busy && queued.is_empty()) {
+                let entry = entries::append(tx, session.id, None, entry_kind, data)?;
+                let id = new(None, SubmissionStatus::Done, content)?;
+                submissions::done(tx, id, Some(entry), None)?;
+                return Ok(Admitted {
+                    submission: submissions::get(tx, id)?,
+                    started: None,
+                    deduplicated: false,
+                });
+            }
+            new(
+                Some(SubmissionMode::Write),
+                SubmissionStatus::Queued,
+                content,
+            )?
+        }
+        Say::Reset { text } => new(
+            Some(SubmissionMode::Write),
+            SubmissionStatus::Queued,
+            serde_json::json!({ "text": text }),
+        )?,
+    };
+    let started = if busy {
+        None
+    } else {
+        final_boundary(tx, session.id, None, out)?.next_task
+    };
+    Ok(Admitted {
+        submission: submissions::get(tx, id)?,
+        started,
+        deduplicated: false,
+    })
+}
+
+#[derive(Debug, Default)]
+pub struct Placement {
+    /// User items placed (submission id, text).
+    pub users: Vec<(i64, String)>,
+    pub next_task: Option<i64>,
+    /// A reset entry was placed.
+    pub reset: bool,
+}
+
+/// A queued item always has a mode; one without is a corrupt row.
+fn queued_mode(item: &Submission) -> Result<SubmissionMode, StoreError> {
+    item.mode.ok_or_else(|| {
+        StoreError::from(store::CorruptRow {
+            table: "submissions",
+            id: item.id.to_string(),
+            column: "mode",
+            detail: "a queued submission has no mode".into(),
+        })
+    })
+}
+
+fn modes(c: &rusqlite::Connection, session_id: i64) -> Result<(bool, bool), StoreError> {
+    let s = sessions::get(c, session_id)?;
+    Ok((s.steering_mode == "all", s.follow_up_mode == "all"))
+}
+
+/// Places the selected writes, then returns the selected user items (in order).
+fn place_writes(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    items: &[Submission],
+    sel: &Selection,
+) -> Result<bool, StoreError> {
+    let mut reset = false;
+    for &i in &sel.writes {
+        let w = &items[i];
+        let entry = if w.kind == SubmissionKind::Reset {
+            reset = true;
+            entries::append(
+                tx,
+                session_id,
+                None,
+                "reset",
+                &serde_json::json!({ "text": w.content["text"] }),
+            )?
+        } else {
+            let kind = w.content["kind"].as_str().unwrap_or("app.note");
+            entries::append(tx, session_id, None, kind, &w.content["data"])?
+        };
+        submissions::done(tx, w.id, Some(entry), None)?;
+    }
+    Ok(reset)
+}
+
+/// The `final` boundary: after an answer (`current` = the run that answered), or on an
+/// idle session. Starts the next run when it placed user items.
+pub fn final_boundary(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    current: Option<&tasks::Task>,
+    out: &mut Vec<store::StoredEvent>,
+) -> Result<Placement, StoreError> {
+    let items = submissions::queued(tx, session_id)?;
+    if items.is_empty() {
+        return Ok(Placement::default());
+    }
+    let (steer_all, follow_all) = modes(tx, session_id)?;
+    let sel = select(&items, Boundary::Final, steer_all, follow_all);
+    let reset = place_writes(tx, session_id, &items, &sel)?;
+    let mut placement = Placement {
+        reset,
+        ..Default::default()
+    };
+    if sel.users.is_empty() {
+        return Ok(placement);
+    }
+    let first = &items[sel.users[0]];
+    let goal = first.content["text"]
+        .as_str()
+        .unwrap_or("(follow-up)")
+        .to_owned();
+    let task_id = start_run(
+        tx,
+        session_id,
+        current.map(|t| t.id),
+        &goal,
+        &first.content,
+        out,
+    )?;
+    for &i in &sel.users {
+        let item = &items[i];
+        let text = item.content["text"].as_str().unwrap_or_default().to_owned();
+        let entry = entries::append(
+            tx,
+            session_id,
+            Some(task_id),
+            "user",
+            &serde_json::json!({ "text": text }),
+        )?;
+        submissions::place(tx, item.id, task_id, entry)?;
+        let ev = RuntimeEvent::InputPlaced {
+            submission_id: item.id,
+            mode: queued_mode(item)?,
+            boundary: Boundary::Final,
+            text: text.clone(),
+        };
+        out.push(events::append(tx, task_id, &ev)?);
+        placement.users.push((item.id, text));
+    }
+    placement.next_task = Some(task_id);
+    Ok(placement)
+}
+
+/// Creates a run (task) in `queued`, with its `task_created` event.
+fn start_run(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    follow_up_of: Option<i64>,
+    goal: &str,
+    meta: &serde_json::Value,
+    out: &mut Vec<store::StoredEvent>,
+) -> Result<i64, StoreError> {
+    let previous = tasks::list_for_session(tx, session_id)?.pop();
+    let follow_up_of = follow_up_of.or(previous.as_ref().map(|t| t.id));
+    let provider = meta["provider"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| previous.as_ref().and_then(|t| t.provider.clone()));
+    let trigger = meta["trigger"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| previous.as_ref().map(|t| t.trigger.clone()))
+        .unwrap_or_else(|| "chat".into());
+    let grants: Vec<String> = serde_json::from_value(meta["grants"].clone()).unwrap_or_default();
+    let mcp: Vec<String> = serde_json::from_value(meta["mcp"].clone())
+        .ok()
+        .or_else(|| previous.as_ref().map(|t| t.mcp.clone()))
+        .unwrap_or_else(|| vec!["*".into()]);
+    let id = tasks::insert(
+        tx,
+        &tasks::NewTask {
+            session_id,
+            goal,
+            trigger: &trigger,
+            provider: provider.as_deref(),
+            follow_up_of,
+            grants: &grants,
+            mcp: &mcp,
+        },
+    )?;
+    let created = RuntimeEvent::TaskCreated {
+        session_id,
+        goal: goal.to_owned(),
+        trigger,
+        follow_up_of,
+    };
+    out.push(events::append(tx, id, &created)?);
+    sessions::touch(tx, session_id)?;
+    Ok(id)
+}
+
+#[derive(Debug, Default)]
+pub struct PostTools {
+    /// Steers placed into the current run: (submission id, text).
+    pub steers: Vec<(i64, String)>,
+    /// A queued reset ends the current run here.
+    pub end_run: bool,
+}
+
+/// The `postTools` boundary of `task` (after a round of tool results, before the model is
+/// asked again).
+pub fn post_tools_boundary(
+    tx: &Transaction<'_>,
+    task: &tasks::Task,
+    out: &mut Vec<store::StoredEvent>,
+) -> Result<PostTools, StoreError> {
+    let items = submissions::queued(tx, task.session_id)?;
+    if items.is_empty() {
+        return Ok(PostTools::default());
+    }
+    let (steer_all, follow_all) = modes(tx, task.session_id)?;
+    let sel = select(&items, Boundary::PostTools, steer_all, follow_all);
+    if sel.reset {
+        // The reset ends this run; the final boundary (after the run is settled) places it.
+        return Ok(PostTools {
+            steers: Vec::new(),
+            end_run: true,
+        });
+    }
+    place_writes(tx, task.session_id, &items, &sel)?;
+    let mut result = PostTools::default();
+    for &i in &sel.users {
+        let item = &items[i];
+        let text = item.content["text"].as_str().unwrap_or_default().to_owned();
+        let entry = entries::append(
+            tx,
+            task.session_id,
+            Some(task.id),
+            "user",
+            &serde_json::json!({ "text": text }),
+        )?;
+        submissions::place(tx, item.id, task.id, entry)?;
+        let ev = RuntimeEvent::InputPlaced {
+            submission_id: item.id,
+            mode: queued_mode(item)?,
+            boundary: Boundary::PostTools,
+            text: text.clone(),
+        };
+        out.push(events::append(tx, task.id, &ev)?);
+        result.steers.push((item.id, text));
+    }
+    Ok(result)
+}
+
+/// Settles the inputs of a run that ended: done (answered by the last assistant entry)
+/// or unanswered with `reason`.
+pub fn settle_run(
+    tx: &Transaction<'_>,
+    task: &tasks::Task,
+    answered: bool,
+    reason: &str,
+) -> Result<(), StoreError> {
+    let answer: Option<i64> = if answered {
+        tx.query_row(
+            "SELECT MAX(id) FROM entries WHERE task_id = ?1 AND kind = 'assistant'",
+            [task.id],
+            |r| r.get(0),
+        )?
+    } else {
+        None
+    };
+    for s in submissions::placed_in(tx, task.id)? {
+        if answered {
+            submissions::done(tx, s.id, None, answer)?;
+        } else {
+            submissions::unanswered(tx, s.id, reason)?;
+        }
+    }
+    Ok(())
+}
+
+/// Withdraws a queued submission.
+pub fn withdraw(tx: &Transaction<'_>, id: i64) -> Result<Submission, InboxError> {
+    let s = submissions::get(tx, id)?;
+    match s.status {
+        SubmissionStatus::Queued => {
+            submissions::unanswered(tx, id, "aborted")?;
+            Ok(submissions::get(tx, id)?)
+        }
+        SubmissionStatus::Placed => Err(InboxError::NotQueued {
+            id,
+            status: s.status,
+            what: "it was already placed in the transcript",
+        }),
+        SubmissionStatus::Done | SubmissionStatus::Unanswered => Err(InboxError::NotQueued {
+            id,
+            status: s.status,
+            what: "it has already been settled",
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: i64, kind: &str, mode: &str) -> Submission {
+        Submission {
+            id,
+            session_id: 1,
+            kind: kind.parse().unwrap(),
+            mode: Some(mode.parse().unwrap()),
+            status: SubmissionStatus::Queued,
+            reason: None,
+            request_id: None,
+            content: serde_json::Value::Null,
+            task_id: None,
+            entry_id: None,
+            answer_id: None,
+            created_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn post_tools_takes_writes_and_the_first_steer_only() {
+        let items = [
+            item(1, "input", "followUp"),
+            item(2, "input", "steer"),
+            item(3, "write", "write"),
+            item(4, "input", "steer"),
+        ];
+        let sel = select(&items, Boundary::PostTools, false, false);
+        assert_eq!(sel.writes, [2]);
+        assert_eq!(sel.users, [1]);
+        let all = select(&items, Boundary::PostTools, true, true);
+        assert_eq!(all.users, [1, 3]);
+    }
+
+    #[test]
+    fn final_takes_steers_and_follow_ups_in_submission_order() {
+        let items = [
+            item(1, "input", "followUp"),
+            item(2, "input", "steer"),
+            item(3, "input", "followUp"),
+            item(4, "input", "steer"),
+        ];
+        assert_eq!(select(&items, Boundary::Final, false, false).users, [0, 1]);
+        assert_eq!(
+            select(&items, Boundary::Final, false, true).users,
+            [0, 1, 2]
+        );
+        assert_eq!(
+            select(&items, Boundary::Final, true, true).users,
+            [0, 1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn a_queued_reset_promotes_post_tools_to_final() {
+        let items = [item(1, "input", "followUp"), item(2, "reset", "write")];
+        let sel = select(&items, Boundary::PostTools, false, false);
+        assert!(sel.reset);
+        assert_eq!(sel.users, [0]);
+        assert!(!select(&items, Boundary::Final, false, false).reset);
+    }
+}

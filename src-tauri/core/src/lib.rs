@@ -1,0 +1,35 @@
+//! PocketPilot's core, free of any window toolkit, HTTP server or command-line parser: the
+//! desktop shell, the CLI and the triggers are thin layers over it.
+//!
+//! Layout (one concept per module):
+//! - `service`: `Runtime`, the only entry point (create, say, start, cancel, approve,
+//!   subscribe, settings, keys, MCP configuration).
+//! - `worker`: runs one task; `agent`: the bounded model → tool loop; `transcript`:
+//!   entries → model messages.
+//! - `recorder`: persists events with their effects and fans them out live.
+//! - `inbox`: what is said to a busy session, and where it enters the transcript.
+//! - `provider`: builds a run's provider; `mcp`: a run's MCP servers; `config`: data dir,
+//!   limits, provider settings; `secret_env`: what agent commands never inherit.
+//! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
+//!
+//! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
+//! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+pub mod agent;
+pub mod config;
+pub mod inbox;
+pub mod logging;
+pub mod mcp;
+pub mod provider;
+pub mod recorder;
+pub mod secret_env;
+pub mod service;
+pub mod transcript;
+pub mod worker;
+
+pub use pocketpilot_protocol::{event, task};
+pub use pocketpilot_store as store;
+
+pub use event::{RuntimeEvent, TERMINAL_EVENTS};
+pub use service::{ApprovalAnswer, NewTask, Runtime, RuntimeError, SessionHistory};
+pub use task::TaskStatus;

@@ -1,0 +1,614 @@
+//! The recorder: persists a run's events with a gapless per-task sequence, applies what
+//! each event means to the tables in the same transaction, and fans events out live.
+//!
+//! Invariants:
+//! - a persisted event and its effects (status, transcript entry, tool journal, approval)
+//!   commit together or not at all;
+//! - per task, commit and publish happen under one lock, and `subscribe` takes its replay
+//!   and its live receiver under the same lock: a subscriber sees every event exactly once;
+//! - deltas are coalesced per task over a short window (never reordered or dropped) and
+//!   flushed before any persisted event, so text and events keep their order;
+//! - a slow subscriber lags on its own: it re-reads from the store and is given the text so
+//!   far as a `stream_reset`, never a silent hole; the run never waits for it.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+
+use crate::event::{EventKind, RuntimeEvent};
+use crate::inbox;
+use crate::store::{
+    self, approvals, entries, events, sessions, tasks, tool_calls, StoreError, StoredEvent,
+};
+use crate::task::TaskStatus;
+use pocketpilot_protocol::{ToolCallStatus, ToolErrorKind};
+
+pub type TaskEvent = StoredEvent;
+
+const CHANNEL_CAPACITY: usize = 4096;
+/// How long a quiet subscription waits before looking in the store for events recorded by
+/// another process.
+const STORE_POLL: Duration = Duration::from_millis(500);
+
+struct Channel {
+    tx: broadcast::Sender<Arc<TaskEvent>>,
+    /// Text of the current model turn that subscribers have been sent.
+    partial: String,
+    /// Text received but not yet flushed to subscribers.
+    pending: String,
+    flush_scheduled: bool,
+}
+
+pub struct Recorder {
+    store: Arc<store::Store>,
+    channels: Mutex<HashMap<i64, Arc<Mutex<Channel>>>>,
+    window: Duration,
+    /// Every change of a task's state, for the sessions list, the tray and notifications.
+    changes: broadcast::Sender<TaskChange>,
+}
+
+/// A task changed state (`kind` is the event that changed it).
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct TaskChange {
+    pub task_id: i64,
+    pub kind: EventKind,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn delta_event(task_id: i64, text: &str) -> Arc<TaskEvent> {
+    Arc::new(TaskEvent::live(
+        task_id,
+        RuntimeEvent::AssistantDelta {
+            text: text.to_owned(),
+        },
+    ))
+}
+
+fn reset_event(task_id: i64, text: &str) -> Arc<TaskEvent> {
+    Arc::new(TaskEvent::live(
+        task_id,
+        RuntimeEvent::StreamReset {
+            text: text.to_owned(),
+        },
+    ))
+}
+
+impl Recorder {
+    pub fn new(store: Arc<store::Store>, window: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            channels: Mutex::new(HashMap::new()),
+            window,
+            changes: broadcast::channel(1024).0,
+        })
+    }
+
+    /// Task state changes made by this process, as they commit.
+    pub fn changes(&self) -> broadcast::Receiver<TaskChange> {
+        self.changes.subscribe()
+    }
+
+    fn channel(&self, task_id: i64) -> Arc<Mutex<Channel>> {
+        lock(&self.channels)
+            .entry(task_id)
+            .or_insert_with(|| {
+                let (tx, _) = broadcast::channel(CHANNEL_CAPACITY);
+                Arc::new(Mutex::new(Channel {
+                    tx,
+                    partial: String::new(),
+                    pending: String::new(),
+                    flush_scheduled: false,
+                }))
+            })
+            .clone()
+    }
+
+    fn flush_locked(task_id: i64, ch: &mut Channel) {
+        if ch.pending.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut ch.pending);
+        ch.partial.push_str(&text);
+        let _ = ch.tx.send(delta_event(task_id, &text));
+    }
+
+    /// Live-only text of the answer being generated. Never persisted.
+    pub fn delta(self: &Arc<Self>, task_id: i64, text: &str) {
+        let ch = self.channel(task_id);
+        let mut guard = lock(&ch);
+        guard.pending.push_str(text);
+        if self.window.is_zero() {
+            Self::flush_locked(task_id, &mut guard);
+            return;
+        }
+        if guard.flush_scheduled {
+            return;
+        }
+        guard.flush_scheduled = true;
+        let window = self.window;
+        let ch = ch.clone();
+        drop(guard);
+        let spawned = tokio::runtime::Handle::try_current().map(|h| {
+            h.spawn(async move {
+                tokio::time::sleep(window).await;
+                let mut g = lock(&ch);
+                g.flush_scheduled = false;
+                Self::flush_locked(task_id, &mut g);
+            })
+        });
+        if spawned.is_err() {
+            // No runtime to time the window: flush now rather than hold text back.
+            let ch = self.channel(task_id);
+            let mut g = lock(&ch);
+            g.flush_scheduled = false;
+            Self::flush_locked(task_id, &mut g);
+        }
+    }
+
+    /// Persists `event` (with its effects) and publishes it. Live-only events are published
+    /// without touching the store.
+    pub fn record(
+        &self,
+        task_id: i64,
+        event: &RuntimeEvent,
+    ) -> Result<Option<TaskEvent>, StoreError> {
+        if let RuntimeEvent::StreamReset { .. } | RuntimeEvent::AssistantDelta { .. } = event {
+            let ch = self.channel(task_id);
+            let mut guard = lock(&ch);
+            Self::flush_locked(task_id, &mut guard);
+            match event {
+                RuntimeEvent::AssistantDelta { text } => {
+                    guard.partial.push_str(text);
+                    let _ = guard.tx.send(delta_event(task_id, text));
+                }
+                _ => {
+                    guard.partial.clear();
+                    let _ = guard.tx.send(reset_event(task_id, ""));
+                }
+            }
+            return Ok(None);
+        }
+        let (stored, _) = self.commit(task_id, |tx, _| {
+            Ok::<_, StoreError>((vec![apply(tx, task_id, event)?], ()))
+        })?;
+        Ok(stored.into_iter().next())
+    }
+
+    /// Runs `f` in one transaction under `task_id`'s channel lock and publishes the events
+    /// it returns (which may belong to other tasks, e.g. a run started at a boundary).
+    pub fn commit<T, E: From<StoreError>>(
+        &self,
+        task_id: i64,
+        f: impl FnOnce(
+            &rusqlite::Transaction<'_>,
+            &mut Vec<TaskEvent>,
+        ) -> Result<(Vec<TaskEvent>, T), E>,
+    ) -> Result<(Vec<TaskEvent>, T), E> {
+        let ch = self.channel(task_id);
+        let mut guard = lock(&ch);
+        Self::flush_locked(task_id, &mut guard);
+        let (events, extra, value) = self.store.write_with(|tx| {
+            let mut extra = Vec::new();
+            let (events, value) = f(tx, &mut extra)?;
+            Ok::<_, E>((events, extra, value))
+        })?;
+        let all: Vec<TaskEvent> = events.into_iter().chain(extra).collect();
+        self.announce(&all);
+        let mut ended = Vec::new();
+        let mut others = Vec::new();
+        for ev in &all {
+            if ev.task_id != task_id {
+                others.push(ev.clone());
+                continue;
+            }
+            if ev.kind() == EventKind::ModelTurnCompleted || ev.kind().is_terminal() {
+                guard.partial.clear();
+            }
+            let _ = guard.tx.send(Arc::new(ev.clone()));
+            if ev.kind().is_terminal() {
+                ended.push(task_id);
+            }
+        }
+        drop(guard);
+        ended.extend(self.publish(others));
+        self.forget(ended);
+        Ok((all, value))
+    }
+
+    /// `commit` for writes that belong to no run yet (a new submission, which may start
+    /// one): no run's channel is held; each event goes to the task it names.
+    pub fn commit_admission<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let (events, value) = self.store.write_with(|tx| {
+            let mut events = Vec::new();
+            let value = f(tx, &mut events)?;
+            Ok::<_, E>((events, value))
+        })?;
+        self.announce(&events);
+        let ended = self.publish(events);
+        self.forget(ended);
+        Ok(value)
+    }
+
+    fn announce(&self, events: &[TaskEvent]) {
+        for ev in events.iter().filter(|e| e.kind().changes_state()) {
+            let _ = self.changes.send(TaskChange {
+                task_id: ev.task_id,
+                kind: ev.kind(),
+            });
+        }
+    }
+
+    /// Sends events to their tasks' channels; returns the tasks that ended.
+    fn publish(&self, events: Vec<TaskEvent>) -> Vec<i64> {
+        let mut ended = Vec::new();
+        for ev in events {
+            let ch = self.channel(ev.task_id);
+            let g = lock(&ch);
+            if ev.kind().is_terminal() {
+                ended.push(ev.task_id);
+            }
+            let _ = g.tx.send(Arc::new(ev));
+        }
+        ended
+    }
+
+    fn forget(&self, ended: Vec<i64>) {
+        if !ended.is_empty() {
+            let mut channels = lock(&self.channels);
+            for id in ended {
+                channels.remove(&id);
+            }
+        }
+    }
+
+    /// The `postTools` boundary of a run (see `inbox`).
+    pub fn post_tools(&self, task_id: i64) -> Result<inbox::PostTools, StoreError> {
+        let (_, result) = self.commit(task_id, |tx, out| {
+            let task = tasks::get(tx, task_id)?;
+            let r = inbox::post_tools_boundary(tx, &task, out)?;
+            Ok::<_, StoreError>((Vec::new(), r))
+        })?;
+        Ok(result)
+    }
+
+    /// Ends a run: records `terminal`, settles the run's inputs and, after an answer or a
+    /// reset, applies the `final` boundary. Returns the run it started, if any.
+    pub fn finish_run(
+        &self,
+        task_id: i64,
+        terminal: &RuntimeEvent,
+        ended_by_reset: bool,
+    ) -> Result<Option<i64>, StoreError> {
+        let (_, next) = self.commit(task_id, |tx, out| {
+            let stored = apply(tx, task_id, terminal)?;
+            let task = tasks::get(tx, task_id)?;
+            let answered = matches!(terminal, RuntimeEvent::TaskCompleted { .. });
+            let reason = match terminal {
+                _ if ended_by_reset => "reset",
+                RuntimeEvent::TaskFailed { kind, .. } if kind.is_model() => "model_error",
+                RuntimeEvent::TaskFailed { kind, .. } => kind.as_str(),
+                RuntimeEvent::TaskCancelled { .. } => "cancelled",
+                RuntimeEvent::BudgetExceeded { .. } => "budget_exceeded",
+                _ => "ended",
+            };
+            inbox::settle_run(tx, &task, answered, reason)?;
+            let next = if answered || ended_by_reset {
+                if ended_by_reset {
+                    sessions::set_last_failure(tx, task.session_id, None)?;
+                }
+                inbox::final_boundary(tx, task.session_id, Some(&task), out)?.next_task
+            } else {
+                None
+            };
+            Ok::<_, StoreError>((vec![stored], next))
+        })?;
+        Ok(next)
+    }
+
+    /// Replays persisted events after `after_sequence`, then the answer so far, then
+    /// continues live until a task-terminal event.
+    pub fn subscribe(
+        self: &Arc<Self>,
+        task_id: i64,
+        after_sequence: i64,
+    ) -> Result<Subscription, StoreError> {
+        let mut sub = Subscription {
+            recorder: self.clone(),
+            task_id,
+            last: after_sequence,
+            rx: None,
+            backlog: std::collections::VecDeque::new(),
+            done: false,
+        };
+        sub.attach(None)?;
+        Ok(sub)
+    }
+}
+
+/// Writes one event and what it means, inside the caller's transaction.
+fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    task_id: i64,
+    event: &RuntimeEvent,
+) -> Result<TaskEvent, StoreError> {
+    let task = tasks::get(tx, task_id)?;
+    let mut recorded = event.clone();
+    match event {
+        RuntimeEvent::TaskStarted { .. } => {
+            // A resumed run is already running; it records that it started again.
+            if task.status != TaskStatus::Running {
+                tasks::set_status(tx, task_id, TaskStatus::Running)?;
+            }
+        }
+        RuntimeEvent::ModelTurnCompleted {
+            step,
+            text,
+            tool_calls,
+            usage,
+            ..
+        } => {
+            let content = serde_json::json!({ "text": text, "tool_calls": tool_calls });
+            entries::append(tx, task.session_id, Some(task_id), "assistant", &content)?;
+            tasks::set_step(tx, task_id, *step)?;
+            if let Some(u) = usage {
+                tasks::add_usage(tx, task_id, u.prompt_tokens, u.completion_tokens)?;
+            }
+        }
+        RuntimeEvent::ToolCallStarted {
+            step,
+            call_id,
+            name,
+            arguments,
+            capability,
+            replay_safe,
+            ..
+        } => {
+            tool_calls::intent(
+                tx,
+                &tool_calls::Intent {
+                    task_id,
+                    call_id,
+                    step: *step,
+                    name,
+                    arguments,
+                    capability: capability.as_deref(),
+                    replay_safe: *replay_safe,
+                },
+            )?;
+        }
+        RuntimeEvent::ToolCallCompleted {
+            call_id, output, ..
+        } => {
+            tool_calls::finish(tx, task_id, call_id, ToolCallStatus::Done, output, false)?;
+            let content =
+                serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
+            entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
+        }
+        RuntimeEvent::ToolCallFailed {
+            call_id,
+            name,
+            error,
+            kind,
+        } => {
+            // A call refused before it ran has no journal row; one that ran has.
+            if tool_calls::get(tx, task_id, call_id)?.is_some() {
+                let status = if *kind == ToolErrorKind::Interrupted {
+                    ToolCallStatus::Interrupted
+                } else {
+                    ToolCallStatus::Done
+                };
+                tool_calls::finish(tx, task_id, call_id, status, error, true)?;
+            }
+            let text = format!("Tool {name} failed: {error}");
+            let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });
+            entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
+        }
+        RuntimeEvent::ApprovalRequired {
+            step,
+            call_id,
+            name,
+            arguments,
+            capability,
+            effect,
+            reason,
+            ..
+        } => {
+            let id = approvals::insert(
+                tx,
+                &approvals::NewApproval {
+                    task_id,
+                    call_id,
+                    tool: name,
+                    capability: capability.as_deref(),
+                    arguments,
+                    effect,
+                    reason,
+                    step: *step,
+                },
+            )?;
+            if let RuntimeEvent::ApprovalRequired { approval_id, .. } = &mut recorded {
+                *approval_id = Some(id);
+            }
+            tasks::set_status(tx, task_id, TaskStatus::WaitingApproval)?;
+        }
+        RuntimeEvent::ApprovalResolved {
+            approval_id,
+            approved,
+            session_grant,
+            edited_arguments,
+            note,
+            by,
+            ..
+        } => {
+            let edited = edited_arguments.as_ref();
+            let resolved = approvals::resolve(
+                tx,
+                *approval_id,
+                &approvals::Resolution {
+                    approved: *approved,
+                    note: note.as_deref(),
+                    edited_args: edited,
+                    session_grant: *session_grant,
+                    by,
+                },
+            )?;
+            if *session_grant {
+                if let Some(cap) = &resolved.capability {
+                    sessions::add_grant(tx, task.session_id, cap)?;
+                }
+            }
+            tasks::set_status(tx, task_id, TaskStatus::Running)?;
+        }
+        RuntimeEvent::AgentCompleted { final_answer } => {
+            tasks::finish(tx, task_id, Some(final_answer), None)?;
+        }
+        RuntimeEvent::TaskCompleted { final_answer } => {
+            tasks::set_status(tx, task_id, TaskStatus::Completed)?;
+            tasks::finish(tx, task_id, Some(final_answer), None)?;
+            sessions::set_last_failure(tx, task.session_id, None)?;
+        }
+        RuntimeEvent::TaskFailed { error, .. } => {
+            tasks::set_status(tx, task_id, TaskStatus::Failed)?;
+            tasks::finish(tx, task_id, None, Some(error))?;
+            sessions::set_last_failure(tx, task.session_id, Some(error))?;
+        }
+        RuntimeEvent::TaskCancelled { reason } => {
+            tasks::set_status(tx, task_id, TaskStatus::Cancelled)?;
+            tasks::finish(tx, task_id, None, Some(reason))?;
+            sessions::set_last_failure(tx, task.session_id, Some(reason))?;
+        }
+        RuntimeEvent::BudgetExceeded { reason, .. } => {
+            tasks::set_status(tx, task_id, TaskStatus::BudgetExceeded)?;
+            tasks::finish(tx, task_id, None, Some(reason))?;
+            sessions::set_last_failure(tx, task.session_id, Some(reason))?;
+        }
+        RuntimeEvent::TaskCreated { .. }
+        | RuntimeEvent::ModelTurnStarted { .. }
+        | RuntimeEvent::InputPlaced { .. }
+        | RuntimeEvent::McpProblem { .. } => {}
+        RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
+            return Err(StoreError::Invalid(format!(
+                "{} is live only and never persisted",
+                event.kind()
+            )))
+        }
+    }
+    sessions::touch(tx, task.session_id)?;
+    events::append(tx, task_id, &recorded)
+}
+
+/// A live view of one task's events. See `Recorder::subscribe`.
+pub struct Subscription {
+    recorder: Arc<Recorder>,
+    task_id: i64,
+    last: i64,
+    rx: Option<broadcast::Receiver<Arc<TaskEvent>>>,
+    backlog: std::collections::VecDeque<TaskEvent>,
+    done: bool,
+}
+
+impl Subscription {
+    /// (Re)attaches: replay from the store and the text so far, taken atomically with the
+    /// live receiver. `reset` makes the text so far a `stream_reset` (after a lag) rather
+    /// than a delta.
+    fn attach(&mut self, reset: Option<()>) -> Result<(), StoreError> {
+        let ch = self.recorder.channel(self.task_id);
+        let guard = lock(&ch);
+        let rx = guard.tx.subscribe();
+        let partial = guard.partial.clone();
+        let replay = self
+            .recorder
+            .store
+            .read(|c| events::list_after(c, self.task_id, self.last))?;
+        drop(guard);
+        // Unknown task: a clear error rather than a stream that never ends.
+        if replay.is_empty() && self.last == 0 {
+            self.recorder.store.read(|c| tasks::get(c, self.task_id))?;
+        }
+        let terminal = replay.iter().any(|e| e.kind().is_terminal());
+        self.backlog.extend(replay);
+        if reset.is_some() {
+            self.backlog
+                .push_back((*reset_event(self.task_id, &partial)).clone());
+        } else if !partial.is_empty() && !terminal {
+            self.backlog
+                .push_back((*delta_event(self.task_id, &partial)).clone());
+        }
+        self.rx = Some(rx);
+        if terminal {
+            // Nothing will follow; drop the channel made just to look.
+            lock(&self.recorder.channels).remove(&self.task_id);
+        }
+        Ok(())
+    }
+
+    /// The next event, or `None` once a task-terminal event has been delivered.
+    pub async fn next(&mut self) -> Option<Result<TaskEvent, StoreError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(ev) = self.backlog.pop_front() {
+                if ev.sequence > 0 {
+                    if ev.sequence <= self.last {
+                        continue;
+                    }
+                    self.last = ev.sequence;
+                }
+                if ev.kind().is_terminal() {
+                    self.done = true;
+                }
+                return Some(Ok(ev));
+            }
+            let rx = self.rx.as_mut()?;
+            let received = match tokio::time::timeout(STORE_POLL, rx.recv()).await {
+                Ok(r) => r,
+                Err(_) => {
+                    // Quiet here: another process may be running this task. Its persisted
+                    // events reach us through the store (its deltas do not).
+                    match self
+                        .recorder
+                        .store
+                        .read(|c| events::list_after(c, self.task_id, self.last))
+                    {
+                        Ok(found) => self.backlog.extend(found),
+                        Err(e) => return Some(Err(e)),
+                    }
+                    continue;
+                }
+            };
+            match received {
+                Ok(ev) => self.backlog.push_back((*ev).clone()),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if let Err(e) = self.attach(Some(())) {
+                        return Some(Err(e));
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The channel went away (task ended): whatever is left is in the store.
+                    let replay = match self
+                        .recorder
+                        .store
+                        .read(|c| events::list_after(c, self.task_id, self.last))
+                    {
+                        Ok(r) => r,
+                        Err(e) => return Some(Err(e)),
+                    };
+                    if replay.is_empty() {
+                        if let Err(e) = self.attach(None) {
+                            return Some(Err(e));
+                        }
+                    }
+                    self.backlog.extend(replay);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,685 @@
+//! TaskService: the only entry for creating, running, cancelling and answering tasks.
+//! Creating is not running: `create_task` persists the task `queued` and returns its id;
+//! `start` hands it to a worker (one tokio task per run).
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Limits, ProviderSettings};
+use crate::event::{EventKind, RuntimeEvent};
+use crate::inbox::{self, InboxError};
+use crate::recorder::{Recorder, Subscription};
+use crate::store::{
+    self, approvals, entries, events, leases, sessions, submissions, tasks, Store, StoreError,
+};
+use crate::task::TaskStatus;
+use crate::worker;
+use pocketpilot_protocol::{ApprovalStatus, ErrorKind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("the goal is empty: say what the agent should do")]
+    EmptyGoal,
+    #[error("the workspace {0} does not exist or is not a folder")]
+    Workspace(String),
+    #[error("a new session needs a workspace folder")]
+    NoWorkspace,
+    #[error("task {id} has already ended ({status})")]
+    AlreadyEnded { id: i64, status: TaskStatus },
+    #[error("approval {0} is not pending")]
+    NotPending(i64),
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error(transparent)]
+    Inbox(#[from] InboxError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl RuntimeError {
+    /// A stable kind for the UI and the CLI; nobody matches on message text.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            RuntimeError::EmptyGoal => ErrorKind::EmptyGoal,
+            RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => ErrorKind::Workspace,
+            RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
+            RuntimeError::NotPending(_) => ErrorKind::NotPending,
+            RuntimeError::InvalidArguments(_) => ErrorKind::InvalidArguments,
+            RuntimeError::Inbox(e) => e.kind(),
+            RuntimeError::Store(e) => store_kind(e),
+        }
+    }
+}
+
+/// The kind of a store error: a missing row is the caller's mistake, the rest is the machine.
+pub fn store_kind(e: &StoreError) -> ErrorKind {
+    match e {
+        StoreError::NotFound { .. } => ErrorKind::NotFound,
+        StoreError::DataDir { .. } => ErrorKind::Io,
+        StoreError::Corrupt { .. }
+        | StoreError::NewerSchema { .. }
+        | StoreError::Invalid(_)
+        | StoreError::CorruptRow(_)
+        | StoreError::Sqlite(_) => ErrorKind::Store,
+    }
+}
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewTask {
+    pub goal: String,
+    /// Required for a new session; ignored when `session_id` names one.
+    pub workspace: Option<PathBuf>,
+    pub session_id: Option<i64>,
+    pub follow_up_of: Option<i64>,
+    /// `chat`, `cli`, `webhook`, `cron`, `watch`.
+    pub trigger: String,
+    /// `scripted:FILE`, or `None` for the configured model.
+    pub provider: Option<String>,
+    /// Capabilities the person granted for this run explicitly (`--allow`).
+    pub grants: Vec<String>,
+    /// MCP servers/tools the run may use; `None`: every server of its workspace (`*`).
+    #[serde(default)]
+    pub mcp: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionHistory {
+    /// Oldest first.
+    pub tasks: Vec<tasks::Task>,
+    /// The entries of those tasks, in order.
+    pub entries: Vec<store::Entry>,
+    /// Whether the session has older tasks than these.
+    pub earlier: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub running: i64,
+    pub waiting_approval: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ApprovalAnswer {
+    pub approve: bool,
+    /// Replaces the call's arguments; validated and guarded again before it runs.
+    pub edited_arguments: Option<serde_json::Value>,
+    pub session_grant: bool,
+    pub note: Option<String>,
+    pub by: String,
+}
+
+pub struct Runtime {
+    pub store: Arc<Store>,
+    pub recorder: Arc<Recorder>,
+    data_dir: PathBuf,
+    runs: Mutex<HashMap<i64, CancellationToken>>,
+    /// This process's identity in session leases.
+    holder: String,
+}
+
+impl Runtime {
+    pub fn open(data_dir: &Path) -> Result<Arc<Self>> {
+        let store = Arc::new(Store::open_in_dir(data_dir)?);
+        let limits = Limits::load(&store)?;
+        let recorder = Recorder::new(store.clone(), Duration::from_millis(limits.delta_window_ms));
+        Ok(Arc::new(Self {
+            store,
+            recorder,
+            data_dir: data_dir.to_owned(),
+            runs: Mutex::new(HashMap::new()),
+            holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
+        }))
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn limits(&self) -> Result<Limits> {
+        Ok(Limits::load(&self.store)?)
+    }
+
+    pub fn provider_settings(&self) -> Result<ProviderSettings> {
+        Ok(ProviderSettings::load(&self.store)?)
+    }
+
+    /// Starts a run with `new.goal` as the person's input: in a new session (with
+    /// `workspace`), or in an idle session (`session_id`; a busy one answers
+    /// `ConversationBusy` — use `say` to queue). Persists the task `queued` and returns its
+    /// id; nothing runs until `start`.
+    pub fn create_task(&self, new: &NewTask) -> Result<i64> {
+        let goal = new.goal.trim();
+        if goal.is_empty() {
+            return Err(RuntimeError::EmptyGoal);
+        }
+        if let Some(entries) = &new.mcp {
+            crate::mcp::whitelist(entries)
+                .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        }
+        let workspace = match (&new.workspace, new.session_id) {
+            (_, Some(_)) => None,
+            (Some(w), None) => Some(canonical_workspace(w)?),
+            (None, None) => return Err(RuntimeError::NoWorkspace),
+        };
+        let trigger = if new.trigger.is_empty() {
+            "chat"
+        } else {
+            new.trigger.as_str()
+        };
+        let admitted = self.recorder.commit_admission(|tx, out| {
+            let session_id = match new.session_id {
+                Some(id) => sessions::get(tx, id)?.id,
+                None => sessions::insert(
+                    tx,
+                    &title_of(goal),
+                    workspace.as_deref().unwrap_or_default(),
+                )?,
+            };
+            if let Some(prev) = new.follow_up_of {
+                tasks::get(tx, prev)?;
+            }
+            let submit = inbox::Submit {
+                session_id,
+                say: inbox::Say::Input {
+                    text: goal.to_owned(),
+                    when_busy: inbox::WhenBusy::Reject,
+                    reject_if_idle: false,
+                },
+                request_id: None,
+                provider: new.provider.clone(),
+                trigger: Some(trigger.to_owned()),
+                grants: new.grants.clone(),
+                mcp: new.mcp.clone(),
+            };
+            let admitted = inbox::admit(tx, &submit, out)?;
+            if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {
+                tasks::set_follow_up_of(tx, task, prev)?;
+            }
+            Ok::<_, RuntimeError>(admitted)
+        })?;
+        let id = admitted.started.ok_or_else(|| {
+            RuntimeError::Inbox(InboxError::ConversationBusy(admitted.submission.session_id))
+        })?;
+        tracing::info!(
+            task_id = id,
+            session_id = admitted.submission.session_id,
+            "task created"
+        );
+        Ok(id)
+    }
+
+    /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
+    /// run started, in this process) when it is idle.
+    pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
+        let admitted = self
+            .recorder
+            .commit_admission(|tx, out| Ok::<_, RuntimeError>(inbox::admit(tx, submit, out)?))?;
+        if admitted.started.is_some() {
+            self.drive_in_background(submit.session_id);
+        }
+        Ok(admitted)
+    }
+
+    /// Withdraws a queued submission (→ unanswered, reason `aborted`).
+    pub fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
+        self.store
+            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))
+    }
+
+    pub fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            submissions::queued(c, session_id)
+        })?)
+    }
+
+    pub fn submissions(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            submissions::list(c, session_id)
+        })?)
+    }
+
+    pub fn session(&self, session_id: i64) -> Result<sessions::Session> {
+        Ok(self.store.read(|c| sessions::get(c, session_id))?)
+    }
+
+    /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
+    pub fn set_session_modes(
+        &self,
+        session_id: i64,
+        steering: Option<&str>,
+        follow_up: Option<&str>,
+    ) -> Result<()> {
+        for m in [steering, follow_up].into_iter().flatten() {
+            if m != "all" && m != "one-at-a-time" {
+                return Err(RuntimeError::InvalidArguments(format!(
+                    "`{m}` is not a mode: use `one-at-a-time` or `all`"
+                )));
+            }
+        }
+        Ok(self
+            .store
+            .write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
+    }
+
+    pub fn set_provider_settings(&self, p: &ProviderSettings) -> Result<()> {
+        if let Some(u) = &p.base_url {
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(RuntimeError::InvalidArguments(format!(
+                    "the base URL must start with http:// or https://, got `{u}`"
+                )));
+            }
+        }
+        Ok(p.save(&self.store)?)
+    }
+
+    pub fn set_limits(&self, l: &Limits) -> Result<()> {
+        if l.max_steps == 0 || l.max_task_seconds == 0 {
+            return Err(RuntimeError::InvalidArguments(
+                "limits must be at least 1".into(),
+            ));
+        }
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)
+    }
+
+    /// Asks the configured model for a one-word reply: the settings screen's "test connection".
+    pub async fn test_connection(&self) -> Result<String> {
+        let settings = self.provider_settings()?;
+        let provider = crate::provider::build(None, &settings)
+            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        let reply = provider
+            .complete(
+                vec![pocketpilot_model::Message::user(
+                    "Reply with the single word: ok",
+                )],
+                Vec::new(),
+            )
+            .await
+            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        Ok(format!(
+            "{} answered: {}",
+            provider.label(),
+            reply.text.trim()
+        ))
+    }
+
+    /// Tasks running and waiting for a person, for the tray.
+    pub fn counts(&self) -> Result<Counts> {
+        Ok(self.store.read(|c| {
+            Ok(Counts {
+                running: tasks::count_with_status(c, &[TaskStatus::Running, TaskStatus::Queued])?,
+                waiting_approval: tasks::count_with_status(c, &[TaskStatus::WaitingApproval])?,
+            })
+        })?)
+    }
+
+    /// Whether the session has a run that is not terminal.
+    pub fn is_busy(&self, session_id: i64) -> Result<bool> {
+        Ok(self.store.read(|c| inbox::is_busy(c, session_id))?)
+    }
+
+    /// Hands a task's session to a worker in this process. Needs a tokio runtime.
+    pub fn start(self: &Arc<Self>, task_id: i64) {
+        if let Ok(task) = self.task(task_id) {
+            self.drive_in_background(task.session_id);
+        }
+    }
+
+    fn drive_in_background(self: &Arc<Self>, session_id: i64) {
+        let rt = self.clone();
+        tokio::spawn(async move { rt.drive(session_id).await });
+    }
+
+    /// Works a session until it is idle or waiting for a person: runs its current task,
+    /// then each run its boundaries start. Exactly one process works a session at a time:
+    /// without the lease this returns at once (the holder will place what was submitted).
+    pub async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
+        loop {
+            let took = self.store.write(|tx| {
+                leases::acquire(
+                    tx,
+                    session_id,
+                    &self.holder,
+                    std::process::id() as i64,
+                    LEASE_TTL_MS,
+                )
+            })?;
+            if !took {
+                return Ok(());
+            }
+            let heartbeat = {
+                let rt = self.clone();
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(LEASE_TTL_MS as u64 / 3)).await;
+                        let _ = rt.store.write(|tx| {
+                            leases::acquire(
+                                tx,
+                                session_id,
+                                &rt.holder,
+                                std::process::id() as i64,
+                                LEASE_TTL_MS,
+                            )
+                        });
+                    }
+                })
+            };
+            let worked = self.work_session(session_id).await;
+            heartbeat.abort();
+            self.store
+                .write(|tx| leases::release(tx, session_id, &self.holder))?;
+            worked?;
+            // Something may have been started between our last look and the release (by a
+            // process that could not take the lease): look once more.
+            if self.runnable(session_id)?.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn work_session(self: &Arc<Self>, session_id: i64) -> Result<()> {
+        while let Some(task) = self.runnable(session_id)? {
+            worker::run(self.clone(), task).await;
+            let after = self.task(task)?;
+            if !after.status.is_terminal() && after.status != TaskStatus::WaitingApproval {
+                // The worker could not finish it (already running here, or a store error).
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The session's task a worker should run now (queued, or running with nobody on it).
+    fn runnable(&self, session_id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .store
+            .read(|c| inbox::current_task(c, session_id))?
+            .filter(|t| matches!(t.status, TaskStatus::Queued | TaskStatus::Running))
+            .filter(|t| !self.is_running_here(t.id))
+            .map(|t| t.id))
+    }
+
+    /// Sessions with work that nobody is doing (after a crash or a restart).
+    pub fn interrupted_sessions(&self) -> Result<Vec<i64>> {
+        let mut ids: Vec<i64> = Vec::new();
+        for status in [TaskStatus::Running, TaskStatus::Queued] {
+            for t in self.store.read(|c| tasks::with_status(c, status))? {
+                let held = self.store.read(|c| leases::holder(c, t.session_id))?;
+                if held.is_none() && !ids.contains(&t.session_id) {
+                    ids.push(t.session_id);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// At start: resumes interrupted sessions when the setting says `auto` (the default),
+    /// else only lists them. Returns the sessions and whether they were resumed.
+    pub fn resume_on_start(self: &Arc<Self>) -> Result<(Vec<i64>, bool)> {
+        let mode: crate::config::ResumeOnStart = self
+            .store
+            .read(|c| store::settings::get(c, crate::config::RESUME_KEY))?
+            .unwrap_or_default();
+        match mode {
+            crate::config::ResumeOnStart::Auto => Ok((self.resume_all()?, true)),
+            crate::config::ResumeOnStart::Ask => {
+                let waiting = self.interrupted_sessions()?;
+                if !waiting.is_empty() {
+                    tracing::info!(sessions = ?waiting, "interrupted sessions wait for `pocketpilot resume`");
+                }
+                Ok((waiting, false))
+            }
+        }
+    }
+
+    pub fn set_resume_on_start(&self, mode: crate::config::ResumeOnStart) -> Result<()> {
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, crate::config::RESUME_KEY, &mode))?)
+    }
+
+    /// Resumes every interrupted session, each on its own worker; returns their ids.
+    pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>> {
+        let sessions = self.interrupted_sessions()?;
+        for s in &sessions {
+            self.drive_in_background(*s);
+        }
+        Ok(sessions)
+    }
+
+    /// Create and start: the id comes back before the model is asked anything.
+    pub fn submit(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
+        let id = self.create_task(new)?;
+        self.start(id);
+        Ok(id)
+    }
+
+    pub(crate) fn register_run(&self, task_id: i64) -> Option<CancellationToken> {
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if runs.contains_key(&task_id) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        runs.insert(task_id, token.clone());
+        Some(token)
+    }
+
+    pub(crate) fn unregister_run(&self, task_id: i64) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&task_id);
+    }
+
+    pub fn is_running_here(&self, task_id: i64) -> bool {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&task_id)
+    }
+
+    /// Cancels a task in any non-terminal state. A running worker stops its model stream
+    /// and kills its tool process; a queued or waiting task is ended here.
+    pub fn cancel(&self, task_id: i64) -> Result<()> {
+        let token = self
+            .runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&task_id)
+            .cloned();
+        if let Some(token) = token {
+            token.cancel();
+            return Ok(());
+        }
+        let task = self.task(task_id)?;
+        if task.status.is_terminal() {
+            return Err(RuntimeError::AlreadyEnded {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        let worked_elsewhere = self
+            .store
+            .read(|c| leases::holder(c, task.session_id))?
+            .is_some_and(|(holder, _)| holder != self.holder);
+        if task.status == TaskStatus::Running && worked_elsewhere {
+            // Another live process is running it: its worker watches for this flag.
+            self.store.write(|tx| tasks::request_cancel(tx, task_id))?;
+            return Ok(());
+        }
+        self.recorder.finish_run(
+            task_id,
+            &RuntimeEvent::TaskCancelled {
+                reason: "cancelled by the user".into(),
+            },
+            false,
+        )?;
+        Ok(())
+    }
+
+    /// Answers a pending approval and continues the run in a new worker task.
+    pub fn resolve_approval(
+        self: &Arc<Self>,
+        approval_id: i64,
+        answer: ApprovalAnswer,
+    ) -> Result<i64> {
+        let approval = self.store.read(|c| approvals::get(c, approval_id))?;
+        if approval.status != ApprovalStatus::Pending {
+            return Err(RuntimeError::NotPending(approval_id));
+        }
+        if let Some(args) = &answer.edited_arguments {
+            if !args.is_object() {
+                return Err(RuntimeError::InvalidArguments(
+                    "edited arguments must be a JSON object".into(),
+                ));
+            }
+        }
+        let task_id = approval.task_id;
+        self.recorder.record(
+            task_id,
+            &RuntimeEvent::ApprovalResolved {
+                approval_id,
+                call_id: approval.call_id.clone(),
+                approved: answer.approve,
+                session_grant: answer.approve && answer.session_grant,
+                edited_arguments: answer.edited_arguments.clone(),
+                note: answer.note.clone(),
+                by: if answer.by.is_empty() {
+                    "user".into()
+                } else {
+                    answer.by.clone()
+                },
+            },
+        )?;
+        let session_id = self.task(task_id)?.session_id;
+        self.drive_in_background(session_id);
+        Ok(task_id)
+    }
+
+    pub fn task(&self, id: i64) -> Result<tasks::Task> {
+        Ok(self.store.read(|c| tasks::get(c, id))?)
+    }
+
+    pub fn tasks(&self, limit: i64) -> Result<Vec<tasks::Task>> {
+        Ok(self.store.read(|c| tasks::list(c, limit))?)
+    }
+
+    pub fn events(&self, task_id: i64) -> Result<Vec<store::StoredEvent>> {
+        self.task(task_id)?;
+        Ok(self.store.read(|c| events::list_after(c, task_id, 0))?)
+    }
+
+    pub fn sessions(&self) -> Result<Vec<sessions::Session>> {
+        Ok(self.store.read(sessions::list)?)
+    }
+
+    pub fn session_tasks(&self, session_id: i64) -> Result<Vec<tasks::Task>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            tasks::list_for_session(c, session_id)
+        })?)
+    }
+
+    /// What the window shows when it opens a session: its newest `tasks` tasks and their
+    /// entries. Long sessions open as fast as short ones; older tasks come on request.
+    pub fn session_history(&self, session_id: i64, tasks: u32) -> Result<SessionHistory> {
+        let limit = i64::from(tasks.max(1));
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            let mut recent = tasks::last_for_session(c, session_id, limit + 1)?;
+            let earlier = recent.len() as i64 > limit;
+            if earlier {
+                recent.remove(0);
+            }
+            let entries = match recent.first() {
+                Some(first) => entries::of_tasks_from(c, session_id, first.id)?,
+                None => Vec::new(),
+            };
+            Ok(SessionHistory {
+                tasks: recent,
+                entries,
+                earlier,
+            })
+        })?)
+    }
+
+    pub fn session_entries(&self, session_id: i64) -> Result<Vec<store::Entry>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            entries::list(c, session_id)
+        })?)
+    }
+
+    pub fn pending_approvals(&self) -> Result<Vec<approvals::Approval>> {
+        Ok(self.store.read(approvals::pending)?)
+    }
+
+    /// The person's rules for a workspace (canonical path).
+    pub fn policy_rules(&self, workspace: &str) -> Result<pocketpilot_tools::PolicyRules> {
+        Ok(self
+            .store
+            .read(|c| store::settings::get(c, &crate::config::workspace_rules_key(workspace)))?
+            .unwrap_or_default())
+    }
+
+    pub fn set_policy_rules(
+        &self,
+        workspace: &str,
+        rules: &pocketpilot_tools::PolicyRules,
+    ) -> Result<()> {
+        Ok(self.store.write(|c| {
+            store::settings::set(c, &crate::config::workspace_rules_key(workspace), rules)
+        })?)
+    }
+
+    pub fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {
+        Ok(self.recorder.subscribe(task_id, after_sequence)?)
+    }
+
+    /// Waits until the task is terminal or waiting for an approval, and returns its status.
+    pub async fn wait_settled(&self, task_id: i64) -> Result<TaskStatus> {
+        let mut sub = self.subscribe(task_id, 0)?;
+        while let Some(ev) = sub.next().await {
+            let ev = ev?;
+            if ev.kind() == EventKind::ApprovalRequired || ev.kind().is_terminal() {
+                let status = self.task(task_id)?.status;
+                if status == TaskStatus::WaitingApproval || status.is_terminal() {
+                    return Ok(status);
+                }
+            }
+        }
+        Ok(self.task(task_id)?.status)
+    }
+}
+
+/// How long a session's lease lasts without renewal; a dead holder is detected at once.
+const LEASE_TTL_MS: i64 = 15_000;
+
+fn canonical_workspace(path: &Path) -> Result<String> {
+    let shown = path.display().to_string();
+    let real = std::fs::canonicalize(path).map_err(|_| RuntimeError::Workspace(shown.clone()))?;
+    if !real.is_dir() {
+        return Err(RuntimeError::Workspace(shown));
+    }
+    real.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| RuntimeError::Workspace(format!("{shown} (the path is not valid UTF-8)")))
+}
+
+fn title_of(goal: &str) -> String {
+    let line = goal.lines().next().unwrap_or(goal);
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}

@@ -1,0 +1,201 @@
+//! MCP tools in real runs: the official reference servers (npm, installed by
+//! `tests/setup-mcp.sh`), the scripted model, the real policy and guard.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_test_support as support;
+
+use std::path::PathBuf;
+
+use pocketpilot_core::mcp::{self, StoredServer};
+use pocketpilot_core::{ApprovalAnswer, TaskStatus};
+use pocketpilot_mcp::{McpServerConfig, McpTransport};
+use pocketpilot_tools::PolicyRules;
+use serde_json::json;
+use support::*;
+
+fn server_bin(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/node_modules/.bin")
+        .join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: run tests/setup-mcp.sh",
+        p.display()
+    );
+    p.display().to_string()
+}
+
+fn stdio(name: &str, command: String, args: Vec<String>) -> StoredServer {
+    StoredServer {
+        workspace: None,
+        config: McpServerConfig {
+            name: name.into(),
+            transport: McpTransport::Stdio {
+                command,
+                args,
+                env: Vec::new(),
+            },
+            capability: None,
+            tool_capabilities: Default::default(),
+            allow_read_only: false,
+            startup_timeout_secs: 20,
+            call_timeout_secs: 20,
+            secret_env: Vec::new(),
+            keep_relative_paths: false,
+        },
+    }
+}
+
+fn everything() -> StoredServer {
+    stdio(
+        "everything",
+        server_bin("mcp-server-everything"),
+        vec!["stdio".into()],
+    )
+}
+
+#[tokio::test]
+async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
+    let f = Fixture::new();
+    mcp::add(&f.rt.store, everything()).unwrap();
+    let p = f.script(
+        "echo.json",
+        json!([
+            { "tool_calls": [{ "name": "mcp__everything__echo", "arguments": { "message": "hi from the agent" } }] },
+            { "text": "The server echoed it." }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("echo", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(a.capability.as_deref(), Some("mcp:execute"));
+    assert_eq!(serde_json::to_value(&a.effect).unwrap()["kind"], "command");
+    assert_eq!(
+        serde_json::to_value(&a.effect).unwrap()["command"],
+        r#"mcp:everything:echo {"message":"hi from the agent"}"#
+    );
+    f.rt.resolve_approval(
+        a.id,
+        ApprovalAnswer {
+            approve: true,
+            by: "t".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let done = f.event(id, "tool_call_completed");
+    assert_eq!(done.payload()["output"], "Echo: hi from the agent");
+}
+
+#[tokio::test]
+async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
+    let f = Fixture::new();
+    let secret = f.dir.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-CONTENT").unwrap();
+    // The filesystem server itself may read the whole temp dir; the guard may not.
+    mcp::add(
+        &f.rt.store,
+        stdio(
+            "fs",
+            server_bin("mcp-server-filesystem"),
+            vec![f.dir.path().display().to_string()],
+        ),
+    )
+    .unwrap();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
+    f.rt.set_policy_rules(
+        &ws,
+        &PolicyRules {
+            allow: vec!["mcp".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
+    std::fs::write(f.ws("inside.txt"), "inside").unwrap();
+    let p = f.script(
+        "fs.json",
+        json!([
+            { "tool_calls": [
+                { "name": "mcp__fs__read_text_file", "arguments": { "path": secret.display().to_string() } },
+                { "name": "mcp__fs__read_text_file", "arguments": { "path": "../secret.txt" } },
+                { "name": "mcp__fs__read_text_file", "arguments": { "path": "inside.txt" } }
+            ] },
+            { "text": "done" }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("read", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let events = f.rt.events(id).unwrap();
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind().as_str() == "tool_call_failed")
+        .collect();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(failed
+        .iter()
+        .all(|e| e.payload()["kind"] == "path_rejected"));
+    let read = events
+        .iter()
+        .find(|e| e.kind().as_str() == "tool_call_completed")
+        .unwrap();
+    assert!(read.payload()["output"]
+        .as_str()
+        .unwrap()
+        .contains("inside"));
+    let all = serde_json::to_string(&events).unwrap();
+    assert!(!all.contains("TOP-SECRET-CONTENT"));
+}
+
+#[tokio::test]
+async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limits_tools() {
+    let f = Fixture::new();
+    mcp::add(
+        &f.rt.store,
+        stdio("broken", "/definitely/not/a/server".into(), vec![]),
+    )
+    .unwrap();
+    mcp::add(&f.rt.store, everything()).unwrap();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
+    f.rt.set_policy_rules(
+        &ws,
+        &PolicyRules {
+            allow: vec!["mcp".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
+    let p = f.script(
+        "sum.json",
+        json!([
+            { "tool_calls": [{ "name": "mcp__everything__get-sum", "arguments": { "a": 2, "b": 40 } }] },
+            { "text": "42" }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("add", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let events = f.rt.events(id).unwrap();
+    let problem = events
+        .iter()
+        .find(|e| e.kind().as_str() == "mcp_problem")
+        .unwrap();
+    assert_eq!(problem.payload()["server"], "broken");
+    let sum = events
+        .iter()
+        .find(|e| e.kind().as_str() == "tool_call_completed")
+        .unwrap();
+    assert!(sum.payload()["output"].as_str().unwrap().contains("42"));
+
+    // With no MCP allowed for the run, the tool is not there at all.
+    let mut t = f.task("add again", &p);
+    t.mcp = Some(Vec::new());
+    let id = f.rt.submit(&t).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let failed = f.event(id, "tool_call_failed");
+    assert_eq!(failed.payload()["kind"], "unknown_tool");
+}

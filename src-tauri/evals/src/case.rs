@@ -1,0 +1,273 @@
+//! The case format: one JSON object per case (a file may hold one case or an array).
+//!
+//! ```json
+//! { "name": "write_approved",
+//!   "description": "what it shows",
+//!   "tags": ["happy"],
+//!   "goal": "Write hello to notes/hello.txt",
+//!   "setup": {
+//!     "files": { "a.txt": "content" },        "dirs": ["sub"],
+//!     "symlinks": { "out": "{outside}" },      "outside_files": { "secret.txt": "s" },
+//!     "limits": { "max_steps": 3 },            "policy": { "allow": [], "deny": ["shell"] },
+//!     "grants": ["fs:write"],                  "data_in_workspace": false,
+//!     "mcp_servers": [ { "name": "files", "transport": { "type": "stdio", … } } ],
+//!     "steering_mode": "all",                  "follow_up_mode": "all" },
+//!   "script": [ { "text": "…", "tool_calls": [ { "name": "write_file", "arguments": { … } } ] },
+//!               { "text": "Done." } ],
+//!   "approvals": [ { "action": "approve" } ],
+//!   "inbox": [ { "after": "tool_call_started", "text": "a steer", "when_busy": "steer" } ],
+//!   "crash": { "calls": [ { "name": "write_file", "arguments": { … } } ] },
+//!   "expect": { "status": "completed", "files": { "notes/hello.txt": "hello\n" }, … } }
+//! ```
+//!
+//! - `script` is the scripted provider's file (`pocketpilot_model::scripted`): a list of
+//!   turns or `{ "repeat_last", "turns" }`. The scripted "model" may play a compromised
+//!   model that follows an injection: the case passes when the guard or the policy stops
+//!   the effect.
+//! - Strings in `setup.symlinks` targets, `setup.mcp_servers`, `script`, approval `arguments` and `expect` may
+//!   use `{workspace}`, `{outside}` (a folder beside the workspace, never to be changed) and
+//!   `{data}` (the app's data folder).
+//! - `approvals` answer, in order, the approvals the run asks for: `approve`, `reject`,
+//!   `edit` (approve with `arguments`), `session` (approve and allow the capability for the
+//!   session). `restart_before: true` drops the runtime and reopens the store before
+//!   answering (a durable approval answered after a restart); `wait_ms` is how long the
+//!   person takes to answer. Approvals beyond the list are
+//!   left pending (the task stays `waiting_approval`).
+//! - `inbox` steps are said to the session while the first run works, each after the first
+//!   run recorded the event `after` (if given); `expect_error` is the error kind the step
+//!   must get (`conversation_busy`).
+//! - `crash` simulates a crash: the task is created, its first turn (script turn 0) is
+//!   recorded with a `tool_call_started` journal entry per call and no outcome, the runtime
+//!   is dropped, reopened and `resume_all` drives the session. Script turn 1 onwards is
+//!   what the model says after the restart.
+//! - Every case is also checked for invariants: the `{outside}` folder is unchanged, the
+//!   API key (a canary in scripted runs) appears in no event, transcript entry or file,
+//!   and each task's event sequence is gapless.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use pocketpilot_protocol::task::TaskStatus;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    pub goal: String,
+    #[serde(default)]
+    pub setup: Setup,
+    #[serde(default)]
+    pub script: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Answer>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inbox: Vec<InboxStep>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<Crash>,
+    #[serde(default)]
+    pub expect: Expect,
+    /// Seconds the whole case may take (default 30 scripted, 300 with `--real`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// Workspace-relative path → content.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirs: Vec<String>,
+    /// Workspace-relative link → target (placeholders allowed; relative targets as given).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub symlinks: BTreeMap<String, String>,
+    /// Files in the `{outside}` folder.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outside_files: BTreeMap<String, String>,
+    /// Fields of `config::Limits` to change from the defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<pocketpilot_tools::PolicyRules>,
+    /// Capabilities allowed for the run when it starts (`--allow`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<String>,
+    /// The app's data folder inside the workspace (the guard must still refuse it).
+    #[serde(default)]
+    pub data_in_workspace: bool,
+    /// MCP servers configured for the workspace (`pocketpilot_mcp::McpServerConfig`, with
+    /// placeholders); the run's whitelist is `*`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steering_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up_mode: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Approve,
+    Reject,
+    Edit,
+    Session,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    pub action: Action,
+    /// The edited arguments (`edit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub restart_before: bool,
+    /// Milliseconds the person takes before answering (waiting costs no time budget).
+    #[serde(default)]
+    pub wait_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InboxStep {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<pocketpilot_protocol::EventKind>,
+    pub text: String,
+    /// `followUp` (default), `steer` or `reject`.
+    #[serde(default)]
+    pub when_busy: pocketpilot_core::inbox::WhenBusy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_error: Option<pocketpilot_protocol::ErrorKind>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Crash {
+    #[serde(default)]
+    pub text: String,
+    pub calls: Vec<CrashCall>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrashCall {
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The first task's status when the case settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TaskStatus>,
+    /// How many tasks the session ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<usize>,
+    /// Substrings of the first task's final answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer_contains: Vec<String>,
+    /// Substrings of the first task's error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_contains: Vec<String>,
+    /// Workspace files with their exact content.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    /// Workspace files that contain a substring.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files_contain: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exists: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
+    /// The workspace is byte-identical to its setup.
+    #[serde(default)]
+    pub workspace_unchanged: bool,
+    /// The approvals asked for, in order (`None`: not checked; `[]`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<Vec<ExpectApproval>>,
+    /// Events that must be present (in any task of the session).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventMatch>,
+    /// Events that must not be present.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_events: Vec<EventMatch>,
+    /// The session's transcript: `kind:first line prefix` per entry, exactly this list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Vec<String>>,
+    /// Text that must appear nowhere in events, transcript or files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nowhere: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectApproval {
+    pub tool: String,
+    /// A subset of the effect shown to the person (e.g. `{ "command": "a && b" }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventMatch {
+    pub kind: pocketpilot_protocol::EventKind,
+    /// A subset of the payload: objects match key by key, other values exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<serde_json::Value>,
+    /// A substring of the payload as JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl EventMatch {
+    pub fn describe(&self) -> String {
+        let mut s = self.kind.to_string();
+        if let Some(p) = &self.payload {
+            s.push_str(&format!(" {p}"));
+        }
+        if let Some(t) = &self.text {
+            s.push_str(&format!(" ~{t:?}"));
+        }
+        s
+    }
+}
+
+/// Whether `actual` has everything `expected` has (objects key by key, recursively).
+pub fn subset(expected: &serde_json::Value, actual: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|av| subset(v, av))),
+        _ => expected == actual,
+    }
+}
+
+/// Replaces `{name}` placeholders in every string of `v`.
+pub fn expand(v: &mut serde_json::Value, vars: &[(&str, String)]) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => *s = expand_str(s, vars),
+        Value::Array(items) => items.iter_mut().for_each(|i| expand(i, vars)),
+        Value::Object(map) => map.values_mut().for_each(|i| expand(i, vars)),
+        _ => {}
+    }
+}
+
+pub fn expand_str(s: &str, vars: &[(&str, String)]) -> String {
+    let mut out = s.to_owned();
+    for (name, value) in vars {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}

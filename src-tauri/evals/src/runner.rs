@@ -1,0 +1,504 @@
+//! Runs cases: each in its own temporary data folder, workspace and `{outside}` folder,
+//! through a real `Runtime`. The runner plays the person: it answers approvals as the case
+//! says, says things to the session while it works, restarts the runtime.
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use pocketpilot_model::ToolCall;
+use pocketpilot_tools::Registry;
+use serde::Serialize;
+
+use super::case::{expand, expand_str, Action, Case, Crash};
+use super::score::{self, Snapshot};
+use pocketpilot_core::config::{Limits, ProviderSettings};
+use pocketpilot_core::inbox::{Say, Submit};
+use pocketpilot_core::service::{ApprovalAnswer, NewTask, Runtime};
+use pocketpilot_protocol::event::{EventKind, RuntimeEvent};
+use pocketpilot_protocol::task::TaskStatus;
+use pocketpilot_protocol::Boundary;
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Play the goals against the configured model instead of the scripts.
+    pub real: bool,
+    /// Cases run at once.
+    pub jobs: usize,
+    /// The secret no case may leak (see `install_canary`); `None`: not checked.
+    pub secret: Option<String>,
+    /// With `real`: the provider settings copied into each case's store.
+    pub provider: Option<ProviderSettings>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub name: String,
+    pub passed: bool,
+    /// The first task's status when the case ended.
+    pub status: Option<String>,
+    pub seconds: f64,
+    pub failures: Vec<String>,
+}
+
+/// Runs `cases` with at most `opts.jobs` at once; results in case order.
+pub async fn run_suite(cases: &[Case], opts: &RunOptions) -> Vec<CaseResult> {
+    futures::stream::iter(cases.iter().map(|c| run_case(c, opts)))
+        .buffered(opts.jobs.max(1))
+        .collect()
+        .await
+}
+
+/// One case's folders and runtime.
+pub(super) struct CaseEnv {
+    _dir: tempfile::TempDir,
+    pub data: PathBuf,
+    pub workspace: PathBuf,
+    pub outside: PathBuf,
+    pub script: PathBuf,
+    pub vars: Vec<(&'static str, String)>,
+    rt: Mutex<Option<Arc<Runtime>>>,
+    first_task: Mutex<Option<i64>>,
+    /// Problems met while playing (an inbox step that got the wrong answer, …).
+    notes: Mutex<Vec<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl CaseEnv {
+    pub fn rt(&self) -> Result<Arc<Runtime>, String> {
+        lock(&self.rt)
+            .clone()
+            .ok_or_else(|| "the runtime is closed".to_owned())
+    }
+    pub fn first_task(&self) -> Option<i64> {
+        *lock(&self.first_task)
+    }
+    fn note(&self, s: String) {
+        lock(&self.notes).push(s);
+    }
+}
+
+pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
+    let started = Instant::now();
+    let limit = Duration::from_secs(
+        case.timeout_secs
+            .unwrap_or(if opts.real { 300 } else { 30 }),
+    );
+    let mut failures = Vec::new();
+    let mut status = None;
+    match prepare(case, opts) {
+        Err(e) => failures.push(format!("setup: {e}")),
+        Ok((env, before)) => {
+            match tokio::time::timeout(limit, play(case, opts, &env)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(e),
+                Err(_) => failures.push(format!("did not settle within {} s", limit.as_secs())),
+            }
+            failures.extend(lock(&env.notes).drain(..));
+            match env.rt() {
+                Ok(rt) => {
+                    if let Some(id) = env.first_task() {
+                        status = rt.task(id).ok().map(|t| t.status.as_str().to_owned());
+                    }
+                    failures.extend(score::check(
+                        case,
+                        &env,
+                        &rt,
+                        &before,
+                        opts.secret.as_deref(),
+                    ));
+                    stop_everything(&rt);
+                }
+                Err(e) => failures.push(e),
+            }
+            let rt = lock(&env.rt).take();
+            if let Some(rt) = rt {
+                close(rt).await;
+            }
+        }
+    }
+    CaseResult {
+        name: case.name.clone(),
+        passed: failures.is_empty(),
+        status,
+        seconds: started.elapsed().as_secs_f64(),
+        failures,
+    }
+}
+
+/// Folders, files, settings; returns the environment and the snapshots to compare with.
+fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String> {
+    let dir = tempfile::Builder::new()
+        .prefix("pocketpilot-eval-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temp folder: {e}"))?;
+    // Canonical: on macOS the temp dir sits behind a symlink; the guard sees real paths.
+    let root = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
+    let workspace = root.join("workspace");
+    let outside = root.join("outside");
+    let data = if case.setup.data_in_workspace {
+        workspace.join(".pocketpilot-data")
+    } else {
+        root.join("data")
+    };
+    for d in [&workspace, &outside] {
+        mkdir(d)?;
+    }
+    let vars: Vec<(&'static str, String)> = vec![
+        ("workspace", workspace.display().to_string()),
+        ("outside", outside.display().to_string()),
+        ("data", data.display().to_string()),
+    ];
+    let setup = &case.setup;
+    for d in &setup.dirs {
+        mkdir(&inside(&workspace, d)?)?;
+    }
+    for (rel, content) in &setup.files {
+        write(&inside(&workspace, rel)?, content)?;
+    }
+    for (rel, content) in &setup.outside_files {
+        write(&inside(&outside, rel)?, content)?;
+    }
+    for (rel, target) in &setup.symlinks {
+        let link = inside(&workspace, rel)?;
+        if let Some(parent) = link.parent() {
+            mkdir(parent)?;
+        }
+        std::os::unix::fs::symlink(expand_str(target, &vars), &link)
+            .map_err(|e| format!("cannot make the symlink {rel}: {e}"))?;
+    }
+    let before = Snapshot {
+        workspace: score::snapshot(&workspace, Some(&data)),
+        outside: score::snapshot(&outside, None),
+    };
+
+    let rt = Runtime::open(&data).map_err(|e| e.to_string())?;
+    let mut limits = serde_json::to_value(Limits::default()).map_err(|e| e.to_string())?;
+    if let (Some(serde_json::Value::Object(patch)), Some(obj)) =
+        (&setup.limits, limits.as_object_mut())
+    {
+        for (k, v) in patch {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    let limits: Limits =
+        serde_json::from_value(limits).map_err(|e| format!("setup.limits: {e}"))?;
+    rt.store
+        .write(|c| {
+            pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
+        })
+        .map_err(|e| e.to_string())?;
+    if let Some(rules) = &setup.policy {
+        rt.set_policy_rules(&workspace.display().to_string(), rules)
+            .map_err(|e| e.to_string())?;
+    }
+    for server in &setup.mcp_servers {
+        let mut server = server.clone();
+        expand(&mut server, &vars);
+        let config: pocketpilot_mcp::McpServerConfig =
+            serde_json::from_value(server).map_err(|e| format!("setup.mcp_servers: {e}"))?;
+        pocketpilot_core::mcp::add(
+            &rt.store,
+            pocketpilot_core::mcp::StoredServer {
+                workspace: Some(workspace.display().to_string()),
+                config,
+            },
+        )
+        .map_err(|e| format!("setup.mcp_servers: {e}"))?;
+    }
+    if let (true, Some(p)) = (opts.real, &opts.provider) {
+        rt.set_provider_settings(p).map_err(|e| e.to_string())?;
+    }
+    let script = root.join("script.json");
+    let mut body = case.script.clone();
+    expand(&mut body, &vars);
+    write(&script, &body.to_string())?;
+    let env = CaseEnv {
+        _dir: dir,
+        data,
+        workspace,
+        outside,
+        script,
+        vars,
+        rt: Mutex::new(Some(rt)),
+        first_task: Mutex::new(None),
+        notes: Mutex::new(Vec::new()),
+    };
+    Ok((env, before))
+}
+
+fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
+    if Path::new(rel).is_absolute() || rel.split('/').any(|c| c == "..") {
+        return Err(format!("setup path `{rel}` must be relative, without `..`"));
+    }
+    Ok(root.join(rel))
+}
+
+fn mkdir(p: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(p).map_err(|e| format!("cannot make {}: {e}", p.display()))
+}
+
+fn write(p: &Path, content: &str) -> Result<(), String> {
+    if let Some(parent) = p.parent() {
+        mkdir(parent)?;
+    }
+    std::fs::write(p, content).map_err(|e| format!("cannot write {}: {e}", p.display()))
+}
+
+/// Plays the case: start (or crash and resume), inbox steps, approvals, until settled.
+async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), String> {
+    let provider = (!opts.real).then(|| format!("scripted:{}", env.script.display()));
+    let new = NewTask {
+        goal: case.goal.clone(),
+        workspace: Some(env.workspace.clone()),
+        trigger: "eval".into(),
+        provider: provider.clone(),
+        grants: case.setup.grants.clone(),
+        ..Default::default()
+    };
+    let task = match &case.crash {
+        Some(crash) => {
+            let rt = env.rt()?;
+            let id = rt.create_task(&new).map_err(|e| format!("create: {e}"))?;
+            *lock(&env.first_task) = Some(id);
+            record_crashed_turn(
+                &rt,
+                id,
+                crash,
+                provider.as_deref().unwrap_or("settings"),
+                &env.vars,
+            )?;
+            drop(rt);
+            let rt = restart(env).await?;
+            rt.resume_all().map_err(|e| format!("resume_all: {e}"))?;
+            id
+        }
+        None => {
+            let id = env.rt()?.submit(&new).map_err(|e| format!("submit: {e}"))?;
+            *lock(&env.first_task) = Some(id);
+            id
+        }
+    };
+    let session = env.rt()?.task(task).map_err(|e| e.to_string())?.session_id;
+    let rt = env.rt()?;
+    let modes = (
+        case.setup.steering_mode.as_deref(),
+        case.setup.follow_up_mode.as_deref(),
+    );
+    if modes.0.is_some() || modes.1.is_some() {
+        rt.set_session_modes(session, modes.0, modes.1)
+            .map_err(|e| format!("session modes: {e}"))?;
+    }
+    for step in &case.inbox {
+        if let Some(kind) = &step.after {
+            until_event(&rt, task, *kind).await?;
+        }
+        let submit = Submit {
+            session_id: session,
+            say: Say::Input {
+                text: step.text.clone(),
+                when_busy: step.when_busy,
+                reject_if_idle: false,
+            },
+            request_id: None,
+            provider: provider.clone(),
+            trigger: Some("eval".into()),
+            grants: Vec::new(),
+            mcp: None,
+        };
+        match (rt.say(&submit), &step.expect_error) {
+            (Ok(_), None) => {}
+            (Err(e), Some(kind)) if e.kind() == *kind => {}
+            (Ok(_), Some(kind)) => env.note(format!(
+                "saying {:?} was accepted, expected {kind}",
+                step.text
+            )),
+            (Err(e), _) => env.note(format!("saying {:?} failed: {} ({e})", step.text, e.kind())),
+        }
+    }
+    drop(rt);
+    answer_approvals(case, opts, env, session).await
+}
+
+/// Answers approvals in the case's order until the session settles with none pending (or
+/// the answers run out). With `--real`, approvals beyond the list are rejected (bounded).
+async fn answer_approvals(
+    case: &Case,
+    opts: &RunOptions,
+    env: &CaseEnv,
+    session: i64,
+) -> Result<(), String> {
+    let mut answers = case.approvals.iter();
+    let mut extra = 0;
+    loop {
+        settle(&env.rt()?, session).await?;
+        let pending = env.rt()?.pending_approvals().map_err(|e| e.to_string())?;
+        let Some(approval) = pending.into_iter().next() else {
+            return Ok(());
+        };
+        let answer = match answers.next() {
+            Some(a) => a.clone(),
+            None if opts.real && extra < 20 => {
+                extra += 1;
+                super::case::Answer {
+                    action: Action::Reject,
+                    arguments: None,
+                    note: Some("the eval case has no answer for this approval".into()),
+                    restart_before: false,
+                    wait_ms: 0,
+                }
+            }
+            None => return Ok(()),
+        };
+        tokio::time::sleep(Duration::from_millis(answer.wait_ms)).await;
+        if answer.restart_before {
+            restart(env).await?;
+        }
+        let edited = match (answer.action, &answer.arguments) {
+            (Action::Edit, Some(args)) => {
+                let mut a = args.clone();
+                expand(&mut a, &env.vars);
+                Some(a)
+            }
+            (Action::Edit, None) => return Err("an `edit` answer needs `arguments`".into()),
+            _ => None,
+        };
+        env.rt()?
+            .resolve_approval(
+                approval.id,
+                ApprovalAnswer {
+                    approve: answer.action != Action::Reject,
+                    edited_arguments: edited,
+                    session_grant: answer.action == Action::Session,
+                    note: answer.note.clone(),
+                    by: "eval".into(),
+                },
+            )
+            .map_err(|e| format!("answering approval {}: {e}", approval.id))?;
+    }
+}
+
+/// Until every task of the session is terminal or waiting for a person.
+async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), String> {
+    loop {
+        let tasks = rt.session_tasks(session).map_err(|e| e.to_string())?;
+        let busy = tasks
+            .iter()
+            .any(|t| !t.status.is_terminal() && t.status != TaskStatus::WaitingApproval);
+        if !busy {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Until `task` records `kind` (an input placed at `final` does not count: that is the
+/// one that started the run).
+async fn until_event(rt: &Arc<Runtime>, task: i64, kind: EventKind) -> Result<(), String> {
+    let mut sub = rt.subscribe(task, 0).map_err(|e| e.to_string())?;
+    while let Some(ev) = sub.next().await {
+        let ev = ev.map_err(|e| e.to_string())?;
+        let at_final = matches!(
+            ev.event,
+            RuntimeEvent::InputPlaced {
+                boundary: Boundary::Final,
+                ..
+            }
+        );
+        if ev.kind() == kind && !at_final {
+            return Ok(());
+        }
+    }
+    Err(format!("task {task} ended without `{kind}`"))
+}
+
+/// What a crash leaves behind: a started run whose last turn asked for tools, each call
+/// committed as intent (`tool_call_started`) and none finished.
+fn record_crashed_turn(
+    rt: &Arc<Runtime>,
+    task: i64,
+    crash: &Crash,
+    provider: &str,
+    vars: &[(&str, String)],
+) -> Result<(), String> {
+    let rec = &rt.recorder;
+    let record = |ev: RuntimeEvent| rec.record(task, &ev).map(|_| ()).map_err(|e| e.to_string());
+    record(RuntimeEvent::TaskStarted {
+        provider: provider.to_owned(),
+        resumed: false,
+    })?;
+    record(RuntimeEvent::ModelTurnStarted { step: 1 })?;
+    let calls: Vec<ToolCall> = crash
+        .calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut args = c.arguments.clone();
+            expand(&mut args, vars);
+            ToolCall {
+                id: format!("call_crash_{i}"),
+                name: c.name.clone(),
+                arguments: args.to_string(),
+            }
+        })
+        .collect();
+    record(RuntimeEvent::ModelTurnCompleted {
+        step: 1,
+        text: crash.text.clone(),
+        tool_calls: calls.clone(),
+        finish_reason: Some("tool_calls".into()),
+        usage: None,
+    })?;
+    let registry = Registry::builtin();
+    for call in calls {
+        let tool = registry.get(&call.name);
+        record(RuntimeEvent::ToolCallStarted {
+            step: 1,
+            call_id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+            capability: tool.as_ref().map(|t| t.capability().to_owned()),
+            replay_safe: tool.as_ref().is_some_and(|t| t.replay_safe()),
+            decision: pocketpilot_protocol::Decision::Allow,
+            decision_source: pocketpilot_protocol::DecisionSource::User,
+        })?;
+    }
+    Ok(())
+}
+
+/// Drops the runtime (once its workers let go of it) and opens the store again.
+async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, String> {
+    let old = lock(&env.rt).take();
+    if let Some(old) = old {
+        if !close(old).await {
+            // Not a real restart while a worker of the old runtime is alive.
+            env.note("the old runtime was still in use when it was restarted".into());
+        }
+    }
+    let rt = Runtime::open(&env.data).map_err(|e| format!("reopening the store: {e}"))?;
+    *lock(&env.rt) = Some(rt.clone());
+    Ok(rt)
+}
+
+/// Waits (bounded) for background workers to drop their handles, then drops ours.
+async fn close(rt: Arc<Runtime>) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Arc::strong_count(&rt) > 1 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let alone = Arc::strong_count(&rt) == 1;
+    drop(rt);
+    alone
+}
+
+/// Cancels whatever is still going (a case that timed out or left a task waiting).
+fn stop_everything(rt: &Arc<Runtime>) {
+    for t in rt.tasks(10_000).unwrap_or_default() {
+        if !t.status.is_terminal() {
+            let _ = rt.cancel(t.id);
+        }
+    }
+}

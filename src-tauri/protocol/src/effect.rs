@@ -1,0 +1,55 @@
+//! What a tool call would do, and how the policy decided on it.
+
+/// The exact effect of a call, shown to the person before they approve it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Effect {
+    /// Nothing beyond reading.
+    None,
+    /// A file is created or changed: a unified diff against what is on disk now.
+    Diff {
+        path: String,
+        diff: String,
+    },
+    Delete {
+        path: String,
+    },
+    Command {
+        command: String,
+        cwd: String,
+    },
+    Fetch {
+        url: String,
+    },
+}
+
+crate::wire_enum! {
+    /// The approval decision for one call.
+    pub enum Decision {
+        Allow = "allow",
+        RequireApproval = "require_approval",
+        Deny = "deny",
+    }
+}
+
+crate::wire_enum! {
+    /// Which rule made the decision, for the audit.
+    pub enum DecisionSource {
+        Default = "default",
+        WorkspaceRule = "workspace_rule",
+        SessionGrant = "session_grant",
+        User = "user",
+        /// A read-only call found interrupted after a crash, run again.
+        Replay = "replay",
+    }
+}
+
+crate::wire_enum! {
+    /// The budgets a task can run out of.
+    pub enum Budget {
+        Steps = "steps",
+        Seconds = "seconds",
+        Tokens = "tokens",
+    }
+}

@@ -1,0 +1,153 @@
+//! Error kinds: stable names for what went wrong, for events, the window and exit codes.
+//! Each layer keeps its own thiserror enum and maps it to one of these; nobody matches an
+//! error's message text.
+
+crate::wire_enum! {
+    /// Why a request to the runtime, or a task, failed.
+    pub enum ErrorKind {
+        // Requests a caller got wrong (a CLI usage error, an HTTP 4xx).
+        EmptyGoal = "empty_goal",
+        Workspace = "workspace",
+        AlreadyEnded = "already_ended",
+        NotPending = "not_pending",
+        InvalidArguments = "invalid_arguments",
+        ConversationBusy = "conversation_busy",
+        ConversationIdle = "conversation_idle",
+        RequestMismatch = "request_mismatch",
+        NotQueued = "not_queued",
+        NotFound = "not_found",
+        InboxFull = "inbox_full",
+        Settings = "settings",
+        InvalidName = "invalid_name",
+        Duplicate = "duplicate",
+        InvalidExpression = "invalid_expression",
+        OutsideWorkspace = "outside_workspace",
+        InvalidPattern = "invalid_pattern",
+        // Tasks that could not go on.
+        NoModel = "no_model",
+        StepsExhausted = "steps_exhausted",
+        Record = "record",
+        LeaseLost = "lease_lost",
+        ModelAuth = "model_auth",
+        ModelNotFound = "model_not_found",
+        ModelRateLimited = "model_rate_limited",
+        ModelServer = "model_server",
+        ModelRequest = "model_request",
+        ModelConnect = "model_connect",
+        ModelTimeout = "model_timeout",
+        ModelStream = "model_stream",
+        ModelInvalidResponse = "model_invalid_response",
+        ModelScripted = "model_scripted",
+        ModelConfig = "model_config",
+        // The machine.
+        Listen = "listen",
+        Watch = "watch",
+        Store = "store",
+        Keychain = "keychain",
+        Io = "io",
+    }
+}
+
+impl ErrorKind {
+    /// The caller asked for something that cannot be done as asked: fix the request, do
+    /// not retry it.
+    pub fn is_usage(self) -> bool {
+        use ErrorKind::*;
+        match self {
+            EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
+            | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
+            | InboxFull | Settings | InvalidName | Duplicate | InvalidExpression
+            | OutsideWorkspace | InvalidPattern => true,
+            NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
+            | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
+            | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig | Store
+            | Keychain | Io | Listen | Watch => false,
+        }
+    }
+
+    /// The same request may succeed later, unchanged.
+    pub fn is_retryable(self) -> bool {
+        use ErrorKind::*;
+        match self {
+            ModelRateLimited | ModelServer | ModelConnect | ModelTimeout | ModelStream
+            | ConversationBusy | InboxFull | Store | Io | Listen | Watch => true,
+            EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
+            | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings | NoModel
+            | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound | ModelRequest
+            | ModelInvalidResponse | ModelScripted | ModelConfig | Keychain | InvalidName
+            | Duplicate | InvalidExpression | OutsideWorkspace | InvalidPattern => false,
+        }
+    }
+
+    /// The model (its server, its settings) failed, not the runtime.
+    pub fn is_model(self) -> bool {
+        use ErrorKind::*;
+        matches!(
+            self,
+            ModelAuth
+                | ModelNotFound
+                | ModelRateLimited
+                | ModelServer
+                | ModelRequest
+                | ModelConnect
+                | ModelTimeout
+                | ModelStream
+                | ModelInvalidResponse
+                | ModelScripted
+                | ModelConfig
+        )
+    }
+}
+
+crate::wire_enum! {
+    /// Why a tool call failed; the model reads the message, the journal keeps the kind.
+    pub enum ToolErrorKind {
+        UnknownTool = "unknown_tool",
+        InvalidArguments = "invalid_arguments",
+        PathRejected = "path_rejected",
+        Denied = "denied",
+        Rejected = "rejected",
+        Failed = "failed",
+        TimedOut = "timed_out",
+        Cancelled = "cancelled",
+        /// The process stopped while the call ran; it may have partly happened.
+        Interrupted = "interrupted",
+    }
+}
+
+crate::wire_enum! {
+    /// Why an MCP server gave no tools to a run (never fatal).
+    pub enum McpProblemKind {
+        InvalidConfig = "invalid_config",
+        InvalidWhitelist = "invalid_whitelist",
+        NotConfigured = "not_configured",
+        UnknownTool = "unknown_tool",
+        Whitelist = "whitelist",
+        Spawn = "spawn",
+        StartupTimeout = "startup_timeout",
+        Initialize = "initialize",
+        ListTools = "list_tools",
+        Stopped = "stopped",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WireName;
+
+    #[test]
+    fn names_round_trip_and_usage_errors_are_never_retried_blindly() {
+        for k in ErrorKind::ALL {
+            assert_eq!(k.as_str().parse::<ErrorKind>().unwrap(), *k);
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+            if k.is_model() {
+                assert!(!k.is_usage(), "{k}");
+            }
+        }
+        assert!(ErrorKind::ModelConnect.is_retryable());
+        assert!(!ErrorKind::EmptyGoal.is_retryable());
+        assert!(ErrorKind::InboxFull.is_usage());
+        assert!("model_exploded".parse::<ErrorKind>().is_err());
+    }
+}

@@ -1,0 +1,226 @@
+//! The events of a run: what the agent and the worker emit, what the recorder persists and
+//! what subscribers see. `assistant_delta` and `stream_reset` are live only (sequence 0);
+//! everything else is persisted with a gapless per-task sequence.
+use crate::chat::{ToolCall, Usage};
+use crate::effect::{Budget, Decision, DecisionSource, Effect};
+use crate::error::{ErrorKind, McpProblemKind, ToolErrorKind};
+use crate::status::{Boundary, SubmissionMode};
+use serde::{Deserialize, Serialize};
+
+crate::wire_enum! {
+    /// What an event is, without its payload: the `type` column of `task_events` and the
+    /// `type` tag on the wire.
+    pub enum EventKind {
+        AssistantDelta = "assistant_delta",
+        StreamReset = "stream_reset",
+        TaskCreated = "task_created",
+        TaskStarted = "task_started",
+        ModelTurnStarted = "model_turn_started",
+        ModelTurnCompleted = "model_turn_completed",
+        ToolCallStarted = "tool_call_started",
+        ToolCallCompleted = "tool_call_completed",
+        ToolCallFailed = "tool_call_failed",
+        ApprovalRequired = "approval_required",
+        ApprovalResolved = "approval_resolved",
+        InputPlaced = "input_placed",
+        McpProblem = "mcp_problem",
+        AgentCompleted = "agent_completed",
+        TaskCompleted = "task_completed",
+        TaskFailed = "task_failed",
+        TaskCancelled = "task_cancelled",
+        BudgetExceeded = "budget_exceeded",
+    }
+}
+
+impl EventKind {
+    /// After one of these a task never changes again. The live stream closes only on one
+    /// of these — never on `agent_completed`.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            EventKind::TaskCompleted
+                | EventKind::TaskFailed
+                | EventKind::TaskCancelled
+                | EventKind::BudgetExceeded
+        )
+    }
+
+    /// Live only: sent to subscribers, never persisted (sequence 0).
+    pub fn is_live_only(self) -> bool {
+        matches!(self, EventKind::AssistantDelta | EventKind::StreamReset)
+    }
+
+    /// Whether the task's status (or what the sessions list shows of it) changes with it.
+    pub fn changes_state(self) -> bool {
+        self.is_terminal()
+            || matches!(
+                self,
+                EventKind::TaskCreated
+                    | EventKind::TaskStarted
+                    | EventKind::ApprovalRequired
+                    | EventKind::ApprovalResolved
+            )
+    }
+}
+
+/// The terminal kinds, for the window's generated constants.
+pub const TERMINAL_EVENTS: [EventKind; 4] = [
+    EventKind::TaskCompleted,
+    EventKind::TaskFailed,
+    EventKind::TaskCancelled,
+    EventKind::BudgetExceeded,
+];
+
+/// One event of a run. On the wire and in the store it is `{"type": kind, "payload": {…}}`
+/// (the store keeps the two in their own columns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "type", content = "payload", rename_all = "snake_case")]
+pub enum RuntimeEvent {
+    AssistantDelta {
+        text: String,
+    },
+    /// The text streamed so far is void; a subscriber replaces its bubble with `text`.
+    StreamReset {
+        text: String,
+    },
+    TaskCreated {
+        session_id: i64,
+        goal: String,
+        trigger: String,
+        follow_up_of: Option<i64>,
+    },
+    TaskStarted {
+        provider: String,
+        resumed: bool,
+    },
+    ModelTurnStarted {
+        step: u32,
+    },
+    ModelTurnCompleted {
+        step: u32,
+        text: String,
+        tool_calls: Vec<ToolCall>,
+        finish_reason: Option<String>,
+        usage: Option<Usage>,
+    },
+    ToolCallStarted {
+        step: u32,
+        call_id: String,
+        name: String,
+        arguments: String,
+        capability: Option<String>,
+        replay_safe: bool,
+        decision: Decision,
+        decision_source: DecisionSource,
+    },
+    ToolCallCompleted {
+        call_id: String,
+        name: String,
+        output: String,
+        changed: Vec<String>,
+    },
+    ToolCallFailed {
+        call_id: String,
+        name: String,
+        error: String,
+        kind: ToolErrorKind,
+    },
+    ApprovalRequired {
+        #[serde(default)]
+        approval_id: Option<i64>,
+        step: u32,
+        call_id: String,
+        name: String,
+        arguments: serde_json::Value,
+        capability: Option<String>,
+        effect: Effect,
+        reason: String,
+    },
+    ApprovalResolved {
+        approval_id: i64,
+        call_id: String,
+        approved: bool,
+        session_grant: bool,
+        #[serde(default)]
+        edited_arguments: Option<serde_json::Value>,
+        note: Option<String>,
+        by: String,
+    },
+    /// An inbox item entered the transcript: a steer joining this run at `post_tools`, or
+    /// an item that starts this run at `final`.
+    InputPlaced {
+        submission_id: i64,
+        mode: SubmissionMode,
+        boundary: Boundary,
+        text: String,
+    },
+    /// An MCP server could not start, was refused, or died during the run.
+    McpProblem {
+        server: String,
+        kind: McpProblemKind,
+        message: String,
+    },
+    AgentCompleted {
+        final_answer: String,
+    },
+    TaskCompleted {
+        final_answer: String,
+    },
+    TaskFailed {
+        error: String,
+        kind: ErrorKind,
+    },
+    TaskCancelled {
+        reason: String,
+    },
+    BudgetExceeded {
+        budget: Budget,
+        reason: String,
+    },
+}
+
+impl RuntimeEvent {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            RuntimeEvent::AssistantDelta { .. } => EventKind::AssistantDelta,
+            RuntimeEvent::StreamReset { .. } => EventKind::StreamReset,
+            RuntimeEvent::TaskCreated { .. } => EventKind::TaskCreated,
+            RuntimeEvent::TaskStarted { .. } => EventKind::TaskStarted,
+            RuntimeEvent::ModelTurnStarted { .. } => EventKind::ModelTurnStarted,
+            RuntimeEvent::ModelTurnCompleted { .. } => EventKind::ModelTurnCompleted,
+            RuntimeEvent::ToolCallStarted { .. } => EventKind::ToolCallStarted,
+            RuntimeEvent::ToolCallCompleted { .. } => EventKind::ToolCallCompleted,
+            RuntimeEvent::ToolCallFailed { .. } => EventKind::ToolCallFailed,
+            RuntimeEvent::ApprovalRequired { .. } => EventKind::ApprovalRequired,
+            RuntimeEvent::ApprovalResolved { .. } => EventKind::ApprovalResolved,
+            RuntimeEvent::InputPlaced { .. } => EventKind::InputPlaced,
+            RuntimeEvent::McpProblem { .. } => EventKind::McpProblem,
+            RuntimeEvent::AgentCompleted { .. } => EventKind::AgentCompleted,
+            RuntimeEvent::TaskCompleted { .. } => EventKind::TaskCompleted,
+            RuntimeEvent::TaskFailed { .. } => EventKind::TaskFailed,
+            RuntimeEvent::TaskCancelled { .. } => EventKind::TaskCancelled,
+            RuntimeEvent::BudgetExceeded { .. } => EventKind::BudgetExceeded,
+        }
+    }
+
+    pub fn is_live_only(&self) -> bool {
+        self.kind().is_live_only()
+    }
+
+    /// The payload as persisted: the event without its `type` tag.
+    pub fn payload(&self) -> Result<serde_json::Value, serde_json::Error> {
+        let mut v = serde_json::to_value(self)?;
+        Ok(v.get_mut("payload")
+            .map(serde_json::Value::take)
+            .unwrap_or(serde_json::Value::Null))
+    }
+
+    /// The event back from its stored kind and payload.
+    pub fn from_parts(
+        kind: EventKind,
+        payload: serde_json::Value,
+    ) -> Result<Self, serde_json::Error> {
+        serde_json::from_value(serde_json::json!({ "type": kind.as_str(), "payload": payload }))
+    }
+}

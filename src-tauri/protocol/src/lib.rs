@@ -1,0 +1,32 @@
+//! The wire of PocketPilot: every type that crosses a boundary (runtime ↔ store, runtime ↔
+//! window, runtime ↔ CLI), defined once. Consumers match these enums; nobody outside this
+//! crate matches an event kind, a status or an error kind by its string.
+//!
+//! Layout:
+//! - `event`: `RuntimeEvent`, tagged, a typed payload per kind, and `EventKind`.
+//! - `status`: submissions, approvals and the tool journal: kinds, modes, statuses.
+//! - `task`: the task status and its state machine.
+//! - `wire`: `wire_enum!`, the enums whose values are names, and their parse error.
+//! - `effect`: `Effect` (what a call would do), the policy's `Decision` and its source,
+//!   the budgets.
+//! - `error`: `ErrorKind` with `is_usage` / `is_retryable`, tool and MCP problem kinds.
+//! - `chat`: the tool call and usage figures that events carry.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#[macro_use]
+pub mod wire;
+pub mod chat;
+pub mod effect;
+pub mod error;
+pub mod event;
+pub mod status;
+pub mod task;
+
+pub use chat::{ToolCall, Usage};
+pub use effect::{Budget, Decision, DecisionSource, Effect};
+pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
+pub use event::{EventKind, RuntimeEvent, TERMINAL_EVENTS};
+pub use status::{
+    ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
+};
+pub use task::TaskStatus;
+pub use wire::{UnknownName, WireName};

@@ -1,0 +1,136 @@
+//! The task state machine, the only place transitions are decided.
+//!
+//! ```text
+//! queued → running → (waiting_approval → running)* → completed | failed | cancelled | budget_exceeded
+//! ```
+//! `queued` and `waiting_approval` may also end directly (cancel, no model configured).
+//! A terminal task never changes again.
+
+crate::wire_enum! {
+    pub enum TaskStatus {
+        Queued = "queued",
+        Running = "running",
+        WaitingApproval = "waiting_approval",
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        BudgetExceeded = "budget_exceeded",
+    }
+}
+
+pub const ALL_STATUSES: [TaskStatus; 7] = [
+    TaskStatus::Queued,
+    TaskStatus::Running,
+    TaskStatus::WaitingApproval,
+    TaskStatus::Completed,
+    TaskStatus::Failed,
+    TaskStatus::Cancelled,
+    TaskStatus::BudgetExceeded,
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("task {task_id} cannot go from {from} to {to}")]
+pub struct IllegalTransition {
+    pub task_id: i64,
+    pub from: TaskStatus,
+    pub to: TaskStatus,
+}
+
+impl TaskStatus {
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed
+                | TaskStatus::Failed
+                | TaskStatus::Cancelled
+                | TaskStatus::BudgetExceeded
+        )
+    }
+
+    pub fn can_become(self, to: TaskStatus) -> bool {
+        use TaskStatus::*;
+        match (self, to) {
+            (Queued, Running) => true,
+            // Fails fast (no model configured) or is cancelled before it ran.
+            (Queued, Failed | Cancelled) => true,
+            (Running, WaitingApproval) => true,
+            (Running, Completed | Failed | Cancelled | BudgetExceeded) => true,
+            (WaitingApproval, Running) => true,
+            (WaitingApproval, Cancelled | Failed) => true,
+            _ => false,
+        }
+    }
+
+    pub fn check(self, task_id: i64, to: TaskStatus) -> Result<(), IllegalTransition> {
+        if self.can_become(to) {
+            Ok(())
+        } else {
+            Err(IllegalTransition {
+                task_id,
+                from: self,
+                to,
+            })
+        }
+    }
+
+    /// The CLI's exit code for a task that stopped in this state.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            TaskStatus::Completed => 0,
+            TaskStatus::Failed => 1,
+            TaskStatus::WaitingApproval => 3,
+            TaskStatus::Cancelled => 4,
+            TaskStatus::BudgetExceeded => 5,
+            TaskStatus::Queued | TaskStatus::Running => 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pair_of_states_is_decided_once() {
+        use TaskStatus::*;
+        let legal = [
+            (Queued, Running),
+            (Queued, Failed),
+            (Queued, Cancelled),
+            (Running, WaitingApproval),
+            (Running, Completed),
+            (Running, Failed),
+            (Running, Cancelled),
+            (Running, BudgetExceeded),
+            (WaitingApproval, Running),
+            (WaitingApproval, Cancelled),
+            (WaitingApproval, Failed),
+        ];
+        for from in ALL_STATUSES {
+            for to in ALL_STATUSES {
+                let expected = legal.contains(&(from, to));
+                assert_eq!(from.can_become(to), expected, "{from} -> {to}");
+                assert_eq!(from.check(7, to).is_ok(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn terminal_states_never_change() {
+        for from in ALL_STATUSES.into_iter().filter(|s| s.is_terminal()) {
+            for to in ALL_STATUSES {
+                let err = from.check(1, to).unwrap_err();
+                assert!(err.to_string().contains("cannot go from"));
+            }
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in ALL_STATUSES {
+            assert_eq!(s.as_str().parse::<TaskStatus>().unwrap(), s);
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        assert!("planning".parse::<TaskStatus>().is_err());
+    }
+}

@@ -1,0 +1,256 @@
+//! The store: one SQLite file in WAL mode, the single source of truth.
+//!
+//! Invariants:
+//! - every logical step is one transaction (`Store::write`), taken with `BEGIN IMMEDIATE`
+//!   so that two processes sharing a data directory serialise instead of failing mid-way;
+//! - migrations are versioned (`PRAGMA user_version`) and applied at open; a database from
+//!   a newer version is refused and left untouched; a file that is not a database is
+//!   reported, never overwritten;
+//! - one file per table holds its queries.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+pub mod approvals;
+pub mod entries;
+pub mod events;
+pub mod leases;
+mod row;
+mod schema;
+pub mod sessions;
+pub mod settings;
+pub mod submissions;
+pub mod tasks;
+pub mod tool_calls;
+pub mod triggers;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use approvals::Approval;
+pub use entries::Entry;
+pub use events::StoredEvent;
+pub use row::CorruptRow;
+pub use sessions::Session;
+pub use submissions::Submission;
+pub use tasks::Task;
+pub use tool_calls::ToolCallRecord;
+
+pub const DB_FILE: &str = "pocketpilot.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the data directory {path} is not usable: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a readable PocketPilot database ({detail}); it was left as it is. Move it away or point POCKETPILOT_DATA_DIR elsewhere")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{path} was written by a newer PocketPilot (schema {found}, this build knows up to {supported}); it was left as it is. Update PocketPilot")]
+    NewerSchema {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("no {what} with id {id}")]
+    NotFound { what: &'static str, id: String },
+    #[error("stored data is invalid: {0}")]
+    Invalid(String),
+    /// A stored value that does not parse, named by table, row and column.
+    #[error(transparent)]
+    CorruptRow(#[from] CorruptRow),
+    #[error("database error: {0}")]
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        match e {
+            rusqlite::Error::FromSqlConversionFailure(_, _, inner) => {
+                match inner.downcast::<CorruptRow>() {
+                    Ok(row) => StoreError::CorruptRow(*row),
+                    Err(other) => StoreError::Sqlite(rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        other,
+                    )),
+                }
+            }
+            other => StoreError::Sqlite(other),
+        }
+    }
+}
+
+impl StoreError {
+    pub fn not_found(what: &'static str, id: impl ToString) -> Self {
+        StoreError::NotFound {
+            what,
+            id: id.to_string(),
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// One writer connection and a few read-only ones. Reads never wait for a write: under
+/// WAL a reader sees the last commit while a write (and its fsync) is in progress, so the
+/// window's queries stay fast while a run commits events on a slow disk.
+pub struct Store {
+    /// Idle readers; a read takes one (or opens one) and puts it back. Declared before the
+    /// writer so that they close first: the last connection to close checkpoints the WAL
+    /// into the database file, and a read-only one cannot.
+    readers: Mutex<Vec<Connection>>,
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+/// Readers kept open between reads; more are opened when reads overlap, then dropped.
+const IDLE_READERS: usize = 4;
+
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `data_dir`.
+    pub fn open_in_dir(data_dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::DataDir {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        // Probe writability up front: SQLite would otherwise fail later with a vaguer error.
+        let probe = data_dir.join(".write-probe");
+        std::fs::write(&probe, b"ok").map_err(|source| StoreError::DataDir {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        let _ = std::fs::remove_file(&probe);
+        Self::open(&data_dir.join(DB_FILE))
+    }
+
+    pub fn open(path: &Path) -> Result<Self> {
+        let corrupt = |e: rusqlite::Error| StoreError::Corrupt {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(corrupt)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        // The first real read tells whether this is a database at all.
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(corrupt)?;
+        let supported = schema::MIGRATIONS.len() as i64;
+        if version > supported {
+            return Err(StoreError::NewerSchema {
+                path: path.to_owned(),
+                found: version,
+                supported,
+            });
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(corrupt)?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Self {
+            conn: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            path: path.to_owned(),
+        };
+        store.migrate(version)?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self, from: i64) -> Result<()> {
+        let conn = self
+            .conn
+            .get_mut()
+            .map_err(|_| StoreError::Invalid("store lock poisoned".into()))?;
+        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // Another process may have migrated between our read and our lock.
+            let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if current > i as i64 {
+                continue;
+            }
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a transaction half-applied (it
+        // rolls back on drop), so the connection stays usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on a read-only connection, in one read transaction: all its statements see
+    /// the same committed state (never a write in progress), and it never waits for one.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => self.open_reader()?,
+        };
+        let out = (|| {
+            let snapshot = conn.unchecked_transaction()?;
+            let out = f(&snapshot)?;
+            snapshot.commit()?;
+            Ok(out)
+        })();
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_READERS {
+            idle.push(conn);
+        }
+        out
+    }
+
+    fn open_reader(&self) -> Result<Connection> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // Only a checkpoint or recovery can make a WAL reader wait, and only briefly.
+        conn.busy_timeout(Duration::from_secs(10))?;
+        Ok(conn)
+    }
+
+    /// Runs `f` in one immediate transaction: all of it commits or none of it.
+    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.write_with(f)
+    }
+
+    /// `write` for callers whose own error type wraps `StoreError`.
+    pub fn write_with<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(StoreError::from)?;
+        Ok(out)
+    }
+}
+
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -1,0 +1,118 @@
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+
+use super::{now, Result, StoreError};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Session {
+    pub id: i64,
+    pub title: String,
+    pub workspace: String,
+    pub steering_mode: String,
+    pub follow_up_mode: String,
+    pub last_failure: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const COLUMNS: &str =
+    "id, title, workspace, steering_mode, follow_up_mode, last_failure, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    Ok(Session {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        workspace: r.get(2)?,
+        steering_mode: r.get(3)?,
+        follow_up_mode: r.get(4)?,
+        last_failure: r.get(5)?,
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+    })
+}
+
+pub fn insert(c: &Connection, title: &str, workspace: &str) -> Result<i64> {
+    let at = now();
+    c.execute(
+        "INSERT INTO sessions (title, workspace, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+        params![title, workspace, at],
+    )?;
+    Ok(c.last_insert_rowid())
+}
+
+pub fn get(c: &Connection, id: i64) -> Result<Session> {
+    c.query_row(
+        &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+        [id],
+        from_row,
+    )
+    .optional()?
+    .ok_or_else(|| StoreError::not_found("session", id))
+}
+
+pub fn list(c: &Connection) -> Result<Vec<Session>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM sessions ORDER BY updated_at DESC, id DESC"
+    ))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn touch(c: &Connection, id: i64) -> Result<()> {
+    c.execute(
+        "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+        params![id, now()],
+    )?;
+    Ok(())
+}
+
+pub fn set_last_failure(c: &Connection, id: i64, failure: Option<&str>) -> Result<()> {
+    c.execute(
+        "UPDATE sessions SET last_failure = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, failure, now()],
+    )?;
+    Ok(())
+}
+
+pub fn grants(c: &Connection, id: i64) -> Result<Vec<String>> {
+    let text: String = c
+        .query_row("SELECT grants FROM sessions WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .ok_or_else(|| StoreError::not_found("session", id))?;
+    serde_json::from_str(&text).map_err(|e| {
+        StoreError::from(crate::CorruptRow {
+            table: "sessions",
+            id: id.to_string(),
+            column: "grants",
+            detail: e.to_string(),
+        })
+    })
+}
+
+pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
+    let mut all = grants(c, id)?;
+    if !all.iter().any(|g| g == capability) {
+        all.push(capability.to_owned());
+    }
+    c.execute(
+        "UPDATE sessions SET grants = ?2 WHERE id = ?1",
+        params![id, super::json(&all)],
+    )?;
+    Ok(())
+}
+
+pub fn set_modes(
+    c: &Connection,
+    id: i64,
+    steering: Option<&str>,
+    follow_up: Option<&str>,
+) -> Result<()> {
+    get(c, id)?;
+    c.execute(
+        "UPDATE sessions SET steering_mode = COALESCE(?2, steering_mode), follow_up_mode = COALESCE(?3, follow_up_mode) WHERE id = ?1",
+        params![id, steering, follow_up],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,309 @@
+use super::*;
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn opens_migrates_and_reopens() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let version: i64 = store
+        .read(|c| Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    let mode: String = store
+        .read(|c| Ok(c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let fk: i64 = store
+        .read(|c| Ok(c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(fk, 1);
+    let id = store.write(|tx| sessions::insert(tx, "t", "/w")).unwrap();
+    drop(store);
+    let again = Store::open_in_dir(dir.path()).unwrap();
+    assert_eq!(again.read(|c| sessions::get(c, id)).unwrap().title, "t");
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_reported_and_left_alone() {
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    let garbage = b"this is not sqlite at all, just some bytes that happen to be here".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let err = Store::open_in_dir(dir.path()).err().expect("must refuse");
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("left as it is"));
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+}
+
+#[test]
+fn a_newer_schema_is_refused_untouched() {
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open_in_dir(dir.path()).err().expect("must refuse");
+    assert!(
+        matches!(err, StoreError::NewerSchema { found: 99, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("newer PocketPilot"));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn an_unwritable_data_directory_is_a_clear_error() {
+    let dir = temp();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    // A data directory below a regular file can never be created, even as root.
+    let err = Store::open_in_dir(&file.join("data"))
+        .err()
+        .expect("must fail");
+    assert!(matches!(err, StoreError::DataDir { .. }), "{err}");
+    assert!(err.to_string().contains("not usable"));
+}
+
+#[test]
+fn event_sequences_are_gapless_per_task() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let (a, b) = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "s", "/w")?;
+            let new = |goal| tasks::NewTask {
+                session_id: s,
+                goal,
+                trigger: "cli",
+                provider: None,
+                follow_up_of: None,
+                grants: &[],
+                mcp: &[],
+            };
+            Ok((tasks::insert(tx, &new("a"))?, tasks::insert(tx, &new("b"))?))
+        })
+        .unwrap();
+    for i in 0..50 {
+        let task = if i % 3 == 0 { b } else { a };
+        store
+            .write(|tx| {
+                let ev = pocketpilot_protocol::RuntimeEvent::ModelTurnStarted { step: i };
+                events::append(tx, task, &ev)
+            })
+            .unwrap();
+    }
+    for task in [a, b] {
+        let seqs: Vec<i64> = store
+            .read(|c| events::list_after(c, task, 0))
+            .unwrap()
+            .iter()
+            .map(|e| e.sequence)
+            .collect();
+        assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn illegal_status_changes_are_errors_and_change_nothing() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let id = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "s", "/w")?;
+            tasks::insert(
+                tx,
+                &tasks::NewTask {
+                    session_id: s,
+                    goal: "g",
+                    trigger: "cli",
+                    provider: None,
+                    follow_up_of: None,
+                    grants: &[],
+                    mcp: &[],
+                },
+            )
+        })
+        .unwrap();
+    use pocketpilot_protocol::task::TaskStatus::*;
+    store
+        .write(|tx| tasks::set_status(tx, id, Running))
+        .unwrap();
+    store
+        .write(|tx| tasks::set_status(tx, id, Completed))
+        .unwrap();
+    let err = store
+        .write(|tx| tasks::set_status(tx, id, Running))
+        .unwrap_err();
+    assert!(err
+        .to_string()
+        .contains("cannot go from completed to running"));
+    assert_eq!(store.read(|c| tasks::get(c, id)).unwrap().status, Completed);
+    assert!(matches!(
+        store.write(|tx| tasks::set_status(tx, 999, Running)),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn a_store_from_the_first_release_is_migrated_with_its_data() {
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    {
+        // The database as the first schema left it, with a session and an entry in it.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        c.execute_batch(
+            "PRAGMA user_version = 1;
+             INSERT INTO sessions (id, title, workspace, created_at, updated_at)
+                 VALUES (1, 'old', '/w', 'then', 'then');
+             INSERT INTO entries (session_id, task_id, kind, content, created_at)
+                 VALUES (1, NULL, 'user', '{\"text\":\"kept\"}', 'then');",
+        )
+        .unwrap();
+    }
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let (version, index): (i64, i64) = store
+        .read(|c| {
+            Ok((
+                c.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+                c.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'entries_task'",
+                    [],
+                    |r| r.get(0),
+                )?,
+            ))
+        })
+        .unwrap();
+    assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    assert_eq!(index, 1);
+    let kept = store.read(|c| entries::list(c, 1)).unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].content["text"], "kept");
+}
+
+#[test]
+fn reads_do_not_wait_for_a_write_in_progress_and_see_only_commits() {
+    let dir = temp();
+    let store = std::sync::Arc::new(Store::open_in_dir(dir.path()).unwrap());
+    let before = store
+        .write(|tx| sessions::insert(tx, "committed", "/w"))
+        .unwrap();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    let inside = store
+        .write(|tx| {
+            let inside = sessions::insert(tx, "in progress", "/w")?;
+            // Another thread reads while this write holds the writer: with one shared
+            // connection it would wait for this closure, which waits for it (a deadlock,
+            // caught by the timeout below rather than hanging the suite).
+            let reader = store.clone();
+            std::thread::spawn(move || {
+                let titles = reader.read(|c| {
+                    Ok(sessions::list(c)?
+                        .into_iter()
+                        .map(|s| s.title)
+                        .collect::<Vec<_>>())
+                });
+                let _ = seen_tx.send(titles);
+            });
+            let titles = seen_rx
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("the read finished while the write was open");
+            assert_eq!(
+                titles.unwrap(),
+                ["committed"],
+                "no uncommitted row is visible"
+            );
+            Ok(inside)
+        })
+        .unwrap();
+    let after = store.read(|c| Ok((sessions::get(c, before)?, sessions::get(c, inside)?)));
+    let (a, b) = after.unwrap();
+    assert_eq!(
+        (a.title.as_str(), b.title.as_str()),
+        ("committed", "in progress")
+    );
+}
+
+#[test]
+fn closing_the_store_checkpoints_the_wal_into_the_database_file() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    store
+        .write(|tx| sessions::insert(tx, "kept", "/w"))
+        .unwrap();
+    // A reader is open (idle in the pool) when the store closes.
+    store.read(sessions::list).unwrap();
+    drop(store);
+    let wal = dir.path().join(format!("{DB_FILE}-wal"));
+    assert!(
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0,
+        "the WAL was left with commits in it"
+    );
+    // The database file alone holds the data.
+    let c = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    let title: String = c
+        .query_row("SELECT title FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(title, "kept");
+}
+
+#[test]
+fn a_row_that_does_not_parse_is_an_error_naming_its_table_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let task = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "t", "/ws")?;
+            tasks::insert(
+                tx,
+                &tasks::NewTask {
+                    session_id: s,
+                    goal: "g",
+                    trigger: "cli",
+                    provider: None,
+                    follow_up_of: None,
+                    grants: &[],
+                    mcp: &[],
+                },
+            )
+        })
+        .unwrap();
+    // What a bad disk or a hand edit leaves: a status nobody knows, grants that are not JSON,
+    // an event whose payload does not fit its kind.
+    store
+        .write(|tx| {
+            tx.execute("UPDATE tasks SET grants = 'not json' WHERE id = ?1", [task])?;
+            tx.execute(
+                "INSERT INTO task_events (task_id, sequence, type, payload, at) VALUES (?1, 2, 'planning', '{}', 'now')",
+                [task],
+            )?;
+            tx.execute(
+                "INSERT INTO task_events (task_id, sequence, type, payload, at) VALUES (?1, 1, 'task_failed', '{\"nope\":1}', 'now')",
+                [task],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let err = store.read(|c| tasks::get(c, task)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::CorruptRow(r) if r.table == "tasks" && r.column == "grants" && r.id == task.to_string()),
+        "{err}"
+    );
+    let err = store.read(|c| events::list_after(c, task, 0)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::CorruptRow(r) if r.table == "task_events" && r.column == "payload"),
+        "{err}"
+    );
+    let err = store.read(|c| events::list_after(c, task, 1)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::CorruptRow(r) if r.column == "type"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("planning"), "{err}");
+}

@@ -1,0 +1,242 @@
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+
+use super::{now, row::At, CorruptRow, Result, StoreError};
+use pocketpilot_protocol::task::TaskStatus;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Task {
+    pub id: i64,
+    pub session_id: i64,
+    pub goal: String,
+    pub trigger: String,
+    pub provider: Option<String>,
+    pub follow_up_of: Option<i64>,
+    pub status: TaskStatus,
+    pub step_count: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub active_ms: i64,
+    pub grants: Vec<String>,
+    /// MCP servers/tools this run may use (`*`, `server`, `server:tool`).
+    pub mcp: Vec<String>,
+    pub final_answer: Option<String>,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+const COLUMNS: &str = "id, session_id, goal, trigger, provider, follow_up_of, status, step_count, \
+    prompt_tokens, completion_tokens, active_ms, grants, final_answer, error, created_at, started_at, finished_at, mcp";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
+    let at = At::new("tasks", r, 0)?;
+    Ok(Task {
+        id: at.id,
+        session_id: r.get(1)?,
+        goal: r.get(2)?,
+        trigger: r.get(3)?,
+        provider: r.get(4)?,
+        follow_up_of: r.get(5)?,
+        status: at.name(6, "status")?,
+        step_count: r.get(7)?,
+        prompt_tokens: r.get(8)?,
+        completion_tokens: r.get(9)?,
+        active_ms: r.get(10)?,
+        grants: at.json(11, "grants")?,
+        final_answer: r.get(12)?,
+        error: r.get(13)?,
+        created_at: r.get(14)?,
+        started_at: r.get(15)?,
+        finished_at: r.get(16)?,
+        mcp: at.json(17, "mcp")?,
+    })
+}
+
+pub struct NewTask<'a> {
+    pub session_id: i64,
+    pub goal: &'a str,
+    pub trigger: &'a str,
+    pub provider: Option<&'a str>,
+    pub follow_up_of: Option<i64>,
+    pub grants: &'a [String],
+    pub mcp: &'a [String],
+}
+
+pub fn insert(c: &Connection, t: &NewTask<'_>) -> Result<i64> {
+    c.execute(
+        "INSERT INTO tasks (session_id, goal, trigger, provider, follow_up_of, status, grants, created_at, mcp)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?8)",
+        params![
+            t.session_id,
+            t.goal,
+            t.trigger,
+            t.provider,
+            t.follow_up_of,
+            super::json(&t.grants),
+            now(),
+            super::json(&t.mcp)
+        ],
+    )?;
+    Ok(c.last_insert_rowid())
+}
+
+pub fn get(c: &Connection, id: i64) -> Result<Task> {
+    c.query_row(
+        &format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"),
+        [id],
+        from_row,
+    )
+    .optional()?
+    .ok_or_else(|| StoreError::not_found("task", id))
+}
+
+pub fn list(c: &Connection, limit: i64) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM tasks ORDER BY id DESC LIMIT ?1"
+    ))?;
+    let rows = stmt.query_map([limit], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn list_for_session(c: &Connection, session_id: i64) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE session_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([session_id], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A session's newest `limit` tasks, oldest first.
+pub fn last_for_session(c: &Connection, session_id: i64, limit: i64) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE session_id = ?1 ORDER BY id DESC LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![session_id, limit], from_row)?;
+    let mut out: Vec<Task> = rows.collect::<rusqlite::Result<_>>()?;
+    out.reverse();
+    Ok(out)
+}
+
+/// How many tasks have one of these statuses (the `tasks_status` index; the tray asks
+/// often).
+pub fn count_with_status(c: &Connection, statuses: &[TaskStatus]) -> Result<i64> {
+    let mut n = 0;
+    for status in statuses {
+        n += c.query_row(
+            "SELECT count(*) FROM tasks WHERE status = ?1",
+            [status.as_str()],
+            |r| r.get::<_, i64>(0),
+        )?;
+    }
+    Ok(n)
+}
+
+pub fn with_status(c: &Connection, status: TaskStatus) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE status = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([status.as_str()], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Moves a task to `to`, enforcing the state machine. Errors leave the task as it was.
+pub fn set_status(c: &Connection, id: i64, to: TaskStatus) -> Result<TaskStatus> {
+    let from: String = c
+        .query_row("SELECT status FROM tasks WHERE id = ?1", [id], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::not_found("task", id))?;
+    let from: TaskStatus = from
+        .parse()
+        .map_err(|e: pocketpilot_protocol::UnknownName| {
+            StoreError::from(CorruptRow {
+                table: "tasks",
+                id: id.to_string(),
+                column: "status",
+                detail: e.to_string(),
+            })
+        })?;
+    from.check(id, to)
+        .map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let at = now();
+    c.execute(
+        "UPDATE tasks SET status = ?2,
+            started_at = CASE WHEN ?2 = 'running' AND started_at IS NULL THEN ?3 ELSE started_at END,
+            finished_at = CASE WHEN ?4 THEN ?3 ELSE finished_at END
+         WHERE id = ?1",
+        params![id, to.as_str(), at, to.is_terminal()],
+    )?;
+    Ok(from)
+}
+
+pub fn finish(
+    c: &Connection,
+    id: i64,
+    final_answer: Option<&str>,
+    error: Option<&str>,
+) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET final_answer = COALESCE(?2, final_answer), error = COALESCE(?3, error) WHERE id = ?1",
+        params![id, final_answer, error],
+    )?;
+    Ok(())
+}
+
+pub fn add_usage(c: &Connection, id: i64, prompt: u64, completion: u64) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET prompt_tokens = prompt_tokens + ?2, completion_tokens = completion_tokens + ?3 WHERE id = ?1",
+        params![id, prompt as i64, completion as i64],
+    )?;
+    Ok(())
+}
+
+pub fn set_step(c: &Connection, id: i64, step: u32) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET step_count = MAX(step_count, ?2) WHERE id = ?1",
+        params![id, step],
+    )?;
+    Ok(())
+}
+
+pub fn add_active_ms(c: &Connection, id: i64, ms: u64) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET active_ms = active_ms + ?2 WHERE id = ?1",
+        params![id, ms as i64],
+    )?;
+    Ok(())
+}
+
+pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
+    let mut task = get(c, id)?;
+    if !task.grants.iter().any(|g| g == capability) {
+        task.grants.push(capability.to_owned());
+    }
+    c.execute(
+        "UPDATE tasks SET grants = ?2 WHERE id = ?1",
+        params![id, super::json(&task.grants)],
+    )?;
+    Ok(())
+}
+
+/// Asks whichever process runs the task to cancel it.
+pub fn request_cancel(c: &Connection, id: i64) -> Result<()> {
+    c.execute("UPDATE tasks SET cancel_requested = 1 WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+pub fn cancel_requested(c: &Connection, id: i64) -> Result<bool> {
+    Ok(c.query_row(
+        "SELECT cancel_requested FROM tasks WHERE id = ?1",
+        [id],
+        |r| r.get(0),
+    )?)
+}
+
+pub fn set_follow_up_of(c: &Connection, id: i64, follow_up_of: i64) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET follow_up_of = ?2 WHERE id = ?1",
+        params![id, follow_up_of],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,1062 @@
+//! Triggers end to end: the real webhook listener on 127.0.0.1 (real HTTP requests), real
+//! schedules on an injected clock (and one on the real clock), real file watches on a
+//! real folder, the real task service behind them. The only fake is the model (scripted).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_test_support as support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Duration as ChronoDuration, Timelike, Utc};
+use clap::Parser;
+use pocketpilot_cli::{self as cli, triggers as cli_triggers};
+use pocketpilot_core::store::triggers::TriggerRun;
+use pocketpilot_core::TaskStatus;
+use pocketpilot_triggers::{
+    self as trigger, cron, watch, webhook, Clock, HostOptions, ManualClock, SystemClock,
+    TriggerHost, TriggerSettings,
+};
+use serde_json::{json, Value};
+use support::*;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn settings() -> TriggerSettings {
+    TriggerSettings {
+        port: 0,
+        webhook_rate_per_minute: 100_000,
+        webhook_burst: 100_000,
+        reload_secs: 1,
+        watch_debounce_ms: 150,
+        ..TriggerSettings::default()
+    }
+}
+
+async fn host(f: &Fixture, settings: TriggerSettings, clock: Arc<dyn Clock>) -> TriggerHost {
+    tokio::time::timeout(
+        LIMIT,
+        TriggerHost::start(
+            f.rt.clone(),
+            HostOptions {
+                port: Some(0),
+                webhooks: true,
+                clock,
+                settings: Some(settings),
+            },
+        ),
+    )
+    .await
+    .expect("the host did not start")
+    .unwrap()
+}
+
+fn url(h: &TriggerHost, name: &str) -> String {
+    format!("http://{}/hooks/{name}", h.webhook_addr().unwrap())
+}
+
+fn instant_script(f: &Fixture) -> String {
+    f.script("instant.json", json!([{ "text": "ok" }]))
+}
+
+/// Polls the store until `f` holds (bounded; no timing is asserted).
+async fn until<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn runs_len(f: &Fixture, kind: &str, id: i64, n: usize) -> Vec<TriggerRun> {
+    until(&format!("{n} runs of {kind} {id}"), || {
+        let runs = trigger::runs(&f.rt, kind, id).unwrap();
+        (runs.len() >= n).then_some(runs)
+    })
+    .await
+}
+
+fn tasks_with_trigger(f: &Fixture, trigger: &str) -> Vec<pocketpilot_core::store::Task> {
+    f.rt.tasks(100_000)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.trigger == trigger)
+        .collect()
+}
+
+async fn post(client: &reqwest::Client, url: &str, token: &str, body: Value) -> (u16, Value) {
+    let resp = client
+        .post(url)
+        .header("X-PocketPilot-Token", token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+fn t(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+}
+
+// ------------------------------------------------------------------------------ webhook
+
+#[tokio::test]
+async fn a_good_token_gets_202_and_an_ordinary_webhook_task_that_completes() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "deploy", &f.workspace, Some(&instant_script(&f))).unwrap();
+    assert_eq!(hook.token.len(), 64);
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    assert!(h.webhook_addr().unwrap().ip().is_loopback());
+    let client = reqwest::Client::new();
+
+    let (status, body) = post(
+        &client,
+        &url(&h, "deploy"),
+        &hook.token,
+        json!({ "text": "ship it" }),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["task_id"].as_i64().unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let task = f.rt.task(id).unwrap();
+    assert_eq!(task.trigger, "webhook");
+    assert_eq!(task.goal, "ship it");
+    let session =
+        f.rt.sessions()
+            .unwrap()
+            .into_iter()
+            .find(|s| s.id == task.session_id)
+            .unwrap();
+    assert_eq!(
+        session.workspace,
+        std::fs::canonicalize(&f.workspace)
+            .unwrap()
+            .display()
+            .to_string()
+    );
+
+    // Bearer works too, and a follow-up in the same session is accepted.
+    let resp = client
+        .post(url(&h, "deploy"))
+        .bearer_auth(&hook.token)
+        .json(&json!({ "text": "and again", "session": task.session_id, "follow_up_of": id }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 202);
+    let next: Value = resp.json().await.unwrap();
+    let next = f.rt.task(next["task_id"].as_i64().unwrap()).unwrap();
+    assert_eq!(
+        (next.session_id, next.follow_up_of),
+        (task.session_id, Some(id))
+    );
+    f.settle(next.id).await;
+
+    let runs = trigger::runs(&f.rt, "webhook", hook.hook.id).unwrap();
+    assert_eq!(
+        runs.iter().filter_map(|r| r.task_id).collect::<Vec<_>>(),
+        [id, next.id]
+    );
+
+    // Graceful shutdown: the listener is gone afterwards.
+    let addr = h.webhook_addr().unwrap();
+    h.shutdown().await;
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
+
+#[tokio::test]
+async fn refused_requests_get_clear_json_errors_and_create_nothing() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "inbox", &f.workspace, Some(&instant_script(&f))).unwrap();
+    let other_ws = f.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&other_ws).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let client = reqwest::Client::new();
+    let u = url(&h, "inbox");
+    let tok = hook.token.as_str();
+
+    // A session of another workspace is out of the hook's reach.
+    let foreign = f.rt.create_task(&pocketpilot_core::NewTask {
+        goal: "elsewhere".into(),
+        workspace: Some(other_ws),
+        trigger: "cli".into(),
+        ..Default::default()
+    });
+    let foreign = f.rt.task(foreign.unwrap()).unwrap();
+    f.rt.cancel(foreign.id).unwrap();
+
+    let kind = |v: &Value| v["error"]["kind"].as_str().unwrap_or_default().to_owned();
+    let cases: Vec<(&str, u16, &str, reqwest::RequestBuilder)> = vec![
+        (
+            "bad token",
+            401,
+            "bad_token",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", "0".repeat(64))
+                .json(&json!({"text": "x"})),
+        ),
+        (
+            "no token",
+            401,
+            "missing_token",
+            client.post(&u).json(&json!({"text": "x"})),
+        ),
+        (
+            "basic auth",
+            401,
+            "missing_token",
+            client
+                .post(&u)
+                .basic_auth("a", Some(tok))
+                .json(&json!({"text": "x"})),
+        ),
+        (
+            "unknown hook",
+            404,
+            "unknown_hook",
+            client
+                .post(url(&h, "nope"))
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "x"})),
+        ),
+        (
+            "wrong content type",
+            415,
+            "unsupported_media_type",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .header("Content-Type", "text/plain")
+                .body(r#"{"text":"x"}"#),
+        ),
+        (
+            "oversized body",
+            413,
+            "body_too_large",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "x".repeat(webhook::MAX_BODY_BYTES)})),
+        ),
+        (
+            "oversized chunked body (no Content-Length)",
+            413,
+            "body_too_large",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .header("Content-Type", "application/json")
+                .body(reqwest::Body::wrap_stream(futures::stream::iter(
+                    (0..100).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024])),
+                ))),
+        ),
+        (
+            "malformed JSON",
+            400,
+            "malformed_json",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .header("Content-Type", "application/json")
+                .body("{\"text\": "),
+        ),
+        (
+            "missing text",
+            400,
+            "missing_text",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"session": null})),
+        ),
+        (
+            "blank text",
+            400,
+            "missing_text",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "   "})),
+        ),
+        (
+            "an array instead of an object",
+            400,
+            "invalid_body",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!(["take me as text", null, null])),
+        ),
+        (
+            "unknown field",
+            400,
+            "invalid_body",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "x", "grants": ["fs:write"]})),
+        ),
+        (
+            "text too long",
+            400,
+            "text_too_long",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "é".repeat(webhook::MAX_TEXT_CHARS + 1)})),
+        ),
+        (
+            "unknown session",
+            400,
+            "unknown_session",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "x", "session": 999})),
+        ),
+        (
+            "another workspace's session",
+            400,
+            "unknown_session",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "x", "session": foreign.session_id})),
+        ),
+        (
+            "unknown task",
+            400,
+            "unknown_task",
+            client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({"text": "x", "follow_up_of": 999})),
+        ),
+        (
+            "GET",
+            405,
+            "method_not_allowed",
+            client.get(&u).header("X-PocketPilot-Token", tok),
+        ),
+    ];
+    for (what, status, expected_kind, req) in cases {
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), status, "{what}");
+        assert!(
+            resp.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json"),
+            "{what}"
+        );
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(kind(&body), expected_kind, "{what}: {body}");
+        assert!(
+            !body["error"]["message"].as_str().unwrap().is_empty(),
+            "{what}"
+        );
+    }
+    // Exactly 4000 characters is fine (a multi-byte text, within the byte bound).
+    let (status, _) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "é".repeat(webhook::MAX_TEXT_CHARS)}),
+    )
+    .await;
+    assert_eq!(status, 202);
+
+    // A paused hook is unknown; resumed, it answers again. Pausing everything: 503.
+    webhook::set_paused(&f.rt, "inbox", true).unwrap();
+    assert_eq!(post(&client, &u, tok, json!({"text": "x"})).await.0, 404);
+    webhook::set_paused(&f.rt, "inbox", false).unwrap();
+    trigger::pause_all(&f.rt).unwrap();
+    let (status, body) = post(&client, &u, tok, json!({"text": "x"})).await;
+    assert_eq!((status, kind(&body).as_str()), (503, "paused"));
+    trigger::resume_all(&f.rt).unwrap();
+    let (status, body) = post(&client, &u, tok, json!({"text": "last"})).await;
+    assert_eq!(status, 202);
+    f.settle(body["task_id"].as_i64().unwrap()).await;
+
+    // Only the two accepted requests made tasks.
+    assert_eq!(tasks_with_trigger(&f, "webhook").len(), 2);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
+    let f = Fixture::new();
+    // The first run waits for an approval: busy for as long as the test needs, no timer.
+    let slow = f.script(
+        "slow.json",
+        json!([
+            { "text": "late", "tool_calls": [{ "name": "write_file", "arguments": { "path": "a.txt", "content": "a" } }] },
+            { "text": "written" },
+            { "text": "answered the hook" },
+            { "text": "third" }
+        ]),
+    );
+    let hook = webhook::create(&f.rt, "inbox", &f.workspace, Some(&slow)).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let client = reqwest::Client::new();
+    let u = url(&h, "inbox");
+    let tok = hook.token.as_str();
+    let kind = |v: &Value| v["error"]["kind"].as_str().unwrap_or_default().to_owned();
+
+    // Naming a busy session speaks to it like the window's composer: the text waits in
+    // its inbox (202, queued) and is answered after the current run, in a run of its own.
+    // With "when_busy": "reject" the hook answers 409 and nothing is queued.
+    let busy = f.rt.submit(&f.task("busy", &slow)).unwrap();
+    assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
+    let busy_session = f.rt.task(busy).unwrap().session_id;
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "from the hook", "session": busy_session, "when_busy": "reject"}),
+    )
+    .await;
+    assert_eq!(
+        (status, kind(&body).as_str()),
+        (409, "conversation_busy"),
+        "{body}"
+    );
+    assert!(f.rt.inbox(busy_session).unwrap().is_empty());
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "x", "session": busy_session, "when_busy": "later"}),
+    )
+    .await;
+    assert_eq!(
+        (status, kind(&body).as_str()),
+        (400, "invalid_body"),
+        "{body}"
+    );
+    // Without a session there is no conversation to be busy: a clear 400, not ignored.
+    let (status, body) = post(&client, &u, tok, json!({"text": "x", "when_busy": "steer"})).await;
+    assert_eq!(
+        (status, kind(&body).as_str()),
+        (400, "invalid_body"),
+        "{body}"
+    );
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "from the hook", "session": busy_session}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["queued"], true);
+    assert!(body["task_id"].is_null());
+    let submission = body["submission_id"].as_i64().unwrap();
+    assert_eq!(
+        f.rt.inbox(busy_session)
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>(),
+        [submission]
+    );
+    let approval = f.rt.pending_approvals().unwrap().remove(0);
+    f.rt.resolve_approval(
+        approval.id,
+        pocketpilot_core::ApprovalAnswer {
+            approve: true,
+            by: "test".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(f.settle(busy).await, TaskStatus::Completed);
+    let answered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let tasks = f.rt.session_tasks(busy_session).unwrap();
+            if let Some(t) = tasks
+                .iter()
+                .find(|t| t.id != busy && t.status.is_terminal())
+            {
+                break t.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the queued text was answered");
+    assert_eq!(answered.final_answer.as_deref(), Some("answered the hook"));
+    let said: Vec<String> =
+        f.rt.session_entries(busy_session)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "user")
+            .map(|e| e.content["text"].as_str().unwrap_or("").to_owned())
+            .collect();
+    assert_eq!(said, ["busy", "from the hook"]);
+
+    // An idle session named by the hook: the text starts a run there at once.
+    let (status, body) = post(
+        &client,
+        &u,
+        tok,
+        json!({"text": "once more", "session": busy_session}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    assert!(body.get("queued").is_none());
+    let again = body["task_id"].as_i64().unwrap();
+    assert_eq!(f.rt.task(again).unwrap().session_id, busy_session);
+    f.settle(again).await;
+
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_burst_of_500_concurrent_requests_makes_exactly_one_task_per_202() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "burst", &f.workspace, Some(&instant_script(&f))).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let client = reqwest::Client::new();
+    let u = url(&h, "burst");
+    let mut joins = Vec::new();
+    for i in 0..500 {
+        let (client, u, tok) = (client.clone(), u.clone(), hook.token.clone());
+        joins.push(tokio::spawn(async move {
+            tokio::time::timeout(
+                LIMIT,
+                post(&client, &u, &tok, json!({ "text": format!("job {i}") })),
+            )
+            .await
+            .expect("a request stalled")
+        }));
+    }
+    let mut ids = BTreeSet::new();
+    for j in joins {
+        let (status, body) = j.await.unwrap();
+        assert_eq!(status, 202, "{body}");
+        assert!(
+            ids.insert(body["task_id"].as_i64().unwrap()),
+            "a task id was answered twice"
+        );
+    }
+    let tasks = tasks_with_trigger(&f, "webhook");
+    assert_eq!(tasks.len(), ids.len());
+    assert_eq!(tasks.iter().map(|t| t.id).collect::<BTreeSet<_>>(), ids);
+    let goals: BTreeSet<String> = tasks.iter().map(|t| t.goal.clone()).collect();
+    assert_eq!(goals, (0..500).map(|i| format!("job {i}")).collect());
+    for id in &ids {
+        assert_eq!(f.settle(*id).await, TaskStatus::Completed);
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn over_the_rate_a_hook_answers_429_and_still_every_202_is_a_task() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "limited", &f.workspace, Some(&instant_script(&f))).unwrap();
+    let h = host(
+        &f,
+        TriggerSettings {
+            webhook_rate_per_minute: 1,
+            webhook_burst: 20,
+            ..settings()
+        },
+        Arc::new(SystemClock::default()),
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let u = url(&h, "limited");
+    let mut joins = Vec::new();
+    for i in 0..60 {
+        let (client, u, tok) = (client.clone(), u.clone(), hook.token.clone());
+        joins.push(tokio::spawn(async move {
+            let resp = client
+                .post(&u)
+                .header("X-PocketPilot-Token", tok)
+                .json(&json!({ "text": format!("job {i}") }))
+                .send()
+                .await
+                .unwrap();
+            let retry = resp
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (
+                resp.status().as_u16(),
+                retry,
+                resp.json::<Value>().await.unwrap(),
+            )
+        }));
+    }
+    let mut accepted = Vec::new();
+    let mut limited = 0;
+    for j in joins {
+        match j.await.unwrap() {
+            (202, _, body) => accepted.push(body["task_id"].as_i64().unwrap()),
+            (429, retry, body) => {
+                limited += 1;
+                assert_eq!(body["error"]["kind"], "rate_limited");
+                assert!(retry.unwrap().parse::<u64>().unwrap() >= 1);
+            }
+            other => panic!("unexpected answer {other:?}"),
+        }
+    }
+    // The burst of 20 (one more only if a minute passed), the rest refused.
+    assert!(
+        (20..=21).contains(&accepted.len()),
+        "{} accepted",
+        accepted.len()
+    );
+    assert_eq!(accepted.len() + limited, 60);
+    assert_eq!(tasks_with_trigger(&f, "webhook").len(), accepted.len());
+    for id in accepted {
+        f.settle(id).await;
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_webhook_task_with_a_risky_step_parks_waiting_for_approval() {
+    let f = Fixture::new();
+    let p = f.script(
+        "write.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "hooked.txt", "content": "x" } }] },
+            { "text": "done" }
+        ]),
+    );
+    let hook = webhook::create(&f.rt, "risky", &f.workspace, Some(&p)).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let (status, body) = post(
+        &reqwest::Client::new(),
+        &url(&h, "risky"),
+        &hook.token,
+        json!({"text": "write"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let id = body["task_id"].as_i64().unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    assert!(!f.ws("hooked.txt").exists());
+    f.rt.cancel(id).unwrap();
+    f.settle(id).await;
+    h.shutdown().await;
+}
+
+// --------------------------------------------------------------------------------- cron
+
+#[tokio::test]
+async fn cron_fires_on_time_and_skips_a_tick_while_its_previous_task_runs() {
+    let f = Fixture::new();
+    // The model takes a minute to answer: the first task is still running at the next tick.
+    let slow = f.script(
+        "slow.json",
+        json!([{ "text": "late", "delay_ms": 600_000 }]),
+    );
+    let clock = ManualClock::new(t("2030-01-01T10:00:30Z"));
+    let s = cron::create(
+        &f.rt,
+        &cron::NewSchedule {
+            expr: "* * * * *".into(),
+            workspace: f.workspace.clone(),
+            goal: "tidy the inbox".into(),
+            provider: Some(slow),
+            catch_up: false,
+        },
+        clock.now(),
+    )
+    .unwrap();
+    let h = host(&f, settings(), clock.clone()).await;
+
+    clock.set(t("2030-01-01T10:01:00Z"));
+    let runs = runs_len(&f, "cron", s.id, 1).await;
+    assert_eq!(runs[0].outcome, "fired");
+    assert_eq!(
+        runs[0].scheduled_for.as_deref(),
+        Some("2030-01-01T10:01:00.000Z")
+    );
+    let first = runs[0].task_id.unwrap();
+    let task = f.rt.task(first).unwrap();
+    assert_eq!(
+        (task.trigger.as_str(), task.goal.as_str()),
+        ("cron", "tidy the inbox")
+    );
+    assert!(!task.status.is_terminal());
+
+    clock.set(t("2030-01-01T10:02:00Z"));
+    let runs = runs_len(&f, "cron", s.id, 2).await;
+    assert_eq!(runs[1].outcome, "skipped");
+    assert_eq!(runs[1].task_id, None);
+    assert_eq!(
+        runs[1].scheduled_for.as_deref(),
+        Some("2030-01-01T10:02:00.000Z")
+    );
+    let reason = runs[1].reason.clone().unwrap();
+    assert!(
+        reason.contains(&format!("previous task {first} is still")),
+        "{reason}"
+    );
+
+    f.rt.cancel(first).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Cancelled);
+    clock.set(t("2030-01-01T10:03:00Z"));
+    let runs = runs_len(&f, "cron", s.id, 3).await;
+    assert_eq!(runs[2].outcome, "fired");
+    assert_eq!(
+        runs[2].scheduled_for.as_deref(),
+        Some("2030-01-01T10:03:00.000Z")
+    );
+    let second = runs[2].task_id.unwrap();
+    assert_ne!(second, first);
+    f.rt.cancel(second).unwrap();
+    f.settle(second).await;
+    h.shutdown().await;
+
+    // Exactly these three ticks were handled: nothing fired in between.
+    assert_eq!(trigger::runs(&f.rt, "cron", s.id).unwrap().len(), 3);
+    assert_eq!(tasks_with_trigger(&f, "cron").len(), 2);
+}
+
+#[tokio::test]
+async fn after_the_app_was_closed_only_a_catch_up_schedule_runs_one_missed_tick() {
+    let f = Fixture::new();
+    let p = instant_script(&f);
+    let clock = ManualClock::new(t("2030-01-01T10:00:30Z"));
+    let new = |catch_up| cron::NewSchedule {
+        expr: "@hourly".into(),
+        workspace: f.workspace.clone(),
+        goal: "hourly report".into(),
+        provider: Some(p.clone()),
+        catch_up,
+    };
+    let catching = cron::create(&f.rt, &new(true), clock.now()).unwrap();
+    let plain = cron::create(&f.rt, &new(false), clock.now()).unwrap();
+
+    // The app was closed from 10:00:30 to 12:30:40: the 11:00 and 12:00 ticks were missed.
+    clock.set(t("2030-01-01T12:30:40Z"));
+    let h = host(&f, settings(), clock.clone()).await;
+    let c = runs_len(&f, "cron", catching.id, 1).await;
+    assert_eq!(
+        (c[0].outcome.as_str(), c[0].scheduled_for.as_deref()),
+        ("fired", Some("2030-01-01T12:00:00.000Z"))
+    );
+    assert!(c[0].reason.as_deref().unwrap().contains("catch-up"));
+    let p0 = runs_len(&f, "cron", plain.id, 1).await;
+    assert_eq!(
+        (p0[0].outcome.as_str(), p0[0].scheduled_for.as_deref()),
+        ("skipped", Some("2030-01-01T12:00:00.000Z"))
+    );
+    assert!(p0[0].reason.as_deref().unwrap().contains("missed"));
+    f.settle(c[0].task_id.unwrap()).await;
+
+    clock.set(t("2030-01-01T13:00:00Z"));
+    runs_len(&f, "cron", catching.id, 2).await;
+    runs_len(&f, "cron", plain.id, 2).await;
+    h.shutdown().await;
+
+    // Restart (same data, a new host): the 13:00 tick is not fired again; 14:00 is.
+    let h = host(&f, settings(), clock.clone()).await;
+    clock.set(t("2030-01-01T14:00:00Z"));
+    let c = runs_len(&f, "cron", catching.id, 3).await;
+    let p = runs_len(&f, "cron", plain.id, 3).await;
+    h.shutdown().await;
+    let shape = |runs: &[TriggerRun]| {
+        runs.iter()
+            .map(|r| {
+                (
+                    r.outcome.clone(),
+                    r.scheduled_for.clone().unwrap()[11..16].to_owned(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let fired = |hh: &str| ("fired".to_string(), hh.to_string());
+    assert_eq!(shape(&c), [fired("12:00"), fired("13:00"), fired("14:00")]);
+    assert_eq!(
+        shape(&p),
+        [
+            ("skipped".into(), "12:00".into()),
+            fired("13:00"),
+            fired("14:00")
+        ]
+    );
+    assert_eq!(trigger::runs(&f.rt, "cron", catching.id).unwrap().len(), 3);
+    for r in c.iter().chain(p.iter()).filter_map(|r| r.task_id) {
+        f.settle(r).await;
+    }
+}
+
+#[tokio::test]
+async fn a_schedule_fires_on_the_real_clock() {
+    // Real time, real sleeping, real tokio timer. The only liberty: the clock is shifted so
+    // that "now" stands 1.5 s before a minute boundary, instead of waiting up to a minute
+    // for `* * * * *`. The schedule sleeps until the boundary like any other.
+    let f = Fixture::new();
+    let real = Utc::now();
+    let boundary =
+        real.with_second(0).unwrap().with_nanosecond(0).unwrap() + ChronoDuration::minutes(1);
+    let clock = Arc::new(SystemClock::shifted(
+        boundary - ChronoDuration::milliseconds(1500) - real,
+    ));
+    let s = cron::create(
+        &f.rt,
+        &cron::NewSchedule {
+            expr: "* * * * *".into(),
+            workspace: f.workspace.clone(),
+            goal: "real time".into(),
+            provider: Some(instant_script(&f)),
+            catch_up: false,
+        },
+        clock.now(),
+    )
+    .unwrap();
+    let h = host(&f, settings(), clock).await;
+    let runs = runs_len(&f, "cron", s.id, 1).await;
+    h.shutdown().await;
+    assert_eq!(runs[0].outcome, "fired");
+    assert_eq!(
+        runs[0].scheduled_for.as_deref(),
+        Some(trigger_stamp(boundary).as_str())
+    );
+    assert_eq!(
+        f.settle(runs[0].task_id.unwrap()).await,
+        TaskStatus::Completed
+    );
+}
+
+fn trigger_stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[test]
+fn bad_expressions_are_refused_at_creation() {
+    let f = Fixture::new();
+    for bad in ["* * * * * *", "every minute", "@reboot"] {
+        let e = cron::create(
+            &f.rt,
+            &cron::NewSchedule {
+                expr: bad.into(),
+                workspace: f.workspace.clone(),
+                goal: "x".into(),
+                ..Default::default()
+            },
+            Utc::now(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind().as_str(), "invalid_expression", "{bad}");
+    }
+}
+
+// -------------------------------------------------------------------------------- watch
+
+#[tokio::test]
+async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not() {
+    let f = Fixture::new();
+    let w = watch::create(
+        &f.rt,
+        &watch::NewWatch {
+            pattern: "*.txt".into(),
+            workspace: f.workspace.clone(),
+            goal: "Summarise the changed notes.".into(),
+            provider: Some(instant_script(&f)),
+            min_interval_secs: Some(0),
+        },
+    )
+    .unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+
+    // A person's change.
+    std::fs::write(f.ws("notes.txt"), "hello").unwrap();
+    std::fs::write(f.ws("ignored.md"), "not matched").unwrap();
+    let runs = runs_len(&f, "watch", w.id, 1).await;
+    let first = f.rt.task(runs[0].task_id.unwrap()).unwrap();
+    assert_eq!(first.trigger, "watch");
+    assert!(first.goal.starts_with("Summarise the changed notes."));
+    assert!(first.goal.contains("- notes.txt"), "{}", first.goal);
+    assert!(!first.goal.contains("ignored.md"));
+    assert_eq!(f.settle(first.id).await, TaskStatus::Completed);
+
+    // The agent writes a matching file through write_file (granted for this run).
+    let p = f.script(
+        "agent-write.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "agent.txt", "content": "by the agent" } }] },
+            { "text": "written" }
+        ]),
+    );
+    let mut task = f.task("write agent.txt", &p);
+    task.grants = vec!["fs:write".into()];
+    let agent = f.rt.submit(&task).unwrap();
+    assert_eq!(f.settle(agent).await, TaskStatus::Completed);
+    assert_eq!(read(&f.ws("agent.txt")), "by the agent");
+
+    // A person's change after it: the next watch task names it, and only it. Had the
+    // agent's write triggered, it would be a run before this one or listed in its goal.
+    std::fs::write(f.ws("later.txt"), "again").unwrap();
+    let runs = runs_len(&f, "watch", w.id, 2).await;
+    let second = f.rt.task(runs[1].task_id.unwrap()).unwrap();
+    assert!(second.goal.contains("- later.txt"), "{}", second.goal);
+    assert!(!second.goal.contains("agent.txt"), "{}", second.goal);
+    f.settle(second.id).await;
+    h.shutdown().await;
+    assert_eq!(trigger::runs(&f.rt, "watch", w.id).unwrap().len(), 2);
+    assert_eq!(tasks_with_trigger(&f, "watch").len(), 2);
+}
+
+#[test]
+fn a_watch_outside_its_workspace_is_refused() {
+    let f = Fixture::new();
+    for bad in ["../*.txt", "/etc/*"] {
+        let e = watch::create(
+            &f.rt,
+            &watch::NewWatch {
+                pattern: bad.into(),
+                workspace: f.workspace.clone(),
+                goal: "x".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.kind().as_str(), "outside_workspace", "{bad}");
+    }
+}
+
+// ---------------------------------------------------------------------------------- CLI
+
+#[tokio::test]
+async fn hooks_add_prints_the_token_and_nothing_else_and_only_its_digest_is_stored() {
+    let f = Fixture::new();
+    let ws = f.workspace.display().to_string();
+    let provider = instant_script(&f);
+    let args = [
+        "pocketpilot",
+        "hooks",
+        "add",
+        "ci",
+        "--workspace",
+        &ws,
+        "--provider",
+        &provider,
+    ];
+    let cmd = match cli::Cli::try_parse_from(args).unwrap().command {
+        cli::Command::Hooks(c) => c,
+        other => panic!("parsed as {other:?}"),
+    };
+    let mut out = Vec::new();
+    cli_triggers::hooks(&f.rt, cmd, &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let token = out.strip_suffix('\n').expect("one line");
+    assert!(
+        token.len() == 64 && token.chars().all(|c| c.is_ascii_hexdigit()),
+        "{out:?}"
+    );
+
+    // The token is not in the database (nor its WAL), nor in `hooks list --json`.
+    let mut listed = Vec::new();
+    let cmd = match cli::Cli::try_parse_from(["pocketpilot", "hooks", "list", "--json"])
+        .unwrap()
+        .command
+    {
+        cli::Command::Hooks(c) => c,
+        other => panic!("parsed as {other:?}"),
+    };
+    cli_triggers::hooks(&f.rt, cmd, &mut listed).unwrap();
+    let listed = String::from_utf8(listed).unwrap();
+    assert!(
+        listed.contains("\"ci\"") && !listed.contains(token),
+        "{listed}"
+    );
+    for entry in std::fs::read_dir(&f.data_dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap_or_default();
+        assert!(!bytes.windows(token.len()).any(|w| w == token.as_bytes()));
+    }
+
+    // And it works against the listener.
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let (status, body) = post(
+        &reqwest::Client::new(),
+        &url(&h, "ci"),
+        token,
+        json!({"text": "hi"}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    f.settle(body["task_id"].as_i64().unwrap()).await;
+    h.shutdown().await;
+}
+
+/// A `Write` the test can read while `serve` holds it.
+#[derive(Clone, Default)]
+struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn serve_says_where_it_listens_and_stops_cleanly_on_sigterm() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "srv", &f.workspace, Some(&instant_script(&f))).unwrap();
+    let status = Shared::default();
+    let serving = tokio::spawn(trigger::serve::serve_until_signal(
+        f.rt.clone(),
+        Some(0),
+        status.clone(),
+    ));
+    let line = until("the listening line", || {
+        status
+            .text()
+            .lines()
+            .find(|l| l.starts_with("listening on http://127.0.0.1:"))
+            .map(str::to_owned)
+    })
+    .await;
+    let base = line.strip_prefix("listening on ").unwrap().to_owned();
+    let (code, body) = post(
+        &reqwest::Client::new(),
+        &format!("{base}/hooks/srv"),
+        &hook.token,
+        json!({"text": "hi"}),
+    )
+    .await;
+    assert_eq!(code, 202);
+    f.settle(body["task_id"].as_i64().unwrap()).await;
+
+    // The handlers were installed before the line was written, so this SIGTERM is theirs.
+    unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    tokio::time::timeout(LIMIT, serving)
+        .await
+        .expect("serve did not stop")
+        .unwrap()
+        .unwrap();
+    assert!(
+        status.text().ends_with("stopping\nstopped\n"),
+        "{}",
+        status.text()
+    );
+    let addr = base.strip_prefix("http://").unwrap();
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
