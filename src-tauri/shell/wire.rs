@@ -525,7 +525,7 @@ impl From<pocketpilot_core::mcp::McpConfigError> for CommandError {
     fn from(e: pocketpilot_core::mcp::McpConfigError) -> Self {
         use pocketpilot_core::mcp::McpConfigError as E;
         let kind = match &e {
-            E::Invalid(_) => ErrorKind::InvalidArguments,
+            E::Invalid(_) => ErrorKind::InvalidConfig,
             E::NotFound(_) => ErrorKind::NotFound,
             E::Store(_) => ErrorKind::Store,
         };
@@ -767,13 +767,13 @@ impl NewMcpServer {
             },
             (Some(_), Some(_)) => {
                 return Err(CommandError::new(
-                    ErrorKind::InvalidArguments,
+                    ErrorKind::InvalidConfig,
                     "give a command or a URL, not both",
                 ))
             }
             (None, None) => {
                 return Err(CommandError::new(
-                    ErrorKind::InvalidArguments,
+                    ErrorKind::InvalidConfig,
                     "give a command (a stdio server) or a URL (a streamable-HTTP server)",
                 ))
             }

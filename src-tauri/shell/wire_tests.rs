@@ -81,6 +81,6 @@ fn an_mcp_form_becomes_a_stored_server_the_runtime_validates() {
         let e = form(command, url)
             .into_stored()
             .expect_err("one of the two");
-        assert_eq!(e.kind, pocketpilot_protocol::ErrorKind::InvalidArguments);
+        assert_eq!(e.kind, pocketpilot_protocol::ErrorKind::InvalidConfig);
     }
 }

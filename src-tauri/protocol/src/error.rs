@@ -18,6 +18,7 @@ crate::wire_enum! {
         NotFound = "not_found",
         InboxFull = "inbox_full",
         Settings = "settings",
+        InvalidConfig = "invalid_config",
         InvalidName = "invalid_name",
         Duplicate = "duplicate",
         InvalidExpression = "invalid_expression",
@@ -56,8 +57,8 @@ impl ErrorKind {
         match self {
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
-            | InboxFull | Settings | InvalidName | Duplicate | InvalidExpression
-            | OutsideWorkspace | InvalidPattern => true,
+            | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
+            | InvalidExpression | OutsideWorkspace | InvalidPattern => true,
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
             | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig | Store
@@ -72,10 +73,11 @@ impl ErrorKind {
             ModelRateLimited | ModelServer | ModelConnect | ModelTimeout | ModelStream
             | ConversationBusy | InboxFull | Store | Io | Listen | Watch => true,
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
-            | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings | NoModel
-            | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound | ModelRequest
-            | ModelInvalidResponse | ModelScripted | ModelConfig | Keychain | InvalidName
-            | Duplicate | InvalidExpression | OutsideWorkspace | InvalidPattern => false,
+            | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings
+            | InvalidConfig | NoModel | StepsExhausted | Record | LeaseLost | ModelAuth
+            | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
+            | Keychain | InvalidName | Duplicate | InvalidExpression | OutsideWorkspace
+            | InvalidPattern => false,
         }
     }
 

@@ -173,7 +173,7 @@ export type Entry = {
 };
 
 /**  Why a request to the runtime, or a task, failed. */
-export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | "listen" | "watch" | "store" | "keychain" | "io";
+export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_config" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | "listen" | "watch" | "store" | "keychain" | "io";
 
 export type Limits = {
 	max_steps: number,
