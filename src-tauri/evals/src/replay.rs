@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pocketpilot_protocol::EventKind;
+use pocketpilot_protocol::{EventKind, RuntimeEvent};
 use serde_json::{json, Value};
 
 use super::case::{Action, Answer, Case, EventMatch, Expect, ExpectApproval, Setup};
@@ -36,67 +36,67 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
     let mut started: BTreeMap<String, (String, Value)> = BTreeMap::new();
 
     for ev in &events {
-        let p = &ev.payload();
-        match ev.kind() {
-            EventKind::ModelTurnCompleted => {
-                let calls: Vec<Value> = p["tool_calls"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|c| json!({ "id": c["id"], "name": c["name"], "arguments": c["arguments"] }))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let mut turn = json!({ "text": p["text"].as_str().unwrap_or_default() });
+        match &ev.event {
+            RuntimeEvent::ModelTurnCompleted {
+                text,
+                tool_calls,
+                usage,
+                ..
+            } => {
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|c| json!({ "id": c.id, "name": c.name, "arguments": c.arguments }))
+                    .collect();
+                let mut turn = json!({ "text": text });
                 if !calls.is_empty() {
                     turn["tool_calls"] = Value::Array(calls);
                 }
-                if p["usage"].is_object() {
+                if let Some(u) = usage {
                     turn["usage"] = json!({
-                        "prompt_tokens": p["usage"]["prompt_tokens"],
-                        "completion_tokens": p["usage"]["completion_tokens"],
+                        "prompt_tokens": u.prompt_tokens,
+                        "completion_tokens": u.completion_tokens,
                     });
                 }
                 turns.push(turn);
             }
-            EventKind::ApprovalRequired => asked.push(ExpectApproval {
-                tool: p["name"].as_str().unwrap_or_default().to_owned(),
+            RuntimeEvent::ApprovalRequired { name, .. } => asked.push(ExpectApproval {
+                tool: name.clone(),
                 effect: None,
             }),
-            EventKind::ApprovalResolved => {
-                let edited = p.get("edited_arguments").filter(|v| !v.is_null()).cloned();
-                let action = match (
-                    p["approved"].as_bool(),
-                    p["session_grant"].as_bool(),
-                    &edited,
-                ) {
-                    (Some(false), _, _) | (None, _, _) => Action::Reject,
-                    (Some(true), _, Some(_)) => Action::Edit,
-                    (Some(true), Some(true), None) => Action::Session,
-                    (Some(true), _, None) => Action::Approve,
+            RuntimeEvent::ApprovalResolved {
+                approved,
+                session_grant,
+                edited_arguments,
+                note,
+                ..
+            } => {
+                let edited = edited_arguments.clone().filter(|v| !v.is_null());
+                let action = match (approved, session_grant, &edited) {
+                    (false, _, _) => Action::Reject,
+                    (true, _, Some(_)) => Action::Edit,
+                    (true, true, None) => Action::Session,
+                    (true, false, None) => Action::Approve,
                 };
                 approvals.push(Answer {
                     action,
                     arguments: edited,
-                    note: p["note"].as_str().map(str::to_owned),
+                    note: note.clone(),
                     restart_before: false,
                     wait_ms: 0,
                 });
             }
-            EventKind::ToolCallStarted => {
-                let args: Value = p["arguments"]
-                    .as_str()
-                    .and_then(|a| serde_json::from_str(a).ok())
-                    .unwrap_or(Value::Null);
-                let name = p["name"].as_str().unwrap_or_default().to_owned();
-                started.insert(
-                    p["call_id"].as_str().unwrap_or_default().to_owned(),
-                    (name, args),
-                );
+            RuntimeEvent::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                // Arguments the guard refused never ran; they leave no file to expect.
+                let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                started.insert(call_id.clone(), (name.clone(), args));
             }
-            EventKind::ToolCallCompleted => {
-                let call = p["call_id"].as_str().unwrap_or_default();
-                let Some((name, args)) = started.get(call) else {
+            RuntimeEvent::ToolCallCompleted { call_id, .. } => {
+                let Some((name, args)) = started.get(call_id) else {
                     continue;
                 };
                 let Some(rel) = args["path"].as_str().and_then(|a| relative(workspace, a)) else {
@@ -118,9 +118,9 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
                     _ => {}
                 }
             }
-            EventKind::ToolCallFailed => failures.push(EventMatch {
+            RuntimeEvent::ToolCallFailed { name, kind, .. } => failures.push(EventMatch {
                 kind: EventKind::ToolCallFailed,
-                payload: Some(json!({ "name": p["name"], "kind": p["kind"] })),
+                payload: Some(json!({ "name": name, "kind": kind })),
                 text: None,
             }),
             _ => {}

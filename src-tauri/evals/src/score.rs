@@ -44,13 +44,15 @@ fn walk(root: &Path, dir: &Path, skip: Option<&Path>, out: &mut Files) {
         if meta.file_type().is_symlink() {
             let target = std::fs::read_link(&path)
                 .map(|t| t.display().to_string())
-                .unwrap_or_default();
+                .unwrap_or_else(|e| format!("<unreadable: {e}>"));
             out.insert(rel, format!("-> {target}").into_bytes());
         } else if meta.is_dir() {
             out.insert(format!("{rel}/"), Vec::new());
             walk(root, &path, skip, out);
         } else {
-            out.insert(rel, std::fs::read(&path).unwrap_or_default());
+            let bytes =
+                std::fs::read(&path).unwrap_or_else(|e| format!("<unreadable: {e}>").into_bytes());
+            out.insert(rel, bytes);
         }
     }
 }
@@ -106,10 +108,26 @@ pub fn check(
     };
     let mut exp = case.expect.clone();
     expand_expect(&mut exp, &env.vars);
-    let tasks = rt.session_tasks(task.session_id).unwrap_or_default();
+    // A read that fails is a failed case, never an empty record that passes.
+    let tasks = match rt.session_tasks(task.session_id) {
+        Ok(t) => t,
+        Err(e) => {
+            f.push(format!("the session's tasks could not be read: {e}"));
+            return f;
+        }
+    };
     let mut events: Vec<StoredEvent> = Vec::new();
     for t in &tasks {
-        let evs = rt.events(t.id).unwrap_or_default();
+        let evs = match rt.events(t.id) {
+            Ok(evs) => evs,
+            Err(e) => {
+                f.push(format!(
+                    "the events of task {} could not be read: {e}",
+                    t.id
+                ));
+                continue;
+            }
+        };
         // Invariant: a task's record is gapless.
         let seqs: Vec<i64> = evs.iter().map(|e| e.sequence).collect();
         if seqs != (1..=seqs.len() as i64).collect::<Vec<_>>() {
@@ -117,7 +135,13 @@ pub fn check(
         }
         events.extend(evs);
     }
-    let entries = rt.session_entries(task.session_id).unwrap_or_default();
+    let entries = match rt.session_entries(task.session_id) {
+        Ok(e) => e,
+        Err(e) => {
+            f.push(format!("the transcript could not be read: {e}"));
+            Vec::new()
+        }
+    };
 
     if let Some(want) = exp.status {
         if task.status != want {
