@@ -29,7 +29,17 @@ pub fn cap_with(
     estimator: &Estimator,
     marker: impl Fn(usize) -> String,
 ) -> Capped {
-    let whole = estimator.text(text);
+    cap_counted(text, estimator.text(text), max_tokens, estimator, marker)
+}
+
+/// [`cap_with`] for a text whose count (`whole`) the caller already has.
+pub(crate) fn cap_counted(
+    text: &str,
+    whole: u32,
+    max_tokens: u32,
+    estimator: &Estimator,
+    marker: impl Fn(usize) -> String,
+) -> Capped {
     if whole <= max_tokens {
         return Capped {
             text: text.to_owned(),

@@ -13,6 +13,9 @@
 //!
 //! Whatever the source, the planner works against a budget with a safety margin
 //! ([`Estimator::margin_fraction`]): wider while the estimate is uncalibrated.
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use pocketpilot_model::{Message, Role, ToolSpec};
 use serde::{Deserialize, Serialize};
 use tiktoken_rs::CoreBPE;
@@ -43,18 +46,25 @@ impl std::fmt::Debug for Counter {
 /// Structural tokens around each message (role markers, separators). ChatML spends 5
 /// (`<|im_start|>`, role, `\n`, `<|im_end|>`, `\n`); OpenAI documents 3 (+1 for a name).
 const PER_MESSAGE: u32 = 5;
-/// Around each tool call in an assistant message (the call's wrapper, name and id keys).
-const PER_TOOL_CALL: u32 = 10;
+/// Around each tool call in an assistant message (the call's wrapper, name and id keys:
+/// `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>` in ChatML templates).
+const PER_TOOL_CALL: u32 = 16;
+/// Around a tool's answer beyond a message's own (`<tool_response>` wrappers, the call id).
+const PER_TOOL_RESULT: u32 = 6;
 /// Around each offered tool (the wrapper the chat template puts around its JSON).
 const PER_TOOL: u32 = 8;
 /// The reply priming (`<|im_start|>assistant\n`) and the template's preamble, before any
 /// calibration says better.
 const PER_REQUEST: f64 = 3.0;
-/// How much evidence the prior ratio (1.0) is worth, in estimated content tokens.
+/// How much evidence the prior ratio is worth, in estimated content tokens.
 const PRIOR_WEIGHT: f64 = 150.0;
 /// The preamble chat templates put before the tool list ("You may call one or more
-/// functions…"), before calibration.
-const TOOLS_PREAMBLE: u32 = 60;
+/// functions…", ~100 tokens in Qwen's and Hermes' templates), before calibration.
+const TOOLS_PREAMBLE: u32 = 100;
+/// Server tokens per cl100k token assumed for an unknown tokenizer before calibration:
+/// open models' vocabularies are mostly smaller than cl100k (SmolLM2 ~1.2, Mistral
+/// ~1.2, Qwen and Llama 3 ~1.0), and overestimating is the safe side.
+const PROXY_PRIOR: f64 = 1.15;
 
 /// What calibration has learnt so far, kept so a runtime may store it per model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -131,11 +141,32 @@ pub struct Estimate {
 }
 
 /// Counts requests for one model.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Estimator {
     model: String,
     counter: Counter,
     calibration: Calibration,
+    /// The ratio before any evidence, and what little evidence is weighed against.
+    prior: f64,
+    /// Uncalibrated counts of long texts by hash (see `raw_text`).
+    cache: Mutex<HashMap<u64, f64>>,
+}
+
+/// Messages shorter than this are counted each time (hashing costs about as much).
+const CACHE_FROM_BYTES: usize = 256;
+/// The cache is emptied when it holds this many counts (a few MB at most).
+const CACHE_ENTRIES: usize = 50_000;
+
+impl Clone for Estimator {
+    fn clone(&self) -> Self {
+        Self {
+            model: self.model.clone(),
+            counter: self.counter,
+            calibration: self.calibration,
+            prior: self.prior,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 impl Estimator {
@@ -147,20 +178,25 @@ impl Estimator {
         let bare = model.strip_prefix("openai/").unwrap_or(model);
         let own = tiktoken_rs::tokenizer::get_tokenizer(bare)
             .and_then(|t| tiktoken_rs::bpe_for_tokenizer(t).ok());
-        let counter = match own {
-            Some(bpe) => Counter::Bpe { bpe, exact: true },
+        let (counter, prior) = match own {
+            Some(bpe) => (Counter::Bpe { bpe, exact: true }, 1.0),
             None => {
                 match tiktoken_rs::bpe_for_tokenizer(tiktoken_rs::tokenizer::Tokenizer::Cl100kBase)
                 {
-                    Ok(bpe) => Counter::Bpe { bpe, exact: false },
-                    Err(_) => Counter::Shape,
+                    Ok(bpe) => (Counter::Bpe { bpe, exact: false }, PROXY_PRIOR),
+                    Err(_) => (Counter::Shape, 1.0),
                 }
             }
         };
         Self {
             model: model.to_owned(),
             counter,
-            calibration: Calibration::default(),
+            calibration: Calibration {
+                ratio: prior,
+                ..Calibration::default()
+            },
+            prior,
+            cache: Mutex::new(HashMap::new()),
         }
     }
 
@@ -171,6 +207,8 @@ impl Estimator {
             model: model.to_owned(),
             counter: Counter::Shape,
             calibration: Calibration::default(),
+            prior: 1.0,
+            cache: Mutex::new(HashMap::new()),
         }
     }
 
@@ -202,8 +240,8 @@ impl Estimator {
         match (self.counter, self.calibration.samples) {
             (Counter::Bpe { exact: true, .. }, 0) => 0.05,
             (Counter::Bpe { exact: true, .. }, _) => 0.03,
-            (_, 0) => 0.15,
-            (_, 1) => 0.08,
+            (_, 0) => 0.2,
+            (_, 1) => 0.1,
             (_, _) => 0.05,
         }
     }
@@ -303,10 +341,11 @@ impl Estimator {
             None => {}
         }
         if c.estimated_content > 0.0 {
-            // The evidence is weighed against the prior (ratio 1) as if the prior had
+            // The evidence is weighed against the prior ratio as if the prior had
             // been seen on PRIOR_WEIGHT tokens: a small first request, where a
             // template's hidden preamble dominates, cannot swing the ratio far.
-            c.ratio = ((c.observed_content + PRIOR_WEIGHT) / (c.estimated_content + PRIOR_WEIGHT))
+            c.ratio = ((c.observed_content + PRIOR_WEIGHT * self.prior)
+                / (c.estimated_content + PRIOR_WEIGHT))
                 .clamp(0.3, 3.0);
         }
         let residual = observed - estimated.raw_content * c.ratio - estimated.structure;
@@ -319,18 +358,48 @@ impl Estimator {
         c.samples += 1;
     }
 
+    /// The uncalibrated count of a text. Long texts are remembered by a hash of their
+    /// bytes: a session's requests repeat the same messages turn after turn, and
+    /// counting a long tool output again each turn is most of the cost of planning.
     fn raw_text(&self, text: &str) -> f64 {
+        if text.len() < CACHE_FROM_BYTES {
+            return self.count_text(text);
+        }
+        let key = fnv(text.as_bytes());
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).copied()) {
+            return hit;
+        }
+        let counted = self.count_text(text);
+        if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(key, counted);
+        }
+        counted
+    }
+
+    fn count_text(&self, text: &str) -> f64 {
         match self.counter {
-            Counter::Bpe { bpe, .. } => bpe.count_ordinary(text) as f64,
+            Counter::Bpe { bpe, exact: true } => bpe.count_ordinary(text) as f64,
+            // cl100k makes one token of up to three digits; most open tokenizers (Llama 2,
+            // Mistral, Qwen, Gemma, SmolLM2) one of each digit.
+            Counter::Bpe { bpe, exact: false } => {
+                bpe.count_ordinary(text) as f64 + single_digit_extra(text)
+            }
             Counter::Shape => shape_count(text),
         }
     }
 
     /// (content, structure) of one message.
+    /// (content, structure) of one message.
     fn raw_message(&self, m: &Message) -> (f64, f64) {
         let mut raw = m.content.as_deref().map_or(0.0, |t| self.raw_text(t));
         raw += self.raw_text(role_name(m.role));
         let mut structure = f64::from(PER_MESSAGE);
+        if m.role == Role::Tool {
+            structure += f64::from(PER_TOOL_RESULT);
+        }
         for call in &m.tool_calls {
             raw += self.raw_text(&call.name) + self.raw_text(&call.arguments);
             structure += f64::from(PER_TOOL_CALL);
@@ -355,6 +424,22 @@ impl Estimator {
         }
         (raw, structure)
     }
+}
+
+/// Tokens a single-digit tokenizer spends on the numbers of `text` beyond cl100k's
+/// (which groups up to three digits).
+fn single_digit_extra(text: &str) -> f64 {
+    let mut extra = 0usize;
+    let mut run = 0usize;
+    for b in text.bytes().chain(std::iter::once(b' ')) {
+        if b.is_ascii_digit() {
+            run += 1;
+        } else if run > 0 {
+            extra += run - run.div_ceil(3);
+            run = 0;
+        }
+    }
+    extra as f64
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -461,6 +546,16 @@ pub fn shape_count(text: &str) -> f64 {
         };
     }
     total
+}
+
+/// FNV-1a of some bytes.
+fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// FNV-1a over the messages and tools, with separators: a fingerprint that is the same

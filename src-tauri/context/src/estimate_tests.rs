@@ -33,7 +33,10 @@ fn openai_models_get_the_real_tokenizer_offline() {
     ] {
         let e = Estimator::for_model(model);
         assert!(!e.has_tokenizer(), "{model}");
-        assert_eq!(e.text("hello world"), 2, "{model}");
+        // cl100k's 2, times the prior ratio for unknown tokenizers (1.15), rounded up.
+        assert_eq!(e.text("hello world"), 3, "{model}");
+        // Digits are one token each in most open tokenizers; cl100k groups three.
+        assert!(e.text("20261201 31415926") >= 17, "{model}");
         assert!(e.margin_fraction() > Estimator::for_model("gpt-4o").margin_fraction());
     }
 }

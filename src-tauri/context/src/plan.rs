@@ -25,7 +25,7 @@
 use pocketpilot_model::{Message, ToolSpec};
 use serde::{Deserialize, Serialize};
 
-use crate::cap::cap_with;
+use crate::cap::{cap_counted, cap_with};
 use crate::estimate::{Anchor, Estimator};
 use crate::view::{
     how_to_get_back, shorten, summarize_args, summary_text, thousands, Item, ItemId, ItemKind,
@@ -166,6 +166,8 @@ pub struct PlannedItem {
     /// The message as it will be sent (the original, or its elided form).
     pub message: Message,
     tokens: u32,
+    /// The count of the original text (capping starts from it, tier after tier).
+    original: u32,
 }
 
 /// What the planner decided. Without a summary to make, [`Plan::finish`] with `None`
@@ -255,8 +257,17 @@ impl Plan {
                 messages.push(Message::assistant(shown.clone(), vec![]));
             }
         }
-        let estimate =
-            self.fixed_tokens + messages.iter().map(|m| estimator.message(m)).sum::<u32>();
+        // The items' counts are the plan's; only the stand-in is counted anew.
+        let estimate = self.fixed_tokens
+            + self
+                .items
+                .iter()
+                .filter(|i| i.action != Action::Summarized)
+                .map(|i| i.tokens)
+                .sum::<u32>()
+            + stand_in.as_ref().map_or(0, |(shown, _, _)| {
+                estimator.message(&Message::assistant(shown.clone(), vec![]))
+            });
         Compacted {
             messages,
             estimate,
@@ -309,6 +320,10 @@ pub fn plan_compaction(
             kind: item.kind.clone(),
             action: Action::Keep,
             tokens: estimator.message(&item.message),
+            original: match item.kind {
+                ItemKind::ToolResult { .. } => estimator.text(item.text()),
+                _ => 0,
+            },
             message: item.message.clone(),
         })
         .collect();
@@ -380,7 +395,7 @@ pub fn plan_compaction(
             }
             let original = view[i].text();
             let (name, args) = (name.clone(), args_summary.clone());
-            let capped = cap_with(original, keep, estimator, |cut| {
+            let capped = cap_counted(original, items[i].original, keep, estimator, |cut| {
                 elision_marker(cut, &name, &args)
             });
             let before = items[i].tokens;
@@ -583,7 +598,7 @@ fn cap_recent(
         let allowed = if cap > 0 {
             cap
         } else {
-            before.saturating_sub(excess).max(0)
+            before.saturating_sub(excess)
         };
         if before <= allowed {
             continue;
@@ -596,12 +611,19 @@ fn cap_recent(
         };
         let (name, args) = (name.clone(), args_summary.clone());
         // The structure of the message is not the text's: leave it room.
-        let text_room = allowed.saturating_sub(
-            before - estimator.text(items[i].message.content.as_deref().unwrap_or("")),
+        let current = if items[i].action == Action::Keep {
+            items[i].original
+        } else {
+            estimator.text(items[i].message.content.as_deref().unwrap_or(""))
+        };
+        let text_room = allowed.saturating_sub(before.saturating_sub(current));
+        let capped = cap_counted(
+            view[i].text(),
+            items[i].original,
+            text_room,
+            estimator,
+            |cut| elision_marker(cut, &name, &args),
         );
-        let capped = cap_with(view[i].text(), text_room, estimator, |cut| {
-            elision_marker(cut, &name, &args)
-        });
         let mut message = items[i].message.clone();
         message.content = Some(capped.text);
         let after = estimator.message(&message);
