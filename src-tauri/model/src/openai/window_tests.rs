@@ -64,9 +64,13 @@ fn models_reads_the_configured_entry() {
     // LM Studio: the loaded length wins over the maximum.
     let lmstudio = json!({"data":[{"id":"qwen2.5-7b-instruct","max_context_length":32768,"loaded_context_length":8192}]});
     assert_eq!(models_window(&lmstudio, "qwen2.5-7b-instruct"), Some(8192));
-    // llama.cpp's list has only the training length: not the window.
+    // An older llama.cpp's list has only the training length: not the window.
     let llama = json!({"object":"list","data":[{"id":"smollm2","object":"model","meta":{"n_ctx_train":8192,"n_params":134515008}}]});
     assert_eq!(models_window(&llama, "smollm2"), None);
+    // A newer one lists the window it runs with (recorded from the real server).
+    let recorded: serde_json::Value =
+        serde_json::from_str(include_str!("../../fixtures/window/llamacpp-models.json")).unwrap();
+    assert_eq!(models_window(&recorded, "smollm2"), Some(4096));
     // OpenAI: no lengths at all.
     let openai = json!({"object":"list","data":[{"id":"gpt-4o-mini","object":"model","owned_by":"system"},{"id":"gpt-4o","object":"model"}]});
     assert_eq!(models_window(&openai, "gpt-4o-mini"), None);
