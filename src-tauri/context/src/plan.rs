@@ -231,9 +231,12 @@ impl Plan {
             .map(str::trim)
             .filter(|s| !s.is_empty() && self.summary.is_some())
             .map(|s| {
-                cap_with(s, self.summary_max_tokens, estimator, |cut| {
-                    format!("[… {} bytes of the summary cut …]", thousands(cut))
-                })
+                cap_with(
+                    s,
+                    self.summary_max_tokens.saturating_sub(2),
+                    estimator,
+                    |cut| format!("[… {} bytes of the summary cut …]", thousands(cut)),
+                )
                 .text
             });
         let stand_in = match (&written, &self.fallback) {

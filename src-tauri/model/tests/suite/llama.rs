@@ -200,3 +200,96 @@ async fn the_estimator_against_the_servers_count() {
         "worst error after the first turn: {worst_after_first:.3}"
     );
 }
+
+/// Issue 13 end to end: a session that outgrew a 2,048-token window (an old pasted log,
+/// long tool outputs) is planned, its summary asked of the model, and the compacted
+/// request is accepted by the server, counted within the budget the planner promised.
+#[tokio::test]
+async fn a_session_over_the_window_is_compacted_and_the_server_accepts_it() {
+    use pocketpilot_context::{plan_compaction, Budget, Item, PlanOptions};
+
+    let Some(server) = LlamaServer::start(2048).await else {
+        return;
+    };
+    let log: String = (0..120)
+        .map(|i| {
+            format!(
+                "2026-12-01T10:{:02}:{:02}Z WARN relay delivery={i} status=502 retry\n",
+                i / 60,
+                i % 60
+            )
+        })
+        .collect();
+    let mut view = vec![
+        Item::system_rules(1, "You are a careful coding agent."),
+        Item::person(2, format!("Here is the log:\n{log}")),
+        Item::assistant(3, "The deliveries fail with 502 and are retried.", vec![]),
+        Item::goal(4, "Now tell me in one line which file to look at."),
+    ];
+    let mut id = 5;
+    for (n, path) in ["src/retry.rs", "src/journal.rs", "src/serve.rs"]
+        .iter()
+        .enumerate()
+    {
+        let c = read_file_call(&format!("c{n}"), path);
+        view.push(Item::assistant(id, "", vec![c.clone()]));
+        let body: String = (0..40)
+            .map(|l| format!("    let value_{l} = compute_{l}(input, {l});\n"))
+            .collect();
+        view.push(Item::tool_result(id + 1, &c, body));
+        id += 2;
+    }
+    let tools = vec![weather_tool()];
+    let estimator = Estimator::for_model("smollm2");
+    let reserve = 64;
+    let budget = Budget::new(2048, reserve, &estimator);
+    let whole: Vec<Message> = view.iter().map(|i| i.message.clone()).collect();
+    assert!(
+        estimator.request(&whole, &tools, None).tokens > 2048,
+        "the session must start over the window"
+    );
+    let plan = plan_compaction(
+        &view,
+        &tools,
+        &budget,
+        &estimator,
+        &PlanOptions::default(),
+        None,
+    )
+    .expect("a plan that fits");
+    eprintln!("steps: {:?}", plan.steps);
+    let summary = match plan.summary_request() {
+        Some(request) => {
+            let mut c = config(&server);
+            c.stream = false;
+            c.max_tokens = Some(request.max_tokens);
+            let summariser = OpenAiProvider::new(c).unwrap();
+            let answer = bounded(BOUND, summariser.complete(request.messages.clone(), vec![]))
+                .await
+                .expect("the summary request fits the window");
+            Some(answer.text)
+        }
+        None => None,
+    };
+    let compacted = plan.finish(summary.as_deref(), &estimator);
+    assert!(compacted.estimate <= budget.limit());
+    let mut c = config(&server);
+    c.stream = false;
+    c.max_tokens = Some(reserve);
+    let provider = OpenAiProvider::new(c).unwrap();
+    let answer = bounded(BOUND, provider.complete(compacted.messages.clone(), tools))
+        .await
+        .expect("the compacted request is accepted");
+    let counted = answer.usage.expect("usage").prompt_tokens;
+    eprintln!(
+        "compacted: estimate {} (limit {}), the server counted {counted}",
+        compacted.estimate,
+        budget.limit()
+    );
+    assert!(counted + u64::from(reserve) <= 2048, "{counted}");
+    // The goal is there, verbatim.
+    assert!(compacted
+        .messages
+        .iter()
+        .any(|m| m.content.as_deref() == Some("Now tell me in one line which file to look at.")));
+}
