@@ -342,7 +342,7 @@ fn a_tool_result_bigger_than_the_window_is_capped() {
 fn when_the_kept_items_alone_do_not_fit_the_oldest_instructions_go_visibly() {
     let mut s = Session::new("Now fix the tests.");
     let old = s.person(&words("old", 900));
-    let newer = s.person("Use the nightly toolchain.");
+    s.person("Use the nightly toolchain.");
     s.round(1, 10);
     let p = plan(&s.items, 1024, 128).unwrap();
     assert!(
@@ -360,7 +360,6 @@ fn when_the_kept_items_alone_do_not_fit_the_oldest_instructions_go_visibly() {
             && t.contains("It began: \"olda oldb")));
     assert!(all.contains(&"Use the nightly toolchain.".to_owned()));
     assert!(all.contains(&"Now fix the tests.".to_owned()));
-    let _ = newer;
 }
 
 #[test]
