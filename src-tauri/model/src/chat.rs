@@ -75,4 +75,9 @@ pub struct ModelResponse {
     pub finish_reason: Option<String>,
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// How many of `usage.prompt_tokens` the server served from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`), when it says. Kept beside `Usage`
+    /// rather than in it: `Usage` adds up over a task, this is a fact of one turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_tokens: Option<u64>,
 }

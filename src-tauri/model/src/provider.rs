@@ -52,6 +52,26 @@ pub enum ProviderError {
     /// The provider settings cannot work (a malformed base URL or header value).
     #[error("the model provider settings are invalid: {0}")]
     Config(String),
+    /// The request (messages, tools and the room asked for the answer) does not fit the
+    /// model's context window. Sending it again as it is cannot succeed; the caller has to
+    /// make it smaller (compact the history) first. The numbers are the server's own, when
+    /// its message gives them.
+    #[error("{}", context_overflow_text(*requested, *window, message))]
+    ContextOverflow {
+        requested: Option<u32>,
+        window: Option<u32>,
+        message: String,
+    },
+}
+
+fn context_overflow_text(requested: Option<u32>, window: Option<u32>, message: &str) -> String {
+    let sizes = match (requested, window) {
+        (Some(r), Some(w)) => format!(" ({r} tokens asked, the window holds {w})"),
+        (None, Some(w)) => format!(" (the window holds {w} tokens)"),
+        (Some(r), None) => format!(" ({r} tokens asked)"),
+        (None, None) => String::new(),
+    };
+    format!("the request does not fit the model's context window{sizes}: {message}")
 }
 
 impl ProviderError {
@@ -68,7 +88,8 @@ impl ProviderError {
             | ProviderError::Request { .. }
             | ProviderError::InvalidResponse(_)
             | ProviderError::Scripted(_)
-            | ProviderError::Config(_) => false,
+            | ProviderError::Config(_)
+            | ProviderError::ContextOverflow { .. } => false,
         }
     }
 
@@ -86,6 +107,7 @@ impl ProviderError {
             ProviderError::InvalidResponse(_) => ErrorKind::ModelInvalidResponse,
             ProviderError::Scripted(_) => ErrorKind::ModelScripted,
             ProviderError::Config(_) => ErrorKind::ModelConfig,
+            ProviderError::ContextOverflow { .. } => ErrorKind::ModelContextOverflow,
         }
     }
 }

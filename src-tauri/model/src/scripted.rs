@@ -11,7 +11,8 @@
 //!     { "text": "Let me look.", "chunk_size": 4, "delay_ms": 50, "chunk_delay_ms": 5,
 //!       "tool_calls": [ { "name": "read_file", "arguments": { "path": "a.txt" } } ] },
 //!     { "chunks": ["Done", "."], "usage": { "prompt_tokens": 10, "completion_tokens": 2 } },
-//!     { "error": { "kind": "server", "message": "boom" } }
+//!     { "error": { "kind": "server", "message": "boom" } },
+//!     { "error": { "kind": "context_overflow", "message": "too long", "requested": 5000, "window": 4096 } }
 //!   ] }
 //! ```
 //! A file that is a bare array is a list of turns.
@@ -78,6 +79,11 @@ pub struct ScriptedError {
     #[serde(default = "default_error_kind")]
     pub kind: String,
     pub message: String,
+    /// For `"kind": "context_overflow"`: the sizes the server would report.
+    #[serde(default)]
+    pub requested: Option<u32>,
+    #[serde(default)]
+    pub window: Option<u32>,
 }
 
 fn default_error_kind() -> String {
@@ -188,6 +194,11 @@ fn scripted_error(e: &ScriptedError) -> ProviderError {
             status: 400,
             message,
         },
+        "context_overflow" => ProviderError::ContextOverflow {
+            requested: e.requested,
+            window: e.window,
+            message,
+        },
         _ => ProviderError::Server {
             status: 500,
             message,
@@ -260,6 +271,7 @@ impl Turn {
             tool_calls,
             finish_reason,
             usage: Some(usage),
+            cached_prompt_tokens: None,
         }
     }
 }

@@ -52,6 +52,23 @@ async fn scripted_errors_keep_their_kind() {
         .await
         .unwrap();
     assert!(matches!(first, Err(ProviderError::Auth { .. })));
+
+    let p = provider(
+        r#"[{"error":{"kind":"context_overflow","message":"too long","requested":5000,"window":4096}}]"#,
+    );
+    let err = p
+        .complete(vec![Message::user("x")], vec![])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::ContextOverflow {
+            requested: Some(5000),
+            window: Some(4096),
+            message: "too long".into()
+        }
+    );
+    assert_eq!(err.kind().as_str(), "model_context_overflow");
 }
 
 #[test]

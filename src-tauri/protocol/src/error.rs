@@ -40,6 +40,9 @@ crate::wire_enum! {
         ModelInvalidResponse = "model_invalid_response",
         ModelScripted = "model_scripted",
         ModelConfig = "model_config",
+        /// The request did not fit the model's context window; the runtime compacts and
+        /// asks again rather than sending the same request.
+        ModelContextOverflow = "model_context_overflow",
         // The machine.
         Listen = "listen",
         Watch = "watch",
@@ -61,8 +64,8 @@ impl ErrorKind {
             | InvalidExpression | OutsideWorkspace | InvalidPattern => true,
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
-            | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig | Store
-            | Keychain | Io | Listen | Watch => false,
+            | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
+            | ModelContextOverflow | Store | Keychain | Io | Listen | Watch => false,
         }
     }
 
@@ -76,8 +79,8 @@ impl ErrorKind {
             | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings
             | InvalidConfig | NoModel | StepsExhausted | Record | LeaseLost | ModelAuth
             | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
-            | Keychain | InvalidName | Duplicate | InvalidExpression | OutsideWorkspace
-            | InvalidPattern => false,
+            | ModelContextOverflow | Keychain | InvalidName | Duplicate | InvalidExpression
+            | OutsideWorkspace | InvalidPattern => false,
         }
     }
 
@@ -97,6 +100,7 @@ impl ErrorKind {
                 | ModelInvalidResponse
                 | ModelScripted
                 | ModelConfig
+                | ModelContextOverflow
         )
     }
 }

@@ -8,6 +8,7 @@
 use crate::chat::{ModelResponse, ToolCall, Usage};
 use crate::provider::ProviderError;
 
+use super::overflow::context_overflow;
 use super::wire::{json_error_message, Chunk};
 
 #[derive(Debug, Default)]
@@ -16,6 +17,7 @@ pub(crate) struct Assembler {
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+    cached_prompt_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -40,13 +42,19 @@ impl Assembler {
 
     fn feed_chunk(&mut self, chunk: Chunk<'_>) -> Result<Option<String>, ProviderError> {
         if let Some(error) = &chunk.error {
-            let message = json_error_message(&serde_json::json!({ "error": error }))
-                .unwrap_or_else(|| error.to_string());
+            let wrapped = serde_json::json!({ "error": error });
+            let message = json_error_message(&wrapped).unwrap_or_else(|| error.to_string());
+            // An overflow reported inside the stream is still an overflow: restarting the
+            // stream (what a `Stream` error leads to) would only meet it again.
+            if let Some(overflow) = context_overflow(&wrapped.to_string(), &message) {
+                return Err(overflow);
+            }
             return Err(ProviderError::Stream(format!(
                 "the server reported an error mid-stream: {message}"
             )));
         }
         if let Some(usage) = chunk.usage {
+            self.cached_prompt_tokens = usage.cached_tokens();
             self.usage = Some(usage.into());
         }
         let mut added: Option<String> = None;
@@ -132,6 +140,7 @@ impl Assembler {
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
+            cached_prompt_tokens: self.cached_prompt_tokens,
         }
     }
 }

@@ -95,3 +95,45 @@ fn malformed_chunks_and_error_chunks_are_stream_errors() {
         .unwrap_err();
     assert!(err.to_string().contains("upstream died"), "{err}");
 }
+
+#[test]
+fn usage_with_cached_prompt_tokens_from_the_usage_chunk() {
+    // OpenAI's shape with include_usage: the last chunk has no choices, and the details
+    // say how much of the prompt came from the cache.
+    let (asm, _) = feed_all(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}],"usage":null}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":1,"total_tokens":1201,"prompt_tokens_details":{"cached_tokens":1024,"audio_tokens":0}}}"#,
+    ]);
+    let r = asm.finish();
+    assert_eq!(r.usage.map(|u| u.prompt_tokens), Some(1200));
+    assert_eq!(r.cached_prompt_tokens, Some(1024));
+    // Without details there is no figure (not a zero: the server did not say).
+    let (asm, _) = feed_all(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}}"#,
+    ]);
+    let r = asm.finish();
+    assert_eq!(r.usage.map(|u| u.prompt_tokens), Some(7));
+    assert_eq!(r.cached_prompt_tokens, None);
+}
+
+#[test]
+fn an_overflow_reported_inside_the_stream_is_an_overflow() {
+    let mut asm = Assembler::default();
+    let err = asm
+        .feed(r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.","code":400}}"#)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::ContextOverflow {
+            requested: Some(5000),
+            window: Some(4096),
+            message: "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. (400)".into(),
+        }
+    );
+    // Any other error in the stream stays a stream error (it may be retried).
+    let err = Assembler::default()
+        .feed(r#"{"error":{"message":"upstream went away"}}"#)
+        .unwrap_err();
+    assert_eq!(err.kind().as_str(), "model_stream");
+}

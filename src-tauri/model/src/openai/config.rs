@@ -42,6 +42,9 @@ pub struct OpenAiConfig {
     pub retry_base_delay: Duration,
     /// How many times a stream cut mid-answer is re-requested from the start.
     pub max_stream_restarts: u32,
+    /// The model's context window in tokens, as the person configured it. Used only when
+    /// the server does not say (see [`crate::discover_context_window`]).
+    pub context_window: Option<u32>,
 }
 
 impl Default for OpenAiConfig {
@@ -61,6 +64,7 @@ impl Default for OpenAiConfig {
             max_retries: 3,
             retry_base_delay: Duration::from_millis(500),
             max_stream_restarts: 2,
+            context_window: None,
         }
     }
 }
@@ -72,7 +76,8 @@ impl OpenAiConfig {
     }
 
     /// Applies `POCKETPILOT_LLM_STREAM` (`false`/`0`/`no`/`off` turn streaming off,
-    /// `true`/`1`/`yes`/`on` turn it on; anything else is ignored).
+    /// `true`/`1`/`yes`/`on` turn it on; anything else is ignored) and
+    /// `POCKETPILOT_CONTEXT_WINDOW` (a number of tokens).
     pub fn apply_env(&mut self) {
         if let Some(stream) = std::env::var("POCKETPILOT_LLM_STREAM")
             .ok()
@@ -81,6 +86,21 @@ impl OpenAiConfig {
         {
             self.stream = stream;
         }
+        if let Some(tokens) = std::env::var("POCKETPILOT_CONTEXT_WINDOW")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|n| *n > 0)
+        {
+            self.context_window = Some(tokens);
+        }
+    }
+
+    /// The server's root: the base URL without its trailing `/v1` (llama.cpp's `/props`
+    /// and Ollama's `/api/show` live there). A base URL without a version segment is
+    /// its own root.
+    pub fn server_root(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        base.strip_suffix("/v1").unwrap_or(base).to_owned()
     }
 }
 
@@ -121,6 +141,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_retries", &self.max_retries)
             .field("retry_base_delay", &self.retry_base_delay)
             .field("max_stream_restarts", &self.max_stream_restarts)
+            .field("context_window", &self.context_window)
             .finish()
     }
 }

@@ -14,6 +14,7 @@ use tokio::time::{timeout, timeout_at, Instant};
 use crate::provider::ProviderError;
 
 use super::config::OpenAiConfig;
+use super::overflow::context_overflow;
 use super::retry::{retry_after, wait_before_retry};
 use super::wire::error_message;
 
@@ -42,33 +43,7 @@ impl Http {
                 config.base_url
             )));
         }
-        let mut headers = HeaderMap::new();
-        let secret = config.api_key.clone().filter(|k| !k.trim().is_empty());
-        if let Some(key) = &secret {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
-                    ProviderError::Config(
-                        "the API key contains characters not allowed in a header".into(),
-                    )
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        for (name, value) in &config.extra_headers {
-            let header = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| ProviderError::Config(format!("header name `{name}` is not valid")))?;
-            let mut value = HeaderValue::from_str(value).map_err(|_| {
-                ProviderError::Config(format!("the value of header `{name}` is not valid"))
-            })?;
-            value.set_sensitive(true);
-            headers.insert(header, value);
-        }
-        let client = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(config.connect_timeout)
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| ProviderError::Config(format!("HTTP client: {}", error_chain(&e))))?;
+        let (client, secret) = client_for(config)?;
         Ok(Self {
             client,
             url,
@@ -221,6 +196,13 @@ impl Http {
             message = status.canonical_reason().unwrap_or("no message").to_owned();
         }
         let message = self.scrub(message);
+        // Checked before the status: llama.cpp says it with 400, older builds with 500
+        // (which would otherwise be retried, in vain).
+        if !matches!(status.as_u16(), 401 | 403 | 404 | 429) {
+            if let Some(overflow) = context_overflow(&text, &message) {
+                return overflow;
+            }
+        }
         classify_status(status, message, wait, &self.url, &self.model)
     }
 
@@ -272,8 +254,50 @@ impl Http {
             E::InvalidResponse(m) => E::InvalidResponse(self.scrub(m)),
             E::Scripted(m) => E::Scripted(self.scrub(m)),
             E::Config(m) => E::Config(self.scrub(m)),
+            E::ContextOverflow {
+                requested,
+                window,
+                message,
+            } => E::ContextOverflow {
+                requested,
+                window,
+                message: self.scrub(message),
+            },
         }
     }
+}
+
+/// The HTTP client for one endpoint: the API key (a sensitive `Authorization` header) and
+/// the extra headers on every request. Also returns the trimmed key, to scrub it from
+/// server text.
+pub(crate) fn client_for(
+    config: &OpenAiConfig,
+) -> Result<(reqwest::Client, Option<String>), ProviderError> {
+    let mut headers = HeaderMap::new();
+    let secret = config.api_key.clone().filter(|k| !k.trim().is_empty());
+    if let Some(key) = &secret {
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim())).map_err(|_| {
+            ProviderError::Config("the API key contains characters not allowed in a header".into())
+        })?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    for (name, value) in &config.extra_headers {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ProviderError::Config(format!("header name `{name}` is not valid")))?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            ProviderError::Config(format!("the value of header `{name}` is not valid"))
+        })?;
+        value.set_sensitive(true);
+        headers.insert(header, value);
+    }
+    let client = reqwest::Client::builder()
+        .default_headers(headers)
+        .connect_timeout(config.connect_timeout)
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| ProviderError::Config(format!("HTTP client: {}", error_chain(&e))))?;
+    Ok((client, secret))
 }
 
 pub(crate) fn classify_status(

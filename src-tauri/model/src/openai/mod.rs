@@ -9,6 +9,8 @@
 //! - `sse`: SSE events over the body (via `eventsource-stream`) with an idle timer.
 //! - `assemble`: text and tool calls (by `index`) → one `ModelResponse`.
 //! - `turn`: one streamed turn: restarts after a cut, fallback to a whole answer.
+//! - `overflow`: "the request does not fit the context window", in each server's words.
+//! - `window`: the model's context window, asked of the server.
 //!
 //! Promises: `Done` only for a complete answer (a finish reason or `[DONE]` seen); a
 //! cut after text was shown yields `Reset` and the turn is asked again (bounded); a
@@ -18,9 +20,11 @@
 mod assemble;
 mod config;
 mod http;
+mod overflow;
 mod retry;
 mod sse;
 mod turn;
+mod window;
 mod wire;
 
 use std::sync::Arc;
@@ -36,6 +40,9 @@ use crate::chat::{Message, ModelResponse, ToolSpec};
 use crate::provider::{Provider, ProviderError, TurnStream};
 
 pub use config::{parse_switch, OpenAiConfig};
+pub use window::{
+    discover_context_window, ContextWindow, Discovery, WindowSource, ASSUMED_CONTEXT_WINDOW,
+};
 
 use assemble::{snippet, Assembler};
 use http::Http;
@@ -171,6 +178,9 @@ pub(crate) fn parse_completion(bytes: &[u8]) -> Result<ModelResponse, ProviderEr
     })?;
     if value.get("error").is_some_and(|e| !e.is_null()) {
         let message = wire::json_error_message(&value).unwrap_or_default();
+        if let Some(overflow) = overflow::context_overflow(&text, &message) {
+            return Err(overflow);
+        }
         return Err(ProviderError::Server {
             status: 200,
             message,
@@ -182,6 +192,7 @@ pub(crate) fn parse_completion(bytes: &[u8]) -> Result<ModelResponse, ProviderEr
             snippet(&text, 200)
         ))
     })?;
+    let cached_prompt_tokens = completion.usage.and_then(|u| u.cached_tokens());
     let usage = completion.usage.map(Into::into);
     let Some(choice) = completion.choices.into_iter().next() else {
         return Err(ProviderError::InvalidResponse(format!(
@@ -201,6 +212,7 @@ pub(crate) fn parse_completion(bytes: &[u8]) -> Result<ModelResponse, ProviderEr
             .collect(),
         finish_reason: choice.finish_reason,
         usage,
+        cached_prompt_tokens,
     })
 }
 

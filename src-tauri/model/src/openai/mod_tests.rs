@@ -144,3 +144,29 @@ fn whole_answers_and_error_bodies_are_read_leniently() {
     assert_eq!(wire::error_message("Bad Gateway\n"), "Bad Gateway");
     assert_eq!(wire::error_message(r#"{"detail":"nope"}"#), "nope");
 }
+
+#[test]
+fn whole_answers_carry_cached_prompt_tokens_and_overflows_in_200_bodies() {
+    let r = parse_completion(
+        br#"{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,"prompt_tokens_details":{"cached_tokens":1920}}}"#,
+    )
+    .unwrap();
+    assert_eq!(r.usage.unwrap().prompt_tokens, 2006);
+    assert_eq!(r.cached_prompt_tokens, Some(1920));
+    // Some gateways answer 200 with an error body.
+    let err = parse_completion(
+        br#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.","code":"context_length_exceeded"}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ProviderError::ContextOverflow {
+                requested: Some(9001),
+                window: Some(8192),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}

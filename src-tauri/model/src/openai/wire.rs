@@ -175,6 +175,21 @@ pub(crate) struct WireUsage {
     pub completion_tokens: Option<u64>,
     #[serde(default)]
     pub total_tokens: Option<u64>,
+    /// OpenAI, vLLM, llama.cpp: how many of the prompt tokens came from the server's cache.
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize, Debug, Default, Clone, Copy)]
+pub(crate) struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    pub(crate) fn cached_tokens(&self) -> Option<u64> {
+        self.prompt_tokens_details.and_then(|d| d.cached_tokens)
+    }
 }
 
 impl From<WireUsage> for Usage {

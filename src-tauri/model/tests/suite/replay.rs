@@ -70,7 +70,12 @@ fn table() -> Vec<(&'static str, Vec<Expect>)> {
                 bad_request("parse error"),
                 bad_request("'messages' is required"),
                 bad_request("Expected 'messages' to be an array"),
-                bad_request("exceeds the available context size"),
+                // Classified for what it is: the runtime compacts and asks again.
+                Error {
+                    kind: "model_context_overflow",
+                    status: 400,
+                    says: "3033 tokens asked, the window holds 2048",
+                },
                 bad_request("Invalid tool_choice"),
                 Error {
                     kind: "model_not_found",

@@ -1,0 +1,499 @@
+use super::*;
+use pocketpilot_model::{Role, ToolCall};
+
+fn est() -> Estimator {
+    Estimator::shape_based("test")
+}
+
+fn call(id: &str, name: &str, args: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+    }
+}
+
+/// Text of `tokens` short words (one token each): `{tag}a {tag}b … {tag}j {tag}a …`.
+fn words(tag: &str, tokens: usize) -> String {
+    (0..tokens)
+        .map(|i| format!("{tag}{} ", char::from(b'a' + (i % 10) as u8)))
+        .collect()
+}
+
+/// A letters-only tag for round `n` (digits would be tokens of their own).
+fn tag(n: usize) -> String {
+    let mut t = String::from("r");
+    let mut n = n;
+    loop {
+        t.push(char::from(b'a' + (n % 26) as u8));
+        n /= 26;
+        if n == 0 {
+            break t;
+        }
+    }
+}
+
+/// A session: rules, a goal, then `turns` rounds of (assistant calls read_file, its
+/// result of `result_tokens`), with a person steer every `steer_every` rounds.
+struct Session {
+    items: Vec<Item>,
+    next: ItemId,
+}
+
+impl Session {
+    fn new(goal: &str) -> Self {
+        let mut s = Self {
+            items: Vec::new(),
+            next: 1,
+        };
+        s.push(|id| Item::system_rules(id, "You are PocketPilot. Ask before risky steps."));
+        s.push(|id| {
+            Item::workspace_instructions(id, "AGENTS.md: run cargo fmt before committing.")
+        });
+        s.push(|id| Item::goal(id, goal));
+        s
+    }
+    fn push(&mut self, make: impl FnOnce(ItemId) -> Item) -> ItemId {
+        let id = self.next;
+        self.next += 1;
+        self.items.push(make(id));
+        id
+    }
+    fn round(&mut self, n: usize, result_tokens: usize) {
+        let c = call(
+            &format!("c{n}"),
+            "read_file",
+            &format!(r#"{{"path":"src/f{n}.rs"}}"#),
+        );
+        self.push(|id| Item::assistant(id, format!("Reading f{n}."), vec![c.clone()]));
+        self.push(|id| Item::tool_result(id, &c, words(&tag(n), result_tokens)));
+    }
+    fn person(&mut self, text: &str) -> ItemId {
+        self.push(|id| Item::person(id, text))
+    }
+    /// What the runtime does with a compaction: the summary replaces the turns it covers.
+    fn apply(&mut self, compacted: &Compacted) {
+        let Some(summary) = &compacted.summary else {
+            return;
+        };
+        let covered = |i: &Item| summary.replaces.contains(&i.id);
+        let Some(last) = self.items.iter().rposition(covered) else {
+            return;
+        };
+        // The summary takes the place of the last item it replaces.
+        let insert_at = last + 1 - self.items[..=last].iter().filter(|i| covered(i)).count();
+        self.items.retain(|i| !covered(i));
+        let id = self.next;
+        self.next += 1;
+        self.items
+            .insert(insert_at, Item::summary(id, &summary.text));
+    }
+}
+
+fn texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| m.content.clone().unwrap_or_default())
+        .collect()
+}
+
+fn plan(items: &[Item], window: u32, reserve: u32) -> Result<Plan, ContextError> {
+    let e = est();
+    let budget = Budget::new(window, reserve, &e);
+    plan_compaction(items, &[], &budget, &e, &PlanOptions::default(), None)
+}
+
+#[test]
+fn a_view_that_fits_is_left_alone() {
+    let mut s = Session::new("Fix the bug in parse().");
+    s.round(1, 50);
+    let p = plan(&s.items, 4096, 512).unwrap();
+    assert!(p.is_noop() && p.summary_request().is_none());
+    let out = p.finish(None, &est());
+    assert_eq!(
+        out.messages,
+        s.items
+            .iter()
+            .map(|i| i.message.clone())
+            .collect::<Vec<_>>()
+    );
+    assert!(out.summary.is_none());
+}
+
+#[test]
+fn old_tool_results_are_elided_first_with_a_marker_saying_how_to_get_them_back() {
+    let mut s = Session::new("Review the parser.");
+    for n in 1..=6 {
+        s.round(n, 400);
+    }
+    let p = plan(&s.items, 2048, 256).unwrap();
+    assert!(
+        matches!(p.steps.first(), Some(Step::ToolResultsElided { .. })),
+        "{:?}",
+        p.steps
+    );
+    assert!(p.summary_request().is_none(), "{:?}", p.steps);
+    let out = p.finish(None, &est());
+    assert!(out.estimate <= p.budget.limit());
+    let all = texts(&out.messages).join("\n");
+    assert!(
+        all.contains("bytes of this read_file(path=src/f1.rs) output elided"),
+        "{all}"
+    );
+    assert!(all.contains("read the file again to see it"));
+    // The oldest went first; the last two turns are verbatim.
+    assert!(matches!(p.items[4].action, Action::Elided { .. }));
+    let last = &s.items[s.items.len() - 1];
+    assert_eq!(out.messages.last(), Some(&last.message));
+    // The protected items are untouched.
+    for (i, item) in s.items.iter().enumerate().take(3) {
+        assert_eq!(out.messages[i], item.message);
+    }
+}
+
+#[test]
+fn older_turns_are_summarised_when_eliding_is_not_enough() {
+    let mut s = Session::new("Refactor the config loader.");
+    let steer = s.person("Keep the public API unchanged.");
+    // Many small turns: eliding results cannot make room, only summarising can.
+    for n in 1..=60 {
+        s.round(n, 10);
+    }
+    let p = plan(&s.items, 2048, 256).unwrap();
+    let request = p
+        .summary_request()
+        .unwrap_or_else(|| {
+            panic!(
+                "a summary is needed: {:?} est {} limit {}",
+                p.steps,
+                p.estimate,
+                p.budget.limit()
+            )
+        })
+        .clone();
+    assert!(request.max_tokens >= 32 && request.max_tokens <= p.budget.limit() / 2);
+    // The summary covers turns only: never the rules, the goal or the person's steer.
+    for id in &request.covers {
+        let item = s.items.iter().find(|i| i.id == *id).unwrap();
+        assert!(!item.kind.is_protected(), "{item:?}");
+    }
+    assert!(!request.covers.contains(&steer));
+    assert_eq!(request.messages[0].role, Role::System);
+    let asked = texts(&request.messages).join("\n");
+    // The oldest turns at least by name, the newest of them in full.
+    assert!(asked.contains("path=src/f1.rs"), "{asked}");
+    let newest = s
+        .items
+        .iter()
+        .find(|i| Some(&i.id) == request.covers.last())
+        .unwrap();
+    assert!(asked.contains(newest.text().trim()), "{asked}");
+    // The request for the summary fits the window with its answer.
+    let e = est();
+    let cost: u32 = request.messages.iter().map(|m| e.message(m)).sum::<u32>() + e.fixed();
+    assert!(cost + request.max_tokens <= p.budget.window);
+
+    let out = p.finish(
+        Some("f1..f20 read; loader uses serde; no API change yet."),
+        &e,
+    );
+    assert!(
+        out.estimate <= p.budget.limit(),
+        "{} > {}",
+        out.estimate,
+        p.budget.limit()
+    );
+    let summary = out.summary.clone().unwrap();
+    assert!(!summary.fallback);
+    assert_eq!(summary.replaces, request.covers);
+    let all = texts(&out.messages).join("\n");
+    assert!(all.contains("f1..f20 read"));
+    assert!(all.contains("Keep the public API unchanged."));
+    assert!(all.contains("Refactor the config loader."));
+    // Tool calls and their results stay paired: every tool message follows its call.
+    let mut open: Vec<String> = Vec::new();
+    for m in &out.messages {
+        match m.role {
+            Role::Assistant => open = m.tool_calls.iter().map(|c| c.id.clone()).collect(),
+            Role::Tool => assert!(
+                open.contains(m.tool_call_id.as_ref().unwrap()),
+                "orphan tool result {m:?}"
+            ),
+            _ => open.clear(),
+        }
+    }
+}
+
+#[test]
+fn a_failed_summary_falls_back_to_a_fixed_marker_listing_what_was_dropped() {
+    let mut s = Session::new("Refactor the config loader.");
+    // Many small turns: eliding results cannot make room, only summarising can.
+    for n in 1..=60 {
+        s.round(n, 10);
+    }
+    let p = plan(&s.items, 2048, 256).unwrap();
+    assert!(p.summary_request().is_some());
+    for answer in [None, Some("   ")] {
+        let out = p.finish(answer, &est());
+        assert!(out.estimate <= p.budget.limit());
+        let summary = out.summary.unwrap();
+        assert!(summary.fallback);
+        assert!(
+            summary.text.contains("Earlier turns were dropped"),
+            "{}",
+            summary.text
+        );
+        assert!(summary.text.contains("read_file ×"), "{}", summary.text);
+        assert!(summary.text.contains("redo a step"));
+    }
+    // A summary far longer than asked is cut to the room planned for it.
+    let long = words("blah", 5000);
+    let out = p.finish(Some(&long), &est());
+    assert!(
+        out.estimate <= p.budget.limit(),
+        "{} > {}",
+        out.estimate,
+        p.budget.limit()
+    );
+    assert!(!out.summary.unwrap().fallback);
+}
+
+#[test]
+fn three_successive_compactions_keep_every_person_instruction_verbatim() {
+    let e = est();
+    let mut s = Session::new("Port the CLI to clap 4.");
+    let mut said = vec!["Port the CLI to clap 4.".to_owned()];
+    let mut compactions = 0;
+    let mut n = 0;
+    while compactions < 3 {
+        n += 1;
+        assert!(n < 400, "never compacted three times");
+        s.round(n, 60);
+        if n % 7 == 0 {
+            let text = format!("Instruction {n}: keep the --verbose flag working.");
+            s.person(&text);
+            said.push(text);
+        }
+        let budget = Budget::new(3000, 400, &e);
+        let p = plan_compaction(&s.items, &[], &budget, &e, &PlanOptions::default(), None).unwrap();
+        let answer = p.summary_request().map(|_| {
+            format!(
+                "Summary {}: rounds read so far, nothing changed.",
+                compactions + 1
+            )
+        });
+        let out = p.finish(answer.as_deref(), &e);
+        assert!(
+            out.estimate <= budget.limit(),
+            "turn {n}: {} > {}",
+            out.estimate,
+            budget.limit()
+        );
+        if out.summary.is_some() {
+            compactions += 1;
+        }
+        s.apply(&out);
+        let all = texts(&out.messages);
+        for text in &said {
+            assert!(all.iter().any(|t| t == text), "turn {n}: lost {text:?}");
+        }
+    }
+    // The earlier summaries were folded into the later ones: one summary item remains.
+    let summaries = s
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Summary)
+        .count();
+    assert_eq!(
+        summaries,
+        1,
+        "{:?}",
+        s.items.iter().map(|i| &i.kind).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_tool_result_bigger_than_the_window_is_capped() {
+    let mut s = Session::new("What does the log say?");
+    s.round(1, 20);
+    s.round(2, 9000);
+    let p = plan(&s.items, 2048, 256).unwrap();
+    assert!(
+        p.steps
+            .iter()
+            .any(|st| matches!(st, Step::RecentToolResultsCapped { .. })),
+        "{:?}",
+        p.steps
+    );
+    let out = p.finish(None, &est());
+    assert!(out.estimate <= p.budget.limit());
+    let last = out.messages.last().unwrap().content.clone().unwrap();
+    let t = tag(2);
+    assert!(last.starts_with(&format!("{t}a {t}b")), "the head is kept");
+    assert!(last.contains("output elided"), "{last}");
+    assert!(
+        last.trim_end().ends_with(&format!("{t}j")),
+        "the tail is kept: {last}"
+    );
+    assert!(texts(&out.messages).contains(&"What does the log say?".to_owned()));
+}
+
+#[test]
+fn when_the_kept_items_alone_do_not_fit_the_oldest_instructions_go_visibly() {
+    let mut s = Session::new("Now fix the tests.");
+    let old = s.person(&words("old", 900));
+    s.person("Use the nightly toolchain.");
+    s.round(1, 10);
+    let p = plan(&s.items, 1024, 128).unwrap();
+    assert!(
+        p.steps
+            .contains(&Step::InstructionsElided { ids: vec![old] }),
+        "{:?}",
+        p.steps
+    );
+    let out = p.finish(None, &est());
+    assert!(out.estimate <= p.budget.limit());
+    let all = texts(&out.messages);
+    assert!(all
+        .iter()
+        .any(|t| t.starts_with("[An earlier message from the person (")
+            && t.contains("It began: \"olda oldb")));
+    assert!(all.contains(&"Use the nightly toolchain.".to_owned()));
+    assert!(all.contains(&"Now fix the tests.".to_owned()));
+}
+
+#[test]
+fn nothing_that_cannot_fit_is_ever_planned() {
+    let s = Session::new(&words("goal", 5000));
+    match plan(&s.items, 2048, 256) {
+        Err(ContextError::NothingFits {
+            needed,
+            limit,
+            what,
+            ..
+        }) => {
+            assert!(needed > limit);
+            assert!(what.unwrap().contains("the goal"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Tools that take the whole window.
+    let e = est();
+    let tools = vec![ToolSpec {
+        name: "huge".into(),
+        description: words("d", 3000),
+        parameters: serde_json::json!({}),
+    }];
+    let s = Session::new("hi");
+    let budget = Budget::new(2048, 256, &e);
+    assert!(plan_compaction(&s.items, &tools, &budget, &e, &PlanOptions::default(), None).is_err());
+    // The answer's room alone is the window.
+    assert!(plan(&s.items, 512, 512).is_err());
+}
+
+#[test]
+fn an_anchor_that_says_it_fits_is_believed() {
+    let e = est();
+    let mut s = Session::new("Go on.");
+    for n in 1..=10 {
+        s.round(n, 100);
+    }
+    let messages: Vec<Message> = s.items.iter().map(|i| i.message.clone()).collect();
+    let budget = Budget::new(1500, 100, &e);
+    // The estimate alone says it does not fit…
+    assert!(
+        !plan_compaction(&s.items, &[], &budget, &e, &PlanOptions::default(), None)
+            .unwrap()
+            .is_noop()
+    );
+    // …but the server counted the same messages at 900 tokens.
+    let anchor = Anchor::new(&messages, &[], 900);
+    let p = plan_compaction(
+        &s.items,
+        &[],
+        &budget,
+        &e,
+        &PlanOptions::default(),
+        Some(&anchor),
+    )
+    .unwrap();
+    assert!(p.is_noop());
+    assert_eq!(p.estimate, 900);
+}
+
+/// A small deterministic generator, so the property test needs no crate and never flakes.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below.max(1)
+    }
+}
+
+#[test]
+fn every_planned_view_is_within_budget() {
+    let e = est();
+    let mut rng = Lcg(7);
+    let mut planned = 0;
+    let mut summarised = 0;
+    for case in 0..300 {
+        let mut s = Session::new(&words("goal", 1 + rng.next(60) as usize));
+        let rounds = 1 + rng.next(40) as usize;
+        for n in 0..rounds {
+            match rng.next(5) {
+                0 => {
+                    s.person(&words("steer", 1 + rng.next(80) as usize));
+                }
+                1 => {
+                    s.push(|id| {
+                        Item::assistant(id, words("thinking", 1 + rng.next(100) as usize), vec![])
+                    });
+                }
+                _ => s.round(n, rng.next(1500) as usize),
+            }
+        }
+        let window = [1024, 2048, 4096, 8192][rng.next(4) as usize];
+        let reserve = window / [4, 8, 16][rng.next(3) as usize];
+        let budget = Budget::new(window, reserve, &e);
+        let options = PlanOptions {
+            keep_last_turns: 1 + rng.next(3) as usize,
+            ..PlanOptions::default()
+        };
+        let Ok(p) = plan_compaction(&s.items, &[], &budget, &e, &options, None) else {
+            continue;
+        };
+        planned += 1;
+        assert!(p.estimate <= budget.limit(), "case {case}");
+        let summary_len = rng.next(4000) as usize;
+        let answers = [None, Some(words("sum", summary_len))];
+        for answer in &answers {
+            let out = p.finish(answer.as_deref(), &e);
+            let counted = e.fixed() + out.messages.iter().map(|m| e.message(m)).sum::<u32>();
+            assert_eq!(counted, out.estimate);
+            assert!(
+                out.estimate <= budget.limit(),
+                "case {case} answer {}: {} > {}",
+                answer.is_some(),
+                out.estimate,
+                budget.limit()
+            );
+        }
+        if p.summary_request().is_some() {
+            summarised += 1;
+            let r = p.summary_request().unwrap();
+            let cost: u32 = r.messages.iter().map(|m| e.message(m)).sum::<u32>() + e.fixed();
+            assert!(
+                cost + r.max_tokens <= budget.window,
+                "case {case}: summary request overflows"
+            );
+        }
+    }
+    // The generator reaches the interesting cases.
+    assert!(
+        planned > 200 && summarised > 20,
+        "planned {planned}, summarised {summarised}"
+    );
+}

@@ -1,0 +1,238 @@
+//! How many tokens the model behind an endpoint can take: its context window.
+//!
+//! Nothing in the chat-completions protocol says so, so each server is asked in its own
+//! way, in this order (the first that answers wins):
+//! 1. llama.cpp: `GET {root}/props` → `default_generation_settings.n_ctx` (the window of
+//!    one slot, which is what one request gets; `-c 4096 -np 2` gives 2048).
+//! 2. `GET {base}/models` → the entry of the configured model: `max_model_len` (vLLM),
+//!    `context_length` / `top_provider.context_length` (OpenRouter), `loaded_context_length`
+//!    / `max_context_length` (LM Studio), `meta.n_ctx` (newer llama.cpp). llama.cpp's
+//!    `meta.n_ctx_train` is deliberately not read: it is what the model was trained with,
+//!    not what the server runs.
+//! 3. Ollama: `POST {root}/api/show {"model": ...}` → `num_ctx` from its `parameters` when
+//!    the Modelfile sets it, else `model_info["<arch>.context_length"]`. Ollama runs with a
+//!    smaller `num_ctx` unless told otherwise and silently drops the start of a prompt that
+//!    does not fit, so the trained length can overstate the real window there.
+//!
+//! Then the configured setting ([`OpenAiConfig::context_window`]), then a conservative
+//! assumption. Discovery never fails: every probe is bounded in time, and a server that
+//! answers none of them (OpenAI itself) just leads to the setting or the assumption.
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::config::OpenAiConfig;
+use super::http::client_for;
+
+/// Assumed when nothing better is known. Small enough for most models served locally
+/// (a request that fits it fits them), large enough to be useful.
+pub const ASSUMED_CONTEXT_WINDOW: u32 = 8192;
+
+/// Bound on each probe (connect, head and body), or the endpoint's idle timeout when
+/// shorter. Discovery runs before a turn: a server that does not answer a probe must
+/// not hold the run up for long.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Probe bodies are read up to this size (OpenRouter's model list is ~1 MB).
+const MAX_PROBE_BODY: usize = 8 * 1024 * 1024;
+
+/// The model's context window and where the figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextWindow {
+    pub tokens: u32,
+    pub source: WindowSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    /// The server said so.
+    Discovered(Discovery),
+    /// The person's setting (`OpenAiConfig::context_window`), the server did not say.
+    Setting,
+    /// Nobody said: [`ASSUMED_CONTEXT_WINDOW`].
+    Assumed,
+}
+
+/// Which question the server answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Discovery {
+    /// llama.cpp `GET /props`.
+    Props,
+    /// An entry of `GET /models`.
+    Models,
+    /// Ollama `POST /api/show`.
+    Ollama,
+}
+
+/// Asks the server for the model's window; falls back to the setting, then to
+/// [`ASSUMED_CONTEXT_WINDOW`].
+pub async fn discover_context_window(config: &OpenAiConfig) -> ContextWindow {
+    if let Some(found) = probe(config).await {
+        return found;
+    }
+    match config.context_window.filter(|n| *n > 0) {
+        Some(tokens) => ContextWindow {
+            tokens,
+            source: WindowSource::Setting,
+        },
+        None => ContextWindow {
+            tokens: ASSUMED_CONTEXT_WINDOW,
+            source: WindowSource::Assumed,
+        },
+    }
+}
+
+async fn probe(config: &OpenAiConfig) -> Option<ContextWindow> {
+    let client = match client_for(config) {
+        Ok((client, _)) => client,
+        Err(e) => {
+            tracing::debug!("context window discovery skipped: {e}");
+            return None;
+        }
+    };
+    let bound = PROBE_TIMEOUT.min(config.idle_timeout.max(Duration::from_millis(100)));
+    let root = config.server_root();
+    let base = config.base_url.trim_end_matches('/');
+    let found = |tokens, how| {
+        Some(ContextWindow {
+            tokens,
+            source: WindowSource::Discovered(how),
+        })
+    };
+    if let Some(props) = get_json(&client, &format!("{root}/props"), None, bound).await {
+        if let Some(n) = props_window(&props) {
+            return found(n, Discovery::Props);
+        }
+    }
+    if let Some(models) = get_json(&client, &format!("{base}/models"), None, bound).await {
+        if let Some(n) = models_window(&models, &config.model) {
+            return found(n, Discovery::Models);
+        }
+    }
+    let show = serde_json::json!({ "model": config.model, "name": config.model });
+    if let Some(show) = get_json(&client, &format!("{root}/api/show"), Some(&show), bound).await {
+        if let Some(n) = ollama_window(&show) {
+            return found(n, Discovery::Ollama);
+        }
+    }
+    None
+}
+
+/// One bounded probe: the JSON of a 2xx answer, or `None` (logged at debug: a server
+/// that does not speak this dialect is the normal case, not an error).
+async fn get_json(
+    client: &reqwest::Client,
+    url: &str,
+    post: Option<&Value>,
+    bound: Duration,
+) -> Option<Value> {
+    let request = match post {
+        Some(body) => client.post(url).json(body),
+        None => client.get(url),
+    };
+    let read = async {
+        let mut response = request.send().await.map_err(|e| e.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!("HTTP {}", response.status().as_u16()));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_PROBE_BODY {
+                return Err("the answer is too large".to_owned());
+            }
+        }
+        serde_json::from_slice::<Value>(&body).map_err(|e| format!("not JSON: {e}"))
+    };
+    match tokio::time::timeout(bound, read).await {
+        Ok(Ok(json)) => Some(json),
+        Ok(Err(why)) => {
+            tracing::debug!(url, "context window probe: {why}");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(url, "context window probe timed out");
+            None
+        }
+    }
+}
+
+/// A positive token count, from a JSON number (integer or float) or a numeric string.
+fn tokens(v: Option<&Value>) -> Option<u32> {
+    let n = match v? {
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64))?,
+        Value::String(s) => s.trim().parse::<u64>().ok()?,
+        _ => return None,
+    };
+    u32::try_from(n).ok().filter(|n| *n > 0)
+}
+
+pub(crate) fn props_window(props: &Value) -> Option<u32> {
+    tokens(props.pointer("/default_generation_settings/n_ctx"))
+        // Builds before default_generation_settings existed had it at the top.
+        .or_else(|| tokens(props.get("n_ctx")))
+}
+
+pub(crate) fn models_window(models: &Value, model: &str) -> Option<u32> {
+    let entries = models
+        .get("data")
+        .or_else(|| models.get("models"))
+        .and_then(Value::as_array)?;
+    let id_of = |e: &Value| {
+        e.get("id")
+            .or_else(|| e.get("name"))
+            .or_else(|| e.get("model"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    // The configured model; a server that lists only one serves that one whatever it
+    // is called (llama.cpp and vLLM answer any model name).
+    let entry = entries
+        .iter()
+        .find(|e| id_of(e).as_deref() == Some(model))
+        .or_else(|| (entries.len() == 1).then(|| &entries[0]))?;
+    tokens(entry.get("max_model_len"))
+        .or_else(|| tokens(entry.get("loaded_context_length")))
+        .or_else(|| tokens(entry.get("context_length")))
+        .or_else(|| tokens(entry.pointer("/top_provider/context_length")))
+        .or_else(|| tokens(entry.get("max_context_length")))
+        // Newer llama.cpp lists the window it runs with beside the training length (for
+        // a proxy that forwards only /v1).
+        .or_else(|| tokens(entry.pointer("/meta/n_ctx")))
+}
+
+pub(crate) fn ollama_window(show: &Value) -> Option<u32> {
+    // The Modelfile's `PARAMETER num_ctx N` is what the server runs with.
+    let from_parameters = show
+        .get("parameters")
+        .and_then(Value::as_str)
+        .and_then(|text| {
+            text.lines().find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next() == Some("num_ctx"))
+                    .then(|| words.next()?.parse::<u32>().ok())
+                    .flatten()
+            })
+        })
+        .filter(|n| *n > 0);
+    if from_parameters.is_some() {
+        return from_parameters;
+    }
+    let info = show.get("model_info")?.as_object()?;
+    let arch = info.get("general.architecture").and_then(Value::as_str);
+    if let Some(n) = arch.and_then(|a| tokens(info.get(&format!("{a}.context_length")))) {
+        return Some(n);
+    }
+    info.iter()
+        .find(|(k, _)| k.ends_with(".context_length"))
+        .and_then(|(_, v)| tokens(Some(v)))
+}
+
+#[cfg(test)]
+#[path = "window_tests.rs"]
+mod tests;
