@@ -12,6 +12,16 @@ fn main() -> ExitCode {
     // Any argument makes this the CLI; none opens the window. WebKit's WebDriver launches
     // the window with a lone `--automation`.
     let args: Vec<_> = std::env::args_os().skip(1).collect();
+    // `--version` alone: the version, the commit, where the data and logs are, the
+    // keychain and sandbox status (one block, also in Settings → About).
+    if args.len() == 1 && (args[0] == "--version" || args[0] == "-V") {
+        println!("{}", pocketpilot_shell::about());
+        return ExitCode::SUCCESS;
+    }
+    // What the autostart entry runs: the app with its window hidden, in the tray.
+    if args.len() == 1 && args[0] == pocketpilot_runtime::autostart::BACKGROUND_FLAG {
+        return pocketpilot_shell::run_desktop_hidden();
+    }
     let window = args.is_empty() || (args.len() == 1 && args[0] == "--automation");
     if !window {
         return pocketpilot_runtime::cli::main_with(std::env::args_os());

@@ -89,9 +89,13 @@ fn quit(app: &AppHandle) {
     });
 }
 
-/// Whether closing the window should only hide it: a run is going or waiting for a person,
-/// or a trigger may start one.
+/// Whether closing the window should only hide it: the person asked for that always, a run
+/// is going or waiting for a person, or a trigger may start one.
 pub fn keep_in_tray(state: &AppState) -> bool {
+    // The person's "keep running in the tray when the window closes" (Settings).
+    if pocketpilot_runtime::autostart::keep_in_tray(&state.runtime.store).unwrap_or(false) {
+        return true;
+    }
     let busy = state
         .runtime
         .counts()

@@ -12,7 +12,11 @@
 //! - `cli`: the `pocketpilot` command line; `logging`: JSON-lines logs.
 //! - `eval`: the scripted eval suite, its runner and scoring, replay of recorded tasks.
 //! - `trigger`: work that starts without the person: webhook, cron, file watch, `serve`.
+//! - `autostart`: start at login (XDG autostart entry), keep in the tray; `about`: what
+//!   `--version` and the About view show.
+pub mod about;
 pub mod agent;
+pub mod autostart;
 pub mod cli;
 pub mod config;
 pub mod eval;

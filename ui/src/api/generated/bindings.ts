@@ -75,9 +75,25 @@ export const commands = {
 	addMcpServer: (server: NewMcpServer) => __TAURI_INVOKE<McpServer>("add_mcp_server", { server }),
 	/**  Deletes a server by its name and workspace as listed (`None`: the global one). */
 	deleteMcpServer: (name: string, workspace: string | null) => __TAURI_INVOKE<null>("delete_mcp_server", { name, workspace }),
+	desktopSettings: () => __TAURI_INVOKE<DesktopSettings>("desktop_settings"),
+	/**  Writes (with this binary's path) or removes the autostart entry. */
+	setStartAtLogin: (on: boolean) => __TAURI_INVOKE<DesktopSettings>("set_start_at_login", { on }),
+	setKeepInTray: (on: boolean) => __TAURI_INVOKE<DesktopSettings>("set_keep_in_tray", { on }),
+	/**  Async: the keychain check is a D-Bus round trip, kept off the main thread. */
+	aboutApp: () => __TAURI_INVOKE<AboutInfo>("about_app"),
 };
 
 /* Types */
+/**  The About view. */
+export type AboutInfo = {
+	version: string,
+	commit: string,
+	data_dir: string,
+	log_dir: string,
+	keychain: string,
+	sandbox: string,
+};
+
 export type Admitted = {
 	submission: Submission,
 	/**  The run this submission started (the session was idle). */
@@ -136,6 +152,19 @@ export type CommandError = {
 export type CreatedWebhook = {
 	hook: Webhook,
 	token: string,
+};
+
+/**  Start at login and keep in the tray, as Settings shows them. */
+export type DesktopSettings = {
+	/**  An autostart entry starts the app hidden in the tray at login. */
+	start_at_login: boolean,
+	/**  Where that entry is (or would be written). */
+	autostart_entry: string,
+	/**
+	 *  Closing the window always keeps the app in the tray (otherwise only while work is
+	 *  going on or a trigger is armed).
+	 */
+	keep_in_tray: boolean,
 };
 
 /**  A transcript entry: `user`, `assistant`, `tool_result`, `system`, `reset`, `app.*`. */
