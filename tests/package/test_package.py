@@ -253,6 +253,9 @@ def test_start_at_login_runs_hidden_in_the_tray_and_a_schedule_fires(home: Home,
         app = home.start(exec_argv(entry["Exec"]), "autostart")
         item = desktop.tray_item(timeout=30)
         desktop.wait("the tray menu", lambda: "Open PocketPilot" in desktop.labels(item))
+        # The session starting the entry again (a second login) hands over and changes nothing.
+        again = subprocess.run(exec_argv(entry["Exec"]), env=home.env, capture_output=True, text=True, timeout=30)
+        assert again.returncode == 0, again.stderr
 
         def fired():
             runs = json.loads(home.cli("cron", "runs", schedule, "--json").stdout)
