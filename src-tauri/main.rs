@@ -1,6 +1,7 @@
 // A double-clicked app on Windows must not open a console window.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -15,7 +16,8 @@ fn main() -> ExitCode {
     // `--version` alone: the version, the commit, where the data and logs are, the
     // keychain and sandbox status (one block, also in Settings → About).
     if args.len() == 1 && (args[0] == "--version" || args[0] == "-V") {
-        println!("{}", pocketpilot_shell::about());
+        // A closed stdout (`| head -1`) is not an error worth a panic.
+        let _ = writeln!(std::io::stdout(), "{}", pocketpilot_shell::about());
         return ExitCode::SUCCESS;
     }
     // What the autostart entry runs: the app with its window hidden, in the tray.
