@@ -8,7 +8,7 @@ use pocketpilot_runtime::about::{About, Build};
 use pocketpilot_runtime::autostart::{self, AutostartError, BACKGROUND_FLAG};
 use serde::Serialize;
 use specta::Type;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State, WebviewWindowBuilder};
 
 use super::wire::CommandError;
 use super::{tray, AppState};
@@ -17,6 +17,9 @@ type Result<T> = std::result::Result<T, CommandError>;
 
 /// Set once, before the window exists, when the app was started with `--background`.
 static HIDDEN: AtomicBool = AtomicBool::new(false);
+
+/// The window's label (the default of a tauri.conf.json window).
+const WINDOW: &str = "main";
 
 /// The build's identity for `--version` and the About view; the commit comes from the
 /// build script (`src-tauri/build_commit.rs`), `unknown` outside a git checkout.
@@ -34,11 +37,29 @@ pub fn run_desktop_hidden() -> std::process::ExitCode {
     super::run_desktop()
 }
 
-/// In `setup`: the window is created hidden (`visible: false` in tauri.conf.json, so a
-/// background start never flashes it) and shown here unless this is a background start.
+/// In `setup`: the window is made and shown unless this is a background start.
 pub fn show_unless_hidden(app: &AppHandle) {
     if !HIDDEN.load(Ordering::SeqCst) {
         tray::show_window(app);
+    }
+}
+
+/// Makes the window from its tauri.conf.json entry if it does not exist yet. The entry
+/// says `create: false` (a background start holds no web view, and so none of WebKit's
+/// web and network processes, ~130 MB, until the window is asked for) and `visible:
+/// false` (it appears when shown, never half-drawn).
+pub fn ensure_window(app: &AppHandle) {
+    if app.get_webview_window(WINDOW).is_some() {
+        return;
+    }
+    let Some(config) = app.config().app.windows.iter().find(|w| w.label == WINDOW) else {
+        tracing::error!("tauri.conf.json has no `{WINDOW}` window");
+        return;
+    };
+    // Two requests at once (the tray and a second launch): the later build finds the
+    // label taken and fails harmlessly.
+    if let Err(e) = WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+        tracing::warn!(error = %e, "could not make the window");
     }
 }
 

@@ -55,6 +55,8 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
 }
 
 pub fn show_window(app: &AppHandle) {
+    // Not made yet after a background start.
+    super::desktop::ensure_window(app);
     if let Some(w) = app.get_webview_window("main") {
         let _ = w.unminimize();
         let _ = w.show();

@@ -3,7 +3,7 @@ holds and declares (dpkg-deb, desktop-file-validate, the libraries the binary li
 installed CLI, the desktop entry's Exec line opening the window under Xvfb (a second launch
 brings it back), and start at login: the autostart entry the CLI writes starts the app
 hidden with its tray icon registered (the e2e tray harness sees it), a schedule fires in
-it, and its window is never mapped until the tray's Open. The Settings switch that writes
+it, and it has no window (nor WebKit processes) until the tray's Open. The Settings switch that writes
 the same entry is driven in the real window by tests/e2e/test_background.py."""
 from __future__ import annotations
 
@@ -92,6 +92,27 @@ def screenshot(path: Path) -> Path:
     # -window root: naming a window that is not there would hang import.
     subprocess.run(["timeout", "20", "/usr/bin/import", "-window", "root", str(path)], check=True)
     return path
+
+
+def descendants(pid: int) -> list[str]:
+    """The command names of every process below `pid`."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, rest = text.split(" (", 1)[1].rsplit(")", 1)
+        child = int(stat.parent.name)
+        children.setdefault(int(rest.split()[1]), []).append(child)
+        names[child] = name
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(names[child])
+            todo.append(child)
+    return found
 
 
 def alive(pid: int) -> bool:
@@ -270,9 +291,11 @@ def test_start_at_login_runs_hidden_in_the_tray_and_a_schedule_fires(home: Home,
         assert alive(app.pid)
         assert not [m for m in maps.poll() if m[1] in (app.pid, None)], f"a window was shown: {maps.poll()}"
 
-        # The window was there all along, hidden: the tray's Open shows it.
+        # No web view yet, so none of WebKit's processes: the window is made when asked for.
+        assert "WebKitWebProces" not in descendants(app.pid), descendants(app.pid)
         desktop.click(item, "Open PocketPilot")
         wait_for("the window to be mapped", lambda: [m for m in maps.poll() if m[1] == app.pid], timeout=20)
+        assert "WebKitWebProces" in descendants(app.pid)  # the check above can see one
         wait_for("the page to paint", lambda: unique_colours(screenshot(output / "autostart-opened-from-tray.png")) > 64,
                  timeout=30, every=0.5)
         desktop.click(item, "Quit PocketPilot")
