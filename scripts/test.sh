@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: formatting and lints, the Rust suites (runtime, model, tools, CLI)
 # inside a headless Secret Service session for the keychain tests, the UI unit tests, and
-# the end-to-end tests in the real app window under Xvfb through WebDriver.
+# the end-to-end tests in the real app window under Xvfb through WebDriver, and the .deb
+# built from the same debug build, unpacked and started the way a desktop starts it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -35,6 +36,9 @@ rm -rf "$KEYRING_HOME"
 
 step "end to end in the real window"
 POCKETPILOT_BIN="$CARGO_TARGET_DIR/debug/pocketpilot" bash tests/e2e/run.sh
+
+step "the .deb: contents, installed CLI, menu entry and start at login (tests/package)"
+PACKAGE_PREBUILT=1 bash tests/package/run.sh
 
 step "fuzzing, briefly (long runs: fuzz/run.sh 3600)"
 FUZZ_TARGET_DIR="${FUZZ_TARGET_DIR:-$CARGO_TARGET_DIR/fuzz}" bash fuzz/run.sh "${FUZZ_SECONDS:-5}"

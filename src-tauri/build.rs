@@ -41,9 +41,17 @@ const COMMANDS: &[&str] = &[
     "list_mcp_servers",
     "add_mcp_server",
     "delete_mcp_server",
+    "desktop_settings",
+    "set_start_at_login",
+    "set_keep_in_tray",
+    "about_app",
 ];
 
+#[path = "build_commit.rs"]
+mod build_commit;
+
 fn main() {
+    build_commit::emit();
     tauri_build::try_build(
         tauri_build::Attributes::new()
             .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),

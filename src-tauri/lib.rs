@@ -4,3 +4,4 @@
 mod shell;
 
 pub use shell::run_desktop;
+pub use shell::{about, run_desktop_hidden};

@@ -1,6 +1,7 @@
 // A double-clicked app on Windows must not open a console window.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+use std::io::Write;
 use std::process::ExitCode;
 
 #[allow(clippy::print_stderr)]
@@ -13,6 +14,17 @@ fn main() -> ExitCode {
     // Any argument makes this the CLI; none opens the window. WebKit's WebDriver launches
     // the window with a lone `--automation`.
     let args: Vec<_> = std::env::args_os().skip(1).collect();
+    // `--version` alone: the version, the commit, where the data and logs are, the
+    // keychain and sandbox status (one block, also in Settings → About).
+    if args.len() == 1 && (args[0] == "--version" || args[0] == "-V") {
+        // A closed stdout (`| head -1`) is not an error worth a panic.
+        let _ = writeln!(std::io::stdout(), "{}", pocketpilot_shell::about());
+        return ExitCode::SUCCESS;
+    }
+    // What the autostart entry runs: the app with its window hidden, in the tray.
+    if args.len() == 1 && args[0] == pocketpilot_core::autostart::BACKGROUND_FLAG {
+        return pocketpilot_shell::run_desktop_hidden();
+    }
     let window = args.is_empty() || (args.len() == 1 && args[0] == "--automation");
     if !window {
         return pocketpilot_cli::main_with(std::env::args_os());

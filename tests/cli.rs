@@ -494,3 +494,68 @@ fn workspace_policy_rules_are_set_from_the_command_line() {
         2
     );
 }
+
+/// Start at login from the CLI: the entry under `XDG_CONFIG_HOME` names this binary with
+/// `--background`; one the desktop's settings switched off counts as off; `off` removes
+/// it. `--version` says where the data is and what is not there yet.
+#[test]
+fn autostart_writes_and_removes_the_xdg_entry_and_version_reports_it() {
+    let e = Env::new();
+    let config = e.dir.path().join("config");
+    let run = |args: &[&str]| {
+        e.cmd(args)
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap()
+    };
+    let entry = config.join("autostart").join("pocketpilot.desktop");
+    let out = run(&["autostart", "status"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("start at login: off\n"));
+    assert!(!entry.exists());
+
+    let out = run(&["autostart", "on"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("start at login: on\n"));
+    let written = std::fs::read_to_string(&entry).unwrap();
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_pocketpilot")).unwrap();
+    assert!(
+        written.contains(&format!("\nExec={} --background\n", bin.display())),
+        "{written}"
+    );
+    let version = text(&run(&["--version"]).stdout);
+    assert!(
+        version.starts_with(&format!(
+            "pocketpilot {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{version}"
+    );
+    assert!(
+        version.contains(&format!(
+            "\ndata: {}\nlogs: {}\nstart at login: on (",
+            e.dir.path().join("data").display(),
+            e.dir.path().join("data").join("logs").display()
+        )),
+        "{version}"
+    );
+    assert!(
+        version.ends_with("\nsandbox: not yet available\n"),
+        "{version}"
+    );
+
+    std::fs::write(
+        &entry,
+        written.replace(
+            "X-GNOME-Autostart-enabled=true",
+            "X-GNOME-Autostart-enabled=false",
+        ),
+    )
+    .unwrap();
+    assert!(text(&run(&["autostart"]).stdout).starts_with("start at login: off\n"));
+
+    let out = run(&["autostart", "off"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert!(!entry.exists());
+    assert!(text(&out.stdout).starts_with("start at login: off\n"));
+}

@@ -2,7 +2,7 @@
 //! `ui/src/api/generated/bindings.ts`. `bindings_tests.rs` fails when that file is stale.
 use tauri_specta::{collect_commands, Builder, ErrorHandlingMode};
 
-use super::{commands, settings, triggers};
+use super::{commands, desktop, settings, triggers};
 
 /// The window's commands. A new command goes here, in `src-tauri/build.rs` and (as
 /// `allow-<name>`) in `capabilities/default.json`.
@@ -49,6 +49,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             triggers::list_mcp_servers,
             triggers::add_mcp_server,
             triggers::delete_mcp_server,
+            desktop::desktop_settings,
+            desktop::set_start_at_login,
+            desktop::set_keep_in_tray,
+            desktop::about_app,
         ])
         // Commands reject with a `CommandError`; the UI's api module catches it.
         .error_handling(ErrorHandlingMode::Throw)

@@ -5,8 +5,10 @@
 //! - `wire.rs`: the transport types the commands take and return (converted from the
 //!   runtime's); `bindings.rs` exports them to TypeScript.
 //! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
+//! - `desktop.rs`: background start (`--background`), start at login, keep in tray, About.
 mod bindings;
 mod commands;
+mod desktop;
 mod settings;
 mod tray;
 mod triggers;
@@ -18,6 +20,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use pocketpilot_core::Runtime;
 use pocketpilot_triggers::{HostOptions, TriggerHost};
 use tauri::{Manager, WindowEvent};
+
+pub use desktop::{about, run_desktop_hidden};
 
 pub struct AppState {
     pub runtime: Arc<Runtime>,
@@ -134,7 +138,7 @@ pub fn run_desktop() -> ExitCode {
         // First: a second launch hands over to the running app and exits.
         .plugin(
             tauri_plugin_single_instance::Builder::new()
-                .callback(|app, _args, _cwd| tray::show_window(app))
+                .callback(|app, args, _cwd| desktop::second_launch(app, &args))
                 .dbus_id(instance_id(&data_dir))
                 .build(),
         )
@@ -148,6 +152,7 @@ pub fn run_desktop() -> ExitCode {
         .invoke_handler(ipc.invoke_handler())
         .setup(move |app| {
             let handle = app.handle().clone();
+            desktop::show_unless_hidden(&handle);
             match tray::install(&handle) {
                 Ok(t) => {
                     let _ = app.state::<AppState>().tray.set(t);

@@ -56,6 +56,8 @@ fn on_menu(app: &AppHandle, event: MenuEvent) {
 }
 
 pub fn show_window(app: &AppHandle) {
+    // Not made yet after a background start.
+    super::desktop::ensure_window(app);
     if let Some(w) = app.get_webview_window("main") {
         let _ = w.unminimize();
         let _ = w.show();
@@ -90,9 +92,13 @@ fn quit(app: &AppHandle) {
     });
 }
 
-/// Whether closing the window should only hide it: a run is going or waiting for a person,
-/// or a trigger may start one.
+/// Whether closing the window should only hide it: the person asked for that always, a run
+/// is going or waiting for a person, or a trigger may start one.
 pub fn keep_in_tray(state: &AppState) -> bool {
+    // The person's "keep running in the tray when the window closes" (Settings).
+    if pocketpilot_core::autostart::keep_in_tray(&state.runtime.store).unwrap_or(false) {
+        return true;
+    }
     let busy = state
         .runtime
         .counts()

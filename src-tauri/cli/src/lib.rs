@@ -5,6 +5,7 @@
 //! 7 the session is idle (`--reject-if-idle`).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod approvals;
+mod autostart;
 mod eval;
 mod inbox;
 mod mcp;
@@ -132,6 +133,11 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Turn a recorded task into a scripted eval case.
     Replay(eval::ReplayArgs),
+    /// Start the app at login, hidden in the tray (an XDG autostart entry): on, off, status.
+    Autostart {
+        #[arg(value_enum, default_value = "status")]
+        switch: autostart::Switch,
+    },
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -203,6 +209,11 @@ async fn dispatch(
         Command::Serve(args) => triggers::serve(rt, args).await,
         Command::Eval(args) => eval::eval(rt, args).await,
         Command::Replay(args) => eval::replay(rt, args),
+        Command::Autostart { switch } => {
+            autostart::command(switch, &mut std::io::stdout().lock())
+                .map_err(|e| CliError::Other(e.to_string()))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Say(args) => inbox::say(rt, args).await,
         Command::Continue { session, json } => inbox::continue_(rt, session, json).await,
         Command::Inbox { session, json } => inbox::inbox(rt, session, json),

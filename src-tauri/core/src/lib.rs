@@ -10,12 +10,16 @@
 //! - `inbox`: what is said to a busy session, and where it enters the transcript.
 //! - `provider`: builds a run's provider; `mcp`: a run's MCP servers; `config`: data dir,
 //!   limits, provider settings; `secret_env`: what agent commands never inherit.
+//! - `autostart`: start at login (XDG autostart entry), keep in the tray; `about`: what
+//!   `--version` and the About view show.
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+pub mod about;
 pub mod agent;
+pub mod autostart;
 pub mod config;
 pub mod inbox;
 pub mod logging;

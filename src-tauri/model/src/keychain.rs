@@ -92,3 +92,29 @@ pub fn resolve_with(
         _ => keychain(),
     }
 }
+
+/// The account [`probe`] looks up; no key is ever filed under it.
+const PROBE_ACCOUNT: &str = "pocketpilot-keychain-probe";
+
+/// Whether the keychain answers, without reading any key: looking up an account that
+/// never exists needs no unlock prompt (a locked Secret Service still searches). Returns
+/// the backend's name.
+pub fn probe() -> Result<&'static str, KeychainError> {
+    match entry(PROBE_ACCOUNT)?.get_password() {
+        Ok(_) | Err(keyring::Error::NoEntry) => Ok(backend_name()),
+        Err(e) => Err(map_error(PROBE_ACCOUNT, e)),
+    }
+}
+
+/// keyring 3 with both Linux backends compiled in uses the Secret Service.
+fn backend_name() -> &'static str {
+    if cfg!(target_os = "linux") {
+        "Secret Service"
+    } else if cfg!(target_os = "macos") {
+        "macOS Keychain"
+    } else if cfg!(windows) {
+        "Windows Credential Manager"
+    } else {
+        "OS keychain"
+    }
+}

@@ -5,11 +5,13 @@ import { Channel } from "@tauri-apps/api/core";
 import { commands } from "./generated/bindings";
 import type * as Wire from "./generated/bindings";
 import type {
+  AboutInfo,
   Admitted,
   Approval,
   ApprovalAnswer,
   CommandError,
   CreatedWebhook,
+  DesktopSettings,
   Limits,
   McpServer,
   NewMcpServer,
@@ -125,6 +127,13 @@ export const listMcpServers = (): Promise<McpServer[]> => commands.listMcpServer
 export const addMcpServer = (s: NewMcpServer): Promise<McpServer> => commands.addMcpServer(s);
 export const deleteMcpServer = (name: string, workspace: string | null) =>
   commands.deleteMcpServer(name, workspace).then(() => undefined);
+
+// Running in the background (start at login, keep in tray) and About.
+export const desktopSettings = (): Promise<DesktopSettings> => commands.desktopSettings();
+/** Writes or removes the XDG autostart entry; answers with the state as stored. */
+export const setStartAtLogin = (on: boolean): Promise<DesktopSettings> => commands.setStartAtLogin(on);
+export const setKeepInTray = (on: boolean): Promise<DesktopSettings> => commands.setKeepInTray(on);
+export const aboutApp = (): Promise<AboutInfo> => commands.aboutApp();
 
 /** The message of a rejected command, whatever shape the rejection has. */
 export function errorMessage(e: unknown): string {

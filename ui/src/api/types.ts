@@ -4,10 +4,12 @@
 import type * as Wire from "./generated/bindings";
 
 export type {
+  AboutInfo,
   Admitted,
   ChatTask,
   CommandError,
   CreatedWebhook,
+  DesktopSettings,
   Limits,
   McpServer,
   NewMcpServer,

@@ -75,9 +75,25 @@ export const commands = {
 	addMcpServer: (server: NewMcpServer) => __TAURI_INVOKE<McpServer>("add_mcp_server", { server }),
 	/**  Deletes a server by its name and workspace as listed (`None`: the global one). */
 	deleteMcpServer: (name: string, workspace: string | null) => __TAURI_INVOKE<null>("delete_mcp_server", { name, workspace }),
+	desktopSettings: () => __TAURI_INVOKE<DesktopSettings>("desktop_settings"),
+	/**  Writes (with this binary's path) or removes the autostart entry. */
+	setStartAtLogin: (on: boolean) => __TAURI_INVOKE<DesktopSettings>("set_start_at_login", { on }),
+	setKeepInTray: (on: boolean) => __TAURI_INVOKE<DesktopSettings>("set_keep_in_tray", { on }),
+	/**  Async: the keychain check is a D-Bus round trip, kept off the main thread. */
+	aboutApp: () => __TAURI_INVOKE<AboutInfo>("about_app"),
 };
 
 /* Types */
+/**  The About view. */
+export type AboutInfo = {
+	version: string,
+	commit: string,
+	data_dir: string,
+	log_dir: string,
+	keychain: string,
+	sandbox: string,
+};
+
 export type Admitted = {
 	submission: Submission,
 	/**  The run this submission started (the session was idle). */
@@ -155,6 +171,19 @@ export type DecisionSource = "default" | "workspace_rule" | "session_grant" | "u
 /**  A read-only call found interrupted after a crash, run again. */
 "replay";
 
+/**  Start at login and keep in the tray, as Settings shows them. */
+export type DesktopSettings = {
+	/**  An autostart entry starts the app hidden in the tray at login. */
+	start_at_login: boolean,
+	/**  Where that entry is (or would be written). */
+	autostart_entry: string,
+	/**
+	 *  Closing the window always keeps the app in the tray (otherwise only while work is
+	 *  going on or a trigger is armed).
+	 */
+	keep_in_tray: boolean,
+};
+
 /**  The exact effect of a call, shown to the person before they approve it. */
 export type Effect = 
 /**  Nothing beyond reading. */
@@ -173,7 +202,12 @@ export type Entry = {
 };
 
 /**  Why a request to the runtime, or a task, failed. */
-export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_config" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | "listen" | "watch" | "store" | "keychain" | "io";
+export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_config" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
+/**
+ *  The request did not fit the model's context window; the runtime compacts and
+ *  asks again rather than sending the same request.
+ */
+"model_context_overflow" | "listen" | "watch" | "store" | "keychain" | "io";
 
 export type Limits = {
 	max_steps: number,

@@ -17,6 +17,7 @@ import {
 } from "../../api/commands";
 import type { Limits, PolicyRules, ProviderForm } from "../../api/types";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
+import { AboutSection, DesktopSection } from "./Desktop";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 
 interface Props {
@@ -55,6 +56,8 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <PolicySection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />
+        <DesktopSection />
+        <AboutSection />
       </div>
     </main>
   );
