@@ -10,9 +10,10 @@ use landlock::{
 
 use crate::child::{Bind, ChildPlan, MountPlan};
 use crate::env::scrub_env;
+use crate::gitsnap::GitSnapshot;
 use crate::hints::Reach;
 use crate::policy::{Mode, SandboxPolicy, DEVICE_FILES, SYSTEM_READ_ROOTS};
-use crate::probe::{id_map, kernel, mount_flags, probe, SandboxStatus};
+use crate::probe::{id_map, kernel, mount_flags, mount_ns_enabled, probe, SandboxStatus};
 use crate::{bpf, SandboxError};
 
 /// Held for as long as the command (or server) may run. Dropping it — or [`CallGuard::end`]
@@ -27,6 +28,8 @@ pub struct CallGuard {
     tmp_path: PathBuf,
     confined: bool,
     reach: Reach,
+    /// Without user namespaces: `.git` metadata as it was, put back when the call ends.
+    git_snapshot: Option<GitSnapshot>,
 }
 
 impl CallGuard {
@@ -48,6 +51,17 @@ impl CallGuard {
         }
     }
 
+    /// Without user namespaces, puts `.git/hooks` and `.git/config` back as they were
+    /// before the call and returns what had been changed. Call after the child has exited
+    /// (the supervisor's exit means the whole tree is gone); the guard's drop does it too.
+    /// With user namespaces they could not change, and this returns nothing.
+    pub fn restore_git_metadata(&mut self) -> Vec<PathBuf> {
+        match self.git_snapshot.take() {
+            Some(snapshot) => snapshot.restore(),
+            None => Vec::new(),
+        }
+    }
+
     /// "blocked by the sandbox: …" lines for what the output shows was refused.
     pub fn blocked_hints(&self, output: &str) -> Vec<String> {
         if !self.confined {
@@ -60,6 +74,13 @@ impl CallGuard {
 impl Drop for CallGuard {
     fn drop(&mut self) {
         self.end();
+        let restored = self.restore_git_metadata();
+        if !restored.is_empty() {
+            tracing::warn!(
+                ?restored,
+                "git metadata changed by the command was restored"
+            );
+        }
         if let Some(tmp) = self.tmp.take() {
             if let Err(e) = tmp.close() {
                 tracing::debug!(error = %e, "call temp dir not fully removed");
@@ -150,12 +171,16 @@ pub fn confine(
         None
     };
     let protected = git_metadata(&workspace);
-    let mounts = if enforce && k.mount_ns {
+    let use_mounts = enforce && mount_ns_enabled();
+    let mounts = if use_mounts {
         mount_plan(&workspace, &protected)
     } else {
-        if enforce && !protected.is_empty() {
-            tracing::warn!("no user namespaces: .git/hooks and .git/config stay writable");
-        }
+        None
+    };
+    let git_snapshot = if enforce && !use_mounts && !protected.is_empty() {
+        tracing::info!("no user namespaces: .git/hooks and .git/config restored after the call");
+        Some(GitSnapshot::take(&workspace))
+    } else {
         None
     };
     let plan = ChildPlan {
@@ -181,9 +206,10 @@ pub fn confine(
         reach: Reach {
             write: write_roots,
             read: read_roots,
-            protected: if k.mount_ns { protected } else { Vec::new() },
+            protected: if use_mounts { protected } else { Vec::new() },
             network: policy.network,
         },
+        git_snapshot,
     })
 }
 

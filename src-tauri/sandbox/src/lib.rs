@@ -23,6 +23,7 @@ mod bpf;
 mod child;
 mod confine;
 mod env;
+mod gitsnap;
 mod hints;
 mod policy;
 mod private;
@@ -33,7 +34,7 @@ pub use env::{is_secret_name, is_secret_value, scrub_env};
 pub use hints::blocked_hints;
 pub use policy::{toolchain_read_paths, Mode, SandboxPolicy, SYSTEM_READ_ROOTS};
 pub use private::{harden_parent, make_private};
-pub use probe::{probe, SandboxStatus, SWITCH_VAR};
+pub use probe::{probe, GitMetadata, SandboxStatus, SWITCH_VAR};
 
 use std::path::PathBuf;
 

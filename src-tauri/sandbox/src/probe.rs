@@ -9,6 +9,21 @@ use crate::child::{apply_mounts, Bind, MountPlan};
 /// can do, so the degraded path can be exercised (tests, kernels without Landlock).
 pub const SWITCH_VAR: &str = "POCKETPILOT_SANDBOX";
 
+/// `POCKETPILOT_SANDBOX=no-userns` behaves as if user namespaces were unavailable (as on
+/// Ubuntu 24.04): `.git` metadata is then restored after each call instead of mounted
+/// read-only.
+const NO_USERNS: &str = "no-userns";
+
+/// How `.git/hooks` and `.git/config` of the workspace's repository are protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitMetadata {
+    /// Bind-mounted read-only in the command's private mount namespace.
+    ReadOnly,
+    /// No user namespaces: writable during the call, put back as they were when the call
+    /// ends (changes reported).
+    RestoredAfterCall,
+}
+
 /// Landlock ABI from which TCP connect/bind rules exist.
 const ABI_NET: i32 = 4;
 /// Landlock ABI from which abstract unix sockets and signals are scoped.
@@ -26,9 +41,9 @@ pub enum SandboxStatus {
         landlock_tcp: bool,
         /// Landlock scopes abstract unix sockets and signals to the tree (ABI ≥ 6).
         scoped: bool,
-        /// Unprivileged user + mount namespaces work: `.git/hooks` and `.git/config` are
-        /// bind-mounted read-only. False e.g. on Ubuntu 24.04's default AppArmor policy.
-        git_metadata_read_only: bool,
+        /// `ReadOnly` where unprivileged user + mount namespaces work; not e.g. under
+        /// Ubuntu 24.04's default AppArmor policy.
+        git_metadata: GitMetadata,
         /// Always true: the supervisor (child subreaper) kills the whole tree.
         tree_killed: bool,
     },
@@ -64,19 +79,22 @@ impl SandboxStatus {
                 network_blocking,
                 landlock_tcp,
                 scoped,
-                git_metadata_read_only,
+                git_metadata,
                 tree_killed,
             } => {
                 let yes = |b: &bool| if *b { "yes" } else { "no" };
                 format!(
                     "sandbox: Landlock ABI {abi}; network blocking (seccomp): {}; Landlock TCP rules: {}; \
-                     unix-socket/signal scoping: {}; .git/hooks and .git/config read-only: {}{}; \
+                     unix-socket/signal scoping: {}; .git/hooks and .git/config: {}; \
                      whole process tree killed at the end of a call: {}",
                     yes(network_blocking),
                     yes(landlock_tcp),
                     yes(scoped),
-                    yes(git_metadata_read_only),
-                    if *git_metadata_read_only { "" } else { " (user namespaces unavailable)" },
+                    match git_metadata {
+                        GitMetadata::ReadOnly => "read-only",
+                        GitMetadata::RestoredAfterCall =>
+                            "restored after each call (user namespaces unavailable)",
+                    },
                     yes(tree_killed),
                 )
             }
@@ -127,9 +145,20 @@ pub fn probe() -> SandboxStatus {
         network_blocking: k.seccomp,
         landlock_tcp: k.abi >= ABI_NET,
         scoped: k.abi >= ABI_SCOPE,
-        git_metadata_read_only: k.mount_ns,
+        git_metadata: if mount_ns_enabled() {
+            GitMetadata::ReadOnly
+        } else {
+            GitMetadata::RestoredAfterCall
+        },
         tree_killed: true,
     }
+}
+
+/// User + mount namespaces work and are not switched off.
+pub(crate) fn mount_ns_enabled() -> bool {
+    let switched_off =
+        std::env::var_os(SWITCH_VAR).is_some_and(|v| v.eq_ignore_ascii_case(NO_USERNS));
+    kernel().mount_ns && !switched_off
 }
 
 fn landlock_abi() -> i32 {

@@ -5,7 +5,9 @@ mod common;
 use std::time::Duration;
 
 use common::{off, sh, World, CANARY, DB_SECRET};
-use pocketpilot_sandbox::{confine, probe, SandboxError, SandboxPolicy, SandboxStatus};
+use pocketpilot_sandbox::{
+    confine, probe, GitMetadata, SandboxError, SandboxPolicy, SandboxStatus,
+};
 
 fn require_sandbox() {
     let status = probe();
@@ -152,7 +154,7 @@ async fn git_works_in_a_fresh_workspace() {
 async fn hooks_and_git_config_stay_read_only_while_commits_work() {
     require_sandbox();
     let SandboxStatus::Sandboxed {
-        git_metadata_read_only: true,
+        git_metadata: GitMetadata::ReadOnly,
         ..
     } = probe()
     else {
