@@ -118,6 +118,7 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 call_timeout_secs,
                 secret_env,
                 keep_relative_paths: false,
+                sandbox: Default::default(),
             };
             mcp::add(
                 &rt.store,

@@ -295,6 +295,7 @@ async fn connect_mcp(
         secrets: crate::mcp::secrets(&servers),
         workspace: Some(PathBuf::from(workspace)),
         base_env: agent_env(),
+        forbidden: forbidden_dirs(rt.data_dir()),
     };
     let session = pocketpilot_mcp::connect(&servers, &options).await;
     for p in session.problems.clone() {

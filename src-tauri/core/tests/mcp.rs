@@ -41,6 +41,7 @@ fn stdio(name: &str, command: String, args: Vec<String>) -> StoredServer {
             call_timeout_secs: 20,
             secret_env: Vec::new(),
             keep_relative_paths: false,
+            sandbox: Default::default(),
         },
     }
 }

@@ -2,6 +2,7 @@
 //! wait for it. Serialisable, so the runtime can store it per workspace.
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,27 @@ pub struct McpServerConfig {
     /// files). Off by default. See `paths.rs`.
     #[serde(default)]
     pub keep_relative_paths: bool,
+    /// How a stdio server is confined (ignored for HTTP servers).
+    #[serde(default)]
+    pub sandbox: McpSandbox,
+}
+
+/// The OS sandbox of a stdio server (see `pocketpilot-sandbox`): it may write only in the
+/// workspace, read the system dirs, its own install dir and these extra paths, and has
+/// no network unless `network` is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct McpSandbox {
+    /// The server may open TCP/UDP connections.
+    pub network: bool,
+    /// Extra trees it may read (e.g. `~/.npm` for `npx`-started servers, a data dir).
+    pub extra_read: Vec<PathBuf>,
+    /// Extra trees it may write.
+    pub extra_write: Vec<PathBuf>,
+    /// Secret-looking variables of the base environment passed through anyway.
+    pub env_pass: Vec<String>,
+    /// Runs the server unconfined: only as the person's explicit choice (shown in red).
+    pub off: bool,
 }
 
 fn default_startup_timeout() -> u64 {
@@ -114,6 +136,7 @@ impl McpServerConfig {
             call_timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
             secret_env: Vec::new(),
             keep_relative_paths: false,
+            sandbox: McpSandbox::default(),
         }
     }
 

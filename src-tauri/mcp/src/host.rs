@@ -6,9 +6,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pocketpilot_tools::builtin::run_command::is_secret_name;
+use pocketpilot_sandbox::{CallGuard, Mode, SandboxPolicy};
 use pocketpilot_tools::{Registry, Tool};
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool as McpToolInfo,
 };
@@ -46,6 +46,9 @@ pub struct ConnectOptions {
     /// Environment stdio servers start from before secrets are scrubbed from it (like
     /// `ToolContext::base_env`); `None` = this process's environment.
     pub base_env: Option<Vec<(OsString, OsString)>>,
+    /// Paths stdio servers must never reach (the app's data and config dirs), like
+    /// `ToolContext::forbidden`.
+    pub forbidden: Vec<PathBuf>,
 }
 
 /// The servers started for one run and the tools they offer. Dropping it (and every tool)
@@ -357,14 +360,22 @@ fn spawn_stdio(
     };
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args);
-    // The app's own secrets stay out of the server's environment (as for run_command);
-    // the server gets its configured variables and its own secrets only.
+    let workspace = match &opts.workspace {
+        Some(dir) => dir.clone(),
+        None => {
+            std::env::current_dir().map_err(|e| spawn_err(format!("no working directory: {e}")))?
+        }
+    };
+    cmd.current_dir(&workspace);
     let base: Vec<(OsString, OsString)> = match &opts.base_env {
         Some(env) => env.clone(),
         None => std::env::vars_os().collect(),
     };
-    cmd.env_clear();
-    cmd.envs(base.into_iter().filter(|(k, _)| !is_secret_name(k)));
+    let policy = server_policy(config, command, args, &workspace, &base, opts);
+    // Replaces the environment with the scrubbed base: the app's own secrets stay out
+    // (as for run_command); the server's configured variables and secrets come after.
+    let guard =
+        pocketpilot_sandbox::confine(&mut cmd, &policy).map_err(|e| spawn_err(e.to_string()))?;
     cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     for name in &config.secret_env {
         match opts.secrets.get(name) {
@@ -378,14 +389,10 @@ fn spawn_stdio(
             }
         }
     }
-    if let Some(dir) = &opts.workspace {
-        cmd.current_dir(dir);
-    }
     let mut wrapped = CommandWrap::from(cmd);
-    // Its own process group, killed as a whole: servers started through `npx` or a shell
-    // script leave no grandchildren behind.
-    wrapped.wrap(ProcessGroup::leader());
-    wrapped.wrap(KillOnDrop);
+    // Killing the server means closing the sandbox's lifeline: its supervisor kills the
+    // whole tree, grandchildren of `npx` or a shell script and detached ones included.
+    wrapped.wrap(Sandboxed(Some(guard)));
     let (transport, child_stderr) = TokioChildProcess::builder(wrapped)
         .stderr(Stdio::piped())
         .spawn()
@@ -398,6 +405,125 @@ fn spawn_stdio(
         None => stderr.mark_closed(),
     }
     Ok(transport)
+}
+
+/// The sandbox of one stdio server: its workspace writable, its install dir and the
+/// script files named in its arguments readable, plus what its configuration adds.
+fn server_policy(
+    config: &McpServerConfig,
+    command: &str,
+    args: &[String],
+    workspace: &std::path::Path,
+    base: &[(OsString, OsString)],
+    opts: &ConnectOptions,
+) -> SandboxPolicy {
+    let s = &config.sandbox;
+    let mut extra_read = s.extra_read.clone();
+    if let Some(home) = base.iter().find(|(k, _)| k == "HOME").map(|(_, v)| v) {
+        extra_read.extend(pocketpilot_sandbox::toolchain_read_paths(
+            std::path::Path::new(home),
+        ));
+    }
+    if let Some(dir) = install_dir(command, base) {
+        extra_read.push(dir);
+    }
+    // Files only: a directory argument (the filesystem server's root, say) is what the
+    // server would serve, and is not widened here.
+    extra_read.extend(
+        args.iter()
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute() && p.is_file()),
+    );
+    SandboxPolicy {
+        workspace: workspace.to_path_buf(),
+        extra_read,
+        extra_write: s.extra_write.clone(),
+        deny: opts.forbidden.clone(),
+        network: s.network,
+        mode: if s.off { Mode::Off } else { Mode::Enforce },
+        env_pass: s.env_pass.clone(),
+        base_env: Some(base.to_vec()),
+    }
+}
+
+/// Where the server's program lives: the outermost `node_modules` above it (npm packages
+/// load their dependencies from there), else the directory of the resolved program.
+/// Programs under the system dirs need nothing.
+fn install_dir(command: &str, base: &[(OsString, OsString)]) -> Option<PathBuf> {
+    let path = if command.contains('/') {
+        PathBuf::from(command)
+    } else {
+        let search = base
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())?;
+        std::env::split_paths(&search)
+            .map(|d| d.join(command))
+            .find(|p| p.is_file())?
+    };
+    let resolved = std::fs::canonicalize(&path).ok()?;
+    let mut best: Option<PathBuf> = None;
+    for candidate in [path.as_path(), resolved.as_path()] {
+        if let Some(nm) = candidate
+            .ancestors()
+            .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+            .last()
+        {
+            best = Some(nm.to_path_buf());
+            break;
+        }
+    }
+    best.or_else(|| resolved.parent().map(|p| p.to_path_buf()))
+}
+
+/// Hands the call guard to the child wrapper, so it lives exactly as long as the server.
+#[derive(Debug)]
+struct Sandboxed(Option<CallGuard>);
+
+impl CommandWrapper for Sandboxed {
+    fn wrap_child(
+        &mut self,
+        inner: Box<dyn ChildWrapper>,
+        _core: &CommandWrap,
+    ) -> std::io::Result<Box<dyn ChildWrapper>> {
+        Ok(Box::new(SandboxedChild {
+            inner,
+            guard: self.0.take(),
+        }))
+    }
+}
+
+/// A server under the sandbox's supervisor. Signals (SIGTERM of a graceful shutdown) go
+/// to the supervisor, which forwards them to the server's process group; a kill closes
+/// the lifeline instead of SIGKILLing the supervisor, which would leave the tree behind.
+#[derive(Debug)]
+struct SandboxedChild {
+    inner: Box<dyn ChildWrapper>,
+    guard: Option<CallGuard>,
+}
+
+impl ChildWrapper for SandboxedChild {
+    fn inner(&self) -> &dyn ChildWrapper {
+        self.inner.as_ref()
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn ChildWrapper {
+        self.inner.as_mut()
+    }
+
+    fn into_inner(self: Box<Self>) -> Box<dyn ChildWrapper> {
+        self.inner
+    }
+
+    fn start_kill(&mut self) -> std::io::Result<()> {
+        match &mut self.guard {
+            Some(guard) => {
+                guard.end();
+                Ok(())
+            }
+            None => self.inner.start_kill(),
+        }
+    }
 }
 
 fn http_transport(

@@ -23,7 +23,7 @@ mod tool;
 pub mod whitelist;
 
 pub use config::{
-    McpServerConfig, McpTransport, SecretEnv, DEFAULT_CAPABILITY, READ_ONLY_CAPABILITY,
+    McpSandbox, McpServerConfig, McpTransport, SecretEnv, DEFAULT_CAPABILITY, READ_ONLY_CAPABILITY,
 };
 pub use error::{McpError, McpProblem};
 pub use host::{connect, connect_tools, ConnectOptions, McpSession};

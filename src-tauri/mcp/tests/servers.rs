@@ -162,7 +162,12 @@ async fn filesystem_reads_and_lists_inside_the_workspace() {
 async fn filesystem_paths_outside_the_workspace_are_rejected_before_the_server() {
     let (t, ws) = workspace();
     std::os::unix::fs::symlink(t.path().join("secret.txt"), ws.join("link")).unwrap();
-    let session = connect(&[filesystem("fs", t.path())], &opts(&["fs"])).await;
+    // The server's sandbox workspace is its configured root (it may write there).
+    let options = ConnectOptions {
+        workspace: Some(t.path().to_path_buf()),
+        ..opts(&["fs"])
+    };
+    let session = connect(&[filesystem("fs", t.path())], &options).await;
     assert!(session.problems.is_empty(), "{:?}", session.problems);
     let read = tool(&session, "mcp__fs__read_text_file");
     let secret = t.path().join("secret.txt").to_string_lossy().into_owned();

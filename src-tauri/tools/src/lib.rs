@@ -19,4 +19,4 @@ pub mod tool;
 pub use guard::{GuardError, WorkspaceGuard};
 pub use policy::{decide, Decision, DecisionSource, PolicyRules};
 pub use registry::Registry;
-pub use tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
+pub use tool::{CommandSandbox, Effect, SandboxMode, Tool, ToolContext, ToolError, ToolOutput};

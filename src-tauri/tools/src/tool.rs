@@ -5,6 +5,39 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+pub use pocketpilot_sandbox::Mode as SandboxMode;
+use pocketpilot_sandbox::SandboxPolicy;
+
+/// How `run_command` confines the commands it starts (see the `pocketpilot-sandbox`
+/// crate). The workspace is the context's; the deny list is `ToolContext::forbidden`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommandSandbox {
+    /// The call holds the network grant (TCP/UDP allowed).
+    pub network: bool,
+    /// Readable (and executable) trees beyond the system dirs: toolchains by default.
+    pub extra_read: Vec<PathBuf>,
+    /// Writable trees beyond the workspace: a widening the person granted.
+    pub extra_write: Vec<PathBuf>,
+    /// Secret-looking variables to pass through anyway, by exact name.
+    pub env_pass: Vec<String>,
+    /// `Off` only when the person chose "no sandbox" explicitly.
+    pub mode: SandboxMode,
+}
+
+impl CommandSandbox {
+    /// The default for a person's session: no network, the toolchains under `$HOME`
+    /// readable (`pocketpilot_sandbox::toolchain_read_paths`).
+    pub fn for_this_user() -> Self {
+        let extra_read = std::env::var_os("HOME")
+            .map(|home| pocketpilot_sandbox::toolchain_read_paths(std::path::Path::new(&home)))
+            .unwrap_or_default();
+        Self {
+            extra_read,
+            ..Self::default()
+        }
+    }
+}
+
 /// What a tool needs from the run that calls it.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -19,6 +52,8 @@ pub struct ToolContext {
     /// this process's environment. Carried here so tests and embedders can pass one
     /// without mutating the global environment.
     pub base_env: Option<Vec<(OsString, OsString)>>,
+    /// The OS-level confinement of `run_command`.
+    pub sandbox: CommandSandbox,
 }
 
 impl ToolContext {
@@ -28,6 +63,27 @@ impl ToolContext {
             forbidden,
             cancel,
             base_env: None,
+            sandbox: CommandSandbox::for_this_user(),
+        }
+    }
+
+    pub fn with_sandbox(mut self, sandbox: CommandSandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox policy of a command started for this context.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        let s = &self.sandbox;
+        SandboxPolicy {
+            workspace: self.workspace.clone(),
+            extra_read: s.extra_read.clone(),
+            extra_write: s.extra_write.clone(),
+            deny: self.forbidden.clone(),
+            network: s.network,
+            mode: s.mode,
+            env_pass: s.env_pass.clone(),
+            base_env: self.base_env.clone(),
         }
     }
 

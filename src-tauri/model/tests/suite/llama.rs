@@ -1,6 +1,7 @@
 //! Against the real model server (llama.cpp + SmolLM2-135M, see `llama_server`): its own
 //! report of the window, its own refusal of a request over it, its own token counts.
 //! Prompts are kept small: the model processes ~140 tokens a second here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Duration;
 
 use pocketpilot_context::{Anchor, Estimator};

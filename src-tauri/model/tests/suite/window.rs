@@ -1,6 +1,7 @@
 //! Context window discovery against local HTTP servers answering with the bodies of the
 //! servers it must understand: llama.cpp (recorded from the real server, see
 //! `fixtures/window/`), vLLM, OpenRouter, LM Studio and Ollama (their documented shapes).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::{Duration, Instant};
 
 use pocketpilot_model::{

@@ -1,8 +1,14 @@
 //! `run_command` (shell:execute): `sh -c COMMAND` in the workspace root.
 //!
-//! - The environment is the base environment minus anything that looks like a secret.
-//! - The command runs in its own process group; on cancel, on timeout, and also when the
-//!   shell exits, the whole group is killed: nothing the command started outlives the call.
+//! - Confined by `pocketpilot-sandbox` (approved is not unconfined): writes only in the
+//!   workspace and a private TMPDIR, no network without the grant, `.git/hooks` and
+//!   `.git/config` read-only, the app's data dirs (`ToolContext::forbidden`) unreachable.
+//!   When the sandbox cannot be applied the call fails, unless the context explicitly
+//!   says "no sandbox".
+//! - The environment is the base environment minus anything that looks like a secret
+//!   (except the names the sandbox settings pass through).
+//! - On cancel, on timeout, and also when the shell exits, the sandbox's supervisor kills
+//!   every process of the tree, detached ones included: nothing outlives the call.
 //! - stdout and stderr share one pipe (so their order is kept), capped: the head and the
 //!   tail are kept with a marker in between.
 use std::ffi::{OsStr, OsString};
@@ -24,9 +30,11 @@ pub const MAX_TIMEOUT_SECS: u64 = 600;
 /// Output kept: half from the start, half from the end.
 pub const OUTPUT_CAP_BYTES: usize = 64 * 1024;
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
-/// After the shell exits and its group is killed, how long to wait for the pipe to drain.
-/// Only a process that escaped the group (setsid) can hold it open longer.
+/// After the supervisor exits (the whole tree is dead by then), how long to wait for the
+/// pipe to drain.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// After the lifeline is closed, how long the supervisor may take to kill the tree.
+const END_GRACE: Duration = Duration::from_secs(5);
 
 /// Variables whose names contain one of these (case-insensitively) never reach a command.
 const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
@@ -66,21 +74,21 @@ impl Args {
     }
 }
 
-/// Whether a variable may be passed to a command.
+/// Whether a variable may be passed to a command. (The runtime uses this list to decide
+/// what to strip from its own environment; commands get the sandbox's broader scrub.)
 pub fn is_secret_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_ascii_uppercase();
     upper == "POCKETPILOT_API_KEY" || SECRET_MARKERS.iter().any(|m| upper.contains(m))
 }
 
-/// The base environment (the context's, else this process's) without secrets.
+/// The base environment (the context's, else this process's) without secrets, as a
+/// command of this context gets it (before TMPDIR is set).
 pub fn scrubbed_env(ctx: &ToolContext) -> Vec<(OsString, OsString)> {
     let base: Vec<(OsString, OsString)> = match &ctx.base_env {
         Some(env) => env.clone(),
         None => std::env::vars_os().collect(),
     };
-    base.into_iter()
-        .filter(|(name, _)| !is_secret_name(name))
-        .collect()
+    pocketpilot_sandbox::scrub_env(base, &ctx.sandbox.env_pass)
 }
 
 pub struct RunCommand;
@@ -93,8 +101,10 @@ impl Tool for RunCommand {
 
     fn description(&self) -> &'static str {
         "Run a shell command (`sh -c`) in the workspace root. Returns the exit code and the \
-         combined stdout/stderr (capped). Secrets are removed from the environment; the \
-         command and everything it starts are killed on timeout (default 120 s, at most 600 s)."
+         combined stdout/stderr (capped). It runs sandboxed: it may write only inside the \
+         workspace and $TMPDIR, has no network unless granted, and secrets are removed from \
+         the environment; the command and everything it starts are killed when it ends or \
+         on timeout (default 120 s, at most 600 s)."
     }
 
     fn parameters(&self) -> Value {
@@ -148,88 +158,69 @@ async fn run(
     cmd.arg("-c")
         .arg(command)
         .current_dir(guard.root())
-        .env_clear()
-        .envs(scrubbed_env(ctx))
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer_err))
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::from(writer_err));
+    // Dropping the sandbox guard (also when this future is dropped mid-run) closes the
+    // supervisor's lifeline: it kills the whole tree. No kill_on_drop: a SIGKILL to the
+    // supervisor would leave detached descendants behind.
+    let mut sandbox = pocketpilot_sandbox::confine(&mut cmd, &ctx.sandbox_policy())
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
     let spawned = cmd.spawn();
     // The Command holds the pipe's write ends; drop them or the read never sees EOF.
     drop(cmd);
     let mut child = spawned.map_err(|e| failed("cannot start sh", e))?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    // If this future is dropped mid-run (the caller gave up on it), still kill the group.
-    let mut on_drop = KillOnDrop(pgid);
-
     let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
         .map_err(|e| failed("cannot read the output", e))?;
     let collector = tokio::spawn(collect(receiver));
 
-    // Wait for the shell without reaping it: while it is a zombie its pid, which is the
-    // group id, cannot be reused, so the kill below cannot reach an unrelated group.
-    let exited = match pgid {
-        Some(pid) => tokio::task::spawn_blocking(move || wait_without_reaping(pid)),
-        None => tokio::task::spawn_blocking(|| ()),
-    };
+    // The supervisor exits with the command's status once the command has exited and
+    // the rest of its tree is killed.
     let ending = tokio::select! {
-        _ = exited => None,
-        _ = tokio::time::sleep(timeout) => Some(ToolError::TimedOut(timeout.as_secs())),
-        _ = ctx.cancel.cancelled() => Some(ToolError::Cancelled),
+        status = child.wait() => Ok(status),
+        _ = tokio::time::sleep(timeout) => Err(ToolError::TimedOut(timeout.as_secs())),
+        _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
     };
-    kill_group(pgid);
-    let status = child.wait().await;
-    on_drop.0 = None;
+    let status = match ending {
+        Ok(status) => status,
+        Err(err) => {
+            sandbox.end();
+            if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
+                tracing::warn!("the sandbox supervisor did not exit; killing it");
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+            return Err(err);
+        }
+    };
     let output = match tokio::time::timeout(DRAIN_GRACE, collector).await {
         Ok(Ok(output)) => output,
         _ => Captured::default(),
     };
-    if let Some(err) = ending {
-        return Err(err);
-    }
     let status = status.map_err(|e| failed("waiting for the command failed", e))?;
     let code = match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code: {code}"),
         (None, Some(signal)) => format!("exit code: none (killed by signal {signal})"),
         (None, None) => "exit code: unknown".to_string(),
     };
-    Ok(ToolOutput::text(format!("{code}\n{}", output.render())))
-}
-
-/// Blocks until `pid` has exited, leaving it a zombie (`WNOWAIT`).
-fn wait_without_reaping(pid: i32) {
-    let Ok(id) = libc::id_t::try_from(pid) else {
-        return;
-    };
-    loop {
-        // SAFETY: `info` is a valid, zeroed siginfo_t the call may write into.
-        let rc = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT)
-        };
-        if rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
+    let rendered = output.render();
+    let mut text = format!("{code}\n{rendered}");
+    // Without user namespaces hooks and git config are writable during the call; the tree
+    // is gone now (the supervisor has exited), so they can be put back.
+    let restored = sandbox.restore_git_metadata().into_iter().map(|p| {
+        format!(
+            "the sandbox restored {} (changed by the command)",
+            p.display()
+        )
+    });
+    // The command's own error stays; the hint says where it came from.
+    for hint in sandbox.blocked_hints(&rendered).into_iter().chain(restored) {
+        if !text.ends_with('\n') {
+            text.push('\n');
         }
+        text.push_str(&format!("[{hint}]\n"));
     }
-}
-
-struct KillOnDrop(Option<i32>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        kill_group(self.0);
-    }
-}
-
-/// SIGKILL to the whole group (the group id is the shell's pid).
-fn kill_group(pgid: Option<i32>) {
-    if let Some(pgid) = pgid.filter(|&p| p > 1) {
-        // SAFETY: killpg has no memory-safety preconditions; ESRCH (already gone) is fine.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
+    Ok(ToolOutput::text(text))
 }
 
 #[derive(Default)]

@@ -252,3 +252,161 @@ async fn bad_arguments_are_rejected() {
         assert_eq!(err.kind().as_str(), "invalid_arguments", "{err}");
     }
 }
+
+// --- the OS sandbox (issue 14). Each test also runs the command with the sandbox
+// explicitly off, to show the test would fail without it.
+
+/// A fixture whose HOME (with a canary) is the outside dir and whose app data dir, with a
+/// stand-in database, is forbidden.
+fn sandboxed() -> Fixture {
+    assert!(
+        pocketpilot_sandbox::probe().is_sandboxed(),
+        "{}",
+        pocketpilot_sandbox::probe().details()
+    );
+    let mut f = Fixture::new();
+    let data = f.outside().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("pocketpilot.db"), "DB-ROW-SECRET").unwrap();
+    std::fs::write(f.outside().join("canary.txt"), "HOME-CANARY").unwrap();
+    let mut env: Vec<(OsString, OsString)> =
+        std::env::vars_os().filter(|(k, _)| k != "HOME").collect();
+    env.push(("HOME".into(), f.outside().into()));
+    env.push(("DB".into(), data.join("pocketpilot.db").into()));
+    f.ctx.forbidden = vec![data];
+    f.ctx = f.ctx.clone().with_base_env(env);
+    f
+}
+
+fn unsandboxed(f: &Fixture) -> Fixture {
+    let mut g = Fixture::new();
+    g.ctx = f.ctx.clone();
+    g.ctx.sandbox.mode = crate::SandboxMode::Off;
+    g
+}
+
+#[tokio::test]
+async fn sandbox_keeps_home_and_the_app_database_unreadable() {
+    let f = sandboxed();
+    let args = json!({"command": "cat \"$HOME/canary.txt\" \"$DB\""});
+    let out = f.call(&RunCommand, args.clone()).await.unwrap();
+    assert!(!out.text.contains("HOME-CANARY"), "{}", out.text);
+    assert!(!out.text.contains("DB-ROW-SECRET"), "{}", out.text);
+    assert!(
+        out.text.contains("[blocked by the sandbox: access to "),
+        "{}",
+        out.text
+    );
+    let control = unsandboxed(&f).call(&RunCommand, args).await.unwrap();
+    assert!(control.text.contains("HOME-CANARY") && control.text.contains("DB-ROW-SECRET"));
+}
+
+#[tokio::test]
+async fn sandbox_keeps_writes_in_the_workspace_and_says_so() {
+    let f = sandboxed();
+    let target = f.outside().join("escaped");
+    let cmd = format!(
+        "ln -sf '{}' link; echo x > link; echo y > '{}'; echo ok > mine",
+        target.display(),
+        target.display()
+    );
+    let out = f
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert!(!target.exists(), "{}", out.text);
+    assert_eq!(f.read("mine"), "ok\n");
+    assert!(
+        out.text.contains(&format!(
+            "[blocked by the sandbox: access to {}",
+            target.display()
+        )),
+        "{}",
+        out.text
+    );
+    unsandboxed(&f)
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert!(target.exists());
+}
+
+#[tokio::test]
+async fn sandbox_network_follows_the_grant() {
+    let f = sandboxed();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let cmd = format!(
+        "/usr/bin/python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('CONNECTED')\""
+    );
+    let out = f
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert!(!out.text.contains("CONNECTED"), "{}", out.text);
+    assert!(
+        out.text.contains("[blocked by the sandbox: network"),
+        "{}",
+        out.text
+    );
+    let mut granted = Fixture::new();
+    granted.ctx = f.ctx.clone();
+    granted.ctx.sandbox.network = true;
+    let out = granted
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert!(out.text.contains("CONNECTED"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn sandbox_kills_detached_children_when_the_call_ends() {
+    let f = sandboxed();
+    let late = f.path("late");
+    let cmd = format!(
+        "setsid -f sh -c 'sleep 2; echo x > {0}'; (sh -c 'sleep 2; echo y >> {0}' &); echo started",
+        late.display()
+    );
+    let out = f
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert_eq!(out.text, "exit code: 0\nstarted\n");
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    assert!(!late.exists(), "a detached child outlived the call");
+}
+
+#[tokio::test]
+async fn sandbox_passes_named_variables_only() {
+    let mut f = sandboxed();
+    let mut env = f.ctx.base_env.clone().unwrap();
+    env.push(("NPM_TOKEN".into(), "npm-passed".into()));
+    env.push(("OTHER_TOKEN".into(), "other-hidden".into()));
+    env.push((
+        "REPO_URL".into(),
+        "https://u:pw-hidden@git.example/x".into(),
+    ));
+    f.ctx = f.ctx.clone().with_base_env(env);
+    f.ctx.sandbox.env_pass = vec!["NPM_TOKEN".into()];
+    let out = f
+        .call(&RunCommand, json!({"command": "env"}))
+        .await
+        .unwrap();
+    assert!(out.text.contains("NPM_TOKEN=npm-passed"), "{}", out.text);
+    assert!(!out.text.contains("other-hidden") && !out.text.contains("pw-hidden"));
+}
+
+#[tokio::test]
+async fn sandbox_unavailable_fails_the_call_unless_explicitly_off() {
+    let mut f = sandboxed();
+    // A deny path inside the workspace cannot be honoured: the call must not run.
+    f.ctx.forbidden.push(f.path("data"));
+    std::fs::create_dir(f.path("data")).unwrap();
+    let err = f
+        .call(&RunCommand, json!({"command": "echo ran > ran"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind().as_str(), "failed");
+    assert!(err.to_string().contains("cannot sandbox"), "{err}");
+    assert!(!f.path("ran").exists());
+}

@@ -1,0 +1,361 @@
+//! Preparing a command: everything is built here, before `fork`; the child only applies.
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    Scope, ABI,
+};
+
+use crate::child::{Bind, ChildPlan, MountPlan};
+use crate::env::scrub_env;
+use crate::gitsnap::GitSnapshot;
+use crate::hints::Reach;
+use crate::policy::{Mode, SandboxPolicy, DEVICE_FILES, SYSTEM_READ_ROOTS};
+use crate::probe::{id_map, kernel, mount_flags, mount_ns_enabled, probe, SandboxStatus};
+use crate::{bpf, SandboxError};
+
+/// Held for as long as the command (or server) may run. Dropping it — or [`CallGuard::end`]
+/// — closes the lifeline: the supervisor kills every process of the tree and exits. Keep
+/// it until the child has been spawned; the `pre_exec` hook refers to its descriptors.
+#[derive(Debug)]
+pub struct CallGuard {
+    lifeline: Option<OwnedFd>,
+    _lifeline_read: OwnedFd,
+    _ruleset: Option<OwnedFd>,
+    tmp: Option<tempfile::TempDir>,
+    tmp_path: PathBuf,
+    confined: bool,
+    reach: Reach,
+    /// Without user namespaces: `.git` metadata as it was, put back when the call ends.
+    git_snapshot: Option<GitSnapshot>,
+}
+
+impl CallGuard {
+    /// The call's private temp dir (also `TMPDIR`), removed with the guard.
+    pub fn tmp_dir(&self) -> &Path {
+        &self.tmp_path
+    }
+
+    /// Whether Landlock and seccomp were applied (false only for an explicit `Mode::Off`).
+    pub fn confined(&self) -> bool {
+        self.confined
+    }
+
+    /// Ends the call: the supervisor kills the whole tree, then exits (with SIGKILL's
+    /// status if the command was still running). Idempotent.
+    pub fn end(&mut self) {
+        if self.lifeline.take().is_some() {
+            tracing::debug!("sandbox lifeline closed");
+        }
+    }
+
+    /// Without user namespaces, puts `.git/hooks` and `.git/config` back as they were
+    /// before the call and returns what had been changed. Call after the child has exited
+    /// (the supervisor's exit means the whole tree is gone); the guard's drop does it too.
+    /// With user namespaces they could not change, and this returns nothing.
+    pub fn restore_git_metadata(&mut self) -> Vec<PathBuf> {
+        match self.git_snapshot.take() {
+            Some(snapshot) => snapshot.restore(),
+            None => Vec::new(),
+        }
+    }
+
+    /// "blocked by the sandbox: …" lines for what the output shows was refused.
+    pub fn blocked_hints(&self, output: &str) -> Vec<String> {
+        if !self.confined {
+            return Vec::new();
+        }
+        self.reach.hints(output)
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.end();
+        let restored = self.restore_git_metadata();
+        if !restored.is_empty() {
+            tracing::warn!(
+                ?restored,
+                "git metadata changed by the command was restored"
+            );
+        }
+        if let Some(tmp) = self.tmp.take() {
+            if let Err(e) = tmp.close() {
+                tracing::debug!(error = %e, "call temp dir not fully removed");
+            }
+        }
+    }
+}
+
+/// Prepares `cmd` to run confined by `policy` and returns the guard of its lifetime.
+///
+/// Replaces the command's environment with the scrubbed base environment (set
+/// variables meant for the child after this call), sets `TMPDIR` to a private dir, puts
+/// the child in its own process group and installs the `pre_exec` hook. With
+/// `Mode::Enforce` it fails rather than run unconfined.
+pub fn confine(
+    cmd: &mut tokio::process::Command,
+    policy: &SandboxPolicy,
+) -> Result<CallGuard, SandboxError> {
+    let span = tracing::info_span!(
+        "sandbox.confine",
+        workspace = %policy.workspace.display(),
+        network = policy.network,
+        mode = ?policy.mode
+    );
+    let _entered = span.enter();
+    let workspace =
+        std::fs::canonicalize(&policy.workspace).map_err(|source| SandboxError::Workspace {
+            path: policy.workspace.clone(),
+            source,
+        })?;
+    let enforce = policy.mode == Mode::Enforce;
+    let k = kernel();
+    if enforce {
+        if let SandboxStatus::NotSandboxed { reason } = probe() {
+            return Err(SandboxError::Unavailable { reason });
+        }
+        if !policy.network && !k.seccomp {
+            return Err(SandboxError::Unavailable {
+                reason: "seccomp is unavailable, so the network cannot be blocked".into(),
+            });
+        }
+    } else {
+        tracing::warn!("running without the sandbox (explicit \"no sandbox\" policy)");
+    }
+
+    let tmp = tempfile::Builder::new()
+        .prefix("pocketpilot-call-")
+        .tempdir()
+        .map_err(|source| SandboxError::Io {
+            what: "cannot create the call's temp dir",
+            source,
+        })?;
+    let tmp_path = std::fs::canonicalize(tmp.path()).map_err(|source| SandboxError::Io {
+        what: "cannot resolve the call's temp dir",
+        source,
+    })?;
+
+    let mut write_roots = vec![workspace.clone(), tmp_path.clone()];
+    write_roots.extend(existing(&policy.extra_write));
+    let mut read_roots: Vec<PathBuf> = existing(SYSTEM_READ_ROOTS.iter().map(Path::new));
+    read_roots.extend(existing(&policy.extra_read));
+    if enforce {
+        check_deny(&policy.deny, &write_roots, &read_roots)?;
+    }
+
+    let base: Vec<(OsString, OsString)> = match &policy.base_env {
+        Some(env) => env.clone(),
+        None => std::env::vars_os().collect(),
+    };
+    let env: Vec<(OsString, OsString)> = scrub_env(base, &policy.env_pass)
+        .into_iter()
+        .filter(|(k, _)| !matches!(k.to_str(), Some("TMPDIR" | "TMP" | "TEMP")))
+        .collect();
+    cmd.env_clear().envs(env);
+    for name in ["TMPDIR", "TMP", "TEMP"] {
+        cmd.env(name, &tmp_path);
+    }
+
+    let (lifeline_read, lifeline) = pipe()?;
+    let ruleset = if enforce {
+        Some(build_ruleset(
+            k.abi,
+            policy.network,
+            &write_roots,
+            &read_roots,
+        )?)
+    } else {
+        None
+    };
+    let protected = git_metadata(&workspace);
+    let use_mounts = enforce && mount_ns_enabled();
+    let mounts = if use_mounts {
+        mount_plan(&workspace, &protected)
+    } else {
+        None
+    };
+    let git_snapshot = if enforce && !use_mounts && !protected.is_empty() {
+        tracing::info!("no user namespaces: .git/hooks and .git/config restored after the call");
+        Some(GitSnapshot::take(&workspace))
+    } else {
+        None
+    };
+    let plan = ChildPlan {
+        ruleset_fd: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
+        filter: enforce.then(|| bpf::program(policy.network)),
+        lifeline: lifeline_read.as_raw_fd(),
+        mounts,
+    };
+    cmd.process_group(0);
+    // SAFETY: ChildPlan::run only makes raw system calls on data prepared above; the
+    // descriptors it names live in the guard, which outlives the spawn.
+    unsafe {
+        cmd.pre_exec(move || plan.run());
+    }
+    tracing::debug!(tmp = %tmp_path.display(), "command prepared");
+    Ok(CallGuard {
+        lifeline: Some(lifeline),
+        _lifeline_read: lifeline_read,
+        _ruleset: ruleset,
+        tmp: Some(tmp),
+        tmp_path,
+        confined: enforce,
+        reach: Reach {
+            write: write_roots,
+            read: read_roots,
+            protected: if use_mounts { protected } else { Vec::new() },
+            network: policy.network,
+        },
+        git_snapshot,
+    })
+}
+
+fn existing<I, P>(paths: I) -> Vec<PathBuf>
+where
+    I: IntoIterator<Item = P>,
+    P: AsRef<Path>,
+{
+    paths
+        .into_iter()
+        .filter_map(|p| match std::fs::canonicalize(p.as_ref()) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::debug!(path = %p.as_ref().display(), error = %e, "sandbox root skipped");
+                None
+            }
+        })
+        .collect()
+}
+
+/// Landlock cannot subtract a subtree from a granted tree, so a deny path inside one
+/// cannot be honoured: refuse instead of pretending.
+fn check_deny(
+    deny: &[PathBuf],
+    write_roots: &[PathBuf],
+    read_roots: &[PathBuf],
+) -> Result<(), SandboxError> {
+    for d in deny {
+        let resolved = std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+        for root in write_roots.iter().chain(read_roots) {
+            if resolved.starts_with(root) {
+                return Err(SandboxError::DenyInsideAllowed {
+                    deny: resolved,
+                    root: root.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid two-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(SandboxError::Io {
+            what: "cannot create the lifeline pipe",
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: pipe2 just returned these two fresh descriptors; each is owned once.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn build_ruleset(
+    abi: i32,
+    network: bool,
+    write_roots: &[PathBuf],
+    read_roots: &[PathBuf],
+) -> Result<OwnedFd, SandboxError> {
+    let err = |e: &dyn std::fmt::Display| SandboxError::Landlock(e.to_string());
+    let abi = ABI::from(abi);
+    let all = AccessFs::from_all(abi);
+    let read = AccessFs::from_read(abi);
+    let file_only = AccessFs::from_file(abi);
+    let device =
+        (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev) & all;
+    let mut ruleset = Ruleset::default().handle_access(all).map_err(|e| err(&e))?;
+    if !network && abi >= ABI::V4 {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| err(&e))?;
+    }
+    if abi >= ABI::V6 {
+        ruleset = ruleset
+            .scope(Scope::AbstractUnixSocket | Scope::Signal)
+            .map_err(|e| err(&e))?;
+    }
+    let mut created = ruleset.create().map_err(|e| err(&e))?;
+    let grants = read_roots
+        .iter()
+        .map(|p| (p.clone(), read))
+        .chain(DEVICE_FILES.iter().map(|p| (PathBuf::from(p), device)))
+        .chain(write_roots.iter().map(|p| (p.clone(), all)));
+    for (path, access) in grants {
+        let fd = match PathFd::new(&path) {
+            Ok(fd) => fd,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), error = %e, "not granted");
+                continue;
+            }
+        };
+        let access = if path.is_dir() {
+            access
+        } else {
+            access & file_only
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|e| err(&e))?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| SandboxError::Unavailable {
+        reason: "the kernel did not create a Landlock ruleset".into(),
+    })
+}
+
+/// `.git/hooks` and `.git/config` of a repository at the workspace root.
+fn git_metadata(workspace: &Path) -> Vec<PathBuf> {
+    let git = workspace.join(".git");
+    if !git.is_dir() {
+        return Vec::new();
+    }
+    ["hooks", "config"]
+        .iter()
+        .map(|n| git.join(n))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect()
+}
+
+fn mount_plan(workspace: &Path, protected: &[PathBuf]) -> Option<MountPlan> {
+    if protected.is_empty() {
+        return None;
+    }
+    let cstr = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).ok();
+    // `.git` itself is bound onto itself first: a mount point cannot be renamed away, so
+    // the command cannot swap in a `.git` of its own making either.
+    let git = workspace.join(".git");
+    let mut binds = vec![Bind {
+        path: cstr(&git)?,
+        read_only: false,
+        keep_flags: 0,
+    }];
+    for p in protected {
+        binds.push(Bind {
+            path: cstr(p)?,
+            read_only: true,
+            keep_flags: mount_flags(p),
+        });
+    }
+    // SAFETY: plain id queries.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    Some(MountPlan {
+        uid_map: id_map(uid),
+        gid_map: id_map(gid),
+        binds,
+    })
+}
