@@ -92,13 +92,13 @@ async fn run_registered(
     let provider = match provider::build(task.provider.as_deref(), &settings) {
         Ok(p) => p,
         Err(e) => {
-            recorder.record(
-                task_id,
-                &RuntimeEvent::TaskFailed {
-                    error: e.to_string(),
-                    kind: ErrorKind::NoModel,
-                },
-            )?;
+            // Ended like any other run, so its inputs are settled (unanswered, no_model)
+            // rather than left `placed` with no run answering them.
+            let failed = RuntimeEvent::TaskFailed {
+                error: e.to_string(),
+                kind: ErrorKind::NoModel,
+            };
+            recorder.finish_run(task_id, &failed, false)?;
             return Ok(());
         }
     };
