@@ -7,7 +7,8 @@
 //! - `worker`: runs one task; `agent`: the bounded model → tool loop; `transcript`:
 //!   entries → model messages.
 //! - `recorder`: persists events with their effects and fans them out live.
-//! - `inbox`: what is said to a busy session, and where it enters the transcript.
+//! - `inbox`: what is said to a busy session, and where it enters the transcript;
+//!   `admission`: a submission read → decided → written.
 //! - `provider`: builds a run's provider; `mcp`: a run's MCP servers; `config`: data dir,
 //!   limits, provider settings; `secret_env`: what agent commands never inherit.
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
@@ -15,6 +16,7 @@
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+pub mod admission;
 pub mod agent;
 pub mod config;
 pub mod inbox;

@@ -197,7 +197,7 @@ impl Runtime {
                 grants: new.grants.clone(),
                 mcp: new.mcp.clone(),
             };
-            let admitted = inbox::admit(tx, &submit, out)?;
+            let admitted = crate::admission::admit(tx, &submit, out)?;
             if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {
                 tasks::set_follow_up_of(tx, task, prev)?;
             }
@@ -219,7 +219,9 @@ impl Runtime {
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
         let admitted = self
             .recorder
-            .commit_admission(|tx, out| Ok::<_, RuntimeError>(inbox::admit(tx, submit, out)?))?;
+            .commit_admission(|tx, out| {
+                Ok::<_, RuntimeError>(crate::admission::admit(tx, submit, out)?)
+            })?;
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);
         }
