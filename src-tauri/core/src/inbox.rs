@@ -116,7 +116,7 @@ impl InboxError {
             InboxError::NotQueued { .. } => ErrorKind::NotQueued,
             InboxError::InboxFull { .. } => ErrorKind::InboxFull,
             InboxError::Invalid(_) => ErrorKind::InvalidArguments,
-            InboxError::Store(e) => crate::service::store_kind(e),
+            InboxError::Store(e) => crate::error_kind::store_kind(e),
         }
     }
 }

@@ -4,8 +4,10 @@
 //! Layout (one concept per module):
 //! - `service`: `Runtime`, the only entry point (create, say, start, cancel, approve,
 //!   subscribe, settings, keys, MCP configuration).
-//! - `worker`: runs one task; `agent`: the bounded model → tool loop; `transcript`:
-//!   entries → model messages.
+//! - `worker`: runs one task; `agent`: the bounded model → tool loop; `orchestrator`: one
+//!   tool call (decide → wait → guard → execute → record); `transcript`: entries → model
+//!   messages.
+//! - `lease`: a session's lease held while working it; `scheduler`: this process's runs.
 //! - `recorder`: persists events with their effects and fans them out live.
 //! - `inbox`: what is said to a busy session, and where it enters the transcript;
 //!   `admission`: a submission read → decided → written.
@@ -19,13 +21,18 @@
 pub mod admission;
 pub mod agent;
 pub mod config;
+pub mod error_kind;
 pub mod inbox;
+pub mod lease;
 pub mod logging;
 pub mod mcp;
+pub mod orchestrator;
 pub mod provider;
 pub mod recorder;
+pub mod scheduler;
 pub mod secret_env;
 pub mod service;
+mod sink;
 pub mod transcript;
 pub mod worker;
 
