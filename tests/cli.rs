@@ -559,3 +559,44 @@ fn autostart_writes_and_removes_the_xdg_entry_and_version_reports_it() {
     assert!(!entry.exists());
     assert!(text(&out.stdout).starts_with("start at login: off\n"));
 }
+
+#[test]
+fn say_into_a_full_inbox_exits_eight_and_writes_nothing() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script(
+        "w.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "out.txt", "content": "x" } }] },
+            { "text": "Written." }
+        ]),
+    );
+    // A run left waiting for approval keeps the session busy: what is said queues.
+    let out = e.run(&run_args(&ws, "write", &p));
+    assert_eq!(code(&out), 3, "{}", text(&out.stderr));
+    let session = e.json(&["sessions", "--json"])[0]["id"].as_i64().unwrap();
+    let s = session.to_string();
+    let say = |words: &str| {
+        e.cmd(&["say", &s, words])
+            .env("POCKETPILOT_MAX_QUEUED", "1")
+            .output()
+            .unwrap()
+    };
+    let first = say("one");
+    assert_eq!(code(&first), 0, "{}", text(&first.stderr));
+    let full = say("two");
+    assert_eq!(code(&full), 8, "{}", text(&full.stderr));
+    assert!(
+        text(&full.stderr).contains("full"),
+        "{}",
+        text(&full.stderr)
+    );
+    let shown = e.json(&["session", "show", &s, "--json"]);
+    let texts: Vec<&str> = shown["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["content"]["text"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(texts, ["write", "one"], "the refused say wrote nothing");
+}

@@ -27,6 +27,8 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_BUSY: u8 = 6;
 pub const EXIT_IDLE: u8 = 7;
+/// The session's inbox is full (`inbox_full`): nothing was written.
+pub const EXIT_INBOX_FULL: u8 = 8;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -254,6 +256,7 @@ fn error_exit(e: &CliError) -> ExitCode {
         CliError::Runtime(r) => match r.kind() {
             ErrorKind::ConversationBusy => EXIT_BUSY,
             ErrorKind::ConversationIdle => EXIT_IDLE,
+            ErrorKind::InboxFull => EXIT_INBOX_FULL,
             kind if kind.is_usage() => EXIT_USAGE,
             _ => EXIT_FAILED,
         },

@@ -16,28 +16,11 @@ use futures::StreamExt;
 use pocketpilot_model::{
     Message, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolCall, Usage,
 };
-use pocketpilot_tools::{
-    decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext,
-};
+use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 
 use crate::event::RuntimeEvent;
-use pocketpilot_protocol::ToolErrorKind;
-
-/// Where the agent's events go. `emit` returns once the event is durable.
-pub trait EventSink: Send + Sync {
-    fn emit(&self, event: RuntimeEvent) -> Result<(), String>;
-    fn delta(&self, text: &str);
-    /// The `postTools` boundary: after a round of tool results, before the model is asked
-    /// again. Returns the steers placed into this run, or that a queued reset ends it.
-    fn post_tools(&self) -> Result<Boundary, String>;
-}
-
-/// What the `postTools` boundary decided.
-#[derive(Debug, Default)]
-pub struct Boundary {
-    pub steers: Vec<String>,
-    pub end_run: bool,
-}
+use crate::orchestrator::{self, CallEnv, Handled, Origin};
+pub use crate::sink::{Boundary, EventSink, RecordError};
 
 #[derive(Debug, Clone)]
 pub struct AgentLimits {
@@ -47,7 +30,7 @@ pub struct AgentLimits {
     pub stream: bool,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum AgentOutcome {
     Completed {
         final_answer: String,
@@ -66,7 +49,7 @@ pub enum AgentOutcome {
     Cancelled,
     /// The sink could not persist an event: the run stops rather than act unrecorded.
     RecordFailed {
-        error: String,
+        error: RecordError,
     },
     /// A queued reset ended the run at its `postTools` boundary.
     EndedByReset,
@@ -115,6 +98,17 @@ enum CallResult {
 }
 
 impl Agent {
+    /// What the orchestrator needs of this agent to carry out a call.
+    pub fn call_env(&self) -> CallEnv<'_> {
+        CallEnv {
+            tools: &self.tools,
+            rules: &self.rules,
+            session_grants: &self.grants,
+            run_grants: &self.user_grants,
+            ctx: &self.ctx,
+        }
+    }
+
     fn tool_specs(&self) -> Vec<pocketpilot_model::ToolSpec> {
         self.tools.specs()
     }
@@ -214,108 +208,24 @@ impl Agent {
             if self.ctx.cancel.is_cancelled() {
                 return Err(AgentOutcome::Cancelled);
             }
-            let (result, text) = self.handle_call(&call, step, sink).await?;
-            if let CallResult::NeedsApproval = result {
-                return Ok(CallResult::NeedsApproval);
-            }
+            let text = match orchestrator::carry_out(
+                &self.call_env(),
+                &call,
+                Origin::Fresh { step },
+                sink,
+            )
+            .await
+            {
+                Ok(Handled::Done(text)) => text,
+                Ok(Handled::NeedsApproval) => return Ok(CallResult::NeedsApproval),
+                Err(error) => return Err(AgentOutcome::RecordFailed { error }),
+            };
             messages.push(Message::tool_result(
                 call.id.clone(),
                 wrap_untrusted("tool result", &text),
             ));
         }
         Ok(CallResult::Done)
-    }
-
-    async fn handle_call(
-        &self,
-        call: &ToolCall,
-        step: u32,
-        sink: &dyn EventSink,
-    ) -> Result<(CallResult, String), AgentOutcome> {
-        let record = |e: String| AgentOutcome::RecordFailed { error: e };
-        let fail =
-            |kind: ToolErrorKind, error: String| -> Result<(CallResult, String), AgentOutcome> {
-                let text = format!("Tool {} failed: {error}", call.name);
-                sink.emit(RuntimeEvent::ToolCallFailed {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    error,
-                    kind,
-                })
-                .map_err(record)?;
-                Ok((CallResult::Done, text))
-            };
-        let Some(tool) = self.tools.get(&call.name) else {
-            return fail(
-                ToolErrorKind::UnknownTool,
-                format!(
-                    "there is no tool named `{}`; available: {}",
-                    call.name,
-                    self.tools.names().join(", ")
-                ),
-            );
-        };
-        let args: serde_json::Value = match serde_json::from_str(&call.arguments) {
-            Ok(v @ serde_json::Value::Object(_)) => v,
-            Ok(_) => {
-                return fail(
-                    ToolErrorKind::InvalidArguments,
-                    "arguments must be a JSON object".into(),
-                )
-            }
-            Err(e) => {
-                return fail(
-                    ToolErrorKind::InvalidArguments,
-                    format!("arguments are not valid JSON ({e})"),
-                )
-            }
-        };
-        let capability = tool.capability();
-        let (mut decision, mut source) = decide(Some(capability), &self.rules, &self.grants);
-        if decision == Decision::RequireApproval
-            && decide(Some(capability), &self.rules, &self.user_grants).0 == Decision::Allow
-        {
-            (decision, source) = (Decision::Allow, DecisionSource::User);
-        }
-        match decision {
-            Decision::Deny => fail(
-                ToolErrorKind::Denied,
-                format!("the policy denies `{capability}` ({source})"),
-            ),
-            Decision::RequireApproval => {
-                let effect = match tool.effect(&args, &self.ctx) {
-                    Ok(e) => e,
-                    Err(e) => return fail(e.kind(), e.to_string()),
-                };
-                sink.emit(RuntimeEvent::ApprovalRequired {
-                    approval_id: None,
-                    step,
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: args,
-                    capability: Some(capability.into()),
-                    effect,
-                    reason: format!("`{capability}` needs your approval"),
-                })
-                .map_err(record)?;
-                Ok((CallResult::NeedsApproval, String::new()))
-            }
-            Decision::Allow => {
-                let text = execute(
-                    tool.as_ref(),
-                    call,
-                    args,
-                    step,
-                    Decision::Allow,
-                    source,
-                    &self.ctx,
-                    sink,
-                )
-                .await
-                .map_err(record)?;
-                Ok((CallResult::Done, text))
-            }
-        }
     }
 
     async fn model_turn(
@@ -365,52 +275,6 @@ impl Agent {
 enum TurnError {
     Cancelled,
     Model(ProviderError),
-}
-
-/// Runs one call: intent committed, then the effect, then the outcome. Returns what the
-/// model reads.
-#[allow(clippy::too_many_arguments)]
-pub async fn execute(
-    tool: &dyn Tool,
-    call: &ToolCall,
-    args: serde_json::Value,
-    step: u32,
-    decision: Decision,
-    source: DecisionSource,
-    ctx: &ToolContext,
-    sink: &dyn EventSink,
-) -> Result<String, String> {
-    sink.emit(RuntimeEvent::ToolCallStarted {
-        step,
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: args.to_string(),
-        capability: Some(tool.capability().into()),
-        replay_safe: tool.replay_safe(),
-        decision,
-        decision_source: source,
-    })?;
-    match tool.call(args, ctx).await {
-        Ok(out) => {
-            sink.emit(RuntimeEvent::ToolCallCompleted {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                output: out.text.clone(),
-                changed: out.changed,
-            })?;
-            Ok(out.text)
-        }
-        Err(e) => {
-            let text = format!("Tool {} failed: {e}", call.name);
-            sink.emit(RuntimeEvent::ToolCallFailed {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                error: e.to_string(),
-                kind: e.kind(),
-            })?;
-            Ok(text)
-        }
-    }
 }
 
 /// Calls of the last assistant message with no tool result after it — only while that

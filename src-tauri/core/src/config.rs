@@ -148,3 +148,32 @@ pub enum ResumeOnStart {
     Auto,
     Ask,
 }
+
+pub const INBOX_KEY: &str = "inbox";
+
+/// How much a session's inbox may hold. Its own key (not `Limits`), so that the window's
+/// limits form keeps its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InboxSettings {
+    /// Submissions queued per session; past it a submission is refused (`inbox_full`).
+    pub max_queued: u64,
+}
+
+impl Default for InboxSettings {
+    fn default() -> Self {
+        Self { max_queued: 1_000 }
+    }
+}
+
+impl InboxSettings {
+    /// In the caller's connection or transaction (admission reads it with the session),
+    /// with `POCKETPILOT_MAX_QUEUED` overriding the stored value.
+    pub fn read(c: &rusqlite::Connection) -> Result<Self, StoreError> {
+        let mut s: InboxSettings = settings::get(c, INBOX_KEY)?.unwrap_or_default();
+        if let Some(v) = env_num("POCKETPILOT_MAX_QUEUED") {
+            s.max_queued = v;
+        }
+        Ok(s)
+    }
+}

@@ -3,7 +3,7 @@
 //! did not see.
 //!
 //! - A session is **busy** while it has a task that is not terminal.
-//! - Admission (`admit`), in one transaction: request-id dedupe first; `whenBusy: reject`
+//! - Admission (`admission::admit`), in one transaction: request-id dedupe first; `whenBusy: reject`
 //!   on a busy session and `whenIdle: reject` on an idle one write nothing; a display-only
 //!   write (`app.*`) is appended at once unless a reset is queued; everything else joins
 //!   the inbox, and an idle session applies a `final` boundary at once.
@@ -97,6 +97,8 @@ pub enum InboxError {
         status: SubmissionStatus,
         what: &'static str,
     },
+    #[error("the inbox of session {session_id} is full: {max_queued} submissions wait already (withdraw some, or wait for the agent to take them)")]
+    InboxFull { session_id: i64, max_queued: u64 },
     #[error("invalid submission: {0}")]
     Invalid(String),
     #[error(transparent)]
@@ -112,8 +114,9 @@ impl InboxError {
             InboxError::ConversationIdle(_) => ErrorKind::ConversationIdle,
             InboxError::RequestMismatch { .. } => ErrorKind::RequestMismatch,
             InboxError::NotQueued { .. } => ErrorKind::NotQueued,
+            InboxError::InboxFull { .. } => ErrorKind::InboxFull,
             InboxError::Invalid(_) => ErrorKind::InvalidArguments,
-            InboxError::Store(e) => crate::service::store_kind(e),
+            InboxError::Store(e) => crate::error_kind::store_kind(e),
         }
     }
 }
@@ -175,156 +178,7 @@ pub fn current_task(
     c: &rusqlite::Connection,
     session_id: i64,
 ) -> Result<Option<tasks::Task>, StoreError> {
-    Ok(tasks::list_for_session(c, session_id)?
-        .into_iter()
-        .find(|t| !t.status.is_terminal()))
-}
-
-fn kind_of(say: &Say) -> SubmissionKind {
-    match say {
-        Say::Input { .. } => SubmissionKind::Input,
-        Say::Continue => SubmissionKind::Continue,
-        Say::Write { .. } => SubmissionKind::Write,
-        Say::Reset { .. } => SubmissionKind::Reset,
-    }
-}
-
-/// Takes a submission, in the caller's transaction. The events it produced (to publish
-/// after commit) are pushed to `out`.
-pub fn admit(
-    tx: &Transaction<'_>,
-    s: &Submit,
-    out: &mut Vec<store::StoredEvent>,
-) -> Result<Admitted, InboxError> {
-    let session = sessions::get(tx, s.session_id)?;
-    let kind = kind_of(&s.say);
-    if let Some(rid) = &s.request_id {
-        if let Some(existing) = submissions::by_request(tx, session.id, rid)? {
-            if existing.kind != kind {
-                return Err(InboxError::RequestMismatch {
-                    request_id: rid.clone(),
-                    kind: existing.kind,
-                });
-            }
-            return Ok(Admitted {
-                submission: existing,
-                started: None,
-                deduplicated: true,
-            });
-        }
-    }
-    let busy = is_busy(tx, session.id)?;
-    let queued = submissions::queued(tx, session.id)?;
-    let run_meta = serde_json::json!({
-        "provider": s.provider, "trigger": s.trigger, "grants": s.grants, "mcp": s.mcp,
-    });
-    let new = |mode: Option<SubmissionMode>,
-               status: SubmissionStatus,
-               content: serde_json::Value|
-     -> Result<i64, StoreError> {
-        submissions::insert(
-            tx,
-            &submissions::NewSubmission {
-                session_id: session.id,
-                kind,
-                mode,
-                status,
-                request_id: s.request_id.as_deref(),
-                content: &content,
-            },
-        )
-    };
-    let id = match &s.say {
-        Say::Input {
-            text,
-            when_busy,
-            reject_if_idle,
-        } => {
-            let text = text.trim();
-            if text.is_empty() {
-                return Err(InboxError::Invalid("the text is empty".into()));
-            }
-            if busy && *when_busy == WhenBusy::Reject {
-                return Err(InboxError::ConversationBusy(session.id));
-            }
-            if !busy && *reject_if_idle {
-                return Err(InboxError::ConversationIdle(session.id));
-            }
-            let mode = if *when_busy == WhenBusy::Steer {
-                SubmissionMode::Steer
-            } else {
-                SubmissionMode::FollowUp
-            };
-            let mut content = run_meta.clone();
-            content["text"] = serde_json::json!(text);
-            new(Some(mode), SubmissionStatus::Queued, content)?
-        }
-        Say::Continue => {
-            if busy {
-                return Err(InboxError::ConversationBusy(session.id));
-            }
-            let id = new(None, SubmissionStatus::Placed, run_meta.clone())?;
-            let placement = final_boundary(tx, session.id, None, out)?;
-            let task_id = match placement.next_task {
-                Some(t) => t,
-                // Nothing queued: run again on the context as it stands.
-                None => start_run(tx, session.id, None, "(continue)", &run_meta, out)?,
-            };
-            submissions::set_task(tx, id, task_id)?;
-            return Ok(Admitted {
-                submission: submissions::get(tx, id)?,
-                started: Some(task_id),
-                deduplicated: false,
-            });
-        }
-        Say::Write {
-            kind: entry_kind,
-            data,
-        } => {
-            if entry_kind.trim().is_empty()
-                || entry_kind == "user"
-                || entry_kind == "assistant"
-                || entry_kind == "tool_result"
-                || entry_kind == "reset"
-            {
-                return Err(InboxError::Invalid(format!(
-                    "`{entry_kind}` is not a kind a write may have"
-                )));
-            }
-            let reset_queued = queued.iter().any(|q| q.kind == SubmissionKind::Reset);
-            let content = serde_json::json!({ "kind": entry_kind, "data": data });
-            if (is_display_only(entry_kind) && !reset_queued) || (!busy && queued.is_empty()) {
-                let entry = entries::append(tx, session.id, None, entry_kind, data)?;
-                let id = new(None, SubmissionStatus::Done, content)?;
-                submissions::done(tx, id, Some(entry), None)?;
-                return Ok(Admitted {
-                    submission: submissions::get(tx, id)?,
-                    started: None,
-                    deduplicated: false,
-                });
-            }
-            new(
-                Some(SubmissionMode::Write),
-                SubmissionStatus::Queued,
-                content,
-            )?
-        }
-        Say::Reset { text } => new(
-            Some(SubmissionMode::Write),
-            SubmissionStatus::Queued,
-            serde_json::json!({ "text": text }),
-        )?,
-    };
-    let started = if busy {
-        None
-    } else {
-        final_boundary(tx, session.id, None, out)?.next_task
-    };
-    Ok(Admitted {
-        submission: submissions::get(tx, id)?,
-        started,
-        deduplicated: false,
-    })
+    tasks::open_for_session(c, session_id)
 }
 
 #[derive(Debug, Default)]
@@ -441,7 +295,7 @@ pub fn final_boundary(
 }
 
 /// Creates a run (task) in `queued`, with its `task_created` event.
-fn start_run(
+pub(crate) fn start_run(
     tx: &Transaction<'_>,
     session_id: i64,
     follow_up_of: Option<i64>,
@@ -449,7 +303,8 @@ fn start_run(
     meta: &serde_json::Value,
     out: &mut Vec<store::StoredEvent>,
 ) -> Result<i64, StoreError> {
-    let previous = tasks::list_for_session(tx, session_id)?.pop();
+    // The session's newest task only (by index), whatever its length.
+    let previous = tasks::last_for_session(tx, session_id, 1)?.pop();
     let follow_up_of = follow_up_of.or(previous.as_ref().map(|t| t.id));
     let provider = meta["provider"]
         .as_str()

@@ -4,10 +4,13 @@
 //! Layout (one concept per module):
 //! - `service`: `Runtime`, the only entry point (create, say, start, cancel, approve,
 //!   subscribe, settings, keys, MCP configuration).
-//! - `worker`: runs one task; `agent`: the bounded model → tool loop; `transcript`:
-//!   entries → model messages.
+//! - `worker`: runs one task; `agent`: the bounded model → tool loop; `orchestrator`: one
+//!   tool call (decide → wait → guard → execute → record); `transcript`: entries → model
+//!   messages.
+//! - `lease`: a session's lease held while working it; `scheduler`: this process's runs.
 //! - `recorder`: persists events with their effects and fans them out live.
-//! - `inbox`: what is said to a busy session, and where it enters the transcript.
+//! - `inbox`: what is said to a busy session, and where it enters the transcript;
+//!   `admission`: a submission read → decided → written.
 //! - `provider`: builds a run's provider; `mcp`: a run's MCP servers; `config`: data dir,
 //!   limits, provider settings; `secret_env`: what agent commands never inherit.
 //! - `autostart`: start at login (XDG autostart entry), keep in the tray; `about`: what
@@ -18,16 +21,22 @@
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod about;
+pub mod admission;
 pub mod agent;
 pub mod autostart;
 pub mod config;
+pub mod error_kind;
 pub mod inbox;
+pub mod lease;
 pub mod logging;
 pub mod mcp;
+pub mod orchestrator;
 pub mod provider;
 pub mod recorder;
+pub mod scheduler;
 pub mod secret_env;
 pub mod service;
+mod sink;
 pub mod transcript;
 pub mod worker;
 

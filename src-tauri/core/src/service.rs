@@ -1,23 +1,23 @@
 //! TaskService: the only entry for creating, running, cancelling and answering tasks.
 //! Creating is not running: `create_task` persists the task `queued` and returns its id;
 //! `start` hands it to a worker (one tokio task per run).
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::{Limits, ProviderSettings};
 use crate::event::{EventKind, RuntimeEvent};
 use crate::inbox::{self, InboxError};
+use crate::lease::SessionLease;
 use crate::recorder::{Recorder, Subscription};
+use crate::scheduler::RunRegistry;
 use crate::store::{
     self, approvals, entries, events, leases, sessions, submissions, tasks, Store, StoreError,
 };
 use crate::task::TaskStatus;
-use crate::worker;
+use crate::worker::{self, RunContext};
 use pocketpilot_protocol::{ApprovalStatus, ErrorKind};
 
 #[derive(Debug, thiserror::Error)]
@@ -55,18 +55,7 @@ impl RuntimeError {
     }
 }
 
-/// The kind of a store error: a missing row is the caller's mistake, the rest is the machine.
-pub fn store_kind(e: &StoreError) -> ErrorKind {
-    match e {
-        StoreError::NotFound { .. } => ErrorKind::NotFound,
-        StoreError::DataDir { .. } => ErrorKind::Io,
-        StoreError::Corrupt { .. }
-        | StoreError::NewerSchema { .. }
-        | StoreError::Invalid(_)
-        | StoreError::CorruptRow(_)
-        | StoreError::Sqlite(_) => ErrorKind::Store,
-    }
-}
+pub use crate::error_kind::store_kind;
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
 
@@ -118,7 +107,7 @@ pub struct Runtime {
     pub store: Arc<Store>,
     pub recorder: Arc<Recorder>,
     data_dir: PathBuf,
-    runs: Mutex<HashMap<i64, CancellationToken>>,
+    runs: Arc<RunRegistry>,
     /// This process's identity in session leases.
     holder: String,
 }
@@ -132,7 +121,7 @@ impl Runtime {
             store,
             recorder,
             data_dir: data_dir.to_owned(),
-            runs: Mutex::new(HashMap::new()),
+            runs: Arc::new(RunRegistry::default()),
             holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
         }))
     }
@@ -197,7 +186,7 @@ impl Runtime {
                 grants: new.grants.clone(),
                 mcp: new.mcp.clone(),
             };
-            let admitted = inbox::admit(tx, &submit, out)?;
+            let admitted = crate::admission::admit(tx, &submit, out)?;
             if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {
                 tasks::set_follow_up_of(tx, task, prev)?;
             }
@@ -217,9 +206,9 @@ impl Runtime {
     /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
     /// run started, in this process) when it is idle.
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
-        let admitted = self
-            .recorder
-            .commit_admission(|tx, out| Ok::<_, RuntimeError>(inbox::admit(tx, submit, out)?))?;
+        let admitted = self.recorder.commit_admission(|tx, out| {
+            Ok::<_, RuntimeError>(crate::admission::admit(tx, submit, out)?)
+        })?;
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);
         }
@@ -341,42 +330,20 @@ impl Runtime {
 
     /// Works a session until it is idle or waiting for a person: runs its current task,
     /// then each run its boundaries start. Exactly one process works a session at a time:
-    /// without the lease this returns at once (the holder will place what was submitted).
+    /// without the lease this returns at once (the holder will place what was submitted);
+    /// a worker that loses it stops (see `lease`).
     pub async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
         loop {
-            let took = self.store.write(|tx| {
-                leases::acquire(
-                    tx,
-                    session_id,
-                    &self.holder,
-                    std::process::id() as i64,
-                    LEASE_TTL_MS,
-                )
-            })?;
-            if !took {
+            let Some(lease) = SessionLease::acquire(&self.store, session_id, &self.holder)? else {
+                return Ok(());
+            };
+            let heartbeat = lease.heartbeat();
+            let worked = self.work_session(&lease).await;
+            heartbeat.abort();
+            if lease.is_lost() {
                 return Ok(());
             }
-            let heartbeat = {
-                let rt = self.clone();
-                tokio::spawn(async move {
-                    loop {
-                        tokio::time::sleep(Duration::from_millis(LEASE_TTL_MS as u64 / 3)).await;
-                        let _ = rt.store.write(|tx| {
-                            leases::acquire(
-                                tx,
-                                session_id,
-                                &rt.holder,
-                                std::process::id() as i64,
-                                LEASE_TTL_MS,
-                            )
-                        });
-                    }
-                })
-            };
-            let worked = self.work_session(session_id).await;
-            heartbeat.abort();
-            self.store
-                .write(|tx| leases::release(tx, session_id, &self.holder))?;
+            lease.release()?;
             worked?;
             // Something may have been started between our last look and the release (by a
             // process that could not take the lease): look once more.
@@ -386,9 +353,21 @@ impl Runtime {
         }
     }
 
-    async fn work_session(self: &Arc<Self>, session_id: i64) -> Result<()> {
-        while let Some(task) = self.runnable(session_id)? {
-            worker::run(self.clone(), task).await;
+    fn run_context(&self) -> RunContext {
+        RunContext {
+            store: self.store.clone(),
+            recorder: self.recorder.clone(),
+            runs: self.runs.clone(),
+            data_dir: self.data_dir.clone(),
+        }
+    }
+
+    async fn work_session(self: &Arc<Self>, lease: &Arc<SessionLease>) -> Result<()> {
+        while let Some(task) = self.runnable(lease.session_id)? {
+            worker::run(self.run_context(), task, lease.clone()).await;
+            if lease.is_lost() {
+                return Ok(());
+            }
             let after = self.task(task)?;
             if !after.status.is_terminal() && after.status != TaskStatus::WaitingApproval {
                 // The worker could not finish it (already running here, or a store error).
@@ -463,41 +442,14 @@ impl Runtime {
         Ok(id)
     }
 
-    pub(crate) fn register_run(&self, task_id: i64) -> Option<CancellationToken> {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        if runs.contains_key(&task_id) {
-            return None;
-        }
-        let token = CancellationToken::new();
-        runs.insert(task_id, token.clone());
-        Some(token)
-    }
-
-    pub(crate) fn unregister_run(&self, task_id: i64) {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&task_id);
-    }
-
     pub fn is_running_here(&self, task_id: i64) -> bool {
-        self.runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(&task_id)
+        self.runs.is_running(task_id)
     }
 
     /// Cancels a task in any non-terminal state. A running worker stops its model stream
     /// and kills its tool process; a queued or waiting task is ended here.
     pub fn cancel(&self, task_id: i64) -> Result<()> {
-        let token = self
-            .runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&task_id)
-            .cloned();
-        if let Some(token) = token {
-            token.cancel();
+        if self.runs.cancel(task_id) {
             return Ok(());
         }
         let task = self.task(task_id)?;
@@ -510,7 +462,7 @@ impl Runtime {
         let worked_elsewhere = self
             .store
             .read(|c| leases::holder(c, task.session_id))?
-            .is_some_and(|(holder, _)| holder != self.holder);
+            .is_some_and(|(holder, _)| !holder.starts_with(&format!("{}/", self.holder)));
         if task.status == TaskStatus::Running && worked_elsewhere {
             // Another live process is running it: its worker watches for this flag.
             self.store.write(|tx| tasks::request_cancel(tx, task_id))?;
@@ -660,9 +612,6 @@ impl Runtime {
         Ok(self.task(task_id)?.status)
     }
 }
-
-/// How long a session's lease lasts without renewal; a dead holder is detected at once.
-const LEASE_TTL_MS: i64 = 15_000;
 
 fn canonical_workspace(path: &Path) -> Result<String> {
     let shown = path.display().to_string();

@@ -10,39 +10,50 @@ use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink};
+use crate::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink, RecordError};
 use crate::config::{workspace_rules_key, Limits, ProviderSettings};
 use crate::event::RuntimeEvent;
+use crate::lease::SessionLease;
+use crate::orchestrator::{self, Origin};
 use crate::provider;
 use crate::recorder::Recorder;
-use crate::service::Runtime;
-use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, StoreError};
+use crate::scheduler::RunRegistry;
+use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, Store};
 use crate::task::TaskStatus;
 use crate::transcript;
-use pocketpilot_protocol::{
-    ApprovalStatus, Budget, Decision, DecisionSource, ErrorKind, McpProblemKind, ToolErrorKind,
-};
+use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind};
 
+/// What a worker needs of the runtime: the store, the recorder, this process's runs and
+/// its data directory. Passed in, so the worker does not depend on the service.
+#[derive(Clone)]
+pub struct RunContext {
+    pub store: Arc<Store>,
+    pub recorder: Arc<Recorder>,
+    pub runs: Arc<RunRegistry>,
+    pub data_dir: PathBuf,
+}
+
+/// Records a run's events, each only while this process still holds the session's lease.
 struct Sink {
     recorder: Arc<Recorder>,
     task_id: i64,
+    lease: Arc<SessionLease>,
 }
 
 impl EventSink for Sink {
-    fn emit(&self, event: RuntimeEvent) -> Result<(), String> {
-        self.recorder
-            .record(self.task_id, &event)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+    fn emit(&self, event: RuntimeEvent) -> Result<(), RecordError> {
+        self.lease.check()?;
+        self.recorder.record(self.task_id, &event)?;
+        Ok(())
     }
     fn delta(&self, text: &str) {
-        self.recorder.delta(self.task_id, text);
+        if !self.lease.is_lost() {
+            self.recorder.delta(self.task_id, text);
+        }
     }
-    fn post_tools(&self) -> Result<agent::Boundary, String> {
-        let placed = self
-            .recorder
-            .post_tools(self.task_id)
-            .map_err(|e| e.to_string())?;
+    fn post_tools(&self) -> Result<agent::Boundary, RecordError> {
+        self.lease.check()?;
+        let placed = self.recorder.post_tools(self.task_id)?;
         Ok(agent::Boundary {
             steers: placed.steers.into_iter().map(|(_, text)| text).collect(),
             end_run: placed.end_run,
@@ -50,88 +61,137 @@ impl EventSink for Sink {
     }
 }
 
+impl Sink {
+    /// Ends the run (see `Recorder::finish_run`), unless the lease is lost.
+    fn finish(&self, terminal: &RuntimeEvent, ended_by_reset: bool) -> Result<(), RecordError> {
+        self.lease.check()?;
+        self.recorder
+            .finish_run(self.task_id, terminal, ended_by_reset)?;
+        Ok(())
+    }
+}
+
 /// Grace given to a cancelled agent to stop its tool processes before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(300);
 
-/// Runs (or resumes) one task from what the store holds. The caller holds the session's
-/// lease.
-pub async fn run(rt: Arc<Runtime>, task_id: i64) {
-    let session_id = rt.task(task_id).map(|t| t.session_id).unwrap_or_default();
-    let span = tracing::info_span!("task", task_id, session_id);
+/// Runs (or resumes) one task from what the store holds, while `lease` (the session's)
+/// is this process's.
+pub async fn run(cx: RunContext, task_id: i64, lease: Arc<SessionLease>) {
+    let span = tracing::info_span!("task", task_id, session_id = lease.session_id);
     async move {
-        let Some(cancel) = rt.register_run(task_id) else {
+        let Some(cancel) = cx.runs.register(task_id, &lease.cancel) else {
             tracing::debug!("already running in this process");
             return;
         };
-        if let Err(e) = run_registered(&rt, task_id, cancel).await {
-            tracing::error!(error = %e, "the run could not be recorded");
+        match run_registered(&cx, task_id, &lease, cancel).await {
+            Ok(()) => {}
+            Err(RecordError::Lease(e)) => tracing::warn!(error = %e, "the run stopped"),
+            Err(e) => tracing::error!(error = %e, "the run could not be recorded"),
         }
-        rt.unregister_run(task_id);
+        cx.runs.unregister(task_id);
     }
     .instrument(span)
     .await
 }
 
 async fn run_registered(
-    rt: &Arc<Runtime>,
+    cx: &RunContext,
     task_id: i64,
+    lease: &Arc<SessionLease>,
     cancel: CancellationToken,
-) -> Result<(), StoreError> {
-    let recorder = rt.recorder.clone();
+) -> Result<(), RecordError> {
     let sink = Sink {
-        recorder: recorder.clone(),
+        recorder: cx.recorder.clone(),
         task_id,
+        lease: lease.clone(),
     };
-    let task = rt.store.read(|c| tasks::get(c, task_id))?;
+    let task = cx.store.read(|c| tasks::get(c, task_id))?;
     if task.status.is_terminal() {
         return Ok(());
     }
-    let session = rt.store.read(|c| sessions::get(c, task.session_id))?;
-    let limits = Limits::load(&rt.store)?;
-    let settings = ProviderSettings::load(&rt.store)?;
+    let limits = Limits::load(&cx.store)?;
+    let settings = ProviderSettings::load(&cx.store)?;
     let provider = match provider::build(task.provider.as_deref(), &settings) {
         Ok(p) => p,
         Err(e) => {
-            recorder.record(
-                task_id,
-                &RuntimeEvent::TaskFailed {
-                    error: e.to_string(),
-                    kind: ErrorKind::NoModel,
-                },
-            )?;
-            return Ok(());
+            // Ended like any other run, so its inputs are settled (unanswered, no_model)
+            // rather than left `placed` with no run answering them.
+            let failed = RuntimeEvent::TaskFailed {
+                error: e.to_string(),
+                kind: ErrorKind::NoModel,
+            };
+            return sink.finish(&failed, false);
         }
     };
     if cancel.is_cancelled() {
-        recorder.finish_run(task_id, &cancelled(), false)?;
-        return Ok(());
+        return sink.finish(&cancelled(), false);
     }
     if task.status == TaskStatus::WaitingApproval {
         return Ok(());
     }
-    recorder.record(
-        task_id,
-        &RuntimeEvent::TaskStarted {
-            provider: provider.label(),
-            resumed: task.status == TaskStatus::Running,
-        },
-    )?;
-    let rules: PolicyRules = rt
+    sink.emit(RuntimeEvent::TaskStarted {
+        provider: provider.label(),
+        resumed: task.status == TaskStatus::Running,
+    })?;
+    let (agent, mcp_session) =
+        build_agent(cx, &sink, &task, provider, &limits, &settings, &cancel).await?;
+    let watcher = watch_cancel_requests(cx.store.clone(), task_id, cancel.clone());
+    let started = Instant::now();
+    let outcome = drive_agent(cx, &agent, &sink, &task, &limits, &cancel).await;
+    watcher.abort();
+    if let Some(mcp) = mcp_session {
+        for p in mcp.stopped_servers() {
+            sink.emit(mcp_problem(p))?;
+        }
+        mcp.shutdown().await;
+    }
+    // A run stopped because another process took the session over records nothing more.
+    lease.check()?;
+    let elapsed = started.elapsed().as_millis() as u64;
+    cx.store
+        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
+    let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
+    if let Some(event) = terminal_event(outcome, &limits) {
+        // A task the service already ended (cancelled while queued) stays as it is.
+        let ended = cx
+            .store
+            .read(|c| tasks::get(c, task_id))
+            .map(|t| t.status.is_terminal())
+            .unwrap_or(true);
+        if !ended {
+            sink.finish(&event, ended_by_reset)?;
+        }
+    }
+    Ok(())
+}
+
+/// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run.
+async fn build_agent(
+    cx: &RunContext,
+    sink: &Sink,
+    task: &tasks::Task,
+    provider: Arc<dyn pocketpilot_model::Provider>,
+    limits: &Limits,
+    settings: &ProviderSettings,
+    cancel: &CancellationToken,
+) -> Result<(Agent, Option<pocketpilot_mcp::McpSession>), RecordError> {
+    let session = cx.store.read(|c| sessions::get(c, task.session_id))?;
+    let rules: PolicyRules = cx
         .store
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
         .unwrap_or_default();
     tracing::debug!(allow = ?rules.allow, deny = ?rules.deny, "workspace policy");
-    let grants = rt.store.read(|c| sessions::grants(c, session.id))?;
+    let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
     let mut ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
-        forbidden_dirs(rt.data_dir()),
+        forbidden_dirs(&cx.data_dir),
         cancel.clone(),
     );
     if let Some(env) = agent_env() {
         ctx = ctx.with_base_env(env);
     }
     let mut tools = Registry::builtin();
-    let mcp_session = connect_mcp(rt, &recorder, &task, &session.workspace, &mut tools).await?;
+    let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
     let agent = Agent {
         provider,
         tools,
@@ -145,114 +205,100 @@ async fn run_registered(
             stream: settings.stream,
         },
     };
-    let watcher = watch_cancel_requests(rt.clone(), task_id, cancel.clone());
-    let started = Instant::now();
+    Ok((agent, mcp_session))
+}
+
+/// Finishes the calls left open (approved, rejected, interrupted), then runs the agent on
+/// the session's context, within the time budget and until cancelled. `None`: the budget
+/// ran out.
+async fn drive_agent(
+    cx: &RunContext,
+    agent: &Agent,
+    sink: &Sink,
+    task: &tasks::Task,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Option<AgentOutcome> {
     let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
-    let outcome = {
-        let work = async {
-            if let Err(e) = recover_open_calls(rt, &agent, &sink, task_id, &session.workspace).await
-            {
-                return AgentOutcome::RecordFailed { error: e };
-            }
-            let entries = match rt.store.read(|c| entries::since_head(c, task.session_id)) {
-                Ok(e) => e,
-                Err(e) => {
-                    return AgentOutcome::RecordFailed {
-                        error: e.to_string(),
-                    }
-                }
-            };
-            let messages = transcript::to_messages(&session.workspace, &entries);
-            let current = rt.store.read(|c| tasks::get(c, task_id));
-            let (start, used) = match current {
-                Ok(t) => (
-                    t.step_count as u32 + 1,
-                    Usage {
-                        prompt_tokens: t.prompt_tokens as u64,
-                        completion_tokens: t.completion_tokens as u64,
-                        total_tokens: (t.prompt_tokens + t.completion_tokens) as u64,
-                    },
-                ),
-                Err(e) => {
-                    return AgentOutcome::RecordFailed {
-                        error: e.to_string(),
-                    }
-                }
-            };
-            agent.run(messages, start, used, &sink).await
+    let work = async {
+        if let Err(error) = recover_open_calls(cx, agent, sink, task).await {
+            return AgentOutcome::RecordFailed { error };
+        }
+        let context = cx.store.read(|c| {
+            Ok((
+                entries::since_head(c, task.session_id)?,
+                tasks::get(c, task.id)?,
+            ))
+        });
+        let (entries, current) = match context {
+            Ok(found) => found,
+            Err(e) => return AgentOutcome::RecordFailed { error: e.into() },
         };
-        tokio::pin!(work);
-        tokio::select! {
-            out = &mut work => Some(out),
-            _ = cancel.cancelled() => {
-                // Let the tools see the cancellation and kill their processes.
-                let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
-                Some(AgentOutcome::Cancelled)
-            }
-            _ = tokio::time::sleep(Duration::from_millis(budget_ms)) => {
-                cancel.cancel();
-                let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
-                None
-            }
-        }
+        let workspace = agent.ctx.workspace.display().to_string();
+        let messages = transcript::to_messages(&workspace, &entries);
+        let used = Usage {
+            prompt_tokens: current.prompt_tokens as u64,
+            completion_tokens: current.completion_tokens as u64,
+            total_tokens: (current.prompt_tokens + current.completion_tokens) as u64,
+        };
+        agent
+            .run(messages, current.step_count as u32 + 1, used, sink)
+            .await
     };
-    watcher.abort();
-    if let Some(mcp) = mcp_session {
-        for p in mcp.stopped_servers() {
-            recorder.record(task_id, &mcp_problem(p))?;
+    tokio::pin!(work);
+    tokio::select! {
+        out = &mut work => Some(out),
+        _ = cancel.cancelled() => {
+            // Let the tools see the cancellation and kill their processes.
+            let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+            Some(AgentOutcome::Cancelled)
         }
-        mcp.shutdown().await;
+        _ = tokio::time::sleep(Duration::from_millis(budget_ms)) => {
+            cancel.cancel();
+            let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+            None
+        }
     }
-    let elapsed = started.elapsed().as_millis() as u64;
-    rt.store
-        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
-    let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
-    let terminal = match outcome {
-        Some(AgentOutcome::EndedByReset) => Some(RuntimeEvent::TaskCancelled {
-            reason: "a queued reset ended the run".into(),
-        }),
-        None => Some(RuntimeEvent::BudgetExceeded {
+}
+
+/// The event that ends a run after `outcome` (`None`: the time budget ran out); `None`
+/// when the run only paused (waiting for a person).
+fn terminal_event(outcome: Option<AgentOutcome>, limits: &Limits) -> Option<RuntimeEvent> {
+    let Some(outcome) = outcome else {
+        return Some(RuntimeEvent::BudgetExceeded {
             budget: Budget::Seconds,
             reason: format!(
                 "the task used its time budget of {} s (POCKETPILOT_MAX_TASK_SECONDS)",
                 limits.max_task_seconds
             ),
-        }),
-        Some(AgentOutcome::Completed { final_answer }) => {
-            Some(RuntimeEvent::TaskCompleted { final_answer })
-        }
-        Some(AgentOutcome::WaitingApproval) => None,
-        Some(AgentOutcome::StepsExhausted { steps }) => Some(RuntimeEvent::TaskFailed {
+        });
+    };
+    Some(match outcome {
+        AgentOutcome::EndedByReset => RuntimeEvent::TaskCancelled {
+            reason: "a queued reset ended the run".into(),
+        },
+        AgentOutcome::Completed { final_answer } => RuntimeEvent::TaskCompleted { final_answer },
+        AgentOutcome::WaitingApproval => return None,
+        AgentOutcome::StepsExhausted { steps } => RuntimeEvent::TaskFailed {
             error: format!(
                 "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
             ),
             kind: ErrorKind::StepsExhausted,
-        }),
-        Some(AgentOutcome::TokenBudget { used, limit }) => Some(RuntimeEvent::BudgetExceeded {
+        },
+        AgentOutcome::TokenBudget { used, limit } => RuntimeEvent::BudgetExceeded {
             budget: Budget::Tokens,
             reason: format!("the task used {used} tokens, over its budget of {limit}"),
-        }),
-        Some(AgentOutcome::ModelFailed { error }) => Some(RuntimeEvent::TaskFailed {
+        },
+        AgentOutcome::ModelFailed { error } => RuntimeEvent::TaskFailed {
             error: error.to_string(),
             kind: error.kind(),
-        }),
-        Some(AgentOutcome::Cancelled) => Some(cancelled()),
-        Some(AgentOutcome::RecordFailed { error }) => Some(RuntimeEvent::TaskFailed {
+        },
+        AgentOutcome::Cancelled => cancelled(),
+        AgentOutcome::RecordFailed { error } => RuntimeEvent::TaskFailed {
             error: format!("the run could not be recorded: {error}"),
             kind: ErrorKind::Record,
-        }),
-    };
-    if let Some(event) = terminal {
-        // A task the service already ended (cancelled while queued) stays as it is.
-        if !rt
-            .task(task_id)
-            .map(|t| t.status.is_terminal())
-            .unwrap_or(true)
-        {
-            recorder.finish_run(task_id, &event, ended_by_reset)?;
-        }
-    }
-    Ok(())
+        },
+    })
 }
 
 fn mcp_problem(p: pocketpilot_mcp::McpProblem) -> RuntimeEvent {
@@ -266,27 +312,24 @@ fn mcp_problem(p: pocketpilot_mcp::McpProblem) -> RuntimeEvent {
 /// Starts the run's whitelisted MCP servers and adds their tools. Problems are recorded;
 /// none of them stops the run.
 async fn connect_mcp(
-    rt: &Arc<Runtime>,
-    recorder: &Recorder,
+    cx: &RunContext,
+    sink: &Sink,
     task: &tasks::Task,
     workspace: &str,
     tools: &mut Registry,
-) -> Result<Option<pocketpilot_mcp::McpSession>, StoreError> {
-    let servers = crate::mcp::for_workspace(&rt.store, workspace)?;
+) -> Result<Option<pocketpilot_mcp::McpSession>, RecordError> {
+    let servers = crate::mcp::for_workspace(&cx.store, workspace)?;
     if servers.is_empty() || task.mcp.is_empty() {
         return Ok(None);
     }
     let whitelist = match crate::mcp::whitelist(&task.mcp) {
         Ok(w) => w,
         Err(e) => {
-            recorder.record(
-                task.id,
-                &RuntimeEvent::McpProblem {
-                    server: "*".into(),
-                    kind: McpProblemKind::Whitelist,
-                    message: e.to_string(),
-                },
-            )?;
+            sink.emit(RuntimeEvent::McpProblem {
+                server: "*".into(),
+                kind: McpProblemKind::Whitelist,
+                message: e.to_string(),
+            })?;
             return Ok(None);
         }
     };
@@ -295,11 +338,11 @@ async fn connect_mcp(
         secrets: crate::mcp::secrets(&servers),
         workspace: Some(PathBuf::from(workspace)),
         base_env: agent_env(),
-        forbidden: forbidden_dirs(rt.data_dir()),
+        forbidden: forbidden_dirs(&cx.data_dir),
     };
     let session = pocketpilot_mcp::connect(&servers, &options).await;
     for p in session.problems.clone() {
-        recorder.record(task.id, &mcp_problem(p))?;
+        sink.emit(mcp_problem(p))?;
     }
     session.register_into(tools);
     Ok(Some(session))
@@ -331,7 +374,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(200);
 /// A cancel may come from another process sharing the data directory (`pocketpilot
 /// cancel`); it reaches this run through the store.
 fn watch_cancel_requests(
-    rt: Arc<Runtime>,
+    store: Arc<Store>,
     task_id: i64,
     cancel: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
@@ -341,8 +384,7 @@ fn watch_cancel_requests(
                 _ = cancel.cancelled() => return,
                 _ = tokio::time::sleep(CANCEL_POLL) => {}
             }
-            if rt
-                .store
+            if store
                 .read(|c| tasks::cancel_requested(c, task_id))
                 .unwrap_or(false)
             {
@@ -368,114 +410,34 @@ fn cancelled() -> RuntimeEvent {
 }
 
 /// Before the agent continues a run, the calls of its last turn that have no result are
-/// looked at in order: an answered approval is carried out (approved: the call runs,
-/// guarded again by the tool; rejected: the model is told); a call the journal shows as
-/// started but never finished (a crash) is re-run at once if it is replay-safe, otherwise
-/// the model is told it was interrupted. The first call that is none of these is left to the
-/// agent, which decides it as usual.
+/// looked at in order, each through the orchestrator: an answered approval is carried out
+/// (approved: the call runs, guarded again by the tool; rejected: the model is told); a
+/// call the journal shows as started but never finished (a crash) is re-run if it is
+/// replay-safe, otherwise the model is told it was interrupted. The first call that is
+/// none of these is left to the agent, which decides it as a fresh call.
 async fn recover_open_calls(
-    rt: &Arc<Runtime>,
+    cx: &RunContext,
     agent: &Agent,
     sink: &Sink,
-    task_id: i64,
-    workspace: &str,
-) -> Result<(), String> {
-    let session_id = rt.task(task_id).map_err(|e| e.to_string())?.session_id;
-    let entries = rt
-        .store
-        .read(|c| entries::since_head(c, session_id))
-        .map_err(|e| e.to_string())?;
-    let messages = transcript::to_messages(workspace, &entries);
+    task: &tasks::Task,
+) -> Result<(), RecordError> {
+    let entries = cx.store.read(|c| entries::since_head(c, task.session_id))?;
+    let workspace = agent.ctx.workspace.display().to_string();
+    let messages = transcript::to_messages(&workspace, &entries);
     for call in agent::open_calls(&messages) {
-        let approval = rt
-            .store
-            .read(|c| approvals::for_call(c, task_id, &call.id))
-            .map_err(|e| e.to_string())?;
-        let journal = rt
-            .store
-            .read(|c| tool_calls::get(c, task_id, &call.id))
-            .map_err(|e| e.to_string())?;
-        match (approval, journal) {
-            (_, Some(j)) if j.status.is_open() => {
-                if j.replay_safe {
-                    // Harmless to run again: do it now, so the calls after it are looked
-                    // at here too.
-                    let Some(tool) = agent.tools.get(&j.name) else {
-                        return Ok(());
-                    };
-                    let args = serde_json::from_str(&j.arguments).map_err(|e| {
-                        format!(
-                            "the journal's arguments of call {} do not parse: {e}",
-                            call.id
-                        )
-                    })?;
-                    agent::execute(
-                        tool.as_ref(),
-                        &call,
-                        args,
-                        j.step as u32,
-                        Decision::Allow,
-                        DecisionSource::Replay,
-                        &agent.ctx,
-                        sink,
-                    )
-                    .await?;
-                    continue;
-                }
-                let saved = j.output.clone().unwrap_or_default();
-                let mut error = format!(
-                    "Tool {} was interrupted and may have partially run; check before repeating it",
-                    call.name
-                );
-                if !saved.is_empty() {
-                    error.push_str(&format!(". Output saved before the interruption:\n{saved}"));
-                }
-                sink.emit(RuntimeEvent::ToolCallFailed {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    error,
-                    kind: ToolErrorKind::Interrupted,
-                })?;
-            }
-            (Some(a), None) if a.status == ApprovalStatus::Rejected => {
-                let note = a.decision_note.clone().unwrap_or_default();
-                let error = if note.is_empty() {
-                    "rejected by the user".to_owned()
-                } else {
-                    format!("rejected by the user: {note}")
-                };
-                sink.emit(RuntimeEvent::ToolCallFailed {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    error,
-                    kind: ToolErrorKind::Rejected,
-                })?;
-            }
-            (Some(a), None) if a.status == ApprovalStatus::Approved => {
-                let Some(tool) = agent.tools.get(&a.tool) else {
-                    sink.emit(RuntimeEvent::ToolCallFailed {
-                        call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        error: format!("there is no tool named `{}`", call.name),
-                        kind: ToolErrorKind::UnknownTool,
-                    })?;
-                    continue;
-                };
-                let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
-                agent::execute(
-                    tool.as_ref(),
-                    &call,
-                    args,
-                    a.step as u32,
-                    Decision::Allow,
-                    DecisionSource::User,
-                    &agent.ctx,
-                    sink,
-                )
-                .await?;
-            }
+        let (approval, journal) = cx.store.read(|c| {
+            Ok((
+                approvals::for_call(c, task.id, &call.id)?,
+                tool_calls::get(c, task.id, &call.id)?,
+            ))
+        })?;
+        let origin = match (&approval, &journal) {
+            (_, Some(j)) if j.status.is_open() => Origin::Interrupted(j),
+            (Some(a), None) if a.status != ApprovalStatus::Pending => Origin::Answered(a),
             _ => return Ok(()),
-        }
+        };
+        // Every one of these has a result once carried out: none waits for a person.
+        orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?;
     }
     Ok(())
 }

@@ -568,3 +568,37 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
     let q = f.rt.submissions(session).unwrap()[0].id;
     assert_eq!(f.rt.withdraw(q).unwrap_err().kind().as_str(), "not_queued");
 }
+
+/// A run that cannot start for lack of a model settles its input: `unanswered` with the
+/// failure's reason, never left `placed` as if a run were still answering it.
+#[tokio::test]
+async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
+    let f = Fixture::new();
+    let first =
+        f.rt.submit(&pocketpilot_core::NewTask {
+            goal: "hello".into(),
+            workspace: Some(f.workspace.clone()),
+            trigger: "cli".into(),
+            provider: None,
+            ..Default::default()
+        })
+        .unwrap();
+    let session = f.rt.task(first).unwrap().session_id;
+    assert_eq!(f.settle(first).await, TaskStatus::Failed);
+    let said =
+        f.rt.say(&input(session, "again", WhenBusy::FollowUp))
+            .unwrap();
+    let second = said.started.expect("an idle session starts a run");
+    assert_eq!(f.settle(second).await, TaskStatus::Failed);
+    let all = f.rt.submissions(session).unwrap();
+    assert_eq!(all.len(), 2);
+    for s in &all {
+        assert_eq!(
+            (s.status.as_str(), s.reason.as_deref()),
+            ("unanswered", Some("no_model")),
+            "submission {} of a run that had no model",
+            s.id
+        );
+    }
+    assert!(f.rt.session(session).unwrap().last_failure.is_some());
+}

@@ -47,6 +47,25 @@ pub fn acquire(
     Ok(true)
 }
 
+/// Extends the lease only while `holder` still has it; false once another process took it
+/// over (or it was released): the caller has lost the session and must stop.
+pub fn renew(c: &Connection, session_id: i64, holder: &str, ttl_ms: i64) -> Result<bool> {
+    let n = c.execute(
+        "UPDATE session_leases SET expires_at = ?3 WHERE session_id = ?1 AND holder = ?2",
+        params![session_id, holder, now_ms() + ttl_ms],
+    )?;
+    Ok(n == 1)
+}
+
+/// Whether `holder` still has the session's lease row (expired or not: nobody took it).
+pub fn is_held_by(c: &Connection, session_id: i64, holder: &str) -> Result<bool> {
+    Ok(c.query_row(
+        "SELECT count(*) FROM session_leases WHERE session_id = ?1 AND holder = ?2",
+        params![session_id, holder],
+        |r| r.get::<_, i64>(0),
+    )? == 1)
+}
+
 pub fn release(c: &Connection, session_id: i64, holder: &str) -> Result<()> {
     c.execute(
         "DELETE FROM session_leases WHERE session_id = ?1 AND holder = ?2",

@@ -170,4 +170,10 @@ CREATE INDEX trigger_runs_of ON trigger_runs(kind, trigger_id, id);
     r#"
 CREATE INDEX entries_task ON entries(task_id, id);
 "#,
+    // 3: a session's open task by index, whatever the number of tasks it has ended
+    // (admission reads it for every submission). Keep the list equal to
+    // `tasks::OPEN_STATUSES_SQL`.
+    r#"
+CREATE INDEX tasks_open ON tasks(session_id, id) WHERE status IN ('queued','running','waiting_approval');
+"#,
 ];

@@ -98,6 +98,31 @@ pub fn queued(c: &Connection, session_id: i64) -> Result<Vec<Submission>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// What admission needs to know of a session's inbox without reading it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueSummary {
+    pub queued: u64,
+    /// A reset waits among them.
+    pub reset: bool,
+}
+
+/// How many submissions wait in the session's inbox, and whether a reset is among them
+/// (the `submissions_status` index; bounded by the inbox cap).
+pub fn queue_summary(c: &Connection, session_id: i64) -> Result<QueueSummary> {
+    let mut stmt = c.prepare_cached(
+        "SELECT count(*), COALESCE(MAX(kind = ?2), 0) FROM submissions \
+         WHERE session_id = ?1 AND status = 'queued'",
+    )?;
+    let (queued, reset): (i64, bool) = stmt
+        .query_row(params![session_id, SubmissionKind::Reset.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    Ok(QueueSummary {
+        queued: queued.max(0) as u64,
+        reset,
+    })
+}
+
 pub fn list(c: &Connection, session_id: i64) -> Result<Vec<Submission>> {
     let mut stmt = c.prepare(&format!(
         "SELECT {COLUMNS} FROM submissions WHERE session_id = ?1 ORDER BY id"

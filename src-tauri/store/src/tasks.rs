@@ -108,6 +108,20 @@ pub fn list_for_session(c: &Connection, session_id: i64) -> Result<Vec<Task>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The statuses a task is not done in, as the SQL of [`open_for_session`] and the
+/// `tasks_open` index spell them (literals, so that SQLite can use the partial index).
+pub const OPEN_STATUSES_SQL: &str = "('queued','running','waiting_approval')";
+
+/// The session's task that is not terminal, if any (there is at most one). Through the
+/// `tasks_open` partial index: one row read however many tasks the session has ended.
+pub fn open_for_session(c: &Connection, session_id: i64) -> Result<Option<Task>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE session_id = ?1 AND status IN {OPEN_STATUSES_SQL} \
+         ORDER BY id DESC LIMIT 1"
+    ))?;
+    Ok(stmt.query_row([session_id], from_row).optional()?)
+}
+
 /// A session's newest `limit` tasks, oldest first.
 pub fn last_for_session(c: &Connection, session_id: i64, limit: i64) -> Result<Vec<Task>> {
     let mut stmt = c.prepare_cached(&format!(
@@ -239,4 +253,78 @@ pub fn set_follow_up_of(c: &Connection, id: i64, follow_up_of: i64) -> Result<()
         params![id, follow_up_of],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pocketpilot_protocol::task::ALL_STATUSES;
+
+    #[test]
+    fn the_open_statuses_are_exactly_the_non_terminal_ones() {
+        let open: Vec<String> = ALL_STATUSES
+            .into_iter()
+            .filter(|s| !s.is_terminal())
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        assert_eq!(OPEN_STATUSES_SQL, format!("({})", open.join(",")));
+    }
+
+    #[test]
+    fn the_open_task_is_read_through_the_partial_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::Store::open_in_dir(dir.path()).unwrap();
+        let (session, open) = store
+            .write(|tx| {
+                let session = crate::sessions::insert(tx, "t", "/w")?;
+                let new = NewTask {
+                    session_id: session,
+                    goal: "g",
+                    trigger: "cli",
+                    provider: None,
+                    follow_up_of: None,
+                    grants: &[],
+                    mcp: &[],
+                };
+                for _ in 0..3 {
+                    let id = insert(tx, &new)?;
+                    set_status(tx, id, TaskStatus::Running)?;
+                    set_status(tx, id, TaskStatus::Completed)?;
+                }
+                let open = insert(tx, &new)?;
+                set_status(tx, open, TaskStatus::Running)?;
+                set_status(tx, open, TaskStatus::WaitingApproval)?;
+                insert(
+                    tx,
+                    &NewTask {
+                        session_id: crate::sessions::insert(tx, "u", "/w")?,
+                        ..new
+                    },
+                )?;
+                Ok((session, open))
+            })
+            .unwrap();
+        let found = store.read(|c| open_for_session(c, session)).unwrap();
+        assert_eq!(found.map(|t| t.id), Some(open));
+        let plan: Vec<String> = store
+            .read(|c| {
+                let mut stmt = c.prepare(&format!(
+                    "EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE session_id = 1 AND status IN {OPEN_STATUSES_SQL} ORDER BY id DESC LIMIT 1"
+                ))?;
+                let rows = stmt.query_map([], |r| r.get::<_, String>(3))?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            })
+            .unwrap();
+        assert!(
+            plan.iter().any(|p| p.contains("tasks_open")),
+            "plan: {plan:?}"
+        );
+        store
+            .write(|tx| {
+                set_status(tx, open, TaskStatus::Cancelled)?;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(store.read(|c| open_for_session(c, session)).unwrap(), None);
+    }
 }

@@ -418,6 +418,9 @@ async fn accept(
             "conversation_busy",
             "the session is busy: the agent is still working on it; send again when it is done, or leave out `follow_up_of` to queue the text",
         ),
+        ErrorKind::InboxFull => {
+            HookError::new(StatusCode::TOO_MANY_REQUESTS, "inbox_full", e.to_string())
+        }
         ErrorKind::Workspace => HookError::new(
             StatusCode::CONFLICT,
             "workspace",
@@ -461,6 +464,10 @@ fn say_to_session(
             "conversation_busy",
             "the session is busy and the request said \"when_busy\": \"reject\"",
         ),
+        // Nothing was queued: the sender may try again once the agent has taken some.
+        RuntimeError::Inbox(e @ InboxError::InboxFull { .. }) => {
+            HookError::new(StatusCode::TOO_MANY_REQUESTS, "inbox_full", e.to_string())
+        }
         e => HookError::internal(e),
     })?;
     let submission_id = admitted.submission.id;

@@ -1060,3 +1060,37 @@ async fn serve_says_where_it_listens_and_stops_cleanly_on_sigterm() {
     let addr = base.strip_prefix("http://").unwrap();
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+#[tokio::test]
+async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing() {
+    use pocketpilot_core::config::{InboxSettings, INBOX_KEY};
+    let f = Fixture::new();
+    f.rt.store
+        .write(|c| {
+            pocketpilot_core::store::settings::set(c, INBOX_KEY, &InboxSettings { max_queued: 1 })
+        })
+        .unwrap();
+    let waits = f.script(
+        "waits.json",
+        json!([{ "tool_calls": [{ "name": "write_file", "arguments": { "path": "a.txt", "content": "a" } }] }]),
+    );
+    let hook = webhook::create(&f.rt, "full", &f.workspace, Some(&waits)).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let client = reqwest::Client::new();
+    let u = url(&h, "full");
+    let busy = f.rt.submit(&f.task("busy", &waits)).unwrap();
+    assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
+    let session = f.rt.task(busy).unwrap().session_id;
+    let body = json!({"text": "queued", "session": session});
+    let (status, first) = post(&client, &u, &hook.token, body.clone()).await;
+    assert_eq!(status, 202, "{first}");
+    let (status, refused) = post(&client, &u, &hook.token, body).await;
+    assert_eq!(
+        (status, refused["error"]["kind"].as_str()),
+        (429, Some("inbox_full")),
+        "{refused}"
+    );
+    assert_eq!(f.rt.inbox(session).unwrap().len(), 1, "nothing more queued");
+    assert_eq!(f.rt.submissions(session).unwrap().len(), 2);
+    h.shutdown().await;
+}

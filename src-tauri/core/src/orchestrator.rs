@@ -1,0 +1,275 @@
+//! One tool call, however it comes: **decide → (wait for approval) → guard → execute →
+//! record**. A fresh call from the model, a call a person approved or rejected, and a call
+//! the journal shows started but never finished (a crash) all pass through [`carry_out`].
+//!
+//! Invariants:
+//! - the intent (`tool_call_started`, with the journal row) is durable before the tool
+//!   runs; its outcome is recorded after;
+//! - a call is run again after a crash only if its tool is replay-safe; any other
+//!   interrupted call is reported to the model as interrupted, with what it saved;
+//! - the tool guards its arguments itself every time it runs (an approved call's edited
+//!   arguments too).
+use pocketpilot_model::ToolCall;
+use pocketpilot_tools::{
+    decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext,
+};
+
+use crate::event::RuntimeEvent;
+use crate::sink::{EventSink, RecordError};
+use crate::store::{Approval, ToolCallRecord};
+use pocketpilot_protocol::{ApprovalStatus, ToolErrorKind};
+
+/// What a call is carried out with: the run's tools, policy, grants and tool context.
+pub struct CallEnv<'a> {
+    pub tools: &'a Registry,
+    pub rules: &'a PolicyRules,
+    /// Allowed for the rest of the session from an approval dialog.
+    pub session_grants: &'a [String],
+    /// Allowed for this run when it was started (`--allow`).
+    pub run_grants: &'a [String],
+    pub ctx: &'a ToolContext,
+}
+
+/// Where a call comes from.
+pub enum Origin<'a> {
+    /// Just asked for by the model at `step`: decided by the policy.
+    Fresh { step: u32 },
+    /// Answered by a person.
+    Answered(&'a Approval),
+    /// Started before a crash and never finished.
+    Interrupted(&'a ToolCallRecord),
+}
+
+/// What became of a call.
+#[derive(Debug, PartialEq)]
+pub enum Handled {
+    /// It has a result; this is what the model reads.
+    Done(String),
+    /// It waits for a person: the run stops before it.
+    NeedsApproval,
+}
+
+/// The policy's decision for a fresh call: the workspace's rules and the session's grants
+/// first; a capability the person allowed for this run (`--allow`) turns an approval into
+/// an allow (never a deny into one).
+pub fn decide_call(
+    capability: &str,
+    rules: &PolicyRules,
+    session_grants: &[String],
+    run_grants: &[String],
+) -> (Decision, DecisionSource) {
+    let (decision, source) = decide(Some(capability), rules, session_grants);
+    if decision == Decision::RequireApproval
+        && decide(Some(capability), rules, run_grants).0 == Decision::Allow
+    {
+        return (Decision::Allow, DecisionSource::User);
+    }
+    (decision, source)
+}
+
+/// Carries out one call (see the module doc).
+pub async fn carry_out(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    origin: Origin<'_>,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    match origin {
+        Origin::Fresh { step } => fresh(agent, call, step, sink).await,
+        Origin::Answered(a) if a.status == ApprovalStatus::Rejected => {
+            let note = a.decision_note.clone().unwrap_or_default();
+            let error = if note.is_empty() {
+                "rejected by the user".to_owned()
+            } else {
+                format!("rejected by the user: {note}")
+            };
+            fail(call, ToolErrorKind::Rejected, error, sink)
+        }
+        Origin::Answered(a) => {
+            let Some(tool) = agent.tools.get(&a.tool) else {
+                let error = format!("there is no tool named `{}`", call.name);
+                return fail(call, ToolErrorKind::UnknownTool, error, sink);
+            };
+            let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
+            let how = (a.step as u32, DecisionSource::User);
+            execute(agent, tool.as_ref(), call, args, how, sink).await
+        }
+        Origin::Interrupted(j) => interrupted(agent, call, j, sink).await,
+    }
+}
+
+async fn fresh(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    step: u32,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    let Some(tool) = agent.tools.get(&call.name) else {
+        let error = format!(
+            "there is no tool named `{}`; available: {}",
+            call.name,
+            agent.tools.names().join(", ")
+        );
+        return fail(call, ToolErrorKind::UnknownTool, error, sink);
+    };
+    let args: serde_json::Value = match serde_json::from_str(&call.arguments) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        Ok(_) => {
+            let error = "arguments must be a JSON object".to_owned();
+            return fail(call, ToolErrorKind::InvalidArguments, error, sink);
+        }
+        Err(e) => {
+            let error = format!("arguments are not valid JSON ({e})");
+            return fail(call, ToolErrorKind::InvalidArguments, error, sink);
+        }
+    };
+    let capability = tool.capability();
+    let (decision, source) = decide_call(
+        capability,
+        agent.rules,
+        agent.session_grants,
+        agent.run_grants,
+    );
+    match decision {
+        Decision::Deny => {
+            let error = format!("the policy denies `{capability}` ({source})");
+            fail(call, ToolErrorKind::Denied, error, sink)
+        }
+        Decision::RequireApproval => {
+            let effect = match tool.effect(&args, agent.ctx) {
+                Ok(e) => e,
+                Err(e) => return fail(call, e.kind(), e.to_string(), sink),
+            };
+            sink.emit(RuntimeEvent::ApprovalRequired {
+                approval_id: None,
+                step,
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: args,
+                capability: Some(capability.into()),
+                effect,
+                reason: format!("`{capability}` needs your approval"),
+            })?;
+            Ok(Handled::NeedsApproval)
+        }
+        Decision::Allow => execute(agent, tool.as_ref(), call, args, (step, source), sink).await,
+    }
+}
+
+async fn interrupted(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    j: &ToolCallRecord,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    if j.replay_safe {
+        if let Some(tool) = agent.tools.get(&j.name) {
+            match serde_json::from_str(&j.arguments) {
+                Ok(args) => {
+                    let how = (j.step as u32, DecisionSource::Replay);
+                    return execute(agent, tool.as_ref(), call, args, how, sink).await;
+                }
+                // A journal row this build cannot read: told to the model, never re-run.
+                Err(e) => {
+                    tracing::warn!(call_id = %call.id, error = %e, "journal arguments do not parse")
+                }
+            }
+        }
+    }
+    let saved = j.output.clone().unwrap_or_default();
+    let mut error = format!(
+        "Tool {} was interrupted and may have partially run; check before repeating it",
+        call.name
+    );
+    if !saved.is_empty() {
+        error.push_str(&format!(". Output saved before the interruption:\n{saved}"));
+    }
+    fail(call, ToolErrorKind::Interrupted, error, sink)
+}
+
+/// Refuses or reports a call without running it (or after it failed to run).
+fn fail(
+    call: &ToolCall,
+    kind: ToolErrorKind,
+    error: String,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    let text = format!("Tool {} failed: {error}", call.name);
+    sink.emit(RuntimeEvent::ToolCallFailed {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        error,
+        kind,
+    })?;
+    Ok(Handled::Done(text))
+}
+
+/// Runs one allowed call: intent committed, then the effect (guarded by the tool), then
+/// the outcome.
+async fn execute(
+    agent: &CallEnv<'_>,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    args: serde_json::Value,
+    (step, source): (u32, DecisionSource),
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    sink.emit(RuntimeEvent::ToolCallStarted {
+        step,
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: args.to_string(),
+        capability: Some(tool.capability().into()),
+        replay_safe: tool.replay_safe(),
+        decision: Decision::Allow,
+        decision_source: source,
+    })?;
+    match tool.call(args, agent.ctx).await {
+        Ok(out) => {
+            sink.emit(RuntimeEvent::ToolCallCompleted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                output: out.text.clone(),
+                changed: out.changed,
+            })?;
+            Ok(Handled::Done(out.text))
+        }
+        Err(e) => fail(call, e.kind(), e.to_string(), sink),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_grant_turns_an_approval_into_an_allow_but_never_a_deny() {
+        let rules = PolicyRules {
+            allow: Vec::new(),
+            deny: vec!["net".into()],
+        };
+        let none: Vec<String> = Vec::new();
+        assert_eq!(
+            decide_call("fs:write", &rules, &none, &none),
+            (Decision::RequireApproval, DecisionSource::Default)
+        );
+        let run = vec!["fs:write".to_owned(), "net:network".to_owned()];
+        assert_eq!(
+            decide_call("fs:write", &rules, &none, &run),
+            (Decision::Allow, DecisionSource::User)
+        );
+        assert_eq!(
+            decide_call("net:network", &rules, &none, &run).0,
+            Decision::Deny
+        );
+        let session = vec!["fs:write".to_owned()];
+        assert_eq!(
+            decide_call("fs:write", &rules, &session, &run),
+            (Decision::Allow, DecisionSource::SessionGrant)
+        );
+        assert_eq!(
+            decide_call("fs:read", &rules, &none, &none),
+            (Decision::Allow, DecisionSource::Default)
+        );
+    }
+}
