@@ -1,4 +1,5 @@
 //! The writer's group commit, against real SQLite files.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
