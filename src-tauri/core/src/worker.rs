@@ -205,8 +205,7 @@ async fn run_registered(
     }
     let elapsed = started.elapsed().as_millis() as u64;
     rt.store
-        .write_async(move |tx| tasks::add_active_ms(tx, task_id, elapsed))
-        .await?;
+        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
     let terminal = match outcome {
         Some(AgentOutcome::EndedByReset) => Some(RuntimeEvent::TaskCancelled {
