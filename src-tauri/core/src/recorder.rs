@@ -12,7 +12,7 @@
 //!   far as a `stream_reset`, never a silent hole; the run never waits for it.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
@@ -38,6 +38,9 @@ struct Channel {
     /// Text received but not yet flushed to subscribers.
     pending: String,
     flush_scheduled: bool,
+    /// When text was last sent: a delta arriving a window after it goes out at once,
+    /// without waiting for the timer (whose task a busy runtime may run late).
+    last_flush: Option<Instant>,
     /// The highest sequence published on this channel (`None` before the first): a
     /// replayed event above it has committed but not been published yet (its after-commit
     /// hook is still to run).
@@ -104,6 +107,7 @@ impl FanOut {
                     partial: String::new(),
                     pending: String::new(),
                     flush_scheduled: false,
+                    last_flush: None,
                     published: None,
                 }))
             })
@@ -167,6 +171,7 @@ impl Recorder {
             return;
         }
         let text = std::mem::take(&mut ch.pending);
+        ch.last_flush = Some(Instant::now());
         ch.partial.push_str(&text);
         let _ = ch.tx.send(delta_event(task_id, &text));
     }
@@ -183,7 +188,8 @@ impl Recorder {
         let ch = self.channel(task_id);
         let mut guard = lock(&ch);
         guard.pending.push_str(text);
-        if self.window.is_zero() {
+        let window_passed = guard.last_flush.is_some_and(|t| t.elapsed() >= self.window);
+        if self.window.is_zero() || window_passed {
             Self::flush_locked(task_id, &mut guard);
             return;
         }
@@ -273,6 +279,34 @@ impl Recorder {
         Ok(Some(stored))
     }
 
+    /// Persists several events of one task at once, in order, as one write: they commit
+    /// together (with their effects) or not at all, and are published once committed.
+    /// For a run that has a burst ready (a model turn's tool calls and their results).
+    pub fn record_burst(
+        &self,
+        task_id: i64,
+        burst: &[RuntimeEvent],
+    ) -> Result<Vec<TaskEvent>, StoreError> {
+        if let Some(live) = burst.iter().find(|e| e.is_live_only()) {
+            return Err(StoreError::Invalid(format!(
+                "{} is live only and never persisted",
+                live.kind()
+            )));
+        }
+        self.flush(task_id);
+        let burst = burst.to_vec();
+        let fan = self.fan.clone();
+        self.store.write_queued(
+            move |tx| {
+                burst
+                    .iter()
+                    .map(|ev| apply(tx, task_id, ev))
+                    .collect::<Result<Vec<_>, _>>()
+            },
+            move |stored: &Vec<TaskEvent>| fan.published(stored.iter()),
+        )
+    }
+
     /// Runs `f` as one write and publishes the events it returns (which may belong to
     /// other tasks, e.g. a run started at a boundary) once it committed.
     pub fn commit<T: 'static, E: From<StoreError> + 'static>(
@@ -310,6 +344,28 @@ impl Recorder {
                 Ok::<_, E>((events, value))
             },
             move |(events, _)| fan.published(events.iter()),
+        )?;
+        Ok(value)
+    }
+
+    /// `commit_admission` for a closure that owns what it needs: it joins the writer's
+    /// group commit, so submissions arriving together share one fsync.
+    pub fn commit_admission_queued<T, E>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let fan = self.fan.clone();
+        let (_, value) = self.store.write_queued(
+            move |tx| {
+                let mut events = Vec::new();
+                let value = f(tx, &mut events)?;
+                Ok::<_, E>((events, value))
+            },
+            move |(events, _): &(Vec<TaskEvent>, T)| fan.published(events.iter()),
         )?;
         Ok(value)
     }

@@ -320,7 +320,7 @@ enum Ran {
 /// One closure in its SAVEPOINT: released when it succeeded, rolled back when it failed
 /// or panicked (and the panic caught, so the group's other writes still commit).
 fn run_one(tx: &Transaction<'_>, job: Box<dyn Job + '_>) -> Ran {
-    if let Err(e) = tx.execute_batch("SAVEPOINT write") {
+    if let Err(e) = exec(tx, "SAVEPOINT write") {
         job.refuse(Arc::new(e));
         return Ran::Failed(Box::new(|| {}));
     }
@@ -329,9 +329,9 @@ fn run_one(tx: &Transaction<'_>, job: Box<dyn Job + '_>) -> Ran {
     if tx.is_autocommit() {
         // Nothing left to release or roll back to.
     } else if ok {
-        if let Err(e) = tx.execute_batch("RELEASE write") {
+        if let Err(e) = exec(tx, "RELEASE write") {
             tracing::warn!(error = %e, "could not release a write's savepoint");
-            let _ = tx.execute_batch("ROLLBACK TO write; RELEASE write");
+            let _ = rollback_to(tx);
             return match outcome {
                 Ok(Ok(settle)) => {
                     let e = Arc::new(e);
@@ -340,7 +340,7 @@ fn run_one(tx: &Transaction<'_>, job: Box<dyn Job + '_>) -> Ran {
                 _ => Ran::Failed(Box::new(|| {})),
             };
         }
-    } else if let Err(e) = tx.execute_batch("ROLLBACK TO write; RELEASE write") {
+    } else if let Err(e) = rollback_to(tx) {
         tracing::warn!(error = %e, "could not roll back a write's savepoint");
     }
     match outcome {
@@ -348,6 +348,17 @@ fn run_one(tx: &Transaction<'_>, job: Box<dyn Job + '_>) -> Ran {
         Ok(Err(tell)) => Ran::Failed(tell),
         Err(p) => Ran::Panicked(p),
     }
+}
+
+/// A statement prepared once per connection: savepoints are taken for every write.
+fn exec(tx: &Transaction<'_>, sql: &str) -> rusqlite::Result<()> {
+    tx.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+fn rollback_to(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    exec(tx, "ROLLBACK TO write")?;
+    exec(tx, "RELEASE write")
 }
 
 fn panic_text(p: &Panic) -> &str {
