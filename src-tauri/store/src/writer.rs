@@ -210,8 +210,12 @@ impl Drop for Writer {
         lock(&self.shared.queue).stopping = true;
         self.shared.wake.notify_all();
         if let Some(t) = self.thread.take() {
-            // The thread commits what is queued before it stops.
-            let _ = t.join();
+            // The thread commits what is queued before it stops. A hook or closure that
+            // held the last handle to the store drops it on the writer thread itself, which
+            // cannot wait for itself: it stops once its loop sees `stopping`.
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
         }
     }
 }
