@@ -374,9 +374,15 @@ fn commands_cannot_read_the_key_from_our_process_and_the_key_still_reaches_the_s
         String::from_utf8_lossy(&out.stderr)
     );
     let seen = std::fs::read_to_string(ws.join("env.txt")).unwrap();
+    // The command did read an environment (its own); ours stays out of it, our own
+    // variables included (the sandbox scrubs POCKETPILOT_*).
     assert!(
-        seen.contains("POCKETPILOT_DATA_DIR"),
-        "the command did read our environment: {seen}"
+        seen.contains("HOME="),
+        "the command read no environment: {seen}"
+    );
+    assert!(
+        !seen.contains("POCKETPILOT_"),
+        "our variables reached the command: {seen}"
     );
     assert!(!seen.contains(KEY), "the API key is readable by commands");
     assert!(!seen.contains("tok-should-stay-hidden"));

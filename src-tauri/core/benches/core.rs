@@ -75,6 +75,103 @@ fn main() {
             secs
         );
 
+        // 2a. the same appends when bursts are ready: many runs emit at once, and the
+        // writer commits what is queued as one group (one fsync at synchronous=FULL).
+        for (runs, per_run, sync_callers) in [(256usize, 200u32, false), (64, 500, true)] {
+            let mut tasks = Vec::new();
+            for i in 0..runs {
+                tasks.push(
+                    rt.create_task(&NewTask {
+                        goal: format!("burst {i}"),
+                        workspace: Some(ws.clone()),
+                        trigger: "cli".into(),
+                        ..Default::default()
+                    })
+                    .expect("create"),
+                );
+            }
+            let before = rt.store.writer_stats();
+            let t = Instant::now();
+            let mut handles = Vec::new();
+            for task in tasks {
+                let recorder = rt.recorder.clone();
+                handles.push(tokio::spawn(async move {
+                    for step in 0..per_run {
+                        let ev = RuntimeEvent::ModelTurnStarted { step };
+                        if sync_callers {
+                            // What the agent's sink does: a blocking record, in
+                            // block_in_place on this multi-thread runtime.
+                            recorder.record(task, &ev).expect("record");
+                        } else {
+                            recorder.record_async(task, ev).await.expect("record");
+                        }
+                    }
+                }));
+            }
+            for h in handles {
+                h.await.expect("join");
+            }
+            let secs = t.elapsed().as_secs_f64();
+            let after = rt.store.writer_stats();
+            let n = runs as u64 * per_run as u64;
+            let groups = after.groups - before.groups;
+            println!(
+                "{:<44} {:>9.0} events/s   ({n} events in {:.2} s, {groups} commits, {:.0} events per fsync, synchronous=FULL)",
+                format!(
+                    "persisted events, {runs} runs at once ({})",
+                    if sync_callers { "record" } else { "record_async" }
+                ),
+                n as f64 / secs,
+                secs,
+                n as f64 / groups.max(1) as f64,
+            );
+        }
+
+        // 2a'. a burst API: each run hands over 20 events at once (one write each).
+        {
+            let runs = 64usize;
+            let (bursts, size) = (40u32, 20u32);
+            let mut tasks = Vec::new();
+            for i in 0..runs {
+                tasks.push(
+                    rt.create_task(&NewTask {
+                        goal: format!("bursts {i}"),
+                        workspace: Some(ws.clone()),
+                        trigger: "cli".into(),
+                        ..Default::default()
+                    })
+                    .expect("create"),
+                );
+            }
+            let before = rt.store.writer_stats();
+            let t = Instant::now();
+            let mut handles = Vec::new();
+            for task in tasks {
+                let recorder = rt.recorder.clone();
+                handles.push(tokio::spawn(async move {
+                    for b in 0..bursts {
+                        let burst: Vec<RuntimeEvent> = (0..size)
+                            .map(|k| RuntimeEvent::ModelTurnStarted { step: b * size + k })
+                            .collect();
+                        recorder.record_burst(task, &burst).expect("burst");
+                    }
+                }));
+            }
+            for h in handles {
+                h.await.expect("join");
+            }
+            let secs = t.elapsed().as_secs_f64();
+            let groups = rt.store.writer_stats().groups - before.groups;
+            let n = (runs as u32 * bursts * size) as f64;
+            println!(
+                "{:<44} {:>9.0} events/s   ({n} events in {:.2} s, {groups} commits, {:.0} events per fsync, synchronous=FULL)",
+                format!("persisted events, {runs} runs, bursts of {size}"),
+                n / secs,
+                secs,
+                n / groups.max(1) as f64,
+            );
+        }
+
         // 2b. what the window reads (counts, a session's newest tasks) while a run commits
         // events, each with its fsync: reads have their own connections and never queue
         // behind a write.

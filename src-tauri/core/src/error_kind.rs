@@ -11,6 +11,9 @@ pub fn store_kind(e: &StoreError) -> ErrorKind {
         | StoreError::NewerSchema { .. }
         | StoreError::Invalid(_)
         | StoreError::CorruptRow(_)
-        | StoreError::Sqlite(_) => ErrorKind::Store,
+        | StoreError::Sqlite(_)
+        | StoreError::NotCommitted(_)
+        | StoreError::Abandoned
+        | StoreError::WriterThread(_) => ErrorKind::Store,
     }
 }

@@ -12,7 +12,7 @@
 //!   far as a `stream_reset`, never a silent hole; the run never waits for it.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
@@ -38,12 +38,26 @@ struct Channel {
     /// Text received but not yet flushed to subscribers.
     pending: String,
     flush_scheduled: bool,
+    /// When text was last sent: a delta arriving a window after it goes out at once,
+    /// without waiting for the timer (whose task a busy runtime may run late).
+    last_flush: Option<Instant>,
+    /// The highest sequence published on this channel (`None` before the first): a
+    /// replayed event above it has committed but not been published yet (its after-commit
+    /// hook is still to run).
+    published: Option<i64>,
 }
 
 pub struct Recorder {
     store: Arc<store::Store>,
-    channels: Mutex<HashMap<i64, Arc<Mutex<Channel>>>>,
+    fan: Arc<FanOut>,
     window: Duration,
+}
+
+/// The live side: per-task channels and the change feed. Shared with the store's
+/// after-commit hooks, which publish each write's events once it committed, in commit
+/// order (see `pocketpilot_store`).
+struct FanOut {
+    channels: Mutex<HashMap<i64, Arc<Mutex<Channel>>>>,
     /// Every change of a task's state, for the sessions list, the tray and notifications.
     changes: broadcast::Sender<TaskChange>,
 }
@@ -77,21 +91,12 @@ fn reset_event(task_id: i64, text: &str) -> Arc<TaskEvent> {
     ))
 }
 
-impl Recorder {
-    pub fn new(store: Arc<store::Store>, window: Duration) -> Arc<Self> {
-        Arc::new(Self {
-            store,
-            channels: Mutex::new(HashMap::new()),
-            window,
-            changes: broadcast::channel(1024).0,
-        })
-    }
+/// Whether `kind` ends the model turn's text (so the text so far is cleared).
+fn ends_turn_text(kind: EventKind) -> bool {
+    kind == EventKind::ModelTurnCompleted || kind.is_terminal()
+}
 
-    /// Task state changes made by this process, as they commit.
-    pub fn changes(&self) -> broadcast::Receiver<TaskChange> {
-        self.changes.subscribe()
-    }
-
+impl FanOut {
     fn channel(&self, task_id: i64) -> Arc<Mutex<Channel>> {
         lock(&self.channels)
             .entry(task_id)
@@ -102,9 +107,63 @@ impl Recorder {
                     partial: String::new(),
                     pending: String::new(),
                     flush_scheduled: false,
+                    last_flush: None,
+                    published: None,
                 }))
             })
             .clone()
+    }
+
+    /// Publishes committed events: the change feed, then each event on its task's
+    /// channel. Runs after the commit, in commit order.
+    fn published<'a>(&self, events: impl Iterator<Item = &'a TaskEvent> + Clone) {
+        for ev in events.clone().filter(|e| e.kind().changes_state()) {
+            let _ = self.changes.send(TaskChange {
+                task_id: ev.task_id,
+                kind: ev.kind(),
+            });
+        }
+        let mut ended = Vec::new();
+        for ev in events {
+            let ch = self.channel(ev.task_id);
+            let mut g = lock(&ch);
+            if ends_turn_text(ev.kind()) {
+                g.partial.clear();
+            }
+            g.published = g.published.max(Some(ev.sequence));
+            if ev.kind().is_terminal() {
+                ended.push(ev.task_id);
+            }
+            let _ = g.tx.send(Arc::new(ev.clone()));
+        }
+        if !ended.is_empty() {
+            let mut channels = lock(&self.channels);
+            for id in ended {
+                channels.remove(&id);
+            }
+        }
+    }
+}
+
+impl Recorder {
+    pub fn new(store: Arc<store::Store>, window: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            fan: Arc::new(FanOut {
+                channels: Mutex::new(HashMap::new()),
+                changes: broadcast::channel(1024).0,
+            }),
+            window,
+        })
+    }
+
+    /// Task state changes made by this process, as they commit.
+    pub fn changes(&self) -> broadcast::Receiver<TaskChange> {
+        self.fan.changes.subscribe()
+    }
+
+    fn channel(&self, task_id: i64) -> Arc<Mutex<Channel>> {
+        self.fan.channel(task_id)
     }
 
     fn flush_locked(task_id: i64, ch: &mut Channel) {
@@ -112,8 +171,16 @@ impl Recorder {
             return;
         }
         let text = std::mem::take(&mut ch.pending);
+        ch.last_flush = Some(Instant::now());
         ch.partial.push_str(&text);
         let _ = ch.tx.send(delta_event(task_id, &text));
+    }
+
+    /// Sends the text held back by the delta window: it goes out before the event that is
+    /// about to be written, so text and events keep their order.
+    fn flush(&self, task_id: i64) {
+        let ch = self.channel(task_id);
+        Self::flush_locked(task_id, &mut lock(&ch));
     }
 
     /// Live-only text of the answer being generated. Never persisted.
@@ -121,7 +188,8 @@ impl Recorder {
         let ch = self.channel(task_id);
         let mut guard = lock(&ch);
         guard.pending.push_str(text);
-        if self.window.is_zero() {
+        let window_passed = guard.last_flush.is_some_and(|t| t.elapsed() >= self.window);
+        if self.window.is_zero() || window_passed {
             Self::flush_locked(task_id, &mut guard);
             return;
         }
@@ -149,38 +217,99 @@ impl Recorder {
         }
     }
 
-    /// Persists `event` (with its effects) and publishes it. Live-only events are published
-    /// without touching the store.
+    /// Publishes a live-only event (a delta or a reset) without touching the store.
+    fn live(&self, task_id: i64, event: &RuntimeEvent) {
+        let ch = self.channel(task_id);
+        let mut guard = lock(&ch);
+        Self::flush_locked(task_id, &mut guard);
+        match event {
+            RuntimeEvent::AssistantDelta { text } => {
+                guard.partial.push_str(text);
+                let _ = guard.tx.send(delta_event(task_id, text));
+            }
+            _ => {
+                guard.partial.clear();
+                let _ = guard.tx.send(reset_event(task_id, ""));
+            }
+        }
+    }
+
+    /// Persists `event` (with its effects) and publishes it once committed. Live-only
+    /// events are published without touching the store. Blocks this thread until the
+    /// commit (on a tokio worker, in `block_in_place`); writes from many runs at once share
+    /// a group commit.
     pub fn record(
         &self,
         task_id: i64,
         event: &RuntimeEvent,
     ) -> Result<Option<TaskEvent>, StoreError> {
-        if let RuntimeEvent::StreamReset { .. } | RuntimeEvent::AssistantDelta { .. } = event {
-            let ch = self.channel(task_id);
-            let mut guard = lock(&ch);
-            Self::flush_locked(task_id, &mut guard);
-            match event {
-                RuntimeEvent::AssistantDelta { text } => {
-                    guard.partial.push_str(text);
-                    let _ = guard.tx.send(delta_event(task_id, text));
-                }
-                _ => {
-                    guard.partial.clear();
-                    let _ = guard.tx.send(reset_event(task_id, ""));
-                }
-            }
+        if event.is_live_only() {
+            self.live(task_id, event);
             return Ok(None);
         }
-        let (stored, _) = self.commit(task_id, |tx, _| {
-            Ok::<_, StoreError>((vec![apply(tx, task_id, event)?], ()))
-        })?;
-        Ok(stored.into_iter().next())
+        self.flush(task_id);
+        let event = event.clone();
+        let fan = self.fan.clone();
+        let stored = self.store.write_queued(
+            move |tx| apply(tx, task_id, &event),
+            move |ev| fan.published(std::iter::once(ev)),
+        )?;
+        Ok(Some(stored))
     }
 
-    /// Runs `f` in one transaction under `task_id`'s channel lock and publishes the events
-    /// it returns (which may belong to other tasks, e.g. a run started at a boundary).
-    pub fn commit<T, E: From<StoreError>>(
+    /// `record` for async callers: awaits the commit without blocking the runtime.
+    pub async fn record_async(
+        &self,
+        task_id: i64,
+        event: RuntimeEvent,
+    ) -> Result<Option<TaskEvent>, StoreError> {
+        if event.is_live_only() {
+            self.live(task_id, &event);
+            return Ok(None);
+        }
+        self.flush(task_id);
+        let fan = self.fan.clone();
+        let stored = self
+            .store
+            .write_async_then(
+                move |tx| apply(tx, task_id, &event),
+                move |ev| fan.published(std::iter::once(ev)),
+            )
+            .await?;
+        Ok(Some(stored))
+    }
+
+    /// Persists several events of one task at once, in order, as one write: they commit
+    /// together (with their effects) or not at all, and are published once committed.
+    /// For a run that has a burst ready (a model turn's tool calls and their results).
+    pub fn record_burst(
+        &self,
+        task_id: i64,
+        burst: &[RuntimeEvent],
+    ) -> Result<Vec<TaskEvent>, StoreError> {
+        if let Some(live) = burst.iter().find(|e| e.is_live_only()) {
+            return Err(StoreError::Invalid(format!(
+                "{} is live only and never persisted",
+                live.kind()
+            )));
+        }
+        self.flush(task_id);
+        let burst = burst.to_vec();
+        let fan = self.fan.clone();
+        self.store.write_queued(
+            move |tx| {
+                burst
+                    .iter()
+                    .map(|ev| apply(tx, task_id, ev))
+                    .collect::<Result<Vec<_>, _>>()
+            },
+            move |stored: &Vec<TaskEvent>| fan.published(stored.iter()),
+        )
+    }
+
+    /// Runs `f` as one write and publishes the events it returns (which may belong to
+    /// other tasks, e.g. a run started at a boundary) once it committed.
+    pub fn commit<T: 'static, E: From<StoreError> + 'static>(
         &self,
         task_id: i64,
         f: impl FnOnce(
@@ -188,84 +317,57 @@ impl Recorder {
             &mut Vec<TaskEvent>,
         ) -> Result<(Vec<TaskEvent>, T), E>,
     ) -> Result<(Vec<TaskEvent>, T), E> {
-        let ch = self.channel(task_id);
-        let mut guard = lock(&ch);
-        Self::flush_locked(task_id, &mut guard);
-        let (events, extra, value) = self.store.write_with(|tx| {
-            let mut extra = Vec::new();
-            let (events, value) = f(tx, &mut extra)?;
-            Ok::<_, E>((events, extra, value))
-        })?;
-        let all: Vec<TaskEvent> = events.into_iter().chain(extra).collect();
-        self.announce(&all);
-        let mut ended = Vec::new();
-        let mut others = Vec::new();
-        for ev in &all {
-            if ev.task_id != task_id {
-                others.push(ev.clone());
-                continue;
-            }
-            if ev.kind() == EventKind::ModelTurnCompleted || ev.kind().is_terminal() {
-                guard.partial.clear();
-            }
-            let _ = guard.tx.send(Arc::new(ev.clone()));
-            if ev.kind().is_terminal() {
-                ended.push(task_id);
-            }
-        }
-        drop(guard);
-        ended.extend(self.publish(others));
-        self.forget(ended);
-        Ok((all, value))
+        self.flush(task_id);
+        let fan = self.fan.clone();
+        let (events, extra, value) = self.store.write_then(
+            |tx| {
+                let mut extra = Vec::new();
+                let (events, value) = f(tx, &mut extra)?;
+                Ok::<_, E>((events, extra, value))
+            },
+            move |(events, extra, _)| fan.published(events.iter().chain(extra)),
+        )?;
+        Ok((events.into_iter().chain(extra).collect(), value))
     }
 
     /// `commit` for writes that belong to no run yet (a new submission, which may start
-    /// one): no run's channel is held; each event goes to the task it names.
-    pub fn commit_admission<T, E: From<StoreError>>(
+    /// one): no run's text is flushed; each event goes to the task it names.
+    pub fn commit_admission<T: 'static, E: From<StoreError> + 'static>(
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let (events, value) = self.store.write_with(|tx| {
-            let mut events = Vec::new();
-            let value = f(tx, &mut events)?;
-            Ok::<_, E>((events, value))
-        })?;
-        self.announce(&events);
-        let ended = self.publish(events);
-        self.forget(ended);
+        let fan = self.fan.clone();
+        let (_, value) = self.store.write_then(
+            |tx| {
+                let mut events = Vec::new();
+                let value = f(tx, &mut events)?;
+                Ok::<_, E>((events, value))
+            },
+            move |(events, _)| fan.published(events.iter()),
+        )?;
         Ok(value)
     }
 
-    fn announce(&self, events: &[TaskEvent]) {
-        for ev in events.iter().filter(|e| e.kind().changes_state()) {
-            let _ = self.changes.send(TaskChange {
-                task_id: ev.task_id,
-                kind: ev.kind(),
-            });
-        }
-    }
-
-    /// Sends events to their tasks' channels; returns the tasks that ended.
-    fn publish(&self, events: Vec<TaskEvent>) -> Vec<i64> {
-        let mut ended = Vec::new();
-        for ev in events {
-            let ch = self.channel(ev.task_id);
-            let g = lock(&ch);
-            if ev.kind().is_terminal() {
-                ended.push(ev.task_id);
-            }
-            let _ = g.tx.send(Arc::new(ev));
-        }
-        ended
-    }
-
-    fn forget(&self, ended: Vec<i64>) {
-        if !ended.is_empty() {
-            let mut channels = lock(&self.channels);
-            for id in ended {
-                channels.remove(&id);
-            }
-        }
+    /// `commit_admission` for a closure that owns what it needs: it joins the writer's
+    /// group commit, so submissions arriving together share one fsync.
+    pub fn commit_admission_queued<T, E>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>, &mut Vec<TaskEvent>) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let fan = self.fan.clone();
+        let (_, value) = self.store.write_queued(
+            move |tx| {
+                let mut events = Vec::new();
+                let value = f(tx, &mut events)?;
+                Ok::<_, E>((events, value))
+            },
+            move |(events, _): &(Vec<TaskEvent>, T)| fan.published(events.iter()),
+        )?;
+        Ok(value)
     }
 
     /// The `postTools` boundary of a run (see `inbox`).
@@ -347,20 +449,72 @@ fn apply(
                 tasks::set_status(tx, task_id, TaskStatus::Running)?;
             }
         }
-        RuntimeEvent::ModelTurnCompleted {
-            step,
-            text,
-            tool_calls,
-            usage,
-            ..
-        } => {
-            let content = serde_json::json!({ "text": text, "tool_calls": tool_calls });
-            entries::append(tx, task.session_id, Some(task_id), "assistant", &content)?;
-            tasks::set_step(tx, task_id, *step)?;
-            if let Some(u) = usage {
-                tasks::add_usage(tx, task_id, u.prompt_tokens, u.completion_tokens)?;
+        RuntimeEvent::ModelTurnCompleted { .. } => model_turn_completed(tx, &task, event)?,
+        RuntimeEvent::ToolCallStarted { .. }
+        | RuntimeEvent::ToolCallCompleted { .. }
+        | RuntimeEvent::ToolCallFailed { .. } => tool_call(tx, &task, event)?,
+        RuntimeEvent::ApprovalRequired { .. } => {
+            let id = approval_required(tx, &task, event)?;
+            if let RuntimeEvent::ApprovalRequired { approval_id, .. } = &mut recorded {
+                *approval_id = Some(id);
             }
         }
+        RuntimeEvent::ApprovalResolved { .. } => approval_resolved(tx, &task, event)?,
+        RuntimeEvent::AgentCompleted { final_answer } => {
+            tasks::finish(tx, task_id, Some(final_answer), None)?;
+        }
+        RuntimeEvent::TaskCompleted { .. }
+        | RuntimeEvent::TaskFailed { .. }
+        | RuntimeEvent::TaskCancelled { .. }
+        | RuntimeEvent::BudgetExceeded { .. } => task_ended(tx, &task, event)?,
+        RuntimeEvent::TaskCreated { .. }
+        | RuntimeEvent::ModelTurnStarted { .. }
+        | RuntimeEvent::InputPlaced { .. }
+        | RuntimeEvent::McpProblem { .. } => {}
+        RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
+            return Err(StoreError::Invalid(format!(
+                "{} is live only and never persisted",
+                event.kind()
+            )))
+        }
+    }
+    sessions::touch(tx, task.session_id)?;
+    events::append(tx, task_id, &recorded)
+}
+
+/// The assistant's turn: its transcript entry, the step reached, the tokens used.
+fn model_turn_completed(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    let RuntimeEvent::ModelTurnCompleted {
+        step,
+        text,
+        tool_calls,
+        usage,
+        ..
+    } = event
+    else {
+        return Ok(());
+    };
+    let content = serde_json::json!({ "text": text, "tool_calls": tool_calls });
+    entries::append(tx, task.session_id, Some(task.id), "assistant", &content)?;
+    tasks::set_step(tx, task.id, *step)?;
+    if let Some(u) = usage {
+        tasks::add_usage(tx, task.id, u.prompt_tokens, u.completion_tokens)?;
+    }
+    Ok(())
+}
+
+/// A tool call's journal row (its intent, then its outcome) and its transcript result.
+fn tool_call(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    let task_id = task.id;
+    match event {
         RuntimeEvent::ToolCallStarted {
             step,
             call_id,
@@ -410,98 +564,115 @@ fn apply(
             let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });
             entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
         }
-        RuntimeEvent::ApprovalRequired {
-            step,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A call waits for a person: its approval row (whose id the event records) and the
+/// task's status.
+fn approval_required(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<i64, StoreError> {
+    let RuntimeEvent::ApprovalRequired {
+        step,
+        call_id,
+        name,
+        arguments,
+        capability,
+        effect,
+        reason,
+        ..
+    } = event
+    else {
+        return Err(StoreError::Invalid(format!(
+            "{} is not an approval request",
+            event.kind()
+        )));
+    };
+    let id = approvals::insert(
+        tx,
+        &approvals::NewApproval {
+            task_id: task.id,
             call_id,
-            name,
+            tool: name,
+            capability: capability.as_deref(),
             arguments,
-            capability,
             effect,
             reason,
-            ..
-        } => {
-            let id = approvals::insert(
-                tx,
-                &approvals::NewApproval {
-                    task_id,
-                    call_id,
-                    tool: name,
-                    capability: capability.as_deref(),
-                    arguments,
-                    effect,
-                    reason,
-                    step: *step,
-                },
-            )?;
-            if let RuntimeEvent::ApprovalRequired { approval_id, .. } = &mut recorded {
-                *approval_id = Some(id);
-            }
-            tasks::set_status(tx, task_id, TaskStatus::WaitingApproval)?;
-        }
-        RuntimeEvent::ApprovalResolved {
-            approval_id,
-            approved,
-            session_grant,
-            edited_arguments,
-            note,
+            step: *step,
+        },
+    )?;
+    tasks::set_status(tx, task.id, TaskStatus::WaitingApproval)?;
+    Ok(id)
+}
+
+/// A person answered: the approval row, a session grant if they gave one, and the run
+/// goes on.
+fn approval_resolved(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    let RuntimeEvent::ApprovalResolved {
+        approval_id,
+        approved,
+        session_grant,
+        edited_arguments,
+        note,
+        by,
+        ..
+    } = event
+    else {
+        return Ok(());
+    };
+    let resolved = approvals::resolve(
+        tx,
+        *approval_id,
+        &approvals::Resolution {
+            approved: *approved,
+            note: note.as_deref(),
+            edited_args: edited_arguments.as_ref(),
+            session_grant: *session_grant,
             by,
-            ..
-        } => {
-            let edited = edited_arguments.as_ref();
-            let resolved = approvals::resolve(
-                tx,
-                *approval_id,
-                &approvals::Resolution {
-                    approved: *approved,
-                    note: note.as_deref(),
-                    edited_args: edited,
-                    session_grant: *session_grant,
-                    by,
-                },
-            )?;
-            if *session_grant {
-                if let Some(cap) = &resolved.capability {
-                    sessions::add_grant(tx, task.session_id, cap)?;
-                }
-            }
-            tasks::set_status(tx, task_id, TaskStatus::Running)?;
-        }
-        RuntimeEvent::AgentCompleted { final_answer } => {
-            tasks::finish(tx, task_id, Some(final_answer), None)?;
-        }
-        RuntimeEvent::TaskCompleted { final_answer } => {
-            tasks::set_status(tx, task_id, TaskStatus::Completed)?;
-            tasks::finish(tx, task_id, Some(final_answer), None)?;
-            sessions::set_last_failure(tx, task.session_id, None)?;
-        }
-        RuntimeEvent::TaskFailed { error, .. } => {
-            tasks::set_status(tx, task_id, TaskStatus::Failed)?;
-            tasks::finish(tx, task_id, None, Some(error))?;
-            sessions::set_last_failure(tx, task.session_id, Some(error))?;
-        }
-        RuntimeEvent::TaskCancelled { reason } => {
-            tasks::set_status(tx, task_id, TaskStatus::Cancelled)?;
-            tasks::finish(tx, task_id, None, Some(reason))?;
-            sessions::set_last_failure(tx, task.session_id, Some(reason))?;
-        }
-        RuntimeEvent::BudgetExceeded { reason, .. } => {
-            tasks::set_status(tx, task_id, TaskStatus::BudgetExceeded)?;
-            tasks::finish(tx, task_id, None, Some(reason))?;
-            sessions::set_last_failure(tx, task.session_id, Some(reason))?;
-        }
-        RuntimeEvent::TaskCreated { .. }
-        | RuntimeEvent::ModelTurnStarted { .. }
-        | RuntimeEvent::InputPlaced { .. }
-        | RuntimeEvent::McpProblem { .. } => {}
-        RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
-            return Err(StoreError::Invalid(format!(
-                "{} is live only and never persisted",
-                event.kind()
-            )))
+        },
+    )?;
+    if *session_grant {
+        if let Some(cap) = &resolved.capability {
+            sessions::add_grant(tx, task.session_id, cap)?;
         }
     }
-    sessions::touch(tx, task.session_id)?;
-    events::append(tx, task_id, &recorded)
+    tasks::set_status(tx, task.id, TaskStatus::Running)?;
+    Ok(())
+}
+
+/// A task-terminal event: the task's status and outcome, and the session's last failure.
+fn task_ended(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    let (status, answer, error) = match event {
+        RuntimeEvent::TaskCompleted { final_answer } => {
+            (TaskStatus::Completed, Some(final_answer), None)
+        }
+        RuntimeEvent::TaskFailed { error, .. } => (TaskStatus::Failed, None, Some(error)),
+        RuntimeEvent::TaskCancelled { reason } => (TaskStatus::Cancelled, None, Some(reason)),
+        RuntimeEvent::BudgetExceeded { reason, .. } => {
+            (TaskStatus::BudgetExceeded, None, Some(reason))
+        }
+        _ => return Ok(()),
+    };
+    tasks::set_status(tx, task.id, status)?;
+    tasks::finish(
+        tx,
+        task.id,
+        answer.map(String::as_str),
+        error.map(String::as_str),
+    )?;
+    sessions::set_last_failure(tx, task.session_id, error.map(String::as_str))
 }
 
 /// A live view of one task's events. See `Recorder::subscribe`.
@@ -522,11 +693,22 @@ impl Subscription {
         let ch = self.recorder.channel(self.task_id);
         let guard = lock(&ch);
         let rx = guard.tx.subscribe();
-        let partial = guard.partial.clone();
         let replay = self
             .recorder
             .store
             .read(|c| events::list_after(c, self.task_id, self.last))?;
+        // An event that committed but whose publication is still to come may end the
+        // turn's text: the text so far is then stale, as its publication will make it.
+        let stale = guard.published.is_some_and(|published| {
+            replay
+                .iter()
+                .any(|e| e.sequence > published && ends_turn_text(e.kind()))
+        });
+        let partial = if stale {
+            String::new()
+        } else {
+            guard.partial.clone()
+        };
         drop(guard);
         // Unknown task: a clear error rather than a stream that never ends.
         if replay.is_empty() && self.last == 0 {
@@ -544,7 +726,7 @@ impl Subscription {
         self.rx = Some(rx);
         if terminal {
             // Nothing will follow; drop the channel made just to look.
-            lock(&self.recorder.channels).remove(&self.task_id);
+            lock(&self.recorder.fan.channels).remove(&self.task_id);
         }
         Ok(())
     }

@@ -206,8 +206,9 @@ impl Runtime {
     /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
     /// run started, in this process) when it is idle.
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
-        let admitted = self.recorder.commit_admission(|tx, out| {
-            Ok::<_, RuntimeError>(crate::admission::admit(tx, submit, out)?)
+        let submit_owned = submit.clone();
+        let admitted = self.recorder.commit_admission_queued(move |tx, out| {
+            Ok::<_, RuntimeError>(crate::admission::admit(tx, &submit_owned, out)?)
         })?;
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);

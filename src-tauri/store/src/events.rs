@@ -64,16 +64,17 @@ pub fn append(c: &Connection, task_id: i64, event: &RuntimeEvent) -> Result<Stor
     let payload = event
         .payload()
         .map_err(|e| StoreError::Invalid(format!("event {}: {e}", event.kind())))?;
-    let sequence: i64 = c.query_row(
-        "SELECT COALESCE(MAX(sequence), 0) + 1 FROM task_events WHERE task_id = ?1",
-        [task_id],
-        |r| r.get(0),
-    )?;
+    // Cached statements: this is the hottest write of all (every persisted event).
+    let sequence: i64 = c
+        .prepare_cached(
+            "SELECT COALESCE(MAX(sequence), 0) + 1 FROM task_events WHERE task_id = ?1",
+        )?
+        .query_row([task_id], |r| r.get(0))?;
     let at = now();
-    c.execute(
+    c.prepare_cached(
         "INSERT INTO task_events (task_id, sequence, type, payload, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![task_id, sequence, event.kind().as_str(), payload.to_string(), at],
-    )?;
+    )?
+    .execute(params![task_id, sequence, event.kind().as_str(), payload.to_string(), at])?;
     Ok(StoredEvent {
         task_id,
         sequence,

@@ -1,8 +1,29 @@
 //! The store: one SQLite file in WAL mode, the single source of truth.
 //!
+//! Layout: `lib.rs` opens, migrates and hands out reads and writes; `writer.rs` owns the
+//! write connection and commits writes in groups; one file per table holds its queries.
+//!
 //! Invariants:
-//! - every logical step is one transaction (`Store::write`), taken with `BEGIN IMMEDIATE`
-//!   so that two processes sharing a data directory serialise instead of failing mid-way;
+//! - every logical step is one write (`Store::write*`): its closure runs inside a SAVEPOINT
+//!   of a group transaction taken with `BEGIN IMMEDIATE` (two processes sharing a data
+//!   directory serialise on it, waiting up to the busy timeout, instead of failing mid-way);
+//!   the closure's writes commit all together or not at all, and an error in one closure
+//!   rolls back only that closure's part of its group;
+//! - writes that are ready together commit together: one COMMIT, one fsync
+//!   (`synchronous=FULL`) for the whole group;
+//! - no caller is answered before its group's COMMIT returned, i.e. after the fsync; a
+//!   caller whose group failed to commit gets `StoreError::NotCommitted`, and nothing it was
+//!   told had committed is lost;
+//! - after-commit hooks (`*_then`) run after the COMMIT, in commit order, before the next
+//!   group begins: live fan-out built on them never shows a subscriber an uncommitted
+//!   event, nor two events out of order;
+//! - sequences computed inside a closure (e.g. an event's per-task sequence) see every
+//!   write committed or earlier in the same group: they stay gapless;
+//! - async callers (`write_async*`) never block their runtime: the writer thread does the
+//!   work and the fsync. Synchronous callers block their own thread; on a multi-thread
+//!   tokio worker they do so in `block_in_place`, so the runtime's other tasks move on;
+//! - reads run on read-only connections in one snapshot: they never wait for a write and
+//!   never see part of a group;
 //! - migrations are versioned (`PRAGMA user_version`) and applied at open; a database from
 //!   a newer version is refused and left untouched; a file that is not a database is
 //!   reported, never overwritten;
@@ -20,12 +41,17 @@ pub mod submissions;
 pub mod tasks;
 pub mod tool_calls;
 pub mod triggers;
+mod writer;
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use writer::WriterStats;
+use writer::{Call, Reply, Writer};
 
 pub use approvals::Approval;
 pub use entries::Entry;
@@ -62,6 +88,15 @@ pub enum StoreError {
     CorruptRow(#[from] CorruptRow),
     #[error("database error: {0}")]
     Sqlite(rusqlite::Error),
+    /// The write's group did not commit (a full disk, an I/O error, the database locked by
+    /// another process past the busy timeout): nothing of this write is stored.
+    #[error("the write was not committed: {0}")]
+    NotCommitted(Arc<rusqlite::Error>),
+    /// The write was never answered: its closure panicked.
+    #[error("the write was abandoned before it committed (its closure panicked)")]
+    Abandoned,
+    #[error("could not start the store's writer thread: {0}")]
+    WriterThread(std::io::Error),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -93,15 +128,16 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// One writer connection and a few read-only ones. Reads never wait for a write: under
-/// WAL a reader sees the last commit while a write (and its fsync) is in progress, so the
-/// window's queries stay fast while a run commits events on a slow disk.
+/// One writer connection (owned by the writer, see `writer.rs`) and a few read-only ones.
+/// Reads never wait for a write: under WAL a reader sees the last commit while a write
+/// (and its fsync) is in progress, so the window's queries stay fast while a run commits
+/// events on a slow disk.
 pub struct Store {
     /// Idle readers; a read takes one (or opens one) and puts it back. Declared before the
     /// writer so that they close first: the last connection to close checkpoints the WAL
     /// into the database file, and a read-only one cannot.
     readers: Mutex<Vec<Connection>>,
-    conn: Mutex<Connection>,
+    writer: Writer,
     path: PathBuf,
 }
 
@@ -158,20 +194,16 @@ impl Store {
             .map_err(corrupt)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Self {
-            conn: Mutex::new(conn),
+        let mut conn = conn;
+        Self::migrate(&mut conn, version)?;
+        Ok(Self {
+            writer: Writer::start(conn)?,
             readers: Mutex::new(Vec::new()),
             path: path.to_owned(),
-        };
-        store.migrate(version)?;
-        Ok(store)
+        })
     }
 
-    fn migrate(&mut self, from: i64) -> Result<()> {
-        let conn = self
-            .conn
-            .get_mut()
-            .map_err(|_| StoreError::Invalid("store lock poisoned".into()))?;
+    fn migrate(conn: &mut Connection, from: i64) -> Result<()> {
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             // Another process may have migrated between our read and our lock.
@@ -188,12 +220,6 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave a transaction half-applied (it
-        // rolls back on drop), so the connection stays usable.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs `f` on a read-only connection, in one read transaction: all its statements see
@@ -227,23 +253,98 @@ impl Store {
         Ok(conn)
     }
 
-    /// Runs `f` in one immediate transaction: all of it commits or none of it.
-    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    /// Runs `f` as one write (see the invariants above) on this thread, together with
+    /// the writes queued meanwhile, and returns once it committed.
+    pub fn write<T: 'static>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         self.write_with(f)
     }
 
     /// `write` for callers whose own error type wraps `StoreError`.
-    pub fn write_with<T, E: From<StoreError>>(
+    pub fn write_with<T: 'static, E: From<StoreError> + 'static>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        let mut conn = self.lock();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(StoreError::from)?;
-        Ok(out)
+        self.write_then(f, |_| {})
+    }
+
+    /// `write_with`, then `then(&value)` after the commit, in commit order (see the
+    /// invariants above). `then` must be quick: the next group waits for it.
+    pub fn write_then<T: 'static, E: From<StoreError> + 'static>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E>,
+        then: impl FnOnce(&T) + 'static,
+    ) -> std::result::Result<T, E> {
+        off_runtime(|| self.writer.run_here(f, then))
+    }
+
+    /// A write handed to the writer thread; this thread blocks until its group committed.
+    /// Unlike `write`, writes from many threads at once share groups (and fsyncs).
+    pub fn write_queued<T, E>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E> + Send + 'static,
+        then: impl FnOnce(&T) + Send + 'static,
+    ) -> std::result::Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.writer.submit(Call {
+            f,
+            then,
+            reply: Reply::Blocking(tx),
+        });
+        off_runtime(|| rx.recv().unwrap_or(Err(E::from(StoreError::Abandoned))))
+    }
+
+    /// A write handed to the writer thread, awaited: the runtime is never blocked. The
+    /// write is queued when this is called, not when the future is first polled; dropping
+    /// the future does not withdraw it.
+    pub fn write_async<T, E>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E> + Send + 'static,
+    ) -> impl Future<Output = std::result::Result<T, E>> + Send + 'static
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        self.write_async_then(f, |_| {})
+    }
+
+    /// `write_async` with an after-commit hook (see `write_then`).
+    pub fn write_async_then<T, E>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> std::result::Result<T, E> + Send + 'static,
+        then: impl FnOnce(&T) + Send + 'static,
+    ) -> impl Future<Output = std::result::Result<T, E>> + Send + 'static
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.writer.submit(Call {
+            f,
+            then,
+            reply: Reply::Async(tx),
+        });
+        async move { rx.await.unwrap_or(Err(E::from(StoreError::Abandoned))) }
+    }
+
+    /// Groups committed and writes they answered since the store opened.
+    pub fn writer_stats(&self) -> WriterStats {
+        self.writer.stats()
+    }
+}
+
+/// Runs a blocking `f`; on a multi-thread tokio worker, in `block_in_place`, so that the
+/// worker's other tasks (a stream's timers, the window's reads) move to another thread
+/// meanwhile. A current-thread runtime cannot do that: its callers use `write_async`.
+fn off_runtime<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 

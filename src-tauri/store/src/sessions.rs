@@ -59,10 +59,8 @@ pub fn list(c: &Connection) -> Result<Vec<Session>> {
 }
 
 pub fn touch(c: &Connection, id: i64) -> Result<()> {
-    c.execute(
-        "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-        params![id, now()],
-    )?;
+    c.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
+        .execute(params![id, now()])?;
     Ok(())
 }
 

@@ -83,13 +83,10 @@ pub fn insert(c: &Connection, t: &NewTask<'_>) -> Result<i64> {
 }
 
 pub fn get(c: &Connection, id: i64) -> Result<Task> {
-    c.query_row(
-        &format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"),
-        [id],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| StoreError::not_found("task", id))
+    c.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?
+        .ok_or_else(|| StoreError::not_found("task", id))
 }
 
 pub fn list(c: &Connection, limit: i64) -> Result<Vec<Task>> {

@@ -1,0 +1,144 @@
+//! The stream keeps flowing while submissions arrive (figures, not a test):
+//! `cargo bench -p pocketpilot-core --bench delta_gap`.
+//!
+//! One run streams a long answer (coalesced into deltas by the 30 ms window); meanwhile
+//! 2,000 durable follow-ups are said into its busy session — first from one caller, then
+//! from 8 callers at once. Prints the longest gap between two deltas the subscriber received
+//! during each burst (target: at most the window + 5 ms), the submissions' latency, and the
+//! group commits that answered them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{ms, report, write_json};
+use pocketpilot_core::event::EventKind;
+use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::{NewTask, Runtime};
+use serde_json::json;
+
+const SUBMISSIONS: usize = 2_000;
+
+fn follow_up(session: i64, i: usize) -> Submit {
+    Submit {
+        session_id: session,
+        say: Say::Input {
+            text: format!("follow-up {i}"),
+            when_busy: WhenBusy::FollowUp,
+            reject_if_idle: false,
+        },
+        request_id: Some(format!("req-{session}-{i}")),
+        provider: None,
+        trigger: None,
+        grants: Vec::new(),
+        mcp: None,
+    }
+}
+
+async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
+    let ws = dir.join(format!("ws-{callers}"));
+    std::fs::create_dir_all(&ws).expect("ws");
+    let text = "streaming ".repeat(4_000);
+    let p = write_json(
+        &dir.join(format!("s-{callers}.json")),
+        &json!([{ "text": text, "chunk_size": 10, "chunk_delay_ms": 2 }]),
+    );
+    let id = rt
+        .submit(&NewTask {
+            goal: "talk for a while".into(),
+            workspace: Some(ws),
+            trigger: "cli".into(),
+            provider: Some(p),
+            ..Default::default()
+        })
+        .expect("submit");
+    let session = rt.task(id).expect("task").session_id;
+    let mut sub = rt.subscribe(id, 0).expect("subscribe");
+    let watcher = tokio::spawn(async move {
+        let mut times = Vec::new();
+        while let Some(ev) = sub.next().await {
+            if ev
+                .map(|e| e.kind() == EventKind::AssistantDelta)
+                .unwrap_or(false)
+            {
+                times.push(Instant::now());
+            }
+        }
+        times
+    });
+    while rt
+        .events(id)
+        .expect("events")
+        .iter()
+        .all(|e| e.kind() != EventKind::ModelTurnStarted)
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let before = rt.store.writer_stats();
+    let t0 = Instant::now();
+    let mut clients = Vec::new();
+    for c in 0..callers {
+        let rt = rt.clone();
+        clients.push(tokio::spawn(async move {
+            let mut samples = Vec::new();
+            for i in (c..SUBMISSIONS).step_by(callers) {
+                let t = Instant::now();
+                let a = rt.say(&follow_up(session, i)).expect("say");
+                samples.push(t.elapsed());
+                assert_eq!(a.submission.status.as_str(), "queued");
+                if i % 50 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            samples
+        }));
+    }
+    let mut samples = Vec::new();
+    for c in clients {
+        samples.extend(c.await.expect("client"));
+    }
+    let elapsed = t0.elapsed();
+    let t1 = Instant::now();
+    let groups = rt.store.writer_stats().groups - before.groups;
+    let busy = rt.is_busy(session).expect("busy");
+    let queued = rt.inbox(session).expect("inbox").len();
+    rt.cancel(id).expect("cancel");
+    let times = watcher.await.expect("watcher");
+    let during: Vec<&Instant> = times.iter().filter(|t| **t >= t0 && **t <= t1).collect();
+    let max_gap = during
+        .windows(2)
+        .map(|w| w[1].duration_since(*w[0]))
+        .max()
+        .unwrap_or_default();
+    println!(
+        "delta gap: {SUBMISSIONS} durable follow-ups {name} while a run streams (window 30 ms)"
+    );
+    println!(
+        "  throughput                {:>10.0} submissions/s ({:.1} ms for all, {groups} commits)",
+        SUBMISSIONS as f64 / elapsed.as_secs_f64(),
+        ms(elapsed)
+    );
+    report("  say latency (durable commit)", samples);
+    println!(
+        "  deltas during the burst   {:>10}   longest gap {:.1} ms   (still streaming after: {})",
+        during.len(),
+        ms(max_gap),
+        if busy { "yes" } else { "no" }
+    );
+    assert!(busy, "the stream ended during the burst: make it longer");
+    assert_eq!(queued, SUBMISSIONS);
+}
+
+fn main() {
+    let tokio = common::tokio();
+    tokio.block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rt = Runtime::open(&dir.path().join("data")).expect("open");
+        burst(&rt, dir.path(), "from one caller", 1).await;
+        burst(&rt, dir.path(), "from 8 callers at once", 8).await;
+    });
+}
