@@ -10,6 +10,10 @@
 //! - `inbox`: what is said to a busy session, and where it enters the transcript.
 //! - `provider`: builds a run's provider; `mcp`: a run's MCP servers; `config`: data dir,
 //!   limits, provider settings; `secret_env`: what agent commands never inherit.
+//! - `feed`: the change feed the window follows (task states, inbox, approvals, triggers,
+//!   and a slow store poll for other processes' commits).
+//! - `settings_api`: the settings screen's entry points (stored values, env overrides,
+//!   API key, MCP servers).
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
@@ -17,6 +21,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod agent;
 pub mod config;
+pub mod feed;
 pub mod inbox;
 pub mod logging;
 pub mod mcp;
@@ -24,6 +29,7 @@ pub mod provider;
 pub mod recorder;
 pub mod secret_env;
 pub mod service;
+pub mod settings_api;
 pub mod transcript;
 pub mod worker;
 

@@ -117,6 +117,8 @@ pub struct ApprovalAnswer {
 pub struct Runtime {
     pub store: Arc<Store>,
     pub recorder: Arc<Recorder>,
+    /// Changes the window is told about besides task states (see `feed`).
+    pub feed: crate::feed::Feed,
     data_dir: PathBuf,
     runs: Mutex<HashMap<i64, CancellationToken>>,
     /// This process's identity in session leases.
@@ -131,6 +133,7 @@ impl Runtime {
         Ok(Arc::new(Self {
             store,
             recorder,
+            feed: crate::feed::Feed::default(),
             data_dir: data_dir.to_owned(),
             runs: Mutex::new(HashMap::new()),
             holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
@@ -220,6 +223,9 @@ impl Runtime {
         let admitted = self
             .recorder
             .commit_admission(|tx, out| Ok::<_, RuntimeError>(inbox::admit(tx, submit, out)?))?;
+        self.feed.announce(crate::feed::Change::Inbox {
+            session_id: submit.session_id,
+        });
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);
         }
@@ -228,8 +234,13 @@ impl Runtime {
 
     /// Withdraws a queued submission (→ unanswered, reason `aborted`).
     pub fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
-        self.store
-            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))
+        let s = self
+            .store
+            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))?;
+        self.feed.announce(crate::feed::Change::Inbox {
+            session_id: s.session_id,
+        });
+        Ok(s)
     }
 
     pub fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {
