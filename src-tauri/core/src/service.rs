@@ -89,6 +89,7 @@ pub struct NewTask {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SessionHistory {
     /// Oldest first.
     pub tasks: Vec<tasks::Task>,

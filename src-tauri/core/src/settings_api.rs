@@ -232,6 +232,54 @@ mod tests {
     }
 
     #[test]
+    fn an_mcp_form_becomes_a_stored_server_the_runtime_validates() {
+        let form = |command: Option<&str>, url: Option<&str>| NewMcpServer {
+            name: " files ".into(),
+            workspace: Some("  ".into()),
+            command: command.map(Into::into),
+            args: vec!["-y".into(), "server".into()],
+            env: vec![("DEBUG".into(), "1".into())],
+            url: url.map(Into::into),
+            capability: Some(" ".into()),
+            allow_read_only: true,
+            startup_timeout_secs: None,
+            call_timeout_secs: Some(5),
+        };
+        let stored = stored_server(form(Some("npx"), None)).expect("a stdio server");
+        assert_eq!(
+            stored.workspace, None,
+            "a blank workspace means every workspace"
+        );
+        assert_eq!(stored.config.name, "files");
+        assert_eq!(stored.config.capability, None);
+        assert_eq!(stored.config.call_timeout_secs, 5);
+        assert_eq!(stored.config.startup_timeout_secs, 30);
+        assert!(stored.config.allow_read_only);
+        assert_eq!(
+            stored.config.transport,
+            McpTransport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "server".into()],
+                env: vec![("DEBUG".into(), "1".into())],
+            }
+        );
+        stored.config.validate().expect("valid");
+
+        let http =
+            stored_server(form(None, Some(" http://127.0.0.1:3001/mcp "))).expect("an HTTP server");
+        assert_eq!(
+            http.config.transport,
+            McpTransport::Http {
+                url: "http://127.0.0.1:3001/mcp".into()
+            }
+        );
+        for (command, url) in [(None, None), (Some("npx"), Some("http://x"))] {
+            let e = stored_server(form(command, url)).expect_err("one of the two");
+            assert_eq!(e.kind(), ErrorKind::InvalidArguments);
+        }
+    }
+
+    #[test]
     fn a_workspace_is_stored_canonical_and_must_exist() {
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("w");
