@@ -26,7 +26,8 @@ import {
   setWebhookPaused,
   triggerStatus,
 } from "../../api/commands";
-import type { CreatedWebhook, McpServer, Schedule, TriggerStatus, Watch, Webhook } from "../../api/types";
+import type { CreatedWebhook, McpServer, Schedule, TriggerStatus, Watch, Webhook } from "../../api/generated/bindings";
+import { useChanges } from "../../store/useStore";
 import { EMPTY_MCP_FORM, commandLineOf, describeNextFire, hookUrl, toNewMcpServer, type McpForm } from "./forms";
 import "./triggers.css";
 
@@ -108,6 +109,16 @@ function PauseButton({ paused, onToggle, testid }: { paused: boolean; onToggle: 
   );
 }
 
+/** Re-reads when trigger definitions change: here, in another view, or from the CLI. */
+function useTriggerChanges(reload: () => Promise<void>) {
+  useChanges(
+    (c) => {
+      if (c.kind === "triggers" || c.kind === "refresh") void reload();
+    },
+    [reload],
+  );
+}
+
 /** Runs an action, then reloads; a rejection lands in the section's status line. */
 function useAction(reload: () => Promise<void>, setStatus: (s: Status) => void) {
   return useCallback(
@@ -134,12 +145,9 @@ export function TriggerSettings({ workspaces }: { workspaces: string[] }) {
       setError(failed(e));
     }
   }, []);
-  useEffect(() => {
-    void reload();
-    // The listener starts shortly after the window: ask again until it is known.
-    const t = setInterval(() => void reload(), 3000);
-    return () => clearInterval(t);
-  }, [reload]);
+  // The listener starts shortly after the window: the feed says when (a `triggers` change).
+  useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const toggleAll = async () => {
     if (!status) return;
     try {
@@ -196,6 +204,7 @@ function WebhooksSection({ workspaces, base }: { workspaces: string[]; base: str
     }
   }, []);
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
 
   const create = async () => {
@@ -306,6 +315,7 @@ function SchedulesSection({ workspaces }: { workspaces: string[] }) {
     }
   }, []);
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
   const create = () =>
     act(async () => {
@@ -389,6 +399,7 @@ function WatchesSection({ workspaces }: { workspaces: string[] }) {
     }
   }, []);
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
   const create = () =>
     act(async () => {
@@ -466,6 +477,7 @@ export function McpSettings({ workspaces }: { workspaces: string[] }) {
     }
   }, []);
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
   const set = <K extends keyof McpForm>(k: K, v: McpForm[K]) => setForm({ ...form, [k]: v });
   const text = (k: "name" | "commandLine" | "env" | "url" | "capability" | "startupTimeout" | "callTimeout") => (e: Event) =>
