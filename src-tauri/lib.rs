@@ -1,5 +1,9 @@
-//! The desktop shell: a thin layer that hands the window's requests to the runtime and
-//! bridges the runtime's live events onto Tauri channels. No business logic lives here.
+//! The desktop shell: wiring between the window and core. Each command is async and makes
+//! one core call (on the blocking pool) and maps its error; validation, keychain and path
+//! logic live in core. Besides the commands it owns the window's own concerns: the tray
+//! and notifications, hide-on-close, the single-instance lock, WebKit's environment, the
+//! trigger host's lifetime, and bridging core's task events and change feed onto Tauri
+//! channels. The command list is `shell/command_list.rs`.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod shell;
 

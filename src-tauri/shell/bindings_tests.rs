@@ -26,3 +26,63 @@ fn ui_bindings_are_generated_from_the_commands() {
         path.display()
     );
 }
+
+/// The one command list (`command_list.rs`) feeds the bindings and the app manifest; the
+/// capability file is written by hand, so it is checked here: it must allow exactly those
+/// commands (a command missing there is refused at run time; an extra one is a stale grant).
+#[test]
+fn capabilities_allow_exactly_the_listed_commands() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("capabilities/default.json");
+    let text = std::fs::read_to_string(&path).expect("read capabilities/default.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("capabilities are JSON");
+    let mut allowed: Vec<String> = json["permissions"]
+        .as_array()
+        .expect("a permissions list")
+        .iter()
+        .filter_map(|p| p.as_str())
+        .filter(|p| !p.contains(':'))
+        .map(str::to_owned)
+        .collect();
+    allowed.sort();
+    let mut expected: Vec<String> = super::bindings::COMMANDS
+        .iter()
+        .map(|c| format!("allow-{}", c.replace('_', "-")))
+        .collect();
+    expected.sort();
+    assert_eq!(
+        allowed, expected,
+        "capabilities/default.json and command_list.rs disagree"
+    );
+}
+
+/// The bindings export every listed command (the macro registers the same list).
+#[test]
+fn the_bindings_export_every_listed_command() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let fresh = dir.path().join("bindings.ts");
+    super::bindings::builder()
+        .export(Typescript::default().header(HEADER), &fresh)
+        .expect("export the bindings");
+    let ts = std::fs::read_to_string(&fresh).expect("read the exported bindings");
+    for c in super::bindings::COMMANDS {
+        let camel: String = c
+            .split('_')
+            .enumerate()
+            .map(|(i, w)| {
+                if i == 0 {
+                    w.to_owned()
+                } else {
+                    w[..1].to_uppercase() + &w[1..]
+                }
+            })
+            .collect();
+        assert!(
+            ts.contains(&format!("\t{camel}: (")),
+            "{c} is not in the bindings"
+        );
+        assert!(
+            ts.contains(&format!(">(\"{c}\"")),
+            "{c} is not invoked by its name"
+        );
+    }
+}

@@ -1,76 +1,76 @@
-//! The chat commands. Each: take the state, call one runtime function, convert to the wire.
+//! The chat commands. Each: one call into core (on the blocking pool, see `call`), its
+//! error mapped to a `CommandError`.
+use pocketpilot_core::feed::Change;
+use pocketpilot_core::inbox::Admitted;
+use pocketpilot_core::store::{approvals::Approval, Session, StoredEvent, Submission, Task};
+use pocketpilot_core::SessionHistory;
 use tauri::ipc::Channel;
 use tauri::State;
 
-use super::wire::{
-    Admitted, Approval, ApprovalAnswer, ChatTask, CommandError, SayInput, Session, SessionHistory,
-    Submission, Task, TaskEvent,
-};
-use super::AppState;
+use super::wire::{ApprovalAnswer, ChatTask, CommandError, SayInput};
+use super::{call, AppState};
 
 type Result<T> = std::result::Result<T, CommandError>;
 
-fn all<T, U: From<T>>(items: Vec<T>) -> Vec<U> {
-    items.into_iter().map(U::from).collect()
-}
-
 #[tauri::command]
 #[specta::specta]
-pub fn list_sessions(state: State<'_, AppState>) -> Result<Vec<Session>> {
-    Ok(all(state.runtime.sessions()?))
+pub async fn list_sessions(state: State<'_, AppState>) -> Result<Vec<Session>> {
+    call(&state, |rt| rt.sessions()).await
 }
 
 /// The newest `tasks` tasks of a session and their transcript entries.
 #[tauri::command]
 #[specta::specta]
-pub fn session_history(
+pub async fn session_history(
     state: State<'_, AppState>,
     session_id: i64,
     tasks: u32,
 ) -> Result<SessionHistory> {
-    Ok(state.runtime.session_history(session_id, tasks)?.into())
+    call(&state, move |rt| rt.session_history(session_id, tasks)).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn get_task(state: State<'_, AppState>, task_id: i64) -> Result<Task> {
-    Ok(state.runtime.task(task_id)?.into())
+pub async fn get_task(state: State<'_, AppState>, task_id: i64) -> Result<Task> {
+    call(&state, move |rt| rt.task(task_id)).await
 }
 
-/// Starts a task in a new session. Async so that it runs on Tauri's tokio runtime:
-/// `submit` spawns the run's worker there.
+/// Starts a task in a new session; the run's worker is spawned on Tauri's tokio runtime.
 #[tauri::command]
 #[specta::specta]
 pub async fn create_task(state: State<'_, AppState>, task: ChatTask) -> Result<i64> {
-    Ok(state.runtime.submit(&task.into())?)
+    call(&state, move |rt| rt.submit(&task.into())).await
 }
 
 /// Says something in a session: starts a run when it is idle, queues it (follow-up or
-/// steer) while it is busy. Async for the same reason as `create_task`.
+/// steer) while it is busy.
 #[tauri::command]
 #[specta::specta]
 pub async fn say(state: State<'_, AppState>, input: SayInput) -> Result<Admitted> {
-    Ok(state.runtime.say(&input.into())?.into())
+    call(&state, move |rt| rt.say(&input.into())).await
 }
 
 /// The session's queued submissions, oldest first.
 #[tauri::command]
 #[specta::specta]
-pub fn session_inbox(state: State<'_, AppState>, session_id: i64) -> Result<Vec<Submission>> {
-    Ok(all(state.runtime.inbox(session_id)?))
+pub async fn session_inbox(state: State<'_, AppState>, session_id: i64) -> Result<Vec<Submission>> {
+    call(&state, move |rt| rt.inbox(session_id)).await
 }
 
 /// Withdraws a queued submission; one already placed answers `not_queued`.
 #[tauri::command]
 #[specta::specta]
-pub fn withdraw_submission(state: State<'_, AppState>, submission_id: i64) -> Result<Submission> {
-    Ok(state.runtime.withdraw(submission_id)?.into())
+pub async fn withdraw_submission(
+    state: State<'_, AppState>,
+    submission_id: i64,
+) -> Result<Submission> {
+    call(&state, move |rt| rt.withdraw(submission_id)).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn task_events(state: State<'_, AppState>, task_id: i64) -> Result<Vec<TaskEvent>> {
-    Ok(all(state.runtime.events(task_id)?))
+pub async fn task_events(state: State<'_, AppState>, task_id: i64) -> Result<Vec<StoredEvent>> {
+    call(&state, move |rt| rt.events(task_id)).await
 }
 
 /// Streams a task's events (replay after `after_sequence`, then live) until it ends.
@@ -80,12 +80,28 @@ pub async fn subscribe_task(
     state: State<'_, AppState>,
     task_id: i64,
     after_sequence: i64,
-    on_event: Channel<TaskEvent>,
+    on_event: Channel<StoredEvent>,
 ) -> Result<()> {
-    let mut sub = state.runtime.subscribe(task_id, after_sequence)?;
+    let mut sub = call(&state, move |rt| rt.subscribe(task_id, after_sequence)).await?;
     tauri::async_runtime::spawn(async move {
         while let Some(Ok(ev)) = sub.next().await {
-            if on_event.send(ev.into()).is_err() {
+            if on_event.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Pushes every change the window shows (tasks, inboxes, approvals, triggers, and
+/// `refresh` for another process's commits) until the window drops the channel.
+#[tauri::command]
+#[specta::specta]
+pub async fn follow_changes(state: State<'_, AppState>, on_change: Channel<Change>) -> Result<()> {
+    let mut changes = state.runtime.changes();
+    tauri::async_runtime::spawn(async move {
+        while let Some(change) = changes.next().await {
+            if on_change.send(change).is_err() {
                 break;
             }
         }
@@ -95,17 +111,17 @@ pub async fn subscribe_task(
 
 #[tauri::command]
 #[specta::specta]
-pub fn cancel_task(state: State<'_, AppState>, task_id: i64) -> Result<()> {
-    Ok(state.runtime.cancel(task_id)?)
+pub async fn cancel_task(state: State<'_, AppState>, task_id: i64) -> Result<()> {
+    call(&state, move |rt| rt.cancel(task_id)).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Approval>> {
-    Ok(all(state.runtime.pending_approvals()?))
+pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Approval>> {
+    call(&state, |rt| rt.pending_approvals()).await
 }
 
-/// Async for the same reason as `create_task`: the answer continues the run on a worker.
+/// The answer continues the run on a worker.
 #[tauri::command]
 #[specta::specta]
 pub async fn resolve_approval(
@@ -113,5 +129,8 @@ pub async fn resolve_approval(
     approval_id: i64,
     answer: ApprovalAnswer,
 ) -> Result<i64> {
-    Ok(state.runtime.resolve_approval(approval_id, answer.into())?)
+    call(&state, move |rt| {
+        rt.resolve_approval(approval_id, answer.into())
+    })
+    .await
 }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pocketpilot_core::about::{About, Build};
-use pocketpilot_core::autostart::{self, AutostartError, BACKGROUND_FLAG};
+use pocketpilot_core::autostart::{AutostartError, BACKGROUND_FLAG};
 use serde::Serialize;
 use specta::Type;
 use tauri::{AppHandle, Manager, State, WebviewWindowBuilder};
@@ -72,17 +72,7 @@ pub fn second_launch(app: &AppHandle, args: &[String]) {
     }
 }
 
-/// Start at login and keep in the tray, as Settings shows them.
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct DesktopSettings {
-    /// An autostart entry starts the app hidden in the tray at login.
-    pub start_at_login: bool,
-    /// Where that entry is (or would be written).
-    pub autostart_entry: String,
-    /// Closing the window always keeps the app in the tray (otherwise only while work is
-    /// going on or a trigger is armed).
-    pub keep_in_tray: bool,
-}
+pub use pocketpilot_core::autostart::DesktopSettings;
 
 /// The About view.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -101,40 +91,29 @@ impl From<AutostartError> for CommandError {
     }
 }
 
-fn current(state: &AppState) -> Result<DesktopSettings> {
-    let entry = autostart::status()?;
-    Ok(DesktopSettings {
-        start_at_login: entry.enabled,
-        autostart_entry: entry.path.display().to_string(),
-        keep_in_tray: autostart::keep_in_tray(&state.runtime.store)
-            .map_err(|e| CommandError::new(pocketpilot_protocol::ErrorKind::Store, e))?,
-    })
+impl From<pocketpilot_core::autostart::DesktopError> for CommandError {
+    fn from(e: pocketpilot_core::autostart::DesktopError) -> Self {
+        Self::new(e.kind(), e)
+    }
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn desktop_settings(state: State<'_, AppState>) -> Result<DesktopSettings> {
-    current(&state)
+pub async fn desktop_settings(state: State<'_, AppState>) -> Result<DesktopSettings> {
+    super::call(&state, |rt| rt.desktop_settings()).await
 }
 
 /// Writes (with this binary's path) or removes the autostart entry.
 #[tauri::command]
 #[specta::specta]
-pub fn set_start_at_login(state: State<'_, AppState>, on: bool) -> Result<DesktopSettings> {
-    if on {
-        autostart::enable(&autostart::current_program()?)?;
-    } else {
-        autostart::disable()?;
-    }
-    current(&state)
+pub async fn set_start_at_login(state: State<'_, AppState>, on: bool) -> Result<DesktopSettings> {
+    super::call(&state, move |rt| rt.set_start_at_login(on)).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_keep_in_tray(state: State<'_, AppState>, on: bool) -> Result<DesktopSettings> {
-    autostart::set_keep_in_tray(&state.runtime.store, on)
-        .map_err(|e| CommandError::new(pocketpilot_protocol::ErrorKind::Store, e))?;
-    current(&state)
+pub async fn set_keep_in_tray(state: State<'_, AppState>, on: bool) -> Result<DesktopSettings> {
+    super::call(&state, move |rt| rt.set_keep_in_tray(on)).await
 }
 
 #[tauri::command]

@@ -1,11 +1,16 @@
 //! Layout:
-//! - `commands.rs`: sessions, tasks, the inbox, approvals (one runtime call each).
-//! - `settings.rs`: provider, API key (write-only), limits, workspace policy.
+//! - `command_list.rs`: the window's commands, declared once (bindings, app manifest).
+//! - `commands.rs`: sessions, tasks, the inbox, approvals, the change feed.
+//! - `settings.rs`: provider, API key (write-only), limits, environment overrides, policy.
 //! - `triggers.rs`: webhooks, schedules, file watches, "pause all", MCP servers.
-//! - `wire.rs`: the transport types the commands take and return (converted from the
-//!   runtime's); `bindings.rs` exports them to TypeScript.
+//! - `wire.rs`: the shell's own wire types (the error, the webview's narrower inputs, views
+//!   joining what only the shell knows); the rest are core's types. `bindings.rs` exports
+//!   them to TypeScript.
 //! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
 //! - `desktop.rs`: background start (`--background`), start at login, keep in tray, About.
+//!
+//! Every command is async and runs its core call on the blocking pool (`call`): core's
+//! writes fsync, and neither the main thread nor the async workers wait for a disk.
 mod bindings;
 mod commands;
 mod desktop;
@@ -27,6 +32,26 @@ pub struct AppState {
     pub runtime: Arc<Runtime>,
     tray: OnceLock<tray::Tray>,
     triggers: Mutex<Option<TriggerHost>>,
+}
+
+/// Runs one core call on tokio's blocking pool (it keeps the runtime's context, so a call
+/// that starts a run can spawn its worker) and maps its error.
+async fn call<T, E>(
+    state: &AppState,
+    f: impl FnOnce(&Arc<Runtime>) -> Result<T, E> + Send + 'static,
+) -> Result<T, wire::CommandError>
+where
+    T: Send + 'static,
+    E: Into<wire::CommandError> + Send + 'static,
+{
+    let rt = state.runtime.clone();
+    match tauri::async_runtime::spawn_blocking(move || f(&rt)).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(e) => Err(wire::CommandError::new(
+            pocketpilot_protocol::ErrorKind::Io,
+            format!("the call did not finish: {e}"),
+        )),
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -172,6 +197,8 @@ pub fn run_desktop() -> ExitCode {
                 match TriggerHost::start(rt.clone(), HostOptions::default()).await {
                     Ok(host) => {
                         *lock(&handle.state::<AppState>().triggers) = Some(host);
+                        // The webhook address is known now: the settings screen shows it.
+                        rt.announce_triggers();
                     }
                     Err(e) => tracing::warn!(error = %e, "triggers are not running"),
                 }

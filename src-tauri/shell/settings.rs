@@ -1,68 +1,63 @@
 //! The settings screen's commands: provider, API key (write-only), limits, workspace
-//! policy. Each: take the state, call the runtime (or the keychain), convert to the wire.
-use pocketpilot_model::keychain;
-use pocketpilot_protocol::ErrorKind;
+//! policy. Each: one call into core (`settings_api`), its error mapped.
+use pocketpilot_protocol::{EnvOverride, LimitsForm, ProviderForm, Setup};
 use tauri::State;
 
-use super::wire::{CommandError, Limits, PolicyRules, ProviderForm, Setup};
-use super::AppState;
+use super::wire::{CommandError, PolicyRules};
+use super::{call, AppState};
 
 type Result<T> = std::result::Result<T, CommandError>;
 
 /// Whether a model is configured; the window leads to the settings screen when not.
 #[tauri::command]
 #[specta::specta]
-pub fn setup_status(state: State<'_, AppState>) -> Result<Setup> {
-    Ok(Setup::of(&state.runtime.provider_settings()?))
+pub async fn setup_status(state: State<'_, AppState>) -> Result<Setup> {
+    call(&state, |rt| rt.setup_status()).await
 }
 
+/// The provider as stored (the environment's overrides are `setting_overrides`).
 #[tauri::command]
 #[specta::specta]
-pub fn provider_settings(state: State<'_, AppState>) -> Result<ProviderForm> {
-    Ok(state.runtime.provider_settings()?.into())
+pub async fn provider_settings(state: State<'_, AppState>) -> Result<ProviderForm> {
+    call(&state, |rt| rt.provider_form()).await
 }
 
-/// Saves the form's fields; what the form does not show (extra headers) is kept.
+/// Saves the form's fields over what is stored; what the form does not show is kept.
 #[tauri::command]
 #[specta::specta]
-pub fn set_provider_settings(state: State<'_, AppState>, settings: ProviderForm) -> Result<()> {
-    let stored = state.runtime.provider_settings()?;
-    Ok(state
-        .runtime
-        .set_provider_settings(&settings.apply_to(stored))?)
+pub async fn set_provider_settings(
+    state: State<'_, AppState>,
+    settings: ProviderForm,
+) -> Result<()> {
+    call(&state, move |rt| rt.save_provider_form(settings)).await
+}
+
+/// The fields an environment variable overrides in this app, shown next to them.
+#[tauri::command]
+#[specta::specta]
+pub async fn setting_overrides(state: State<'_, AppState>) -> Result<Vec<EnvOverride>> {
+    call(&state, |rt| rt.setting_overrides()).await
 }
 
 /// Files the key in the OS keychain under the provider's name. Nothing reads it back.
 #[tauri::command]
 #[specta::specta]
-pub fn set_api_key(state: State<'_, AppState>, key: String) -> Result<()> {
-    let key = key.trim();
-    if key.is_empty() {
-        return Err(CommandError::new(
-            ErrorKind::InvalidArguments,
-            "the API key is empty",
-        ));
-    }
-    Ok(keychain::set_key(
-        &state.runtime.provider_settings()?.name,
-        key,
-    )?)
+pub async fn set_api_key(state: State<'_, AppState>, key: String) -> Result<()> {
+    call(&state, move |rt| rt.set_api_key(&key)).await
 }
 
 /// Removes the provider's key; false when there was none.
 #[tauri::command]
 #[specta::specta]
-pub fn delete_api_key(state: State<'_, AppState>) -> Result<bool> {
-    Ok(keychain::delete_key(
-        &state.runtime.provider_settings()?.name,
-    )?)
+pub async fn delete_api_key(state: State<'_, AppState>) -> Result<bool> {
+    call(&state, |rt| rt.delete_api_key()).await
 }
 
 /// Whether a key is stored for the provider: a yes or no, never the key.
 #[tauri::command]
 #[specta::specta]
-pub fn api_key_stored(state: State<'_, AppState>) -> Result<bool> {
-    Ok(keychain::get_key(&state.runtime.provider_settings()?.name)?.is_some())
+pub async fn api_key_stored(state: State<'_, AppState>) -> Result<bool> {
+    call(&state, |rt| rt.api_key_stored()).await
 }
 
 /// Asks the configured model for a one-word reply.
@@ -72,31 +67,38 @@ pub async fn test_connection(state: State<'_, AppState>) -> Result<String> {
     Ok(state.runtime.test_connection().await?)
 }
 
+/// The limits as stored (the environment's overrides are `setting_overrides`).
 #[tauri::command]
 #[specta::specta]
-pub fn limits(state: State<'_, AppState>) -> Result<Limits> {
-    Ok(state.runtime.limits()?.into())
+pub async fn limits(state: State<'_, AppState>) -> Result<LimitsForm> {
+    call(&state, |rt| rt.limits_form()).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_limits(state: State<'_, AppState>, limits: Limits) -> Result<()> {
-    Ok(state.runtime.set_limits(&limits.into())?)
+pub async fn set_limits(state: State<'_, AppState>, limits: LimitsForm) -> Result<()> {
+    call(&state, move |rt| rt.save_limits_form(limits)).await
 }
 
 /// The rules of a workspace (its canonical path, as sessions carry it).
 #[tauri::command]
 #[specta::specta]
-pub fn policy_rules(state: State<'_, AppState>, workspace: String) -> Result<PolicyRules> {
-    Ok(state.runtime.policy_rules(&workspace)?.into())
+pub async fn policy_rules(state: State<'_, AppState>, workspace: String) -> Result<PolicyRules> {
+    call(&state, move |rt| {
+        rt.policy_rules(&workspace).map(Into::into)
+    })
+    .await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_policy_rules(
+pub async fn set_policy_rules(
     state: State<'_, AppState>,
     workspace: String,
     rules: PolicyRules,
 ) -> Result<()> {
-    Ok(state.runtime.set_policy_rules(&workspace, &rules.into())?)
+    call(&state, move |rt| {
+        rt.set_policy_rules(&workspace, &rules.into())
+    })
+    .await
 }

@@ -65,18 +65,32 @@ pub fn show_window(app: &AppHandle) {
     }
 }
 
+/// The tray's "pause all" switch. The write runs on the blocking pool: a menu handler runs
+/// on the main thread, which must not wait for an fsync.
 fn toggle_triggers(app: &AppHandle) {
-    let state = app.state::<AppState>();
-    let rt = &state.runtime;
-    let result = match trigger::all_paused(rt) {
-        Ok(true) => trigger::resume_all(rt),
-        Ok(false) => trigger::pause_all(rt),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = result {
-        tracing::error!(error = %e, "could not switch the triggers");
-    }
-    refresh(app);
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let rt = app.state::<AppState>().runtime.clone();
+        let switched =
+            tauri::async_runtime::spawn_blocking(move || match trigger::all_paused(&rt) {
+                Ok(true) => trigger::resume_all(&rt),
+                Ok(false) => trigger::pause_all(&rt),
+                Err(e) => Err(e),
+            })
+            .await;
+        match switched {
+            Ok(Ok(())) => {
+                let state = app.state::<AppState>();
+                if let Some(host) = super::lock(&state.triggers).as_ref() {
+                    host.reload();
+                }
+                state.runtime.announce_triggers();
+            }
+            Ok(Err(e)) => tracing::error!(error = %e, "could not switch the triggers"),
+            Err(e) => tracing::error!(error = %e, "the triggers switch did not finish"),
+        }
+        refresh(&app);
+    });
 }
 
 /// Stops the trigger host (requests in flight finish), then exits. Runs still going are

@@ -1,57 +1,64 @@
 //! The settings screen's trigger and MCP commands: webhooks, schedules, file watches,
-//! "pause all", and MCP servers. Each: take the state, call one runtime function, convert
-//! to the wire. A change to a trigger definition wakes the running trigger host
-//! ([`TriggerHost::reload`]) so that it takes effect at once.
-use pocketpilot_core::mcp::McpConfigError;
-use pocketpilot_protocol::ErrorKind;
+//! "pause all", and MCP servers. Each: one call into core or the triggers crate (on the
+//! blocking pool), its error mapped. A change to a trigger definition wakes the running
+//! trigger host ([`TriggerHost::reload`]) so that it takes effect at once, and is announced
+//! on the change feed so that every view of it re-reads.
+use pocketpilot_core::store::triggers::{Watch, Webhook};
+use pocketpilot_protocol::NewMcpServer;
 use pocketpilot_triggers::{self as trigger, cron, watch, webhook, Clock, SystemClock};
 use tauri::{AppHandle, State};
 
 use super::wire::{
-    CommandError, CreatedWebhook, McpServer, NewMcpServer, NewSchedule, NewWatch, NewWebhook,
-    Schedule, TriggerStatus, Watch, Webhook,
+    CommandError, CreatedWebhook, McpServer, NewSchedule, NewWatch, NewWebhook, Schedule,
+    TriggerStatus,
 };
-use super::{lock, tray, AppState};
+use super::{call, lock, tray, AppState};
 
 type Result<T> = std::result::Result<T, CommandError>;
 
-fn all<T, U: From<T>>(items: Vec<T>) -> Vec<U> {
-    items.into_iter().map(U::from).collect()
-}
-
-/// Wakes the trigger host (if it runs) to re-read the definitions, then passes `r` on.
-fn reloaded<T>(state: &AppState, r: Result<T>) -> Result<T> {
+/// After a successful change: wakes the trigger host (if it runs) to re-read the
+/// definitions, and tells the window.
+fn changed<T>(state: &AppState, r: Result<T>) -> Result<T> {
     if r.is_ok() {
         if let Some(host) = lock(&state.triggers).as_ref() {
             host.reload();
         }
+        state.runtime.announce_triggers();
     }
     r
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn trigger_status(state: State<'_, AppState>) -> Result<TriggerStatus> {
+pub async fn trigger_status(state: State<'_, AppState>) -> Result<TriggerStatus> {
     let webhook_base = lock(&state.triggers)
         .as_ref()
         .and_then(|h| h.webhook_addr())
         .map(|a| format!("http://{a}"));
+    let all_paused = call(&state, |rt| trigger::all_paused(rt)).await?;
     Ok(TriggerStatus {
         webhook_base,
-        all_paused: trigger::all_paused(&state.runtime)?,
+        all_paused,
     })
 }
 
 /// "Pause all triggers" (the tray's switch, persisted).
 #[tauri::command]
 #[specta::specta]
-pub fn set_triggers_paused(app: AppHandle, state: State<'_, AppState>, paused: bool) -> Result<()> {
-    let r = if paused {
-        trigger::pause_all(&state.runtime)
-    } else {
-        trigger::resume_all(&state.runtime)
-    };
-    let r = reloaded(&state, r.map_err(CommandError::from));
+pub async fn set_triggers_paused(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    paused: bool,
+) -> Result<()> {
+    let r = call(&state, move |rt| {
+        if paused {
+            trigger::pause_all(rt)
+        } else {
+            trigger::resume_all(rt)
+        }
+    })
+    .await;
+    let r = changed(&state, r);
     tray::refresh(&app);
     r
 }
@@ -60,104 +67,116 @@ pub fn set_triggers_paused(app: AppHandle, state: State<'_, AppState>, paused: b
 
 #[tauri::command]
 #[specta::specta]
-pub fn list_webhooks(state: State<'_, AppState>) -> Result<Vec<Webhook>> {
-    Ok(all(webhook::list(&state.runtime)?))
+pub async fn list_webhooks(state: State<'_, AppState>) -> Result<Vec<Webhook>> {
+    call(&state, |rt| webhook::list(rt)).await
 }
 
 /// Creates a hook; its token is in the answer and never again.
 #[tauri::command]
 #[specta::specta]
-pub fn create_webhook(state: State<'_, AppState>, hook: NewWebhook) -> Result<CreatedWebhook> {
-    let r = webhook::create(
-        &state.runtime,
-        hook.name.trim(),
-        hook.workspace.as_ref(),
-        None,
-    );
-    reloaded(&state, r.map(Into::into).map_err(Into::into))
+pub async fn create_webhook(
+    state: State<'_, AppState>,
+    hook: NewWebhook,
+) -> Result<CreatedWebhook> {
+    let r = call(&state, move |rt| {
+        webhook::create(rt, hook.name.trim(), hook.workspace.as_ref(), None)
+            .map(CreatedWebhook::from)
+    })
+    .await;
+    changed(&state, r)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_webhook_paused(state: State<'_, AppState>, name: String, paused: bool) -> Result<()> {
-    let r = webhook::set_paused(&state.runtime, &name, paused);
-    reloaded(&state, r.map_err(Into::into))
+pub async fn set_webhook_paused(
+    state: State<'_, AppState>,
+    name: String,
+    paused: bool,
+) -> Result<()> {
+    let r = call(&state, move |rt| webhook::set_paused(rt, &name, paused)).await;
+    changed(&state, r)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn delete_webhook(state: State<'_, AppState>, name: String) -> Result<()> {
-    let r = webhook::delete(&state.runtime, &name);
-    reloaded(&state, r.map_err(Into::into))
+pub async fn delete_webhook(state: State<'_, AppState>, name: String) -> Result<()> {
+    let r = call(&state, move |rt| webhook::delete(rt, &name)).await;
+    changed(&state, r)
 }
 
 // --------------------------------------------------------------------------- schedules
 
-#[tauri::command]
-#[specta::specta]
-pub fn list_schedules(state: State<'_, AppState>) -> Result<Vec<Schedule>> {
-    let now = SystemClock::default().now();
-    Ok(cron::list(&state.runtime)?
-        .into_iter()
-        .map(|s| {
-            let next = cron::next_fire(&s, now).map(|t| t.to_rfc3339());
-            Schedule::of(s, next)
-        })
-        .collect())
+/// A schedule and when it fires next by this machine's clock.
+fn with_next_fire(schedule: pocketpilot_core::store::triggers::Schedule) -> Schedule {
+    let next_fire =
+        cron::next_fire(&schedule, SystemClock::default().now()).map(|t| t.to_rfc3339());
+    Schedule {
+        schedule,
+        next_fire,
+    }
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn create_schedule(state: State<'_, AppState>, schedule: NewSchedule) -> Result<Schedule> {
-    let now = SystemClock::default().now();
-    let r = cron::create(&state.runtime, &schedule.into(), now).map(|s| {
-        let next = cron::next_fire(&s, now).map(|t| t.to_rfc3339());
-        Schedule::of(s, next)
-    });
-    reloaded(&state, r.map_err(Into::into))
+pub async fn list_schedules(state: State<'_, AppState>) -> Result<Vec<Schedule>> {
+    let all = call(&state, |rt| cron::list(rt)).await?;
+    Ok(all.into_iter().map(with_next_fire).collect())
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_schedule_paused(state: State<'_, AppState>, id: i64, paused: bool) -> Result<()> {
-    let r = cron::set_paused(&state.runtime, id, paused);
-    reloaded(&state, r.map_err(Into::into))
+pub async fn create_schedule(
+    state: State<'_, AppState>,
+    schedule: NewSchedule,
+) -> Result<Schedule> {
+    let r = call(&state, move |rt| {
+        cron::create(rt, &schedule.into(), SystemClock::default().now())
+    })
+    .await;
+    changed(&state, r).map(with_next_fire)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn delete_schedule(state: State<'_, AppState>, id: i64) -> Result<()> {
-    let r = cron::delete(&state.runtime, id);
-    reloaded(&state, r.map_err(Into::into))
+pub async fn set_schedule_paused(state: State<'_, AppState>, id: i64, paused: bool) -> Result<()> {
+    let r = call(&state, move |rt| cron::set_paused(rt, id, paused)).await;
+    changed(&state, r)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_schedule(state: State<'_, AppState>, id: i64) -> Result<()> {
+    let r = call(&state, move |rt| cron::delete(rt, id)).await;
+    changed(&state, r)
 }
 
 // ----------------------------------------------------------------------------- watches
 
 #[tauri::command]
 #[specta::specta]
-pub fn list_watches(state: State<'_, AppState>) -> Result<Vec<Watch>> {
-    Ok(all(watch::list(&state.runtime)?))
+pub async fn list_watches(state: State<'_, AppState>) -> Result<Vec<Watch>> {
+    call(&state, |rt| watch::list(rt)).await
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn create_watch(state: State<'_, AppState>, watch: NewWatch) -> Result<Watch> {
-    let r = watch::create(&state.runtime, &watch.into());
-    reloaded(&state, r.map(Into::into).map_err(Into::into))
+pub async fn create_watch(state: State<'_, AppState>, watch: NewWatch) -> Result<Watch> {
+    let r = call(&state, move |rt| watch::create(rt, &watch.into())).await;
+    changed(&state, r)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_watch_paused(state: State<'_, AppState>, id: i64, paused: bool) -> Result<()> {
-    let r = watch::set_paused(&state.runtime, id, paused);
-    reloaded(&state, r.map_err(Into::into))
+pub async fn set_watch_paused(state: State<'_, AppState>, id: i64, paused: bool) -> Result<()> {
+    let r = call(&state, move |rt| watch::set_paused(rt, id, paused)).await;
+    changed(&state, r)
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn delete_watch(state: State<'_, AppState>, id: i64) -> Result<()> {
-    let r = watch::delete(&state.runtime, id);
-    reloaded(&state, r.map_err(Into::into))
+pub async fn delete_watch(state: State<'_, AppState>, id: i64) -> Result<()> {
+    let r = call(&state, move |rt| watch::delete(rt, id)).await;
+    changed(&state, r)
 }
 
 // ------------------------------------------------------------------------- MCP servers
@@ -165,42 +184,32 @@ pub fn delete_watch(state: State<'_, AppState>, id: i64) -> Result<()> {
 /// Every configured server; runs pick theirs up when they start (no reload needed).
 #[tauri::command]
 #[specta::specta]
-pub fn list_mcp_servers(state: State<'_, AppState>) -> Result<Vec<McpServer>> {
-    let servers =
-        pocketpilot_core::mcp::list(&state.runtime.store).map_err(McpConfigError::from)?;
-    Ok(all(servers))
+pub async fn list_mcp_servers(state: State<'_, AppState>) -> Result<Vec<McpServer>> {
+    let all = call(&state, |rt| rt.mcp_servers()).await?;
+    Ok(all.into_iter().map(McpServer::from).collect())
 }
 
-/// Adds (or replaces, by name and workspace) a server. A workspace is stored as its
-/// canonical path, the form sessions carry.
+/// Adds (or replaces, by name and workspace) a server; core validates it and stores its
+/// workspace as the canonical path.
 #[tauri::command]
 #[specta::specta]
-pub fn add_mcp_server(state: State<'_, AppState>, server: NewMcpServer) -> Result<McpServer> {
-    let mut stored = server.into_stored()?;
-    if let Some(w) = stored.workspace.take() {
-        let real = std::fs::canonicalize(&w).map_err(|_| {
-            CommandError::new(
-                ErrorKind::Workspace,
-                format!("the workspace {w} does not exist"),
-            )
-        })?;
-        stored.workspace = Some(real.display().to_string());
-    }
-    pocketpilot_core::mcp::add(&state.runtime.store, stored.clone())?;
-    Ok(stored.into())
+pub async fn add_mcp_server(state: State<'_, AppState>, server: NewMcpServer) -> Result<McpServer> {
+    call(&state, move |rt| {
+        rt.add_mcp_server(server).map(McpServer::from)
+    })
+    .await
 }
 
 /// Deletes a server by its name and workspace as listed (`None`: the global one).
 #[tauri::command]
 #[specta::specta]
-pub fn delete_mcp_server(
+pub async fn delete_mcp_server(
     state: State<'_, AppState>,
     name: String,
     workspace: Option<String>,
 ) -> Result<()> {
-    Ok(pocketpilot_core::mcp::delete(
-        &state.runtime.store,
-        &name,
-        workspace.as_deref(),
-    )?)
+    call(&state, move |rt| {
+        rt.delete_mcp_server(&name, workspace.as_deref())
+    })
+    .await
 }

@@ -1,6 +1,13 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
-import { errorMessage, listSessions, pendingApprovals, setupStatus } from "./api/commands";
-import type { Approval, Session } from "./api/types";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import {
+  errorMessage,
+  followChanges,
+  listSessions,
+  pendingApprovals,
+  sessionInbox,
+  setupStatus,
+} from "./api/commands";
+import type { Approval } from "./api/generated/bindings";
 import { ApprovalDialog } from "./features/approvals/ApprovalDialog";
 import { fromRecord } from "./features/approvals/fromRecord";
 import { TaskDetails } from "./features/details/TaskDetails";
@@ -9,39 +16,42 @@ import { SessionView } from "./features/session/SessionView";
 import { Settings } from "./features/settings/Settings";
 import { NewSession } from "./features/workspace/NewSession";
 import { navigate, useRoute } from "./lib/route";
+import { SessionStore } from "./store/sessionStore";
+import { StoreContext, useSnapshot } from "./store/useStore";
 
-/** The sidebar has no push channel for "something changed elsewhere" yet: re-read it. */
-const SIDEBAR_REFRESH_MS = 3000;
-
+/** The app's one session store, fed by the runtime's change feed. */
 export function App() {
+  const store = useMemo(
+    () =>
+      new SessionStore({
+        follow: followChanges,
+        sessions: listSessions,
+        approvals: pendingApprovals,
+        inbox: sessionInbox,
+        describe: errorMessage,
+      }),
+    [],
+  );
+  useEffect(() => {
+    void store.start();
+    return () => store.dispose();
+  }, [store]);
+  return (
+    <StoreContext.Provider value={store}>
+      <Shell store={store} />
+    </StoreContext.Provider>
+  );
+}
+
+function Shell({ store }: { store: SessionStore }) {
   const route = useRoute();
-  const [sessions, setSessions] = useState<Session[]>([]);
-  const [approvals, setApprovals] = useState<Approval[]>([]);
+  const { sessions, approvals, loaded, error: storeError } = useSnapshot();
   const [open, setOpen] = useState<Approval | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loaded, setLoaded] = useState(false);
+  const [setupError, setError] = useState<string | null>(null);
+  const error = storeError ?? setupError;
   // null until known; false leads a first run to the settings screen.
   const [configured, setConfigured] = useState<boolean | null>(null);
-
-  const reload = useCallback(async () => {
-    try {
-      const [s, a] = await Promise.all([listSessions(), pendingApprovals()]);
-      setSessions(s);
-      setApprovals(a);
-      setError(null);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setLoaded(true);
-    }
-  }, []);
-
-  useEffect(() => {
-    void reload();
-    const t = setInterval(() => void reload(), SIDEBAR_REFRESH_MS);
-    return () => clearInterval(t);
-  }, [reload]);
-  useEffect(() => void reload(), [route]);
+  const reload = useCallback(() => store.reloadLists(), [store]);
 
   const checkSetup = useCallback(async () => {
     try {

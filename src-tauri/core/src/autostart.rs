@@ -237,3 +237,60 @@ mod tests {
         ));
     }
 }
+
+/// Start at login and keep in the tray, as Settings shows them.
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DesktopSettings {
+    /// An autostart entry starts the app hidden in the tray at login.
+    pub start_at_login: bool,
+    /// Where that entry is (or would be written).
+    pub autostart_entry: String,
+    /// Closing the window always keeps the app in the tray (otherwise only while work is
+    /// going on or a trigger is armed).
+    pub keep_in_tray: bool,
+}
+
+/// What the settings screen can fail at here: the entry's file, or the stored switch.
+#[derive(Debug, thiserror::Error)]
+pub enum DesktopError {
+    #[error(transparent)]
+    Autostart(#[from] AutostartError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl DesktopError {
+    pub fn kind(&self) -> pocketpilot_protocol::ErrorKind {
+        match self {
+            DesktopError::Autostart(_) => pocketpilot_protocol::ErrorKind::Io,
+            DesktopError::Store(e) => crate::error_kind::store_kind(e),
+        }
+    }
+}
+
+impl crate::Runtime {
+    pub fn desktop_settings(&self) -> Result<DesktopSettings, DesktopError> {
+        let entry = status()?;
+        Ok(DesktopSettings {
+            start_at_login: entry.enabled,
+            autostart_entry: entry.path.display().to_string(),
+            keep_in_tray: keep_in_tray(&self.store)?,
+        })
+    }
+
+    /// Writes (with this binary's path) or removes the autostart entry.
+    pub fn set_start_at_login(&self, on: bool) -> Result<DesktopSettings, DesktopError> {
+        if on {
+            enable(&current_program()?)?;
+        } else {
+            disable()?;
+        }
+        self.desktop_settings()
+    }
+
+    pub fn set_keep_in_tray(&self, on: bool) -> Result<DesktopSettings, DesktopError> {
+        set_keep_in_tray(&self.store, on)?;
+        self.desktop_settings()
+    }
+}

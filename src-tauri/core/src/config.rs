@@ -1,7 +1,10 @@
 //! Settings that shape a run: where the data lives, limits, the provider. Stored in the
-//! `settings` table; environment variables override them for headless use.
+//! `settings` table; environment variables override them for headless use. `load` gives
+//! the effective values (runs use them); `stored` the stored ones (the settings screen
+//! edits those, so that an override never becomes a stored setting).
 use std::path::PathBuf;
 
+use pocketpilot_protocol::{EnvOverride, LimitsForm, ProviderForm, SettingField};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{settings, Store, StoreError};
@@ -43,24 +46,104 @@ fn env_num(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
+const MAX_STEPS_VAR: &str = "POCKETPILOT_MAX_AGENT_STEPS";
+const MAX_SECONDS_VAR: &str = "POCKETPILOT_MAX_TASK_SECONDS";
+const MAX_TOKENS_VAR: &str = "POCKETPILOT_MAX_TASK_TOKENS";
+const DELTA_WINDOW_VAR: &str = "POCKETPILOT_DELTA_WINDOW_MS";
+const BASE_URL_VAR: &str = "POCKETPILOT_BASE_URL";
+const MODEL_VAR: &str = "POCKETPILOT_MODEL";
+const STREAM_VAR: &str = "POCKETPILOT_LLM_STREAM";
+
+fn overridden(field: SettingField, variable: &str, value: impl ToString) -> EnvOverride {
+    EnvOverride {
+        field,
+        variable: variable.to_owned(),
+        value: value.to_string(),
+    }
+}
+
 impl Limits {
+    /// The limits a run uses: the stored ones with the environment's overrides applied.
     pub fn load(store: &Store) -> Result<Self, StoreError> {
-        let mut l: Limits = store
-            .read(|c| settings::get(c, LIMITS_KEY))?
-            .unwrap_or_default();
-        if let Some(v) = env_num("POCKETPILOT_MAX_AGENT_STEPS") {
-            l.max_steps = v.clamp(1, 10_000) as u32;
-        }
-        if let Some(v) = env_num("POCKETPILOT_MAX_TASK_SECONDS") {
-            l.max_task_seconds = v.max(1);
-        }
-        if let Some(v) = env_num("POCKETPILOT_MAX_TASK_TOKENS") {
-            l.max_task_tokens = Some(v);
-        }
-        if let Some(v) = env_num("POCKETPILOT_DELTA_WINDOW_MS") {
-            l.delta_window_ms = v.min(1_000);
-        }
+        let mut l = Self::stored(store)?;
+        l.apply_env();
         Ok(l)
+    }
+
+    /// The limits as stored, without the environment: what the settings screen edits.
+    pub fn stored(store: &Store) -> Result<Self, StoreError> {
+        Ok(store
+            .read(|c| settings::get(c, LIMITS_KEY))?
+            .unwrap_or_default())
+    }
+
+    fn apply_env(&mut self) {
+        if let Some(v) = env_num(MAX_STEPS_VAR) {
+            self.max_steps = v.clamp(1, 10_000) as u32;
+        }
+        if let Some(v) = env_num(MAX_SECONDS_VAR) {
+            self.max_task_seconds = v.max(1);
+        }
+        if let Some(v) = env_num(MAX_TOKENS_VAR) {
+            self.max_task_tokens = Some(v);
+        }
+        if let Some(v) = env_num(DELTA_WINDOW_VAR) {
+            self.delta_window_ms = v.min(1_000);
+        }
+    }
+
+    /// The fields the environment overrides now, with the values runs see.
+    pub fn env_overrides(&self) -> Vec<EnvOverride> {
+        let mut effective = self.clone();
+        effective.apply_env();
+        let mut out = Vec::new();
+        if env_num(MAX_STEPS_VAR).is_some() {
+            out.push(overridden(
+                SettingField::MaxSteps,
+                MAX_STEPS_VAR,
+                effective.max_steps,
+            ));
+        }
+        if env_num(MAX_SECONDS_VAR).is_some() {
+            out.push(overridden(
+                SettingField::MaxTaskSeconds,
+                MAX_SECONDS_VAR,
+                effective.max_task_seconds,
+            ));
+        }
+        if let (Some(_), Some(v)) = (env_num(MAX_TOKENS_VAR), effective.max_task_tokens) {
+            out.push(overridden(SettingField::MaxTaskTokens, MAX_TOKENS_VAR, v));
+        }
+        if env_num(DELTA_WINDOW_VAR).is_some() {
+            out.push(overridden(
+                SettingField::DeltaWindowMs,
+                DELTA_WINDOW_VAR,
+                effective.delta_window_ms,
+            ));
+        }
+        out
+    }
+}
+
+impl From<Limits> for LimitsForm {
+    fn from(l: Limits) -> Self {
+        Self {
+            max_steps: l.max_steps,
+            max_task_seconds: l.max_task_seconds,
+            max_task_tokens: l.max_task_tokens,
+            delta_window_ms: l.delta_window_ms,
+        }
+    }
+}
+
+impl From<LimitsForm> for Limits {
+    fn from(l: LimitsForm) -> Self {
+        Self {
+            max_steps: l.max_steps,
+            max_task_seconds: l.max_task_seconds,
+            max_task_tokens: l.max_task_tokens,
+            delta_window_ms: l.delta_window_ms,
+        }
     }
 }
 
@@ -92,35 +175,91 @@ impl Default for ProviderSettings {
     }
 }
 
+fn env_text(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn env_stream() -> Option<bool> {
+    std::env::var(STREAM_VAR).ok().map(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "false" | "0" | "no" | "off"
+        )
+    })
+}
+
 impl ProviderSettings {
-    /// Stored settings with the environment's overrides applied.
+    /// Stored settings with the environment's overrides applied: what a run uses.
     pub fn load(store: &Store) -> Result<Self, StoreError> {
-        let mut p: ProviderSettings = store
-            .read(|c| settings::get(c, PROVIDER_KEY))?
-            .unwrap_or_default();
-        if let Some(v) = std::env::var("POCKETPILOT_BASE_URL")
-            .ok()
-            .filter(|v| !v.is_empty())
-        {
+        let mut p = Self::stored(store)?;
+        if let Some(v) = env_text(BASE_URL_VAR) {
             p.base_url = Some(v);
         }
-        if let Some(v) = std::env::var("POCKETPILOT_MODEL")
-            .ok()
-            .filter(|v| !v.is_empty())
-        {
+        if let Some(v) = env_text(MODEL_VAR) {
             p.model = Some(v);
         }
-        if let Ok(v) = std::env::var("POCKETPILOT_LLM_STREAM") {
-            p.stream = !matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "false" | "0" | "no" | "off"
-            );
+        if let Some(v) = env_stream() {
+            p.stream = v;
         }
         Ok(p)
     }
 
+    /// The settings as stored, without the environment: what the settings screen edits.
+    pub fn stored(store: &Store) -> Result<Self, StoreError> {
+        Ok(store
+            .read(|c| settings::get(c, PROVIDER_KEY))?
+            .unwrap_or_default())
+    }
+
+    /// The fields the environment overrides now, with the values runs see.
+    pub fn env_overrides() -> Vec<EnvOverride> {
+        let mut out = Vec::new();
+        if let Some(v) = env_text(BASE_URL_VAR) {
+            out.push(overridden(SettingField::BaseUrl, BASE_URL_VAR, v));
+        }
+        if let Some(v) = env_text(MODEL_VAR) {
+            out.push(overridden(SettingField::Model, MODEL_VAR, v));
+        }
+        if let Some(v) = env_stream() {
+            out.push(overridden(SettingField::Stream, STREAM_VAR, v));
+        }
+        out
+    }
+
+    /// Whether runs have a model to ask: an endpoint and a model name, once the
+    /// environment is applied (or a provider named by `POCKETPILOT_PROVIDER`).
+    pub fn is_configured(&self) -> bool {
+        default_provider_spec().is_some() || (self.base_url.is_some() && self.model.is_some())
+    }
+
+    /// These settings with the form's fields; what the form does not show (extra headers)
+    /// is kept. Blank text is no value.
+    pub fn with_form(mut self, form: ProviderForm) -> Self {
+        let blank = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        self.name = form.name.trim().to_owned();
+        self.base_url = blank(form.base_url);
+        self.model = blank(form.model);
+        self.temperature = form.temperature;
+        self.max_tokens = form.max_tokens;
+        self.stream = form.stream;
+        self
+    }
+
     pub fn save(&self, store: &Store) -> Result<(), StoreError> {
         store.write(|c| settings::set(c, PROVIDER_KEY, self))
+    }
+}
+
+impl From<ProviderSettings> for ProviderForm {
+    fn from(p: ProviderSettings) -> Self {
+        Self {
+            name: p.name,
+            base_url: p.base_url,
+            model: p.model,
+            temperature: p.temperature,
+            max_tokens: p.max_tokens,
+            stream: p.stream,
+        }
     }
 }
 

@@ -71,6 +71,7 @@ pub struct Submit {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Admitted {
     pub submission: Submission,
     /// A run this submission started (the caller hands it to a worker).

@@ -15,6 +15,10 @@
 //!   limits, provider settings; `secret_env`: what agent commands never inherit.
 //! - `autostart`: start at login (XDG autostart entry), keep in the tray; `about`: what
 //!   `--version` and the About view show.
+//! - `feed`: the change feed the window follows (task states, inbox, approvals, triggers,
+//!   and a slow store poll for other processes' commits).
+//! - `settings_api`: the settings screen's entry points (stored values, env overrides,
+//!   API key, MCP servers).
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
@@ -26,6 +30,7 @@ pub mod agent;
 pub mod autostart;
 pub mod config;
 pub mod error_kind;
+pub mod feed;
 pub mod inbox;
 pub mod lease;
 pub mod logging;
@@ -36,6 +41,7 @@ pub mod recorder;
 pub mod scheduler;
 pub mod secret_env;
 pub mod service;
+pub mod settings_api;
 mod sink;
 pub mod transcript;
 pub mod worker;

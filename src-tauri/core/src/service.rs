@@ -78,6 +78,7 @@ pub struct NewTask {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SessionHistory {
     /// Oldest first.
     pub tasks: Vec<tasks::Task>,
@@ -106,6 +107,8 @@ pub struct ApprovalAnswer {
 pub struct Runtime {
     pub store: Arc<Store>,
     pub recorder: Arc<Recorder>,
+    /// Changes the window is told about besides task states (see `feed`).
+    pub feed: crate::feed::Feed,
     data_dir: PathBuf,
     runs: Arc<RunRegistry>,
     /// This process's identity in session leases.
@@ -120,6 +123,7 @@ impl Runtime {
         Ok(Arc::new(Self {
             store,
             recorder,
+            feed: crate::feed::Feed::default(),
             data_dir: data_dir.to_owned(),
             runs: Arc::new(RunRegistry::default()),
             holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
@@ -210,6 +214,9 @@ impl Runtime {
         let admitted = self.recorder.commit_admission_queued(move |tx, out| {
             Ok::<_, RuntimeError>(crate::admission::admit(tx, &submit_owned, out)?)
         })?;
+        self.feed.announce(crate::feed::Change::Inbox {
+            session_id: submit.session_id,
+        });
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);
         }
@@ -218,8 +225,13 @@ impl Runtime {
 
     /// Withdraws a queued submission (→ unanswered, reason `aborted`).
     pub fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
-        self.store
-            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))
+        let s = self
+            .store
+            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))?;
+        self.feed.announce(crate::feed::Change::Inbox {
+            session_id: s.session_id,
+        });
+        Ok(s)
     }
 
     pub fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {

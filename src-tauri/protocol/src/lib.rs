@@ -11,6 +11,8 @@
 //!   the budgets.
 //! - `error`: `ErrorKind` with `is_usage` / `is_retryable`, tool and MCP problem kinds.
 //! - `chat`: the tool call and usage figures that events carry.
+//! - `settings`: the records the settings screen edits, and the environment's overrides.
+//! - `feed`: the change feed that tells the window what to re-read.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
 pub mod wire;
@@ -18,6 +20,8 @@ pub mod chat;
 pub mod effect;
 pub mod error;
 pub mod event;
+pub mod feed;
+pub mod settings;
 pub mod status;
 pub mod task;
 
@@ -25,6 +29,8 @@ pub use chat::{ToolCall, Usage};
 pub use effect::{Budget, Decision, DecisionSource, Effect};
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{EventKind, RuntimeEvent, TERMINAL_EVENTS};
+pub use feed::Change;
+pub use settings::{EnvOverride, LimitsForm, NewMcpServer, ProviderForm, SettingField, Setup};
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
 };

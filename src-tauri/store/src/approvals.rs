@@ -8,6 +8,7 @@ use super::{now, row::At, Result, StoreError};
 /// An approval: pending until a person answers it. It never expires and is never
 /// answered by anyone else.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Approval {
     pub id: i64,
     pub task_id: i64,

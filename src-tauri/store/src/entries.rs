@@ -6,6 +6,7 @@ use super::{now, row::At, Result};
 /// One immutable item of a session's transcript. Kinds: `user`, `assistant`,
 /// `tool_result`, `system`, `reset`, and display-only app kinds (`app.*`) the model never sees.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Entry {
     pub id: i64,
     pub session_id: i64,

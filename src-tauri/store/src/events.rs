@@ -9,6 +9,8 @@ use super::{now, row::At, Result, StoreError};
 /// On the wire: `{task_id, sequence, at, type, payload}`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+// The name the window knows it by (a struct name is not on the JSON wire).
+#[cfg_attr(feature = "specta", serde(rename = "TaskEvent"))]
 pub struct StoredEvent {
     pub task_id: i64,
     /// 0 for live-only events (deltas), which are never persisted.

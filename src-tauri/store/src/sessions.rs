@@ -4,6 +4,7 @@ use serde::Serialize;
 use super::{now, Result, StoreError};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Session {
     pub id: i64,
     pub title: String,

@@ -8,6 +8,7 @@ use super::{now, row::At, Result, StoreError};
 /// Something a person (or a trigger) said to a session. Inputs go queued → placed → done,
 /// or unanswered with a reason; writes go queued → done (they skip `placed`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Submission {
     pub id: i64,
     pub session_id: i64,

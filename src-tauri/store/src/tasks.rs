@@ -5,6 +5,7 @@ use super::{now, row::At, CorruptRow, Result, StoreError};
 use pocketpilot_protocol::task::TaskStatus;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Task {
     pub id: i64,
     pub session_id: i64,

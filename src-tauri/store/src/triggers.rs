@@ -10,6 +10,7 @@ use super::{now, Result, StoreError};
 // ---------------------------------------------------------------------------- webhooks
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Webhook {
     pub id: i64,
     pub name: String,
@@ -94,6 +95,10 @@ pub fn webhook_fired(c: &Connection, id: i64, at: &str) -> Result<()> {
 // --------------------------------------------------------------------------- schedules
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+// The window shows it with its next fire time, as `Schedule` (a struct name is not on the
+// JSON wire).
+#[cfg_attr(feature = "specta", serde(rename = "StoredSchedule"))]
 pub struct Schedule {
     pub id: i64,
     pub expr: String,
@@ -197,6 +202,7 @@ pub fn schedule_task(c: &Connection, id: i64, task_id: i64) -> Result<()> {
 // ----------------------------------------------------------------------------- watches
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Watch {
     pub id: i64,
     /// A path or glob relative to the workspace.

@@ -1,18 +1,17 @@
 // The only module that talks to the shell. Components call these functions, never the
 // bindings or `invoke` directly. The commands and their types are generated from Rust
-// (generated/bindings.ts); this module narrows the untyped JSON fields (see types.ts).
+// (generated/bindings.ts) and used as they are; untyped JSON (`Value`) is narrowed where it
+// is read (json.ts).
 import { Channel } from "@tauri-apps/api/core";
 import { commands } from "./generated/bindings";
 import type * as Wire from "./generated/bindings";
 import type {
   AboutInfo,
   Admitted,
-  Approval,
   ApprovalAnswer,
-  CommandError,
   CreatedWebhook,
   DesktopSettings,
-  Limits,
+  LimitsForm,
   McpServer,
   NewMcpServer,
   NewSchedule,
@@ -22,25 +21,22 @@ import type {
   ProviderForm,
   Schedule,
   Session,
-  SessionHistory,
   Setup,
-  Submission,
   Task,
   TaskEvent,
   TriggerStatus,
   Watch,
   Webhook,
   WhenBusy,
-} from "./types";
+} from "./generated/bindings";
 
 export const listSessions = (): Promise<Session[]> => commands.listSessions();
 
-export const sessionHistory = (sessionId: number, tasks: number) =>
-  commands.sessionHistory(sessionId, tasks) as Promise<SessionHistory>;
+export const sessionHistory = (sessionId: number, tasks: number) => commands.sessionHistory(sessionId, tasks);
 
-export const taskEvents = (taskId: number) => commands.taskEvents(taskId) as Promise<TaskEvent[]>;
+export const taskEvents = (taskId: number) => commands.taskEvents(taskId);
 
-export const pendingApprovals = () => commands.pendingApprovals() as Promise<Approval[]>;
+export const pendingApprovals = () => commands.pendingApprovals();
 
 export const cancelTask = (taskId: number) => commands.cancelTask(taskId).then(() => undefined);
 
@@ -59,13 +55,12 @@ export function say(sessionId: number, text: string, whenBusy: WhenBusy, request
   return commands.say({ session_id: sessionId, text, when_busy: whenBusy, request_id: requestId });
 }
 
-export const sessionInbox = (sessionId: number) => commands.sessionInbox(sessionId) as Promise<Submission[]>;
+export const sessionInbox = (sessionId: number) => commands.sessionInbox(sessionId);
 
-export const withdrawSubmission = (submissionId: number) =>
-  commands.withdrawSubmission(submissionId) as Promise<Submission>;
+export const withdrawSubmission = (submissionId: number) => commands.withdrawSubmission(submissionId);
 
 export function resolveApproval(approvalId: number, answer: ApprovalAnswer): Promise<number> {
-  return commands.resolveApproval(approvalId, answer as Wire.ApprovalAnswer);
+  return commands.resolveApproval(approvalId, answer);
 }
 
 /**
@@ -79,11 +74,27 @@ export async function subscribeTask(
   onEvent: (ev: TaskEvent) => void,
 ): Promise<() => void> {
   let active = true;
-  const channel = new Channel<Wire.TaskEvent>();
+  const channel = new Channel<TaskEvent>();
   channel.onmessage = (ev) => {
-    if (active) onEvent(ev as TaskEvent);
+    if (active) onEvent(ev);
   };
   await commands.subscribeTask(taskId, afterSequence, channel);
+  return () => {
+    active = false;
+  };
+}
+
+/**
+ * Follows the runtime's change feed (tasks, inboxes, approvals, triggers; `refresh` for
+ * another process's commits). Returns a function that stops delivering to `onChange`.
+ */
+export async function followChanges(onChange: (c: Wire.Change) => void): Promise<() => void> {
+  let active = true;
+  const channel = new Channel<Wire.Change>();
+  channel.onmessage = (c) => {
+    if (active) onChange(c);
+  };
+  await commands.followChanges(channel);
   return () => {
     active = false;
   };
@@ -92,14 +103,16 @@ export async function subscribeTask(
 // Settings.
 export const setupStatus = (): Promise<Setup> => commands.setupStatus();
 export const providerSettings = (): Promise<ProviderForm> => commands.providerSettings();
+/** The provider and limit fields an environment variable overrides (never saved). */
+export const settingOverrides = (): Promise<Wire.EnvOverride[]> => commands.settingOverrides();
 export const setProviderSettings = (s: ProviderForm) => commands.setProviderSettings(s).then(() => undefined);
 /** Files the key in the OS keychain. There is no way to read it back. */
 export const setApiKey = (key: string) => commands.setApiKey(key).then(() => undefined);
 export const deleteApiKey = (): Promise<boolean> => commands.deleteApiKey();
 export const apiKeyStored = (): Promise<boolean> => commands.apiKeyStored();
 export const testConnection = (): Promise<string> => commands.testConnection();
-export const limits = (): Promise<Limits> => commands.limits();
-export const setLimits = (l: Limits) => commands.setLimits(l).then(() => undefined);
+export const limits = (): Promise<LimitsForm> => commands.limits();
+export const setLimits = (l: LimitsForm) => commands.setLimits(l).then(() => undefined);
 export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);
 export const setPolicyRules = (workspace: string, rules: PolicyRules) =>
   commands.setPolicyRules(workspace, rules).then(() => undefined);
@@ -137,13 +150,13 @@ export const aboutApp = (): Promise<AboutInfo> => commands.aboutApp();
 
 /** The message of a rejected command, whatever shape the rejection has. */
 export function errorMessage(e: unknown): string {
-  if (e && typeof e === "object" && "message" in e) return String((e as CommandError).message);
+  if (e && typeof e === "object" && "message" in e) return String(e.message);
   return String(e);
 }
 
 /** The stable kind of a rejected command (`conversation_busy`, `not_queued`, …), if any. */
 export function errorKind(e: unknown): string | null {
-  if (e && typeof e === "object" && "kind" in e) return String((e as CommandError).kind);
+  if (e && typeof e === "object" && "kind" in e) return String(e.kind);
   return null;
 }
 

@@ -11,14 +11,11 @@ export const commands = {
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
-	/**
-	 *  Starts a task in a new session. Async so that it runs on Tauri's tokio runtime:
-	 *  `submit` spawns the run's worker there.
-	 */
+	/**  Starts a task in a new session; the run's worker is spawned on Tauri's tokio runtime. */
 	createTask: (task: ChatTask) => __TAURI_INVOKE<number>("create_task", { task }),
 	/**
 	 *  Says something in a session: starts a run when it is idle, queues it (follow-up or
-	 *  steer) while it is busy. Async for the same reason as `create_task`.
+	 *  steer) while it is busy.
 	 */
 	say: (input: SayInput) => __TAURI_INVOKE<Admitted>("say", { input }),
 	/**  The session's queued submissions, oldest first. */
@@ -28,15 +25,23 @@ export const commands = {
 	taskEvents: (taskId: number) => __TAURI_INVOKE<TaskEvent[]>("task_events", { taskId }),
 	/**  Streams a task's events (replay after `after_sequence`, then live) until it ends. */
 	subscribeTask: (taskId: number, afterSequence: number, onEvent: Channel<TaskEvent>) => __TAURI_INVOKE<null>("subscribe_task", { taskId, afterSequence, onEvent }),
+	/**
+	 *  Pushes every change the window shows (tasks, inboxes, approvals, triggers, and
+	 *  `refresh` for another process's commits) until the window drops the channel.
+	 */
+	followChanges: (onChange: Channel<Change>) => __TAURI_INVOKE<null>("follow_changes", { onChange }),
 	cancelTask: (taskId: number) => __TAURI_INVOKE<null>("cancel_task", { taskId }),
 	pendingApprovals: () => __TAURI_INVOKE<Approval[]>("pending_approvals"),
-	/**  Async for the same reason as `create_task`: the answer continues the run on a worker. */
+	/**  The answer continues the run on a worker. */
 	resolveApproval: (approvalId: number, answer: ApprovalAnswer) => __TAURI_INVOKE<number>("resolve_approval", { approvalId, answer }),
 	/**  Whether a model is configured; the window leads to the settings screen when not. */
 	setupStatus: () => __TAURI_INVOKE<Setup>("setup_status"),
+	/**  The provider as stored (the environment's overrides are `setting_overrides`). */
 	providerSettings: () => __TAURI_INVOKE<ProviderForm>("provider_settings"),
-	/**  Saves the form's fields; what the form does not show (extra headers) is kept. */
+	/**  Saves the form's fields over what is stored; what the form does not show is kept. */
 	setProviderSettings: (settings: ProviderForm) => __TAURI_INVOKE<null>("set_provider_settings", { settings }),
+	/**  The fields an environment variable overrides in this app, shown next to them. */
+	settingOverrides: () => __TAURI_INVOKE<EnvOverride[]>("setting_overrides"),
 	/**  Files the key in the OS keychain under the provider's name. Nothing reads it back. */
 	setApiKey: (key: string) => __TAURI_INVOKE<null>("set_api_key", { key }),
 	/**  Removes the provider's key; false when there was none. */
@@ -45,8 +50,9 @@ export const commands = {
 	apiKeyStored: () => __TAURI_INVOKE<boolean>("api_key_stored"),
 	/**  Asks the configured model for a one-word reply. */
 	testConnection: () => __TAURI_INVOKE<string>("test_connection"),
-	limits: () => __TAURI_INVOKE<Limits>("limits"),
-	setLimits: (limits: Limits) => __TAURI_INVOKE<null>("set_limits", { limits }),
+	/**  The limits as stored (the environment's overrides are `setting_overrides`). */
+	limits: () => __TAURI_INVOKE<LimitsForm>("limits"),
+	setLimits: (limits: LimitsForm) => __TAURI_INVOKE<null>("set_limits", { limits }),
 	/**  The rules of a workspace (its canonical path, as sessions carry it). */
 	policyRules: (workspace: string) => __TAURI_INVOKE<PolicyRules>("policy_rules", { workspace }),
 	setPolicyRules: (workspace: string, rules: PolicyRules) => __TAURI_INVOKE<null>("set_policy_rules", { workspace, rules }),
@@ -69,8 +75,8 @@ export const commands = {
 	/**  Every configured server; runs pick theirs up when they start (no reload needed). */
 	listMcpServers: () => __TAURI_INVOKE<McpServer[]>("list_mcp_servers"),
 	/**
-	 *  Adds (or replaces, by name and workspace) a server. A workspace is stored as its
-	 *  canonical path, the form sessions carry.
+	 *  Adds (or replaces, by name and workspace) a server; core validates it and stores its
+	 *  workspace as the canonical path.
 	 */
 	addMcpServer: (server: NewMcpServer) => __TAURI_INVOKE<McpServer>("add_mcp_server", { server }),
 	/**  Deletes a server by its name and workspace as listed (`None`: the global one). */
@@ -96,12 +102,15 @@ export type AboutInfo = {
 
 export type Admitted = {
 	submission: Submission,
-	/**  The run this submission started (the session was idle). */
+	/**  A run this submission started (the caller hands it to a worker). */
 	started: number | null,
 	deduplicated: boolean,
 };
 
-/**  A pending or answered approval. `effect` is the tool's `Effect` (tagged by `kind`). */
+/**
+ *  An approval: pending until a person answers it. It never expires and is never
+ *  answered by anyone else.
+ */
 export type Approval = {
 	id: number,
 	task_id: number,
@@ -137,6 +146,29 @@ export type Boundary = "post_tools" | "final";
 
 /**  The budgets a task can run out of. */
 export type Budget = "steps" | "seconds" | "tokens";
+
+export type Change = 
+/**
+ *  A task changed state (created, started, waiting, resolved, ended): the sessions list,
+ *  the counts and that session's view.
+ */
+{ kind: "task"; task_id: number; session_id: number | null; 
+/**  The event that changed it. */
+event: EventKind } | 
+/**  A session's inbox changed: a submission was queued, placed or settled. */
+{ kind: "inbox"; session_id: number } | 
+/**  An approval was asked for or answered. */
+{ kind: "approvals"; task_id: number } | 
+/**
+ *  A webhook, schedule, watch or the "pause all" switch changed, or the trigger host
+ *  started (its webhook address is known).
+ */
+{ kind: "triggers" } | 
+/**
+ *  Something changed that this process did not announce (another process sharing the
+ *  data directory, e.g. the CLI, or announcements lost to a slow reader): re-read all.
+ */
+{ kind: "refresh" };
 
 /**
  *  What the window may ask for when it starts a task in a new session. The provider and
@@ -191,7 +223,10 @@ export type Effect =
 /**  A file is created or changed: a unified diff against what is on disk now. */
 { kind: "diff"; path: string; diff: string } | { kind: "delete"; path: string } | { kind: "command"; command: string; cwd: string } | { kind: "fetch"; url: string };
 
-/**  A transcript entry: `user`, `assistant`, `tool_result`, `system`, `reset`, `app.*`. */
+/**
+ *  One immutable item of a session's transcript. Kinds: `user`, `assistant`,
+ *  `tool_result`, `system`, `reset`, and display-only app kinds (`app.*`) the model never sees.
+ */
 export type Entry = {
 	id: number,
 	session_id: number,
@@ -199,6 +234,15 @@ export type Entry = {
 	kind: string,
 	content: Value,
 	created_at: string,
+};
+
+/**  A field whose effective value comes from the environment, not from what is stored. */
+export type EnvOverride = {
+	field: SettingField,
+	/**  The variable, e.g. `POCKETPILOT_MODEL`. */
+	variable: string,
+	/**  Its value as the runs see it. */
+	value: string,
 };
 
 /**  Why a request to the runtime, or a task, failed. */
@@ -209,7 +253,14 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  */
 "model_context_overflow" | "listen" | "watch" | "store" | "keychain" | "io";
 
-export type Limits = {
+/**
+ *  What an event is, without its payload: the `type` column of `task_events` and the
+ *  `type` tag on the wire.
+ */
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded";
+
+/**  The run limits as stored (the window edits these; the environment may override them). */
+export type LimitsForm = {
 	max_steps: number,
 	max_task_seconds: number,
 	max_task_tokens: number | null,
@@ -219,7 +270,10 @@ export type Limits = {
 /**  Why an MCP server gave no tools to a run (never fatal). */
 export type McpProblemKind = "invalid_config" | "invalid_whitelist" | "not_configured" | "unknown_tool" | "whitelist" | "spawn" | "startup_timeout" | "initialize" | "list_tools" | "stopped";
 
-/**  An MCP server: a command (stdio) or a streamable-HTTP URL, for one workspace or all. */
+/**
+ *  An MCP server as the settings screen lists it: a command (stdio) or a streamable-HTTP
+ *  URL, for one workspace or all. Secrets are names only.
+ */
 export type McpServer = {
 	name: string,
 	/**  `None`: every workspace. */
@@ -239,12 +293,12 @@ export type McpServer = {
 };
 
 /**
- *  What the settings screen sends to add (or replace, by name and workspace) a server:
- *  `url`, or `command` with `args` and `env`.
+ *  What the settings screen sends to add (or replace, by name and workspace) an MCP
+ *  server: `url`, or `command` with `args` and `env`. Core validates it.
  */
 export type NewMcpServer = {
 	name: string,
-	/**  The canonical workspace (as sessions carry it); `None`: every workspace. */
+	/**  A workspace folder (stored as its canonical path); `None`: every workspace. */
 	workspace: string | null,
 	command: string | null,
 	args: string[],
@@ -404,20 +458,13 @@ export type SayInput = {
 	request_id: string | null,
 };
 
-/**  A schedule: a 5-field UTC cron expression or `@hourly`/`@daily`/`@weekly`. */
+/**
+ *  A schedule as stored, and when it fires next (RFC 3339 UTC, by the shell's clock), for
+ *  display.
+ */
 export type Schedule = {
-	id: number,
-	expr: string,
-	workspace: string,
-	goal: string,
-	catch_up: boolean,
-	paused: boolean,
-	last_fired_at: string | null,
-	last_task_id: number | null,
-	created_at: string,
-	/**  When it fires next (RFC 3339 UTC), for display. */
 	next_fire: string | null,
-};
+} & StoredSchedule;
 
 export type Session = {
 	id: number,
@@ -430,14 +477,17 @@ export type Session = {
 	updated_at: string,
 };
 
-/**  A session's newest tasks with their entries (see `Runtime::session_history`). */
 export type SessionHistory = {
 	/**  Oldest first. */
 	tasks: Task[],
+	/**  The entries of those tasks, in order. */
 	entries: Entry[],
 	/**  Whether the session has older tasks than these. */
 	earlier: boolean,
 };
+
+/**  A stored setting an environment variable can override. */
+export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_task_seconds" | "max_task_tokens" | "delta_window_ms";
 
 /**
  *  What the app needs to know at start: whether a model is configured at all (else the
@@ -447,19 +497,37 @@ export type Setup = {
 	provider_configured: boolean,
 };
 
+export type StoredSchedule = {
+	id: number,
+	expr: string,
+	workspace: string,
+	goal: string,
+	provider: string | null,
+	catch_up: boolean,
+	paused: boolean,
+	/**  The last tick handled (fired or skipped), as scheduled, not as observed. */
+	last_fired_at: string | null,
+	last_task_id: number | null,
+	created_at: string,
+};
+
 /**
- *  A submission to a session's inbox. `mode` is `followUp`, `steer` or `write` while
- *  queued; `status` is `queued`, `placed`, `done` or `unanswered` (with `reason`).
+ *  Something a person (or a trigger) said to a session. Inputs go queued → placed → done,
+ *  or unanswered with a reason; writes go queued → done (they skip `placed`).
  */
 export type Submission = {
 	id: number,
 	session_id: number,
 	kind: SubmissionKind,
+	/**  Set while queued. */
 	mode: SubmissionMode | null,
 	status: SubmissionStatus,
 	reason: string | null,
+	request_id: string | null,
 	content: Value,
 	task_id: number | null,
+	entry_id: number | null,
+	answer_id: number | null,
 	created_at: string,
 };
 
@@ -491,6 +559,8 @@ export type Task = {
 	completion_tokens: number,
 	active_ms: number,
 	grants: string[],
+	/**  MCP servers/tools this run may use (`*`, `server`, `server:tool`). */
+	mcp: string[],
 	final_answer: string | null,
 	error: string | null,
 	created_at: string,
@@ -498,9 +568,14 @@ export type Task = {
 	finished_at: string | null,
 };
 
-/**  A persisted event (sequence ≥ 1) or a live-only one (sequence 0). */
+/**
+ *  A persisted event. Sequences are per task, 1, 2, 3… with no gap: the next one is
+ *  computed inside the writing transaction, which no other writer can interleave.
+ *  On the wire: `{task_id, sequence, at, type, payload}`.
+ */
 export type TaskEvent = {
 	task_id: number,
+	/**  0 for live-only events (deltas), which are never persisted. */
 	sequence: number,
 	at: string,
 } & RuntimeEvent;
@@ -539,12 +614,13 @@ export type Usage = {
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
-/**  A file watch: a path or glob inside its workspace. */
 export type Watch = {
 	id: number,
+	/**  A path or glob relative to the workspace. */
 	pattern: string,
 	workspace: string,
 	goal: string,
+	provider: string | null,
 	min_interval_secs: number,
 	paused: boolean,
 	last_fired_at: string | null,
@@ -552,11 +628,11 @@ export type Watch = {
 	created_at: string,
 };
 
-/**  A webhook; its token is never read back (only its digest is stored). */
 export type Webhook = {
 	id: number,
 	name: string,
 	workspace: string,
+	provider: string | null,
 	paused: boolean,
 	created_at: string,
 	last_fired_at: string | null,

@@ -3,7 +3,8 @@
 // with a reason.
 import { useState } from "preact/hooks";
 import { errorMessage, resolveApproval } from "../../api/commands";
-import type { Effect } from "../../api/types";
+import type { Effect, Value } from "../../api/generated/bindings";
+import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 
 export function EffectView({ effect }: { effect: Effect }) {
@@ -72,12 +73,13 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
 
   const answer = async (approve: boolean, opts: { sessionGrant?: boolean; edited?: boolean } = {}) => {
     setError(null);
-    let edited: Record<string, unknown> | null = null;
+    let edited: JsonObject | null = null;
     if (opts.edited) {
       try {
-        const v = JSON.parse(args);
-        if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("the arguments must be a JSON object");
-        edited = v;
+        // JSON.parse answers JSON: a `Value` by construction.
+        const v: Value = JSON.parse(args);
+        edited = objectOf(v);
+        if (!edited) throw new Error("the arguments must be a JSON object");
       } catch (e) {
         setError(`Invalid arguments: ${e instanceof Error ? e.message : String(e)}`);
         return;

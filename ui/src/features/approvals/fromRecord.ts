@@ -1,4 +1,5 @@
-import type { Approval } from "../../api/types";
+import type { Approval } from "../../api/generated/bindings";
+import { objectOf } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 
 /** A stored pending approval (listed after a restart) in the dialog's shape. */
@@ -8,7 +9,7 @@ export function fromRecord(a: Approval): PendingApproval {
     taskId: a.task_id,
     callId: a.call_id,
     name: a.tool,
-    arguments: a.arguments,
+    arguments: objectOf(a.arguments) ?? {},
     capability: a.capability,
     effect: a.effect,
     reason: a.reason,

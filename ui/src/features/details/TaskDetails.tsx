@@ -2,7 +2,7 @@
 // since the previous event and the tokens of model turns.
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, getTask, taskEvents } from "../../api/commands";
-import type { Task, TaskEvent } from "../../api/types";
+import type { Task, TaskEvent } from "../../api/generated/bindings";
 import { timeOf } from "../../lib/format";
 import { hrefOf } from "../../lib/route";
 
@@ -66,7 +66,7 @@ export function TaskDetails({ taskId }: { taskId: number }) {
 }
 
 function tokensOf(ev: TaskEvent): string {
-  const u = ev.payload?.usage as { prompt_tokens?: number; completion_tokens?: number } | null | undefined;
-  if (!u) return "";
-  return `${u.prompt_tokens ?? 0} + ${u.completion_tokens ?? 0}`;
+  if (ev.type !== "model_turn_completed" || !ev.payload.usage) return "";
+  const u = ev.payload.usage;
+  return `${u.prompt_tokens} + ${u.completion_tokens}`;
 }

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import type { WhenBusy } from "../../api/types";
+import type { WhenBusy } from "../../api/generated/bindings";
 
 interface Props {
   onSend: (text: string, whenBusy: WhenBusy) => Promise<void> | void;

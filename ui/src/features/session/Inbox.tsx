@@ -1,4 +1,5 @@
-import type { Submission } from "../../api/types";
+import type { Submission } from "../../api/generated/bindings";
+import { textOf } from "../../api/json";
 
 const MODE_LABEL: Record<string, string> = { followUp: "follow-up", steer: "steer", write: "note" };
 
@@ -20,7 +21,7 @@ export function Inbox({ items, onWithdraw }: Props) {
               {MODE_LABEL[s.mode ?? ""] ?? s.kind}
             </span>
             <span class="queued-text" data-testid="queued-text">
-              {typeof s.content.text === "string" ? s.content.text : s.kind}
+              {textOf(s.content, "text") ?? s.kind}
             </span>
             <button type="button" class="link" data-testid="withdraw" onClick={() => onWithdraw(s.id)}>
               Withdraw

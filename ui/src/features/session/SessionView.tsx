@@ -1,13 +1,14 @@
 import { memo } from "preact/compat";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { cancelTask, errorMessage, say } from "../../api/commands";
-import type { Session, WhenBusy } from "../../api/types";
+import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
 import { useInbox } from "./useInbox";
 import { Transcript } from "./Transcript";
 import { useSession } from "./useSession";
+import { useChanges } from "../../store/useStore";
 
 interface Props {
   session: Session | undefined;
@@ -22,7 +23,17 @@ const MemoComposer = memo(Composer);
 export function SessionView({ session, sessionId, onChanged }: Props) {
   const s = useSession(sessionId);
   const busy = s.busyTask !== null;
-  const inbox = useInbox(sessionId, busy, () => void s.refresh());
+  const inbox = useInbox(sessionId, () => void s.refresh());
+  // A run of this session started, waited or ended (here or in another process): re-read
+  // its history, which also follows a run it did not know of.
+  useChanges(
+    (c) => {
+      if ((c.kind === "task" && (c.session_id === sessionId || c.session_id === null)) || c.kind === "refresh") {
+        void s.refresh();
+      }
+    },
+    [sessionId, s.refresh],
+  );
   const [actionError, setActionError] = useState<string | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];

@@ -1,11 +1,12 @@
-// A session's inbox: the submissions still queued. Re-read while the session is busy or
-// something waits (items leave the inbox when a boundary places them), and at once after
-// a send or a withdraw.
+// A session's inbox: the submissions still queued, from the session store (kept current
+// by the change feed: a send, a withdraw, a boundary that places items, another process),
+// and at once after this view's own send or withdraw.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { errorKind, errorMessage, sessionInbox, withdrawSubmission } from "../../api/commands";
-import type { Submission } from "../../api/types";
+import { errorKind, errorMessage, withdrawSubmission } from "../../api/commands";
+import type { Submission } from "../../api/generated/bindings";
+import { useSnapshot, useStoreInstance } from "../../store/useStore";
 
-const POLL_MS = 400;
+const NONE: Submission[] = [];
 
 export interface InboxState {
   items: Submission[];
@@ -15,45 +16,35 @@ export interface InboxState {
 }
 
 /** `onPlaced` runs when items left the inbox other than by a withdraw (a run took them). */
-export function useInbox(sessionId: number, busy: boolean, onPlaced: () => void): InboxState {
-  const [items, setItems] = useState<Submission[]>([]);
+export function useInbox(sessionId: number, onPlaced: () => void): InboxState {
+  const store = useStoreInstance();
+  const items = useSnapshot().inboxes.get(sessionId) ?? NONE;
   const [error, setError] = useState<string | null>(null);
   const known = useRef<Set<number>>(new Set());
   const withdrawn = useRef<Set<number>>(new Set());
   const placed = useRef(onPlaced);
   placed.current = onPlaced;
 
-  const reload = useCallback(async () => {
-    try {
-      const next = await sessionInbox(sessionId);
-      const ids = new Set(next.map((s) => s.id));
-      const left = [...known.current].filter((id) => !ids.has(id) && !withdrawn.current.has(id));
-      known.current = ids;
-      setItems(next);
-      setError(null);
-      if (left.length > 0) placed.current();
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  }, [sessionId]);
-
   useEffect(() => {
     known.current = new Set();
-    setItems([]);
-    void reload();
-  }, [sessionId]);
+    return store.watchInbox(sessionId);
+  }, [store, sessionId]);
 
-  const waiting = busy || items.length > 0;
+  // Items that left other than by a withdraw: a run took them.
   useEffect(() => {
-    if (!waiting) return;
-    const t = setInterval(() => void reload(), POLL_MS);
-    return () => clearInterval(t);
-  }, [waiting, reload]);
+    const ids = new Set(items.map((s) => s.id));
+    const left = [...known.current].filter((id) => !ids.has(id) && !withdrawn.current.has(id));
+    known.current = ids;
+    if (left.length > 0) placed.current();
+  }, [items]);
+
+  const reload = useCallback(() => store.reloadInbox(sessionId), [store, sessionId]);
 
   const withdraw = async (id: number) => {
     try {
       withdrawn.current.add(id);
       await withdrawSubmission(id);
+      setError(null);
     } catch (e) {
       // Already placed: the run took it first; the transcript shows it.
       setError(errorKind(e) === "not_queued" ? "Too late: the agent already read it." : errorMessage(e));

@@ -11,7 +11,7 @@
 // at most once per frame.
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { sessionHistory, subscribeTask, errorMessage } from "../../api/commands";
-import type { Entry, Task, TaskEvent } from "../../api/types";
+import type { Entry, Task, TaskEvent } from "../../api/generated/bindings";
 import { frameBatcher, reduceBatch, type Batcher } from "../stream/batch";
 import { historyItems } from "../stream/history";
 import type { Item, PendingApproval } from "../stream/items";
@@ -190,6 +190,7 @@ function placeholderTask(id: number, sessionId: number, l: LiveState): Task {
     completion_tokens: 0,
     active_ms: 0,
     grants: [],
+    mcp: [],
     final_answer: l.finalAnswer,
     error: null,
     created_at: "",

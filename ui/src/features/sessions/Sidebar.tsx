@@ -1,4 +1,4 @@
-import type { Approval, Session } from "../../api/types";
+import type { Approval, Session } from "../../api/generated/bindings";
 import { basename } from "../../lib/format";
 import { hrefOf, type Route } from "../../lib/route";
 

@@ -4,7 +4,7 @@
 // about.rs), shared with `pocketpilot autostart` and `pocketpilot --version`.
 import { useEffect, useState } from "preact/hooks";
 import { aboutApp, desktopSettings, errorMessage, setKeepInTray, setStartAtLogin } from "../../api/commands";
-import type { AboutInfo, DesktopSettings } from "../../api/types";
+import type { AboutInfo, DesktopSettings } from "../../api/generated/bindings";
 
 export function DesktopSection() {
   const [s, setS] = useState<DesktopSettings | null>(null);

@@ -13,9 +13,10 @@ import {
   setLimits,
   setPolicyRules,
   setProviderSettings,
+  settingOverrides,
   testConnection,
 } from "../../api/commands";
-import type { Limits, PolicyRules, ProviderForm } from "../../api/types";
+import type { EnvOverride, LimitsForm, PolicyRules, ProviderForm, SettingField } from "../../api/generated/bindings";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
@@ -28,6 +29,27 @@ interface Props {
 }
 
 type Status = { tone: "ok" | "error"; text: string } | null;
+
+/** The fields an environment variable overrides: the form shows and saves the stored value. */
+function useOverrides(): EnvOverride[] {
+  const [list, setList] = useState<EnvOverride[]>([]);
+  useEffect(() => {
+    settingOverrides()
+      .then(setList)
+      .catch(() => setList([]));
+  }, []);
+  return list;
+}
+
+function Overridden({ field, overrides }: { field: SettingField; overrides: EnvOverride[] }) {
+  const o = overrides.find((x) => x.field === field);
+  if (!o) return null;
+  return (
+    <span class="muted" data-testid={`override-${field}`}>
+      overridden by {o.variable} (runs use {o.value}; what you save here is kept for when it is unset)
+    </span>
+  );
+}
 
 function StatusLine({ status, testid }: { status: Status; testid: string }) {
   if (!status) return null;
@@ -65,6 +87,7 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
 
 function ProviderSection({ onSaved }: { onSaved: () => void }) {
   const [form, setForm] = useState<ProviderForm | null>(null);
+  const overrides = useOverrides();
   const [key, setKey] = useState("");
   const [stored, setStored] = useState<boolean | null>(null);
   const [status, setStatus] = useState<Status>(null);
@@ -126,10 +149,12 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
       <label class="field">
         Base URL (OpenAI-compatible)
         <input data-testid="base-url" value={form.base_url ?? ""} placeholder="https://api.openai.com/v1" onInput={text("base_url")} />
+        <Overridden field="base_url" overrides={overrides} />
       </label>
       <label class="field">
         Model
         <input data-testid="model" value={form.model ?? ""} placeholder="gpt-4o-mini" onInput={text("model")} />
+        <Overridden field="model" overrides={overrides} />
       </label>
       <label class="field">
         API key — kept in the system keychain; PocketPilot never shows it again
@@ -166,7 +191,8 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
 }
 
 function LimitsSection() {
-  const [l, setL] = useState<Limits | null>(null);
+  const [l, setL] = useState<LimitsForm | null>(null);
+  const overrides = useOverrides();
   const [status, setStatus] = useState<Status>(null);
   useEffect(() => {
     loadLimits()
@@ -174,7 +200,7 @@ function LimitsSection() {
       .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
   }, []);
   if (!l) return null;
-  const num = (field: keyof Limits, optional = false) => (e: Event) => {
+  const num = (field: keyof LimitsForm, optional = false) => (e: Event) => {
     const raw = (e.target as HTMLInputElement).value.trim();
     setL({ ...l, [field]: optional && raw === "" ? null : Number(raw) });
   };
@@ -193,14 +219,17 @@ function LimitsSection() {
         <label class="field">
           Steps (model turns)
           <input type="number" min={1} data-testid="max-steps" value={l.max_steps} onInput={num("max_steps")} />
+          <Overridden field="max_steps" overrides={overrides} />
         </label>
         <label class="field">
           Seconds
           <input type="number" min={1} data-testid="max-seconds" value={l.max_task_seconds} onInput={num("max_task_seconds")} />
+          <Overridden field="max_task_seconds" overrides={overrides} />
         </label>
         <label class="field">
           Tokens (empty: no limit)
           <input type="number" min={1} data-testid="max-tokens" value={l.max_task_tokens ?? ""} onInput={num("max_task_tokens", true)} />
+          <Overridden field="max_task_tokens" overrides={overrides} />
         </label>
       </div>
       <div class="row actions">

@@ -1,7 +1,7 @@
 // Per-capability policy as the settings screen shows it: allow, deny, or the default
 // (read/list allowed, the rest asks). Other rules in the workspace's list (areas like
 // `shell`, or `*`) are kept as they are.
-import type { PolicyRules } from "../../api/types";
+import type { PolicyRules } from "../../api/generated/bindings";
 
 export const CAPABILITIES = [
   { id: "fs:read", label: "Read files" },

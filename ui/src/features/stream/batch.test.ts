@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TaskEvent } from "../../api/types";
+import type { TaskEvent } from "../../api/generated/bindings";
 import { FALLBACK_MS, frameBatcher, reduceBatch, type Scheduler } from "./batch";
 import { initialLive, reduceAll } from "./reducer";
 import { delta, ev, restart } from "./events.test-support";

@@ -3,7 +3,7 @@
 // over once per animation frame, in arrival order, so the view re-renders at most once per
 // frame however fast the stream is. Pure apart from the scheduler, which is injected
 // (tested in batch.test.ts).
-import type { TaskEvent } from "../../api/types";
+import type { TaskEvent } from "../../api/generated/bindings";
 import { reduceLive, type LiveState } from "./reducer";
 
 /** Folds events in order: the same result as calling `reduceLive` once per event. */

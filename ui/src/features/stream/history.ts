@@ -1,7 +1,8 @@
 // History: a finished task's items read back from the store's entries (the record), so a
 // reload shows each final answer exactly once and never a streamed fragment.
-import type { Entry, Task, ToolCall } from "../../api/types";
-import type { Item, ToolItem } from "./items";
+import type { Entry, Task } from "../../api/generated/bindings";
+import { flagOf, textOf, toolCallsOf } from "../../api/json";
+import type { Item } from "./items";
 
 export function historyItems(task: Task, entries: Entry[]): Item[] {
   const items: Item[] = [];
@@ -9,15 +10,14 @@ export function historyItems(task: Task, entries: Entry[]): Item[] {
   for (const e of entries) {
     if (e.task_id !== task.id) continue;
     const key = `e${e.id}`;
-    const text = typeof e.content?.text === "string" ? e.content.text : "";
+    const text = textOf(e.content, "text") ?? "";
     switch (e.kind) {
       case "user":
         items.push({ kind: "user", key, text });
         break;
       case "assistant": {
         if (text.trim()) items.push({ kind: "assistant", key, text });
-        const calls: ToolCall[] = Array.isArray(e.content.tool_calls) ? e.content.tool_calls : [];
-        for (const c of calls) {
+        for (const c of toolCallsOf(e.content)) {
           cards.set(c.id, items.length);
           items.push({
             kind: "tool",
@@ -32,12 +32,13 @@ export function historyItems(task: Task, entries: Entry[]): Item[] {
         break;
       }
       case "tool_result": {
-        const at = cards.get(String(e.content.call_id));
+        const at = cards.get(textOf(e.content, "call_id") ?? "");
         if (at === undefined) break;
-        const card = items[at] as ToolItem;
+        const card = items[at];
+        if (card.kind !== "tool") break;
         // The entry does not say why a call failed (a rejection reads as a failure here;
         // the live view and the task details tell them apart by the event's kind).
-        items[at] = { ...card, status: e.content.is_error ? "failed" : "done", output: text };
+        items[at] = { ...card, status: flagOf(e.content, "is_error") ? "failed" : "done", output: text };
         break;
       }
       default:

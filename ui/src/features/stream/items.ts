@@ -1,7 +1,8 @@
 // What a session view draws: a flat list of transcript items. Both the live reducer
 // (events of a running task) and the history mapping (stored entries) produce these, so a
 // task's rendering does not depend on whether it was watched live or read back later.
-import type { Effect } from "../../api/types";
+import type { Effect } from "../../api/generated/bindings";
+import type { JsonObject } from "../../api/json";
 
 export type ToolStatus =
   | "planned"
@@ -33,7 +34,7 @@ export interface PendingApproval {
   taskId: number;
   callId: string;
   name: string;
-  arguments: Record<string, unknown>;
+  arguments: JsonObject;
   capability: string | null;
   effect: Effect;
   reason: string;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Entry, Task, TaskEvent } from "../../api/types";
+import type { Entry, Task, TaskEvent } from "../../api/generated/bindings";
+import type { JsonObject } from "../../api/json";
 import { historyItems } from "./history";
 import { initialLive, reduceAll, reduceLive } from "./reducer";
 import { isTerminalEvent, TERMINAL_EVENTS } from "./terminal";
@@ -113,7 +114,7 @@ describe("live reducer", () => {
 
   it("never keeps a half answer when the run fails or is cancelled", () => {
     restart();
-    for (const terminal of ["task_failed", "task_cancelled", "budget_exceeded"]) {
+    for (const terminal of ["task_failed", "task_cancelled", "budget_exceeded"] as const) {
       const s = reduceAll(7, [
         ev("task_created", { goal: "g" }),
         delta("half an ans"),
@@ -157,10 +158,10 @@ describe("terminal-event rule", () => {
 describe("history from entries", () => {
   const task: Task = {
     id: 7, session_id: 1, goal: "write a haiku", trigger: "chat", provider: null, follow_up_of: null,
-    status: "completed", step_count: 2, prompt_tokens: 0, completion_tokens: 0, active_ms: 0, grants: [],
+    status: "completed", step_count: 2, prompt_tokens: 0, completion_tokens: 0, active_ms: 0, grants: [], mcp: [],
     final_answer: "Done: h.txt written.", error: null, created_at: "", started_at: null, finished_at: null,
   };
-  const entry = (id: number, kind: string, content: Record<string, unknown>, taskId = 7): Entry => ({
+  const entry = (id: number, kind: string, content: JsonObject, taskId = 7): Entry => ({
     id, session_id: 1, task_id: taskId, kind, content, created_at: "",
   });
   const entries = [

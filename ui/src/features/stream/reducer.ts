@@ -10,9 +10,10 @@
 // - The stream closes only on a terminal event; `agent_completed` records the final answer
 //   but keeps it open. A bubble left when a run ends (failed, cancelled) is discarded: a
 //   half answer is never presented as the answer.
-import type { Effect, TaskEvent, TaskStatus, ToolCall } from "../../api/types";
-import type { Item, PendingApproval, ToolItem, ToolStatus } from "./items";
+import type { TaskEvent, TaskStatus } from "../../api/generated/bindings";
+import { objectOf } from "../../api/json";
 import { isTerminalEvent } from "./terminal";
+import type { Item, PendingApproval, ToolItem, ToolStatus } from "./items";
 
 export interface LiveState {
   taskId: number;
@@ -43,42 +44,39 @@ export function initialLive(taskId: number): LiveState {
   };
 }
 
-const str = (v: unknown): string => (typeof v === "string" ? v : "");
-
 export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
   if (state.closed) return state;
   if (ev.sequence > 0) {
     if (ev.sequence <= state.lastSequence) return state;
     state = { ...state, lastSequence: ev.sequence };
   }
-  const p = ev.payload ?? {};
   const key = (suffix: string) => `${state.taskId}:${ev.sequence}:${suffix}`;
+  // Each case reads its event's own payload type (the generated `RuntimeEvent` union).
   switch (ev.type) {
     case "assistant_delta":
-      return { ...state, streaming: (state.streaming ?? "") + str(p.text) };
+      return { ...state, streaming: (state.streaming ?? "") + ev.payload.text };
     case "stream_reset":
-      return { ...state, streaming: str(p.text) };
+      return { ...state, streaming: ev.payload.text };
     case "task_created":
       return {
         ...state,
-        items: [...state.items, { kind: "user", key: key("u"), text: str(p.goal) }],
-        goalShown: str(p.goal),
+        items: [...state.items, { kind: "user", key: key("u"), text: ev.payload.goal }],
+        goalShown: ev.payload.goal,
       };
     case "input_placed": {
       // A run started by the inbox is created with its first input as the goal, then
       // records each placed input: the first one is the goal already shown.
-      const text = str(p.text);
-      if (p.boundary === "final" && state.goalShown === text) return { ...state, goalShown: null };
+      const { text, boundary } = ev.payload;
+      if (boundary === "final" && state.goalShown === text) return { ...state, goalShown: null };
       return { ...state, items: [...state.items, { kind: "user", key: key("u"), text }], goalShown: null };
     }
     case "task_started":
       return { ...state, status: "running" };
     case "model_turn_completed": {
       const items = [...state.items];
-      const text = str(p.text);
+      const { text } = ev.payload;
       if (text.trim()) items.push({ kind: "assistant", key: key("a"), text });
-      const calls = Array.isArray(p.tool_calls) ? (p.tool_calls as ToolCall[]) : [];
-      for (const c of calls) {
+      for (const c of ev.payload.tool_calls ?? []) {
         items.push({
           kind: "tool",
           key: key(`t${c.id}`),
@@ -91,59 +89,61 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
       }
       return { ...state, items, streaming: null };
     }
-    case "tool_call_started":
-      return withTool(state, str(p.call_id), { status: "running" }, p);
-    case "tool_call_completed":
-      return withTool(state, str(p.call_id), { status: "done", output: str(p.output) }, p);
+    case "tool_call_started": {
+      const p = ev.payload;
+      return withTool(state, p.call_id, { status: "running" }, p.name, p.arguments);
+    }
+    case "tool_call_completed": {
+      const p = ev.payload;
+      return withTool(state, p.call_id, { status: "done", output: p.output }, p.name, "{}");
+    }
     case "tool_call_failed": {
+      const p = ev.payload;
       const status: ToolStatus = p.kind === "rejected" ? "rejected" : "failed";
-      return withTool(state, str(p.call_id), { status, output: str(p.error) }, p);
+      return withTool(state, p.call_id, { status, output: p.error }, p.name, "{}");
     }
     case "approval_required": {
+      const p = ev.payload;
       const approval: PendingApproval = {
-        approvalId: Number(p.approval_id),
+        approvalId: p.approval_id ?? 0,
         taskId: state.taskId,
-        callId: str(p.call_id),
-        name: str(p.name),
-        arguments: (p.arguments as Record<string, unknown>) ?? {},
-        capability: (p.capability as string | null) ?? null,
-        effect: (p.effect as Effect) ?? { kind: "none" },
-        reason: str(p.reason),
+        callId: p.call_id,
+        name: p.name,
+        arguments: objectOf(p.arguments) ?? {},
+        capability: p.capability ?? null,
+        effect: p.effect ?? { kind: "none" },
+        reason: p.reason,
       };
-      const next = withTool(state, approval.callId, { status: "waiting_approval" }, p);
+      const next = withTool(state, approval.callId, { status: "waiting_approval" }, p.name, JSON.stringify(p.arguments ?? {}));
       return { ...next, approval, status: "waiting_approval" };
     }
     case "approval_resolved": {
-      const approved = p.approved === true;
-      const next = withTool(state, str(p.call_id), { status: approved ? "running" : "rejected" }, p);
+      const approved = ev.payload.approved === true;
+      const next = withTool(state, ev.payload.call_id, { status: approved ? "running" : "rejected" }, "", "{}");
       return { ...next, approval: null, status: "running" };
     }
     case "agent_completed":
-      return { ...state, finalAnswer: str(p.final_answer), streaming: null };
+      return { ...state, finalAnswer: ev.payload.final_answer, streaming: null };
     default:
       if (isTerminalEvent(ev.type)) return closeOn(state, ev);
       return state;
   }
 }
 
-/** Updates the card of `callId`, creating it when the event is the first we see of it. */
-function withTool(
-  state: LiveState,
-  callId: string,
-  patch: Partial<ToolItem>,
-  p: Record<string, unknown>,
-): LiveState {
+/** Updates the card of `callId`, creating it (with `name` and `args`) when the event is
+ * the first we see of it. */
+function withTool(state: LiveState, callId: string, patch: Partial<ToolItem>, name: string, args: string): LiveState {
   const at = state.items.findIndex((i) => i.kind === "tool" && i.callId === callId);
   const items = [...state.items];
-  if (at >= 0) {
-    items[at] = { ...(items[at] as ToolItem), ...patch };
+  const found = at >= 0 ? items[at] : undefined;
+  if (found && found.kind === "tool") {
+    items[at] = { ...found, ...patch };
   } else {
-    const args = typeof p.arguments === "string" ? p.arguments : JSON.stringify(p.arguments ?? {});
     items.push({
       kind: "tool",
       key: `${state.taskId}:tool:${callId}`,
       callId,
-      name: str(p.name),
+      name,
       arguments: args,
       status: "planned",
       output: null,
@@ -154,13 +154,14 @@ function withTool(
 }
 
 function closeOn(state: LiveState, ev: TaskEvent): LiveState {
-  const p = ev.payload ?? {};
   const items = [...state.items];
   let status: TaskStatus;
+  let answered: string | null = null;
   switch (ev.type) {
     case "task_completed": {
       status = "completed";
-      const answer = str(p.final_answer) || state.finalAnswer || "";
+      answered = ev.payload.final_answer ?? "";
+      const answer = answered || state.finalAnswer || "";
       const last = [...items].reverse().find((i) => i.kind === "assistant");
       // The last turn's text is the answer; add it only if the turn event was never seen.
       if (answer && (!last || last.kind !== "assistant" || last.text !== answer)) {
@@ -170,17 +171,20 @@ function closeOn(state: LiveState, ev: TaskEvent): LiveState {
     }
     case "task_failed":
       status = "failed";
-      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "error", text: `Failed: ${str(p.error)}` });
+      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "error", text: `Failed: ${ev.payload.error ?? ""}` });
       break;
     case "task_cancelled":
       status = "cancelled";
-      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "info", text: `Cancelled: ${str(p.reason)}` });
+      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "info", text: `Cancelled: ${ev.payload.reason ?? ""}` });
+      break;
+    case "budget_exceeded":
+      status = "budget_exceeded";
+      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "error", text: `Budget exceeded: ${ev.payload.reason ?? ""}` });
       break;
     default:
-      status = "budget_exceeded";
-      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "error", text: `Budget exceeded: ${str(p.reason)}` });
+      return state;
   }
-  const final = status === "completed" ? state.finalAnswer ?? str(p.final_answer) : null;
+  const final = status === "completed" ? state.finalAnswer ?? answered : null;
   return { ...state, items, streaming: null, approval: null, status, finalAnswer: final, closed: true };
 }
 

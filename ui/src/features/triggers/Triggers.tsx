@@ -3,7 +3,7 @@
 // goes to the runtime through the api module; the runtime's error messages are shown as
 // they come (a bad cron expression says what is wrong and what would do).
 import type { ComponentChildren } from "preact";
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import {
   addMcpServer,
   createSchedule,
@@ -26,7 +26,8 @@ import {
   setWebhookPaused,
   triggerStatus,
 } from "../../api/commands";
-import type { CreatedWebhook, McpServer, Schedule, TriggerStatus, Watch, Webhook } from "../../api/types";
+import type { CreatedWebhook, McpServer, Schedule, TriggerStatus, Watch, Webhook } from "../../api/generated/bindings";
+import { useChanges } from "../../store/useStore";
 import { EMPTY_MCP_FORM, commandLineOf, describeNextFire, hookUrl, toNewMcpServer, type McpForm } from "./forms";
 import "./triggers.css";
 
@@ -108,6 +109,34 @@ function PauseButton({ paused, onToggle, testid }: { paused: boolean; onToggle: 
   );
 }
 
+/**
+ * A reload whose answer is applied only when no later reload started meanwhile: reads
+ * overlap (an action's own reload, a pushed change), and an older answer that comes back
+ * last must not undo a newer one.
+ */
+function useNewest<T>(load: () => Promise<T>, apply: (v: T) => void, fail: (e: unknown) => void) {
+  const latest = useRef(0);
+  return useCallback(async () => {
+    const ticket = ++latest.current;
+    try {
+      const v = await load();
+      if (ticket === latest.current) apply(v);
+    } catch (e) {
+      if (ticket === latest.current) fail(e);
+    }
+  }, []);
+}
+
+/** Re-reads when trigger definitions change: here, in another view, or from the CLI. */
+function useTriggerChanges(reload: () => Promise<void>) {
+  useChanges(
+    (c) => {
+      if (c.kind === "triggers" || c.kind === "refresh") void reload();
+    },
+    [reload],
+  );
+}
+
 /** Runs an action, then reloads; a rejection lands in the section's status line. */
 function useAction(reload: () => Promise<void>, setStatus: (s: Status) => void) {
   return useCallback(
@@ -127,19 +156,10 @@ function useAction(reload: () => Promise<void>, setStatus: (s: Status) => void) 
 export function TriggerSettings({ workspaces }: { workspaces: string[] }) {
   const [status, setStatus] = useState<TriggerStatus | null>(null);
   const [error, setError] = useState<Status>(null);
-  const reload = useCallback(async () => {
-    try {
-      setStatus(await triggerStatus());
-    } catch (e) {
-      setError(failed(e));
-    }
-  }, []);
-  useEffect(() => {
-    void reload();
-    // The listener starts shortly after the window: ask again until it is known.
-    const t = setInterval(() => void reload(), 3000);
-    return () => clearInterval(t);
-  }, [reload]);
+  const reload = useNewest(triggerStatus, setStatus, (e) => setError(failed(e)));
+  // The listener starts shortly after the window: the feed says when (a `triggers` change).
+  useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const toggleAll = async () => {
     if (!status) return;
     try {
@@ -188,14 +208,9 @@ function WebhooksSection({ workspaces, base }: { workspaces: string[]; base: str
   useEffect(() => {
     if (!workspace && workspaces[0]) setWorkspace(workspaces[0]);
   }, [workspaces[0]]);
-  const reload = useCallback(async () => {
-    try {
-      setHooks(await listWebhooks());
-    } catch (e) {
-      setStatus(failed(e));
-    }
-  }, []);
+  const reload = useNewest(listWebhooks, setHooks, (e) => setStatus(failed(e)));
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
 
   const create = async () => {
@@ -298,14 +313,9 @@ function SchedulesSection({ workspaces }: { workspaces: string[] }) {
   useEffect(() => {
     if (!workspace && workspaces[0]) setWorkspace(workspaces[0]);
   }, [workspaces[0]]);
-  const reload = useCallback(async () => {
-    try {
-      setSchedules(await listSchedules());
-    } catch (e) {
-      setStatus(failed(e));
-    }
-  }, []);
+  const reload = useNewest(listSchedules, setSchedules, (e) => setStatus(failed(e)));
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
   const create = () =>
     act(async () => {
@@ -381,14 +391,9 @@ function WatchesSection({ workspaces }: { workspaces: string[] }) {
   useEffect(() => {
     if (!workspace && workspaces[0]) setWorkspace(workspaces[0]);
   }, [workspaces[0]]);
-  const reload = useCallback(async () => {
-    try {
-      setWatches(await listWatches());
-    } catch (e) {
-      setStatus(failed(e));
-    }
-  }, []);
+  const reload = useNewest(listWatches, setWatches, (e) => setStatus(failed(e)));
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
   const create = () =>
     act(async () => {
@@ -458,14 +463,9 @@ export function McpSettings({ workspaces }: { workspaces: string[] }) {
   const [servers, setServers] = useState<McpServer[]>([]);
   const [form, setForm] = useState<McpForm>(EMPTY_MCP_FORM);
   const [status, setStatus] = useState<Status>(null);
-  const reload = useCallback(async () => {
-    try {
-      setServers(await listMcpServers());
-    } catch (e) {
-      setStatus(failed(e));
-    }
-  }, []);
+  const reload = useNewest(listMcpServers, setServers, (e) => setStatus(failed(e)));
   useEffect(() => void reload(), [reload]);
+  useTriggerChanges(reload);
   const act = useAction(reload, setStatus);
   const set = <K extends keyof McpForm>(k: K, v: McpForm[K]) => setForm({ ...form, [k]: v });
   const text = (k: "name" | "commandLine" | "env" | "url" | "capability" | "startupTimeout" | "callTimeout") => (e: Event) =>

@@ -2,7 +2,7 @@
 // split into a program and its arguments, `NAME=value` lines into an environment, a hook's
 // URL, and when a schedule fires next, in words. The runtime validates everything again;
 // these only catch what the form itself can tell.
-import type { NewMcpServer } from "../../api/types";
+import type { NewMcpServer } from "../../api/generated/bindings";
 
 /**
  * Splits a command line the way a POSIX shell would split words: whitespace separates,

@@ -1,0 +1,81 @@
+//! The change feed the window follows: this process's inbox changes are announced, and a
+//! commit by another process sharing the data directory (the CLI) arrives as `Refresh`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::time::Duration;
+
+use pocketpilot_core::feed::{Change, Changes};
+use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::Runtime;
+use pocketpilot_test_support::Fixture;
+
+fn said(session_id: i64, text: &str) -> Submit {
+    Submit {
+        session_id,
+        say: Say::Input {
+            text: text.into(),
+            when_busy: WhenBusy::FollowUp,
+            reject_if_idle: false,
+        },
+        request_id: None,
+        provider: None,
+        trigger: Some("cli".into()),
+        grants: Vec::new(),
+        mcp: None,
+    }
+}
+
+/// The first change `pick` accepts, within 5 s.
+async fn first(changes: &mut Changes, pick: impl Fn(&Change) -> bool) -> Change {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let c = changes.next().await.expect("the feed ended");
+            if pick(&c) {
+                return c;
+            }
+        }
+    })
+    .await
+    .expect("no such change within 5 s")
+}
+
+#[tokio::test]
+async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_refresh() {
+    let f = Fixture::new();
+    // A queued task (no run in this process) keeps the session busy: says are queued.
+    let task =
+        f.rt.create_task(&f.task("first", "scripted:/nowhere"))
+            .unwrap();
+    let session = f.rt.task(task).unwrap().session_id;
+    let mut changes = f.rt.changes();
+
+    f.rt.say(&said(session, "from the window")).unwrap();
+    let c = first(&mut changes, |c| matches!(c, Change::Inbox { .. })).await;
+    assert_eq!(
+        c,
+        Change::Inbox {
+            session_id: session
+        }
+    );
+
+    // Drain what this process's own commit brings, then let "the CLI" write.
+    let _ = first(&mut changes, |c| *c == Change::Refresh).await;
+    let cli = Runtime::open(&f.data_dir).unwrap();
+    cli.say(&said(session, "from the CLI")).unwrap();
+    assert_eq!(first(&mut changes, |_| true).await, Change::Refresh);
+    assert_eq!(f.rt.inbox(session).unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_task_change_names_its_session() {
+    let f = Fixture::new();
+    let mut changes = f.rt.changes();
+    let task =
+        f.rt.create_task(&f.task("first", "scripted:/nowhere"))
+            .unwrap();
+    let session = f.rt.task(task).unwrap().session_id;
+    let c = first(&mut changes, |c| matches!(c, Change::Task { .. })).await;
+    assert!(matches!(
+        c,
+        Change::Task { task_id, session_id: Some(s), .. } if task_id == task && s == session
+    ));
+}

@@ -1,0 +1,86 @@
+//! The settings screen edits stored values: an environment override is reported, never
+//! saved (issue 12, defect (b)). One test in its own binary: it sets process environment.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::config::{Limits, ProviderSettings};
+use pocketpilot_protocol::{LimitsForm, SettingField};
+use pocketpilot_test_support::Fixture;
+
+#[test]
+fn the_window_reads_and_saves_stored_settings_and_is_told_what_the_environment_overrides() {
+    std::env::remove_var("POCKETPILOT_PROVIDER");
+    let f = Fixture::new();
+    // Setup: an endpoint is not enough, runs need a model name too.
+    assert!(!f.rt.setup_status().unwrap().provider_configured);
+    f.rt.set_provider_settings(&ProviderSettings {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        ..ProviderSettings::default()
+    })
+    .unwrap();
+    assert!(
+        !f.rt.setup_status().unwrap().provider_configured,
+        "an endpoint without a model"
+    );
+
+    let stored = ProviderSettings {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        model: Some("stored-model".into()),
+        ..ProviderSettings::default()
+    };
+    f.rt.set_provider_settings(&stored).unwrap();
+    assert!(f.rt.setup_status().unwrap().provider_configured);
+    let limits = Limits::stored(&f.rt.store).unwrap();
+
+    std::env::set_var("POCKETPILOT_MODEL", "env-model");
+    std::env::set_var("POCKETPILOT_MAX_AGENT_STEPS", "99");
+
+    // Runs see the override...
+    assert_eq!(
+        f.rt.provider_settings().unwrap().model.as_deref(),
+        Some("env-model")
+    );
+    assert_eq!(f.rt.limits().unwrap().max_steps, 99);
+    // ...the form shows what is stored, and which fields the environment overrides.
+    let mut form = f.rt.provider_form().unwrap();
+    assert_eq!(form.model.as_deref(), Some("stored-model"));
+    let mut lf = f.rt.limits_form().unwrap();
+    assert_eq!(lf.max_steps, limits.max_steps);
+    let overrides = f.rt.setting_overrides().unwrap();
+    let model = overrides
+        .iter()
+        .find(|o| o.field == SettingField::Model)
+        .unwrap();
+    assert_eq!(
+        (model.variable.as_str(), model.value.as_str()),
+        ("POCKETPILOT_MODEL", "env-model")
+    );
+    let steps = overrides
+        .iter()
+        .find(|o| o.field == SettingField::MaxSteps)
+        .unwrap();
+    assert_eq!(
+        (steps.variable.as_str(), steps.value.as_str()),
+        ("POCKETPILOT_MAX_AGENT_STEPS", "99")
+    );
+    assert!(!overrides.iter().any(|o| o.field == SettingField::BaseUrl));
+
+    // Saving an unrelated change writes no env-derived value.
+    form.temperature = Some(0.5);
+    f.rt.save_provider_form(form).unwrap();
+    lf.max_task_seconds = 77;
+    f.rt.save_limits_form(lf).unwrap();
+
+    std::env::remove_var("POCKETPILOT_MODEL");
+    std::env::remove_var("POCKETPILOT_MAX_AGENT_STEPS");
+    let p = ProviderSettings::stored(&f.rt.store).unwrap();
+    assert_eq!(p.model.as_deref(), Some("stored-model"));
+    assert_eq!(p.temperature, Some(0.5));
+    let l = Limits::stored(&f.rt.store).unwrap();
+    assert_eq!(
+        LimitsForm::from(l),
+        LimitsForm {
+            max_task_seconds: 77,
+            ..LimitsForm::from(limits)
+        }
+    );
+    assert!(f.rt.setting_overrides().unwrap().is_empty());
+}

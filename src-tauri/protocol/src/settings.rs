@@ -1,0 +1,78 @@
+//! The records the settings screen edits: the provider form, the limits, MCP servers, and
+//! which fields an environment variable currently overrides. The window reads and writes
+//! the *stored* values; an override is shown next to its field and never saved.
+use serde::{Deserialize, Serialize};
+
+/// The provider as the settings screen edits it. Extra headers are left out on purpose:
+/// they may carry credentials, and the window never reads those back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProviderForm {
+    /// The keychain account the API key is filed under.
+    pub name: String,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub stream: bool,
+}
+
+/// The run limits as stored (the window edits these; the environment may override them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LimitsForm {
+    pub max_steps: u32,
+    pub max_task_seconds: u64,
+    pub max_task_tokens: Option<u64>,
+    pub delta_window_ms: u64,
+}
+
+crate::wire_enum! {
+    /// A stored setting an environment variable can override.
+    pub enum SettingField {
+        BaseUrl = "base_url",
+        Model = "model",
+        Stream = "stream",
+        MaxSteps = "max_steps",
+        MaxTaskSeconds = "max_task_seconds",
+        MaxTaskTokens = "max_task_tokens",
+        DeltaWindowMs = "delta_window_ms",
+    }
+}
+
+/// A field whose effective value comes from the environment, not from what is stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EnvOverride {
+    pub field: SettingField,
+    /// The variable, e.g. `POCKETPILOT_MODEL`.
+    pub variable: String,
+    /// Its value as the runs see it.
+    pub value: String,
+}
+
+/// What the app needs to know at start: whether a model is configured at all (else the
+/// window opens the settings screen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Setup {
+    pub provider_configured: bool,
+}
+
+/// What the settings screen sends to add (or replace, by name and workspace) an MCP
+/// server: `url`, or `command` with `args` and `env`. Core validates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct NewMcpServer {
+    pub name: String,
+    /// A workspace folder (stored as its canonical path); `None`: every workspace.
+    pub workspace: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub url: Option<String>,
+    pub capability: Option<String>,
+    pub allow_read_only: bool,
+    pub startup_timeout_secs: Option<u64>,
+    pub call_timeout_secs: Option<u64>,
+}
