@@ -521,7 +521,11 @@ fn say_into_a_full_inbox_exits_eight_and_writes_nothing() {
     assert_eq!(code(&first), 0, "{}", text(&first.stderr));
     let full = say("two");
     assert_eq!(code(&full), 8, "{}", text(&full.stderr));
-    assert!(text(&full.stderr).contains("full"), "{}", text(&full.stderr));
+    assert!(
+        text(&full.stderr).contains("full"),
+        "{}",
+        text(&full.stderr)
+    );
     let shown = e.json(&["session", "show", &s, "--json"]);
     let texts: Vec<&str> = shown["submissions"]
         .as_array()

@@ -71,7 +71,11 @@ fn intervals(marks: &str) -> Vec<(String, u128, u128)> {
         let parts: Vec<&str> = line.split_whitespace().collect();
         if let [what, name, at] = parts[..] {
             let at: u128 = at.parse().unwrap();
-            let into = if what == "start" { &mut starts } else { &mut ends };
+            let into = if what == "start" {
+                &mut starts
+            } else {
+                &mut ends
+            };
             assert!(into.insert(name.to_owned(), at).is_none(), "{line} twice");
         }
     }
@@ -165,7 +169,9 @@ fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
                     .or_default() += 1;
             }
             "model_turn_started" => {
-                *steps.entry(ev["payload"]["step"].as_i64().unwrap()).or_default() += 1;
+                *steps
+                    .entry(ev["payload"]["step"].as_i64().unwrap())
+                    .or_default() += 1;
             }
             "task_started" => started += 1,
             _ => {}

@@ -29,7 +29,10 @@ const SAMPLES: usize = 200;
 
 /// `cargo bench --bench inbox -- size` (or `-- stream`) runs one part only.
 fn main() {
-    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let wanted = |part: &str| only.is_empty() || only.iter().any(|o| o == part);
     if wanted("stream") {
         streaming();

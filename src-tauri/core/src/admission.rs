@@ -89,8 +89,8 @@ pub fn decide(say: &Say, f: &SessionFacts) -> Result<Verdict, InboxError> {
                     "`{kind}` is not a kind a write may have"
                 )));
             }
-            let now = (inbox::is_display_only(kind) && !f.reset_queued)
-                || (!f.busy && f.queued == 0);
+            let now =
+                (inbox::is_display_only(kind) && !f.reset_queued) || (!f.busy && f.queued == 0);
             if now {
                 Verdict::AppendNow
             } else {
@@ -203,7 +203,9 @@ pub fn write(
         }
         Verdict::AppendNow => {
             let Say::Write { kind, data } = &s.say else {
-                return Err(StoreError::Invalid("only a write is appended at once".into()));
+                return Err(StoreError::Invalid(
+                    "only a write is appended at once".into(),
+                ));
             };
             let entry = entries::append(tx, session_id, None, kind, data)?;
             let id = insert(None, SubmissionStatus::Done)?;
@@ -303,8 +305,14 @@ mod tests {
 
     #[test]
     fn writes_append_at_once_unless_something_must_come_first() {
-        assert_eq!(decide(&write("app.note"), &facts(true, 2)).unwrap(), Verdict::AppendNow);
-        assert_eq!(decide(&write("note"), &facts(false, 0)).unwrap(), Verdict::AppendNow);
+        assert_eq!(
+            decide(&write("app.note"), &facts(true, 2)).unwrap(),
+            Verdict::AppendNow
+        );
+        assert_eq!(
+            decide(&write("note"), &facts(false, 0)).unwrap(),
+            Verdict::AppendNow
+        );
         assert_eq!(
             decide(&write("note"), &facts(true, 0)).unwrap(),
             Verdict::Queue(SubmissionMode::Write)
@@ -345,7 +353,10 @@ mod tests {
                 "{say:?}"
             );
         }
-        assert_eq!(decide(&write("app.note"), &full).unwrap(), Verdict::AppendNow);
+        assert_eq!(
+            decide(&write("app.note"), &full).unwrap(),
+            Verdict::AppendNow
+        );
         assert_eq!(
             decide(&Say::Continue, &facts(false, 3)).unwrap(),
             Verdict::Continue

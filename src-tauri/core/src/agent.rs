@@ -208,7 +208,13 @@ impl Agent {
             if self.ctx.cancel.is_cancelled() {
                 return Err(AgentOutcome::Cancelled);
             }
-            let text = match orchestrator::carry_out(&self.call_env(), &call, Origin::Fresh { step }, sink).await
+            let text = match orchestrator::carry_out(
+                &self.call_env(),
+                &call,
+                Origin::Fresh { step },
+                sink,
+            )
+            .await
             {
                 Ok(Handled::Done(text)) => text,
                 Ok(Handled::NeedsApproval) => return Ok(CallResult::NeedsApproval),

@@ -14,4 +14,3 @@ pub fn store_kind(e: &StoreError) -> ErrorKind {
         | StoreError::Sqlite(_) => ErrorKind::Store,
     }
 }
-

@@ -10,7 +10,9 @@
 //! - the tool guards its arguments itself every time it runs (an approved call's edited
 //!   arguments too).
 use pocketpilot_model::ToolCall;
-use pocketpilot_tools::{decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext};
+use pocketpilot_tools::{
+    decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext,
+};
 
 use crate::event::RuntimeEvent;
 use crate::sink::{EventSink, RecordError};
@@ -122,8 +124,12 @@ async fn fresh(
         }
     };
     let capability = tool.capability();
-    let (decision, source) =
-        decide_call(capability, agent.rules, agent.session_grants, agent.run_grants);
+    let (decision, source) = decide_call(
+        capability,
+        agent.rules,
+        agent.session_grants,
+        agent.run_grants,
+    );
     match decision {
         Decision::Deny => {
             let error = format!("the policy denies `{capability}` ({source})");
@@ -164,7 +170,9 @@ async fn interrupted(
                     return execute(agent, tool.as_ref(), call, args, how, sink).await;
                 }
                 // A journal row this build cannot read: told to the model, never re-run.
-                Err(e) => tracing::warn!(call_id = %call.id, error = %e, "journal arguments do not parse"),
+                Err(e) => {
+                    tracing::warn!(call_id = %call.id, error = %e, "journal arguments do not parse")
+                }
             }
         }
     }
@@ -174,9 +182,7 @@ async fn interrupted(
         call.name
     );
     if !saved.is_empty() {
-        error.push_str(&format!(
-            ". Output saved before the interruption:\n{saved}"
-        ));
+        error.push_str(&format!(". Output saved before the interruption:\n{saved}"));
     }
     fail(call, ToolErrorKind::Interrupted, error, sink)
 }

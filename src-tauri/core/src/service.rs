@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Limits, ProviderSettings};
 use crate::event::{EventKind, RuntimeEvent};
 use crate::inbox::{self, InboxError};
+use crate::lease::SessionLease;
 use crate::recorder::{Recorder, Subscription};
+use crate::scheduler::RunRegistry;
 use crate::store::{
     self, approvals, entries, events, leases, sessions, submissions, tasks, Store, StoreError,
 };
-use crate::lease::SessionLease;
-use crate::scheduler::RunRegistry;
 use crate::task::TaskStatus;
 use crate::worker::{self, RunContext};
 use pocketpilot_protocol::{ApprovalStatus, ErrorKind};
@@ -206,11 +206,9 @@ impl Runtime {
     /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
     /// run started, in this process) when it is idle.
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
-        let admitted = self
-            .recorder
-            .commit_admission(|tx, out| {
-                Ok::<_, RuntimeError>(crate::admission::admit(tx, submit, out)?)
-            })?;
+        let admitted = self.recorder.commit_admission(|tx, out| {
+            Ok::<_, RuntimeError>(crate::admission::admit(tx, submit, out)?)
+        })?;
         if admitted.started.is_some() {
             self.drive_in_background(submit.session_id);
         }

@@ -29,4 +29,3 @@ pub struct Boundary {
     pub steers: Vec<String>,
     pub end_run: bool,
 }
-

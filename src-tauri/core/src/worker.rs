@@ -133,7 +133,8 @@ async fn run_registered(
         provider: provider.label(),
         resumed: task.status == TaskStatus::Running,
     })?;
-    let (agent, mcp_session) = build_agent(cx, &sink, &task, provider, &limits, &settings, &cancel).await?;
+    let (agent, mcp_session) =
+        build_agent(cx, &sink, &task, provider, &limits, &settings, &cancel).await?;
     let watcher = watch_cancel_requests(cx.store.clone(), task_id, cancel.clone());
     let started = Instant::now();
     let outcome = drive_agent(cx, &agent, &sink, &task, &limits, &cancel).await;

@@ -574,9 +574,8 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
 #[tokio::test]
 async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
     let f = Fixture::new();
-    let first = f
-        .rt
-        .submit(&pocketpilot_core::NewTask {
+    let first =
+        f.rt.submit(&pocketpilot_core::NewTask {
             goal: "hello".into(),
             workspace: Some(f.workspace.clone()),
             trigger: "cli".into(),
@@ -586,7 +585,9 @@ async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
         .unwrap();
     let session = f.rt.task(first).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::Failed);
-    let said = f.rt.say(&input(session, "again", WhenBusy::FollowUp)).unwrap();
+    let said =
+        f.rt.say(&input(session, "again", WhenBusy::FollowUp))
+            .unwrap();
     let second = said.started.expect("an idle session starts a run");
     assert_eq!(f.settle(second).await, TaskStatus::Failed);
     let all = f.rt.submissions(session).unwrap();

@@ -113,10 +113,10 @@ pub fn queue_summary(c: &Connection, session_id: i64) -> Result<QueueSummary> {
         "SELECT count(*), COALESCE(MAX(kind = ?2), 0) FROM submissions \
          WHERE session_id = ?1 AND status = 'queued'",
     )?;
-    let (queued, reset): (i64, bool) = stmt.query_row(
-        params![session_id, SubmissionKind::Reset.as_str()],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    let (queued, reset): (i64, bool) = stmt
+        .query_row(params![session_id, SubmissionKind::Reset.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
     Ok(QueueSummary {
         queued: queued.max(0) as u64,
         reset,

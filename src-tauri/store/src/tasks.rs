@@ -294,7 +294,13 @@ mod tests {
                 let open = insert(tx, &new)?;
                 set_status(tx, open, TaskStatus::Running)?;
                 set_status(tx, open, TaskStatus::WaitingApproval)?;
-                insert(tx, &NewTask { session_id: crate::sessions::insert(tx, "u", "/w")?, ..new })?;
+                insert(
+                    tx,
+                    &NewTask {
+                        session_id: crate::sessions::insert(tx, "u", "/w")?,
+                        ..new
+                    },
+                )?;
                 Ok((session, open))
             })
             .unwrap();
