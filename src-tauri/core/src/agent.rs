@@ -138,10 +138,8 @@ impl Agent {
                 return AgentOutcome::Cancelled;
             }
             if after_tools {
-                match sink.post_tools() {
-                    Ok(b) if b.end_run => return AgentOutcome::EndedByReset,
-                    Ok(b) => messages.extend(b.steers.into_iter().map(Message::user)),
-                    Err(e) => return AgentOutcome::RecordFailed { error: e },
+                if let Err(outcome) = place_steers(&mut messages, sink) {
+                    return outcome;
                 }
             }
             if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
@@ -275,6 +273,18 @@ impl Agent {
 enum TurnError {
     Cancelled,
     Model(ProviderError),
+}
+
+/// The `postTools` boundary: steers join the context; a queued reset ends the run.
+fn place_steers(messages: &mut Vec<Message>, sink: &dyn EventSink) -> Result<(), AgentOutcome> {
+    match sink.post_tools() {
+        Ok(b) if b.end_run => Err(AgentOutcome::EndedByReset),
+        Ok(b) => {
+            messages.extend(b.steers.into_iter().map(Message::user));
+            Ok(())
+        }
+        Err(error) => Err(AgentOutcome::RecordFailed { error }),
+    }
 }
 
 /// Calls of the last assistant message with no tool result after it — only while that

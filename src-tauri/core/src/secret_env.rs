@@ -12,23 +12,41 @@ use std::os::fd::FromRawFd;
 
 use pocketpilot_tools::builtin::run_command::is_secret_name;
 
+/// Why the process could not start again without its secrets (it goes on with them).
+#[derive(Debug, thiserror::Error)]
+pub enum RelaunchError {
+    #[error("the key pipe is not a number")]
+    BadPipe,
+    #[error("the API key is too long to pass on")]
+    KeyTooLong,
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> RelaunchError {
+    move |source| RelaunchError::Io { what, source }
+}
+
 const KEY_VAR: &str = "POCKETPILOT_API_KEY";
 const FD_VAR: &str = "POCKETPILOT_API_KEY_FD";
 
 /// Call first thing in `main`, before any thread starts. Returns only when there is
 /// nothing to hide or the relaunch is impossible (then the reason is returned).
-pub fn relaunch_without_secrets() -> Result<(), String> {
+pub fn relaunch_without_secrets() -> Result<(), RelaunchError> {
     if let Some(fd) = std::env::var_os(FD_VAR) {
         std::env::remove_var(FD_VAR);
         let fd: i32 = fd
             .to_str()
             .and_then(|s| s.parse().ok())
-            .ok_or("the key pipe is not a number")?;
+            .ok_or(RelaunchError::BadPipe)?;
         // SAFETY: the parent passed us this descriptor for exactly this read; we own it now.
         let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
         let mut key = String::new();
         pipe.read_to_string(&mut key)
-            .map_err(|e| format!("cannot read the key pipe: {e}"))?;
+            .map_err(io("cannot read the key pipe"))?;
         if !key.is_empty() {
             // Set after exec, this lives on the heap only, not in /proc/<pid>/environ.
             std::env::set_var(KEY_VAR, key);
@@ -46,28 +64,28 @@ pub fn relaunch_without_secrets() -> Result<(), String> {
 }
 
 #[cfg(unix)]
-fn relaunch(secrets: &[OsString]) -> Result<(), String> {
+fn relaunch(secrets: &[OsString]) -> Result<(), RelaunchError> {
     use std::io::Write;
     use std::os::unix::process::CommandExt;
 
     let key = std::env::var(KEY_VAR).unwrap_or_default();
     // A pipe holds 64 KiB without a reader; a key is far smaller.
     if key.len() > 60_000 {
-        return Err("the API key is too long to pass on".into());
+        return Err(RelaunchError::KeyTooLong);
     }
     let mut fds = [0i32; 2];
     // SAFETY: pipe writes two new descriptors into the array we own.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+        return Err(io("pipe")(std::io::Error::last_os_error()));
     }
     let (read_fd, write_fd) = (fds[0], fds[1]);
     {
         // SAFETY: we own the write end; File closes it when dropped.
         let mut w = unsafe { std::fs::File::from_raw_fd(write_fd) };
         w.write_all(key.as_bytes())
-            .map_err(|e| format!("cannot pass the key on: {e}"))?;
+            .map_err(io("cannot pass the key on"))?;
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let exe = std::env::current_exe().map_err(io("cannot find this program"))?;
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
     let mut cmd = std::process::Command::new(&exe);
@@ -79,10 +97,10 @@ fn relaunch(secrets: &[OsString]) -> Result<(), String> {
     let err = cmd.exec();
     // SAFETY: exec failed, the descriptor is still ours.
     unsafe { libc::close(read_fd) };
-    Err(format!("cannot start again without the secrets: {err}"))
+    Err(io("cannot start again without the secrets")(err))
 }
 
 #[cfg(not(unix))]
-fn relaunch(_secrets: &[OsString]) -> Result<(), String> {
+fn relaunch(_secrets: &[OsString]) -> Result<(), RelaunchError> {
     Ok(())
 }

@@ -1,0 +1,206 @@
+//! A worker that loses its session's lease stops: the real `pocketpilot` binary, a scripted
+//! model whose tool calls run commands that mark their start and end in a file, SIGSTOP
+//! for longer than the lease's TTL, `pocketpilot resume` taking the session over, SIGCONT.
+//!
+//! Invariants: exactly one process records the rest of the run (events gapless, each call
+//! answered once, each step asked once) and no two commands ran at the same time.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const TTL_MS: u64 = 1_500;
+const COMMANDS: usize = 6;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
+        c.args(args)
+            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
+            .env("HOME", self.dir.path())
+            .env("POCKETPILOT_LEASE_TTL_MS", TTL_MS.to_string())
+            .env_remove("POCKETPILOT_BASE_URL")
+            .env_remove("POCKETPILOT_MODEL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    }
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd(args).stdout(Stdio::piped()).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, sig);
+    }
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(child, libc::SIGKILL);
+    let _ = child.wait();
+    None
+}
+
+/// (name, start ns, end ns) of each command, from the marks file.
+fn intervals(marks: &str) -> Vec<(String, u128, u128)> {
+    let mut starts: HashMap<String, u128> = HashMap::new();
+    let mut ends: HashMap<String, u128> = HashMap::new();
+    for line in marks.lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let [what, name, at] = parts[..] {
+            let at: u128 = at.parse().unwrap();
+            let into = if what == "start" {
+                &mut starts
+            } else {
+                &mut ends
+            };
+            assert!(into.insert(name.to_owned(), at).is_none(), "{line} twice");
+        }
+    }
+    let mut out: Vec<(String, u128, u128)> = starts
+        .into_iter()
+        .map(|(name, s)| {
+            // A command killed before its end mark counts as running until now.
+            let e = ends.get(&name).copied().unwrap_or(u128::MAX);
+            (name, s, e)
+        })
+        .collect();
+    out.sort_by_key(|(_, s, _)| *s);
+    out
+}
+
+#[test]
+fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
+    let e = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    std::fs::create_dir_all(e.ws()).unwrap();
+    let mut turns = Vec::new();
+    for k in 0..COMMANDS {
+        let command = format!(
+            "echo start c{k} $(date +%s%N) >> marks.txt; sleep 0.4; echo end c{k} $(date +%s%N) >> marks.txt"
+        );
+        turns.push(json!({ "text": format!("step {k}"),
+            "tool_calls": [{ "name": "run_command", "arguments": { "command": command } }] }));
+    }
+    turns.push(json!({ "text": "all done" }));
+    let script = e.dir.path().join("script.json");
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let ws = e.ws().display().to_string();
+    let provider = format!("scripted:{}", script.display());
+    assert!(e
+        .cmd(&["policy", "allow", "shell", "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+
+    let mut first = e
+        .cmd(&[
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "mark",
+            "--provider",
+            &provider,
+        ])
+        .spawn()
+        .unwrap();
+    let marks = e.ws().join("marks.txt");
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&marks)
+        .unwrap_or_default()
+        .contains("start c0")
+    {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no command started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Mid-command: the worker stops; its command (its own process group) finishes alone.
+    signal(&first, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(TTL_MS + 700));
+    let mut resumer = e.cmd(&["resume"]).spawn().unwrap();
+    // Wake the first worker while the new holder is at work.
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&first, libc::SIGCONT);
+    let resumed = wait_exit(&mut resumer, Duration::from_secs(60)).expect("resume never ended");
+    assert!(resumed.success());
+    // Checked last: a worker that went on would rather show in what it recorded.
+    let first_ended = wait_exit(&mut first, Duration::from_secs(30));
+
+    let task = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let shown = e.json(&["show", &task.to_string(), "--json"]);
+    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    let events = shown["events"].as_array().unwrap();
+    let seqs: Vec<i64> = events
+        .iter()
+        .map(|e| e["sequence"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>(), "a gap");
+    let mut answered: HashMap<String, usize> = HashMap::new();
+    let mut steps: HashMap<i64, usize> = HashMap::new();
+    let mut started = 0;
+    for ev in events {
+        match ev["type"].as_str().unwrap() {
+            "tool_call_completed" | "tool_call_failed" => {
+                *answered
+                    .entry(ev["payload"]["call_id"].as_str().unwrap().to_owned())
+                    .or_default() += 1;
+            }
+            "model_turn_started" => {
+                *steps
+                    .entry(ev["payload"]["step"].as_i64().unwrap())
+                    .or_default() += 1;
+            }
+            "task_started" => started += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(started, 2, "the first worker and the one that took over");
+    assert!(
+        answered.values().all(|n| *n == 1),
+        "a call was answered twice: {answered:?}"
+    );
+    assert!(
+        steps.values().all(|n| *n == 1),
+        "a step was asked twice: {steps:?}"
+    );
+    let interrupted = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_failed" && e["payload"]["kind"] == "interrupted")
+        .count();
+    assert_eq!(interrupted, 1, "the stopped worker's call is reported once");
+
+    let runs = intervals(&std::fs::read_to_string(&marks).unwrap());
+    for w in runs.windows(2) {
+        assert!(
+            w[1].1 >= w[0].2,
+            "{} started while {} was running: {runs:?}",
+            w[1].0,
+            w[0].0
+        );
+    }
+    assert!(runs.len() >= COMMANDS, "{runs:?}");
+    assert!(first_ended.is_some(), "the first run never ended");
+}
