@@ -277,6 +277,11 @@ impl Agent {
         {
             (decision, source) = (Decision::Allow, DecisionSource::User);
         }
+        // issue 14: unsandboxed, each command asks; a widened sandbox is the recorded source.
+        (decision, source) = crate::confinement::gate(capability, decision, source, &self.ctx);
+        if decision == Decision::Allow {
+            source = crate::confinement::audited_source(capability, source, &self.ctx);
+        }
         match decision {
             Decision::Deny => fail(
                 ToolErrorKind::Denied,
@@ -296,6 +301,8 @@ impl Agent {
                     capability: Some(capability.into()),
                     effect,
                     reason: format!("`{capability}` needs your approval"),
+                    // issue 14: the sandbox line of the approval.
+                    sandbox: crate::confinement::call_line(capability, &self.ctx),
                 })
                 .map_err(record)?;
                 Ok((CallResult::NeedsApproval, String::new()))

@@ -21,6 +21,7 @@ pub mod about;
 pub mod agent;
 pub mod autostart;
 pub mod config;
+pub mod confinement;
 pub mod inbox;
 pub mod logging;
 pub mod mcp;

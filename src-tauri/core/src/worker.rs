@@ -130,6 +130,13 @@ async fn run_registered(
     if let Some(env) = agent_env() {
         ctx = ctx.with_base_env(env);
     }
+    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
+    let all_grants: Vec<String> = grants.iter().chain(&task.grants).cloned().collect();
+    ctx = ctx.with_sandbox(crate::confinement::load_command_sandbox(
+        &rt.store,
+        &session.workspace,
+        &all_grants,
+    )?);
     let mut tools = Registry::builtin();
     let mcp_session = connect_mcp(rt, &recorder, &task, &session.workspace, &mut tools).await?;
     let agent = Agent {
@@ -468,7 +475,12 @@ async fn recover_open_calls(
                     args,
                     a.step as u32,
                     Decision::Allow,
-                    DecisionSource::User,
+                    // issue 14: a widened sandbox is the recorded source.
+                    crate::confinement::audited_source(
+                        a.capability.as_deref().unwrap_or_default(),
+                        DecisionSource::User,
+                        &agent.ctx,
+                    ),
                     &agent.ctx,
                     sink,
                 )
