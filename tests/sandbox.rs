@@ -63,7 +63,15 @@ impl Env {
         std::fs::write(&script, Value::Array(turns).to_string()).unwrap();
         let provider = format!("scripted:{}", script.display());
         let ws = self.ws().display().to_string();
-        let mut args = vec!["run", "--workspace", &ws, "--goal", "g", "--provider", &provider];
+        let mut args = vec![
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "g",
+            "--provider",
+            &provider,
+        ];
         args.extend_from_slice(extra);
         let mut c = self.cmd(&args);
         f(&mut c);
@@ -95,7 +103,11 @@ impl Env {
             .filter(|e| e["type"] == "tool_call_completed" || e["type"] == "tool_call_failed")
             .map(|e| {
                 let p = &e["payload"];
-                p["output"].as_str().or(p["error"].as_str()).unwrap_or_default().to_owned()
+                p["output"]
+                    .as_str()
+                    .or(p["error"].as_str())
+                    .unwrap_or_default()
+                    .to_owned()
             })
             .collect()
     }
@@ -149,7 +161,10 @@ fn cannot_write_outside_the_workspace_not_even_through_its_own_symlink() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!e.home().join("direct.txt").exists());
     assert!(!e.home().join("via-link.txt").exists());
-    assert_eq!(std::fs::read_to_string(e.ws().join("inside.txt")).unwrap(), "inside\n");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("inside.txt")).unwrap(),
+        "inside\n"
+    );
 }
 
 /// A listener that counts the connections it accepted within the test.
@@ -178,11 +193,17 @@ fn no_network_without_net_network_and_network_with_it() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let denied = e.outputs().pop().unwrap();
     assert!(!denied.contains("CONNECTED"), "{denied}");
-    assert!(denied.contains("blocked by the sandbox: network"), "{denied}");
+    assert!(
+        denied.contains("blocked by the sandbox: network"),
+        "{denied}"
+    );
     assert!(accepted.recv_timeout(Duration::from_millis(300)).is_err());
 
     let e = Env::new();
-    let out = e.run_commands(&[&connect(port)], &["--allow", "shell:execute", "--allow", "net:network"]);
+    let out = e.run_commands(
+        &[&connect(port)],
+        &["--allow", "shell:execute", "--allow", "net:network"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(e.outputs().pop().unwrap().contains("CONNECTED"));
     assert!(accepted.recv_timeout(Duration::from_secs(2)).is_ok());
@@ -190,12 +211,23 @@ fn no_network_without_net_network_and_network_with_it() {
     // A workspace rule grants it too; a deny rule beats it.
     let e = Env::new();
     let ws = e.ws().display().to_string();
-    assert!(e.cmd(&["policy", "allow", "net:network", "--workspace", &ws]).status().unwrap().success());
+    assert!(e
+        .cmd(&["policy", "allow", "net:network", "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
     e.run_commands(&[&connect(port)], SHELL);
     assert!(e.outputs().pop().unwrap().contains("CONNECTED"));
     assert!(accepted.recv_timeout(Duration::from_secs(2)).is_ok());
-    assert!(e.cmd(&["policy", "deny", "net", "--workspace", &ws]).status().unwrap().success());
-    e.run_commands(&[&connect(port)], &["--allow", "shell:execute", "--allow", "net:network"]);
+    assert!(e
+        .cmd(&["policy", "deny", "net", "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+    e.run_commands(
+        &[&connect(port)],
+        &["--allow", "shell:execute", "--allow", "net:network"],
+    );
     assert!(!e.outputs().pop().unwrap().contains("CONNECTED"));
     assert!(accepted.recv_timeout(Duration::from_millis(300)).is_err());
 }
@@ -226,7 +258,12 @@ fn the_webhook_port_of_a_running_serve_is_out_of_reach() {
     if !up {
         let _ = serve.kill();
         let mut err = String::new();
-        serve.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        serve
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         panic!("serve did not listen on {port}: {err}");
     }
     let hook = format!(
@@ -250,7 +287,11 @@ fn cannot_reach_the_session_dbus() {
         .args(["--", "sh", "-c", probe])
         .output()
         .unwrap();
-    assert!(text(&control.stdout).contains("DBUS-OK"), "{}", text(&control.stderr));
+    assert!(
+        text(&control.stdout).contains("DBUS-OK"),
+        "{}",
+        text(&control.stderr)
+    );
     let script = e.dir.path().join("dbus.json");
     std::fs::write(
         &script,
@@ -260,7 +301,17 @@ fn cannot_reach_the_session_dbus() {
     let provider = format!("scripted:{}", script.display());
     let ws = e.ws().display().to_string();
     let out = Command::new("dbus-run-session")
-        .args(["--", Env::bin(), "run", "--workspace", &ws, "--goal", "g", "--provider", &provider])
+        .args([
+            "--",
+            Env::bin(),
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "g",
+            "--provider",
+            &provider,
+        ])
         .args(SHELL)
         .env("POCKETPILOT_DATA_DIR", e.data())
         .env("HOME", e.home())
@@ -307,8 +358,15 @@ fn parent_environ_and_command_env_are_free_of_secrets_unless_passed() {
         .status()
         .unwrap()
         .success());
-    let shown = e.cmd(&["sandbox", "show", "--workspace", &ws]).output().unwrap();
-    assert!(text(&shown.stdout).contains("env PASSED_TOKEN"), "{}", text(&shown.stdout));
+    let shown = e
+        .cmd(&["sandbox", "show", "--workspace", &ws])
+        .output()
+        .unwrap();
+    assert!(
+        text(&shown.stdout).contains("env PASSED_TOKEN"),
+        "{}",
+        text(&shown.stdout)
+    );
     let out = e.run_commands_with(
         &["tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env"],
         SHELL,
@@ -337,8 +395,16 @@ fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
     std::fs::create_dir_all(e.data().join("logs")).unwrap();
     std::fs::write(e.data().join("old.txt"), "x").unwrap();
     std::fs::set_permissions(e.data(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(e.data().join("logs"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(e.data().join("old.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(
+        e.data().join("logs"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        e.data().join("old.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
     // While a run holds the database open, its WAL and shm exist: look then.
     let marker = e.ws().join("modes.txt");
     let data = e.data().display().to_string();
@@ -370,7 +436,10 @@ fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let modes = (wal.exists().then(|| mode(&wal)), shm.exists().then(|| mode(&shm)));
+    let modes = (
+        wal.exists().then(|| mode(&wal)),
+        shm.exists().then(|| mode(&shm)),
+    );
     let _ = serve.kill();
     let _ = serve.wait();
     assert_eq!(modes, (Some(0o600), Some(0o600)), "{data}");
@@ -407,7 +476,10 @@ fn cannot_change_the_policy_through_the_apps_own_cli() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let o = e.outputs().pop().unwrap();
     assert!(!o.contains("rc=0"), "{o}");
-    let rules = e.cmd(&["policy", "show", "--workspace", &ws, "--json"]).output().unwrap();
+    let rules = e
+        .cmd(&["policy", "show", "--workspace", &ws, "--json"])
+        .output()
+        .unwrap();
     let rules: Value = serde_json::from_slice(&rules.stdout).unwrap();
     assert_eq!(rules["allow"], json!([]), "{rules}");
     let _ = std::fs::remove_file(inside);
@@ -423,7 +495,10 @@ fn unsandboxed_it_says_so_each_command_asks_and_session_grants_are_refused() {
     let out = e.run_commands_with(&["echo one > one.txt", "echo two > two.txt"], SHELL, off);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let err = text(&out.stderr);
-    assert!(err.contains("NOT sandboxed: POCKETPILOT_SANDBOX=off is set"), "{err}");
+    assert!(
+        err.contains("NOT sandboxed: POCKETPILOT_SANDBOX=off is set"),
+        "{err}"
+    );
     assert!(!e.ws().join("one.txt").exists());
     let pending: Value =
         serde_json::from_slice(&e.cmd(&["approvals", "--json"]).output().unwrap().stdout).unwrap();
@@ -474,14 +549,24 @@ fn sandboxed_approvals_say_so_and_widenings_are_audited() {
     let extra = e.home().join("extra");
     std::fs::create_dir_all(&extra).unwrap();
     let extra_s = extra.display().to_string();
-    assert!(e.cmd(&["sandbox", "allow-write", &extra_s, "--workspace", &ws]).status().unwrap().success());
-    let show = e.cmd(&["sandbox", "show", "--workspace", &ws]).output().unwrap();
+    assert!(e
+        .cmd(&["sandbox", "allow-write", &extra_s, "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+    let show = e
+        .cmd(&["sandbox", "show", "--workspace", &ws])
+        .output()
+        .unwrap();
     assert!(text(&show.stdout).contains(&format!("widened by the workspace: write {extra_s}")));
     let out = e.run_commands(&[&format!("echo w > {extra_s}/w.txt")], SHELL);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(extra.join("w.txt").exists());
     let events = e.events();
-    assert!(events.contains("\"decision_source\": \"workspace_sandbox\""), "{events}");
+    assert!(
+        events.contains("\"decision_source\": \"workspace_sandbox\""),
+        "{events}"
+    );
 }
 
 #[test]
@@ -490,12 +575,22 @@ fn doctor_reports_the_sandbox_and_private_dirs() {
     let out = e.cmd(&["doctor"]).output().unwrap();
     let o = text(&out.stdout);
     assert!(out.status.success(), "{o}");
-    assert!(o.starts_with("sandboxed: writes in the workspace only, no network"), "{o}");
+    assert!(
+        o.starts_with("sandboxed: writes in the workspace only, no network"),
+        "{o}"
+    );
     assert!(o.contains("landlock ABI: "), "{o}");
     assert!(o.contains("seccomp: works"), "{o}");
     assert!(o.contains("keychain: "), "{o}");
-    assert!(o.contains(&format!("private: {}", e.data().display())), "{o}");
-    let out = e.cmd(&["doctor"]).env("POCKETPILOT_SANDBOX", "off").output().unwrap();
+    assert!(
+        o.contains(&format!("private: {}", e.data().display())),
+        "{o}"
+    );
+    let out = e
+        .cmd(&["doctor"])
+        .env("POCKETPILOT_SANDBOX", "off")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).starts_with("NOT sandboxed: POCKETPILOT_SANDBOX=off is set"));
 }

@@ -124,7 +124,11 @@ pub fn ask(
     );
     // issue 14: how the command will be confined, in red when it will not be.
     if let Some(line) = sandbox {
-        let _ = writeln!(err, "  {}", sandbox_line(line, std::io::IsTerminal::is_terminal(&err)));
+        let _ = writeln!(
+            err,
+            "  {}",
+            sandbox_line(line, std::io::IsTerminal::is_terminal(&err))
+        );
     }
     let stdin = std::io::stdin();
     loop {

@@ -25,8 +25,16 @@ pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
         let yes = |b: bool| if b { "works" } else { "NOT available" };
         let _ = writeln!(out, "  landlock ABI: {abi}");
         let _ = writeln!(out, "  seccomp: {}", yes(*network_blocking));
-        let _ = writeln!(out, "  landlock TCP rules (ABI >= 4): {}", yes(*landlock_tcp));
-        let _ = writeln!(out, "  unix socket / signal scoping (ABI >= 6): {}", yes(*scoped));
+        let _ = writeln!(
+            out,
+            "  landlock TCP rules (ABI >= 4): {}",
+            yes(*landlock_tcp)
+        );
+        let _ = writeln!(
+            out,
+            "  unix socket / signal scoping (ABI >= 6): {}",
+            yes(*scoped)
+        );
         let _ = writeln!(
             out,
             "  user namespaces: {}",
@@ -38,7 +46,11 @@ pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
         "  switch: {}=off runs commands NOT sandboxed (each one then asks)",
         pocketpilot_sandbox::SWITCH_VAR
     );
-    let _ = writeln!(out, "keychain: {}", pocketpilot_core::about::keychain_status());
+    let _ = writeln!(
+        out,
+        "keychain: {}",
+        pocketpilot_core::about::keychain_status()
+    );
     for dir in pocketpilot_core::confinement::private_dirs(data_dir) {
         match private_problems(&dir) {
             Ok(problems) if problems.is_empty() => {
@@ -46,7 +58,12 @@ pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
             }
             Ok(problems) => {
                 ok = false;
-                let _ = writeln!(out, "NOT private: {}: {}", dir.display(), problems.join(", "));
+                let _ = writeln!(
+                    out,
+                    "NOT private: {}: {}",
+                    dir.display(),
+                    problems.join(", ")
+                );
             }
             Err(_) => {
                 let _ = writeln!(out, "absent: {}", dir.display());
@@ -67,7 +84,11 @@ fn private_problems(dir: &Path) -> std::io::Result<Vec<String>> {
     while let Some(d) = stack.pop() {
         let meta = std::fs::symlink_metadata(&d)?;
         if meta.permissions().mode() & 0o077 != 0 {
-            problems.push(format!("{} is {:o}", d.display(), meta.permissions().mode() & 0o777));
+            problems.push(format!(
+                "{} is {:o}",
+                d.display(),
+                meta.permissions().mode() & 0o777
+            ));
         }
         for entry in std::fs::read_dir(&d)? {
             let entry = entry?;

@@ -193,7 +193,8 @@ pub async fn follow(
                     );
                     if let Some(line) = sandbox {
                         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-                        let _ = writeln!(err, "  {}", super::approvals::sandbox_line(line, terminal));
+                        let _ =
+                            writeln!(err, "  {}", super::approvals::sandbox_line(line, terminal));
                     }
                     if !json {
                         let _ = writeln!(out, "approval {approval_id}");

@@ -78,21 +78,24 @@ fn workspace(w: Option<PathBuf>) -> Result<String, CliError> {
 }
 
 fn dir(d: &std::path::Path) -> Result<PathBuf, CliError> {
-    std::fs::canonicalize(d)
-        .map_err(|_| CliError::Usage(format!("{} does not exist", d.display())))
+    std::fs::canonicalize(d).map_err(|_| CliError::Usage(format!("{} does not exist", d.display())))
 }
 
 pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliError> {
-    let edit = |w: Option<PathBuf>, f: &dyn Fn(&mut WorkspaceSandbox)| -> Result<String, CliError> {
-        let ws = workspace(w)?;
-        let mut s = rt.workspace_sandbox(&ws)?;
-        f(&mut s);
-        rt.set_workspace_sandbox(&ws, &s)?;
-        Ok(ws)
-    };
+    let edit =
+        |w: Option<PathBuf>, f: &dyn Fn(&mut WorkspaceSandbox)| -> Result<String, CliError> {
+            let ws = workspace(w)?;
+            let mut s = rt.workspace_sandbox(&ws)?;
+            f(&mut s);
+            rt.set_workspace_sandbox(&ws, &s)?;
+            Ok(ws)
+        };
     let mut out = std::io::stdout().lock();
     match cmd {
-        SandboxCommand::AllowRead { dir: d, workspace: w } => {
+        SandboxCommand::AllowRead {
+            dir: d,
+            workspace: w,
+        } => {
             let d = dir(&d)?;
             let ws = edit(w, &|s| {
                 if !s.extra_read.contains(&d) {
@@ -101,7 +104,10 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
             })?;
             let _ = writeln!(out, "commands in {ws} may read {}", d.display());
         }
-        SandboxCommand::AllowWrite { dir: d, workspace: w } => {
+        SandboxCommand::AllowWrite {
+            dir: d,
+            workspace: w,
+        } => {
             let d = dir(&d)?;
             let ws = edit(w, &|s| {
                 if !s.extra_write.contains(&d) {
@@ -110,10 +116,17 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
             })?;
             let _ = writeln!(out, "commands in {ws} may write {}", d.display());
         }
-        SandboxCommand::Network { switch, workspace: w } => {
+        SandboxCommand::Network {
+            switch,
+            workspace: w,
+        } => {
             let on = matches!(switch, Switch::On);
             let ws = edit(w, &|s| s.network = on)?;
-            let _ = writeln!(out, "network for commands in {ws}: {}", if on { "on" } else { "off" });
+            let _ = writeln!(
+                out,
+                "network for commands in {ws}: {}",
+                if on { "on" } else { "off" }
+            );
         }
         SandboxCommand::PassEnv { name, workspace: w } => {
             let ws = edit(w, &|s| {
@@ -123,7 +136,10 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
             })?;
             let _ = writeln!(out, "commands in {ws} get ${name}");
         }
-        SandboxCommand::Confine { switch, workspace: w } => {
+        SandboxCommand::Confine {
+            switch,
+            workspace: w,
+        } => {
             let off = matches!(switch, Switch::Off);
             let ws = edit(w, &|s| s.no_sandbox = off)?;
             let _ = writeln!(
@@ -149,8 +165,10 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
                 return Ok(ExitCode::SUCCESS);
             }
             let sandbox = rt.command_sandbox(&ws, &[])?;
-            let line =
-                pocketpilot_core::confinement::approval_line(&pocketpilot_sandbox::probe(), &sandbox);
+            let line = pocketpilot_core::confinement::approval_line(
+                &pocketpilot_sandbox::probe(),
+                &sandbox,
+            );
             let terminal = std::io::IsTerminal::is_terminal(&out);
             let _ = writeln!(out, "{}", super::approvals::sandbox_line(&line, terminal));
         }

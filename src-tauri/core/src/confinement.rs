@@ -59,8 +59,16 @@ impl WorkspaceSandbox {
         if self.no_sandbox {
             w.push("no sandbox".to_owned());
         }
-        w.extend(self.extra_read.iter().map(|p| format!("read {}", p.display())));
-        w.extend(self.extra_write.iter().map(|p| format!("write {}", p.display())));
+        w.extend(
+            self.extra_read
+                .iter()
+                .map(|p| format!("read {}", p.display())),
+        );
+        w.extend(
+            self.extra_write
+                .iter()
+                .map(|p| format!("write {}", p.display())),
+        );
         if self.network {
             w.push("network".to_owned());
         }
@@ -141,7 +149,8 @@ pub fn approval_line(status: &SandboxStatus, sandbox: &CommandSandbox) -> String
 
 /// The approval line of a call, for the calls that start a process.
 pub fn call_line(capability: &str, ctx: &ToolContext) -> Option<String> {
-    (capability == SHELL_EXECUTE).then(|| approval_line(&pocketpilot_sandbox::probe(), &ctx.sandbox))
+    (capability == SHELL_EXECUTE)
+        .then(|| approval_line(&pocketpilot_sandbox::probe(), &ctx.sandbox))
 }
 
 /// Whether "allow for this session" may stand for `shell:execute` with `sandbox`.
@@ -167,7 +176,11 @@ pub fn gate(
 
 /// The decision source recorded for an allowed call: `WorkspaceSandbox` when the call
 /// starts a process whose sandbox the workspace widened.
-pub fn audited_source(capability: &str, source: DecisionSource, ctx: &ToolContext) -> DecisionSource {
+pub fn audited_source(
+    capability: &str,
+    source: DecisionSource,
+    ctx: &ToolContext,
+) -> DecisionSource {
     if capability == SHELL_EXECUTE && !ctx.sandbox.widening.is_empty() {
         DecisionSource::WorkspaceSandbox
     } else {
@@ -232,7 +245,9 @@ impl Runtime {
             return Ok(answer);
         }
         let task = self.task(approval.task_id)?;
-        let session = self.store.read(|c| store::sessions::get(c, task.session_id))?;
+        let session = self
+            .store
+            .read(|c| store::sessions::get(c, task.session_id))?;
         let sandbox = self.command_sandbox(&session.workspace, &[])?;
         if session_grant_allowed(&sandbox) {
             return Ok(answer);

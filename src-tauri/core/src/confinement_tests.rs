@@ -24,7 +24,12 @@ fn rules(allow: &[&str], deny: &[&str]) -> PolicyRules {
     }
 }
 
-fn sb(status: &SandboxStatus, ws: &WorkspaceSandbox, r: &PolicyRules, g: &[&str]) -> CommandSandbox {
+fn sb(
+    status: &SandboxStatus,
+    ws: &WorkspaceSandbox,
+    r: &PolicyRules,
+    g: &[&str],
+) -> CommandSandbox {
     let g: Vec<String> = g.iter().map(|s| s.to_string()).collect();
     command_sandbox(status, ws, r, &g, CommandSandbox::default())
 }
@@ -76,7 +81,8 @@ fn the_line_says_sandboxed_or_not_and_lists_the_widenings() {
     };
     let s = sb(&sandboxed(), &off, &rules(&[], &[]), &[]);
     assert_eq!(s.mode, SandboxMode::Off);
-    assert!(approval_line(&sandboxed(), &s).starts_with("NOT sandboxed: the workspace's sandbox is off"));
+    assert!(approval_line(&sandboxed(), &s)
+        .starts_with("NOT sandboxed: the workspace's sandbox is off"));
 }
 
 #[test]
@@ -94,22 +100,45 @@ fn unsandboxed_every_command_asks_and_no_session_grant() {
     let on = ctx(&sandboxed(), &def);
     assert!(session_grant_allowed(&on.sandbox));
     assert_eq!(
-        gate(SHELL_EXECUTE, Decision::Allow, DecisionSource::SessionGrant, &on),
+        gate(
+            SHELL_EXECUTE,
+            Decision::Allow,
+            DecisionSource::SessionGrant,
+            &on
+        ),
         (Decision::Allow, DecisionSource::SessionGrant)
     );
     let off = ctx(&not_sandboxed(), &def);
     assert!(!session_grant_allowed(&off.sandbox));
     assert_eq!(
-        gate(SHELL_EXECUTE, Decision::Allow, DecisionSource::SessionGrant, &off).0,
+        gate(
+            SHELL_EXECUTE,
+            Decision::Allow,
+            DecisionSource::SessionGrant,
+            &off
+        )
+        .0,
         Decision::RequireApproval
     );
     // Deny stays deny; other capabilities are not the sandbox's business.
     assert_eq!(
-        gate(SHELL_EXECUTE, Decision::Deny, DecisionSource::WorkspaceRule, &off).0,
+        gate(
+            SHELL_EXECUTE,
+            Decision::Deny,
+            DecisionSource::WorkspaceRule,
+            &off
+        )
+        .0,
         Decision::Deny
     );
     assert_eq!(
-        gate("fs:write", Decision::Allow, DecisionSource::WorkspaceRule, &off).0,
+        gate(
+            "fs:write",
+            Decision::Allow,
+            DecisionSource::WorkspaceRule,
+            &off
+        )
+        .0,
         Decision::Allow
     );
 }
@@ -120,8 +149,12 @@ fn a_widened_sandbox_is_the_recorded_source() {
         extra_read: vec!["/srv/data".into()],
         ..Default::default()
     };
-    let ctx = ToolContext::new(std::env::temp_dir(), vec![], Default::default())
-        .with_sandbox(sb(&sandboxed(), &wide, &rules(&[], &[]), &[]));
+    let ctx = ToolContext::new(std::env::temp_dir(), vec![], Default::default()).with_sandbox(sb(
+        &sandboxed(),
+        &wide,
+        &rules(&[], &[]),
+        &[],
+    ));
     assert_eq!(
         audited_source(SHELL_EXECUTE, DecisionSource::User, &ctx),
         DecisionSource::WorkspaceSandbox
