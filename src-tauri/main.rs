@@ -11,6 +11,11 @@ fn main() -> ExitCode {
     if let Err(reason) = pocketpilot_core::secret_env::relaunch_without_secrets() {
         eprintln!("pocketpilot: warning: {reason}");
     }
+    // issue 14: private files from the first write (umask 077), not dumpable, the sandbox
+    // probed once, an existing install's data/config/log dirs tightened.
+    for problem in pocketpilot_core::confinement::at_start(&pocketpilot_core::config::data_dir()) {
+        eprintln!("pocketpilot: warning: {problem}");
+    }
     // Any argument makes this the CLI; none opens the window. WebKit's WebDriver launches
     // the window with a lone `--automation`.
     let args: Vec<_> = std::env::args_os().skip(1).collect();

@@ -540,7 +540,7 @@ fn autostart_writes_and_removes_the_xdg_entry_and_version_reports_it() {
         "{version}"
     );
     assert!(
-        version.ends_with("\nsandbox: not yet available\n"),
+        version.ends_with("\nsandbox: sandboxed: writes in the workspace only, no network\n"),
         "{version}"
     );
 

@@ -63,6 +63,15 @@ pub fn describe_effect(effect: &Effect) -> String {
     }
 }
 
+/// The sandbox line of an approval; "NOT sandboxed: …" in red on a terminal.
+pub fn sandbox_line(line: &str, terminal: bool) -> String {
+    if terminal && line.starts_with("NOT sandboxed") {
+        format!("\x1b[1;31m{line}\x1b[0m")
+    } else {
+        line.to_owned()
+    }
+}
+
 async fn continue_after(
     rt: &Arc<Runtime>,
     approval_id: i64,
@@ -104,6 +113,7 @@ pub fn ask(
     arguments: &serde_json::Value,
     capability: Option<&str>,
     effect: &Effect,
+    sandbox: Option<&str>,
 ) -> Result<ApprovalAnswer, CliError> {
     let mut err = std::io::stderr();
     let _ = writeln!(
@@ -112,6 +122,14 @@ pub fn ask(
         capability.unwrap_or("?"),
         describe_effect(effect)
     );
+    // issue 14: how the command will be confined, in red when it will not be.
+    if let Some(line) = sandbox {
+        let _ = writeln!(
+            err,
+            "  {}",
+            sandbox_line(line, std::io::IsTerminal::is_terminal(&err))
+        );
+    }
     let stdin = std::io::stdin();
     loop {
         let _ = write!(

@@ -6,10 +6,12 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod approvals;
 mod autostart;
+mod doctor;
 mod eval;
 mod inbox;
 mod mcp;
 mod run;
+mod sandbox;
 mod settings;
 mod tasks;
 pub mod triggers;
@@ -140,6 +142,11 @@ pub enum Command {
         #[arg(value_enum, default_value = "status")]
         switch: autostart::Switch,
     },
+    /// What works here and what does not: the sandbox, the keychain, private files.
+    Doctor,
+    /// A workspace's sandbox: extra readable/writable dirs, network, passed variables.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -211,6 +218,8 @@ async fn dispatch(
         Command::Serve(args) => triggers::serve(rt, args).await,
         Command::Eval(args) => eval::eval(rt, args).await,
         Command::Replay(args) => eval::replay(rt, args),
+        Command::Doctor => Ok(doctor::doctor(data_dir, &mut std::io::stdout().lock())),
+        Command::Sandbox(cmd) => sandbox::sandbox(rt, cmd),
         Command::Autostart { switch } => {
             autostart::command(switch, &mut std::io::stdout().lock())
                 .map_err(|e| CliError::Other(e.to_string()))?;

@@ -175,6 +175,7 @@ pub async fn follow(
                 arguments,
                 capability,
                 effect,
+                sandbox,
                 ..
             } => {
                 if rt.task(id)?.status != TaskStatus::WaitingApproval {
@@ -190,12 +191,23 @@ pub async fn follow(
                         err,
                         "task {id} is waiting for approval {approval_id}: {name} {arguments}\n  approve: pocketpilot approve {approval_id}\n  reject:  pocketpilot reject {approval_id} --reason TEXT"
                     );
+                    if let Some(line) = sandbox {
+                        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+                        let _ =
+                            writeln!(err, "  {}", super::approvals::sandbox_line(line, terminal));
+                    }
                     if !json {
                         let _ = writeln!(out, "approval {approval_id}");
                     }
                     return Ok(ExitCode::from(TaskStatus::WaitingApproval.exit_code()));
                 }
-                let answer = super::approvals::ask(name, arguments, capability.as_deref(), effect)?;
+                let answer = super::approvals::ask(
+                    name,
+                    arguments,
+                    capability.as_deref(),
+                    effect,
+                    sandbox.as_deref(),
+                )?;
                 rt.resolve_approval(approval_id, answer)?;
             }
             _ => {}

@@ -83,10 +83,9 @@ pub fn keychain_status() -> String {
     }
 }
 
-/// The sandbox line. A placeholder until the sandbox probe lands: replace this body with
-/// the probe's one-line summary.
+/// The sandbox line: the probe's line for a call without the network grant.
 pub fn sandbox_status() -> String {
-    "not yet available".to_owned()
+    pocketpilot_sandbox::probe().line(false)
 }
 
 #[cfg(test)]
@@ -105,6 +104,7 @@ mod tests {
             text.starts_with("pocketpilot 1.2.3 (commit unknown)\n"),
             "{text}"
         );
-        assert!(text.ends_with("\nsandbox: not yet available"), "{text}");
+        let sandbox = format!("\nsandbox: {}", pocketpilot_sandbox::probe().line(false));
+        assert!(text.ends_with(&sandbox), "{text}");
     }
 }

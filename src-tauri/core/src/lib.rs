@@ -29,6 +29,7 @@ pub mod admission;
 pub mod agent;
 pub mod autostart;
 pub mod config;
+pub mod confinement;
 pub mod error_kind;
 pub mod feed;
 pub mod inbox;

@@ -91,7 +91,13 @@ pub async fn carry_out(
                 return fail(call, ToolErrorKind::UnknownTool, error, sink);
             };
             let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
-            let how = (a.step as u32, DecisionSource::User);
+            // A widened sandbox is the recorded source of an approved call too.
+            let source = crate::confinement::audited_source(
+                tool.capability(),
+                DecisionSource::User,
+                agent.ctx,
+            );
+            let how = (a.step as u32, source);
             execute(agent, tool.as_ref(), call, args, how, sink).await
         }
         Origin::Interrupted(j) => interrupted(agent, call, j, sink).await,
@@ -130,6 +136,11 @@ async fn fresh(
         agent.session_grants,
         agent.run_grants,
     );
+    // Unsandboxed, each command asks; a widened sandbox is the recorded source.
+    let (decision, mut source) = crate::confinement::gate(capability, decision, source, agent.ctx);
+    if decision == Decision::Allow {
+        source = crate::confinement::audited_source(capability, source, agent.ctx);
+    }
     match decision {
         Decision::Deny => {
             let error = format!("the policy denies `{capability}` ({source})");
@@ -149,6 +160,7 @@ async fn fresh(
                 capability: Some(capability.into()),
                 effect,
                 reason: format!("`{capability}` needs your approval"),
+                sandbox: crate::confinement::call_line(capability, agent.ctx),
             })?;
             Ok(Handled::NeedsApproval)
         }

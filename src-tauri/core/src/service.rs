@@ -508,6 +508,8 @@ impl Runtime {
                 ));
             }
         }
+        // issue 14: unsandboxed, "allow for this session" on a command is one-off.
+        let answer = self.vet_session_grant(&approval, answer)?;
         let task_id = approval.task_id;
         self.recorder.record(
             task_id,

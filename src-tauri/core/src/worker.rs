@@ -190,6 +190,13 @@ async fn build_agent(
     if let Some(env) = agent_env() {
         ctx = ctx.with_base_env(env);
     }
+    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
+    let all_grants: Vec<String> = grants.iter().chain(&task.grants).cloned().collect();
+    ctx = ctx.with_sandbox(crate::confinement::load_command_sandbox(
+        &cx.store,
+        &session.workspace,
+        &all_grants,
+    )?);
     let mut tools = Registry::builtin();
     let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
     let agent = Agent {

@@ -42,6 +42,10 @@ crate::wire_enum! {
         User = "user",
         /// A read-only call found interrupted after a crash, run again.
         Replay = "replay",
+        /// A `run_command` whose sandbox the workspace's sandbox settings widened (extra
+        /// paths, network, passed-through variables, or no sandbox): recorded so the audit
+        /// shows the widening, not only who allowed the call.
+        WorkspaceSandbox = "workspace_sandbox",
     }
 }
 

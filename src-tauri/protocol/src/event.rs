@@ -136,6 +136,11 @@ pub enum RuntimeEvent {
         capability: Option<String>,
         effect: Effect,
         reason: String,
+        /// For a command: how it will be confined, the line the approval shows
+        /// ("sandboxed: writes in the workspace only, no network" or "NOT sandboxed: …").
+        /// Absent in events recorded before issue 14 and for calls that start no process.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
     },
     ApprovalResolved {
         approval_id: i64,

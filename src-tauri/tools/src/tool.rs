@@ -20,8 +20,13 @@ pub struct CommandSandbox {
     pub extra_write: Vec<PathBuf>,
     /// Secret-looking variables to pass through anyway, by exact name.
     pub env_pass: Vec<String>,
-    /// `Off` only when the person chose "no sandbox" explicitly.
+    /// `Off` only when the person chose "no sandbox" explicitly, or the probe found the
+    /// kernel cannot confine (then every command asks, see `pocketpilot_core::confinement`).
     pub mode: SandboxMode,
+    /// What the workspace's sandbox settings widened, one phrase each ("write /x",
+    /// "network", "no sandbox"): shown in the approval and recorded as the decision's
+    /// source. Empty for the defaults.
+    pub widening: Vec<String>,
 }
 
 impl CommandSandbox {

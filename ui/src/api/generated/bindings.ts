@@ -201,7 +201,13 @@ export type Decision = "allow" | "require_approval" | "deny";
 /**  Which rule made the decision, for the audit. */
 export type DecisionSource = "default" | "workspace_rule" | "session_grant" | "user" | 
 /**  A read-only call found interrupted after a crash, run again. */
-"replay";
+"replay" | 
+/**
+ *  A `run_command` whose sandbox the workspace's sandbox settings widened (extra
+ *  paths, network, passed-through variables, or no sandbox): recorded so the audit
+ *  shows the widening, not only who allowed the call.
+ */
+"workspace_sandbox";
 
 /**  Start at login and keep in the tray, as Settings shows them. */
 export type DesktopSettings = {
@@ -408,6 +414,12 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	capability: string | null,
 	effect: Effect,
 	reason: string,
+	/**
+	 *  For a command: how it will be confined, the line the approval shows
+	 *  ("sandboxed: writes in the workspace only, no network" or "NOT sandboxed: …").
+	 *  Absent in events recorded before issue 14 and for calls that start no process.
+	 */
+	sandbox?: string | null,
 } } | { type: "approval_resolved"; payload: {
 	approval_id: number,
 	call_id: string,

@@ -1,0 +1,177 @@
+//! `pocketpilot sandbox …`: a workspace's sandbox settings (issue 14). Every widening is
+//! shown in the approvals and recorded as the decision's source; a `deny` rule of
+//! `pocketpilot policy` still beats "network on".
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Subcommand, ValueEnum};
+
+use pocketpilot_core::confinement::WorkspaceSandbox;
+use pocketpilot_core::service::Runtime;
+
+use super::{print_json, CliError};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SandboxCommand {
+    /// Let the workspace's commands also read (and run from) DIR.
+    AllowRead {
+        dir: PathBuf,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Let the workspace's commands also write DIR.
+    AllowWrite {
+        dir: PathBuf,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Network for every command of the workspace (unless a rule denies `net:network`).
+    Network {
+        #[arg(value_enum)]
+        switch: Switch,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Pass a secret-looking variable through to the workspace's commands, by exact name.
+    PassEnv {
+        name: String,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// "No sandbox" for the workspace (on: confined, the default; off: NOT sandboxed, and
+    /// then every command asks).
+    Confine {
+        #[arg(value_enum)]
+        switch: Switch,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Back to the defaults.
+    Reset {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// The workspace's settings and the line its approvals show.
+    Show {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn workspace(w: Option<PathBuf>) -> Result<String, CliError> {
+    let w = w
+        .or_else(super::default_workspace)
+        .ok_or_else(|| CliError::Usage("give --workspace".into()))?;
+    let real = std::fs::canonicalize(&w)
+        .map_err(|_| CliError::Usage(format!("the workspace {} does not exist", w.display())))?;
+    Ok(real.display().to_string())
+}
+
+fn dir(d: &std::path::Path) -> Result<PathBuf, CliError> {
+    std::fs::canonicalize(d).map_err(|_| CliError::Usage(format!("{} does not exist", d.display())))
+}
+
+pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliError> {
+    let edit =
+        |w: Option<PathBuf>, f: &dyn Fn(&mut WorkspaceSandbox)| -> Result<String, CliError> {
+            let ws = workspace(w)?;
+            let mut s = rt.workspace_sandbox(&ws)?;
+            f(&mut s);
+            rt.set_workspace_sandbox(&ws, &s)?;
+            Ok(ws)
+        };
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        SandboxCommand::AllowRead {
+            dir: d,
+            workspace: w,
+        } => {
+            let d = dir(&d)?;
+            let ws = edit(w, &|s| {
+                if !s.extra_read.contains(&d) {
+                    s.extra_read.push(d.clone());
+                }
+            })?;
+            let _ = writeln!(out, "commands in {ws} may read {}", d.display());
+        }
+        SandboxCommand::AllowWrite {
+            dir: d,
+            workspace: w,
+        } => {
+            let d = dir(&d)?;
+            let ws = edit(w, &|s| {
+                if !s.extra_write.contains(&d) {
+                    s.extra_write.push(d.clone());
+                }
+            })?;
+            let _ = writeln!(out, "commands in {ws} may write {}", d.display());
+        }
+        SandboxCommand::Network {
+            switch,
+            workspace: w,
+        } => {
+            let on = matches!(switch, Switch::On);
+            let ws = edit(w, &|s| s.network = on)?;
+            let _ = writeln!(
+                out,
+                "network for commands in {ws}: {}",
+                if on { "on" } else { "off" }
+            );
+        }
+        SandboxCommand::PassEnv { name, workspace: w } => {
+            let ws = edit(w, &|s| {
+                if !s.env_pass.contains(&name) {
+                    s.env_pass.push(name.clone());
+                }
+            })?;
+            let _ = writeln!(out, "commands in {ws} get ${name}");
+        }
+        SandboxCommand::Confine {
+            switch,
+            workspace: w,
+        } => {
+            let off = matches!(switch, Switch::Off);
+            let ws = edit(w, &|s| s.no_sandbox = off)?;
+            let _ = writeln!(
+                out,
+                "{}",
+                if off {
+                    format!("commands in {ws} run NOT sandboxed (each one asks)")
+                } else {
+                    format!("commands in {ws} run sandboxed")
+                }
+            );
+        }
+        SandboxCommand::Reset { workspace: w } => {
+            let ws = workspace(w)?;
+            rt.set_workspace_sandbox(&ws, &WorkspaceSandbox::default())?;
+            let _ = writeln!(out, "the sandbox of {ws} is back to the defaults");
+        }
+        SandboxCommand::Show { workspace: w, json } => {
+            let ws = workspace(w)?;
+            let settings = rt.workspace_sandbox(&ws)?;
+            if json {
+                print_json(&settings);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let sandbox = rt.command_sandbox(&ws, &[])?;
+            let line = pocketpilot_core::confinement::approval_line(
+                &pocketpilot_sandbox::probe(),
+                &sandbox,
+            );
+            let terminal = std::io::IsTerminal::is_terminal(&out);
+            let _ = writeln!(out, "{}", super::approvals::sandbox_line(&line, terminal));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

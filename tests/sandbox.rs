@@ -1,0 +1,596 @@
+//! Issue 14 end to end: the real `pocketpilot` binary, a scripted model that runs
+//! `run_command`, the real kernel's sandbox. Each test checks an effect on the machine (a
+//! file, a connection, a mode), not only what the command printed.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::io::Read;
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        Self { dir }
+    }
+    fn home(&self) -> &Path {
+        self.dir.path()
+    }
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+    fn bin() -> &'static str {
+        env!("CARGO_BIN_EXE_pocketpilot")
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(Self::bin());
+        c.args(args)
+            .env("POCKETPILOT_DATA_DIR", self.data())
+            .env("HOME", self.home())
+            .env_remove("POCKETPILOT_BASE_URL")
+            .env_remove("POCKETPILOT_MODEL")
+            .env_remove("POCKETPILOT_SANDBOX")
+            .stdin(Stdio::null());
+        c
+    }
+    /// Runs the commands one after the other (one `run_command` call each), then answers.
+    fn run_commands(&self, commands: &[&str], extra: &[&str]) -> Output {
+        self.run_commands_with(commands, extra, |_| {})
+    }
+    fn run_commands_with(
+        &self,
+        commands: &[&str],
+        extra: &[&str],
+        f: impl FnOnce(&mut Command),
+    ) -> Output {
+        let mut turns: Vec<Value> = commands
+            .iter()
+            .map(|c| json!({ "tool_calls": [{ "name": "run_command", "arguments": { "command": c } }] }))
+            .collect();
+        turns.push(json!({ "text": "done" }));
+        let script = self.dir.path().join("script.json");
+        std::fs::write(&script, Value::Array(turns).to_string()).unwrap();
+        let provider = format!("scripted:{}", script.display());
+        let ws = self.ws().display().to_string();
+        let mut args = vec![
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "g",
+            "--provider",
+            &provider,
+        ];
+        args.extend_from_slice(extra);
+        let mut c = self.cmd(&args);
+        f(&mut c);
+        c.output().unwrap()
+    }
+    /// Every event of the latest task as JSON text (the command outputs are in it).
+    fn events(&self) -> String {
+        let tasks = self.cmd(&["tasks", "--json"]).output().unwrap();
+        let tasks: Value = serde_json::from_slice(&tasks.stdout).unwrap();
+        let last = tasks
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["id"].as_i64())
+            .max()
+            .unwrap()
+            .to_string();
+        let out = self.cmd(&["show", &last, "--json"]).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    }
+    /// The outputs of the task's `run_command` calls, in order.
+    fn outputs(&self) -> Vec<String> {
+        let v: Value = serde_json::from_str(&self.events()).unwrap();
+        v["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] == "tool_call_completed" || e["type"] == "tool_call_failed")
+            .map(|e| {
+                let p = &e["payload"];
+                p["output"]
+                    .as_str()
+                    .or(p["error"].as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+const SHELL: &[&str] = &["--allow", "shell:execute"];
+
+#[test]
+fn cannot_read_a_canary_in_home_nor_the_database() {
+    let e = Env::new();
+    std::fs::write(e.home().join("canary.txt"), "HOME-CANARY-1234\n").unwrap();
+    // A first run creates the database; the second tries to read it.
+    let out = e.run_commands(&["true"], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let db = e.data().join("pocketpilot.db");
+    assert!(db.exists());
+    let home = e.home().display().to_string();
+    let cmd = format!(
+        "cat {home}/canary.txt; head -c 16 {} | od -c | head -1",
+        db.display()
+    );
+    let out = e.run_commands(&[&cmd], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let outputs = e.outputs();
+    let last = outputs.last().unwrap();
+    assert!(!last.contains("HOME-CANARY-1234"), "{last}");
+    assert!(!last.contains("S   Q   L   i   t   e"), "{last}");
+    assert!(last.contains("blocked by the sandbox"), "{last}");
+    // The control: the same files are readable outside the sandbox.
+    let plain = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
+    assert!(text(&plain.stdout).contains("HOME-CANARY-1234"));
+    assert!(text(&plain.stdout).contains("S   Q   L   i   t   e"));
+}
+
+#[test]
+fn cannot_write_outside_the_workspace_not_even_through_its_own_symlink() {
+    let e = Env::new();
+    let home = e.home().display().to_string();
+    let cmd = format!(
+        "echo x > {home}/direct.txt; ln -s {home}/via-link.txt link; echo y > link; echo inside > inside.txt"
+    );
+    let out = e.run_commands(&[&cmd], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!e.home().join("direct.txt").exists());
+    assert!(!e.home().join("via-link.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("inside.txt")).unwrap(),
+        "inside\n"
+    );
+}
+
+/// A listener that counts the connections it accepted within the test.
+fn listener() -> (u16, std::sync::mpsc::Receiver<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let _ = tx.send(());
+            drop(s);
+        }
+    });
+    (port, rx)
+}
+
+fn connect(port: u16) -> String {
+    format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED'")
+}
+
+#[test]
+fn no_network_without_net_network_and_network_with_it() {
+    let e = Env::new();
+    let (port, accepted) = listener();
+    let out = e.run_commands(&[&connect(port)], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let denied = e.outputs().pop().unwrap();
+    assert!(!denied.contains("CONNECTED"), "{denied}");
+    assert!(
+        denied.contains("blocked by the sandbox: network"),
+        "{denied}"
+    );
+    assert!(accepted.recv_timeout(Duration::from_millis(300)).is_err());
+
+    let e = Env::new();
+    let out = e.run_commands(
+        &[&connect(port)],
+        &["--allow", "shell:execute", "--allow", "net:network"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(e.outputs().pop().unwrap().contains("CONNECTED"));
+    assert!(accepted.recv_timeout(Duration::from_secs(2)).is_ok());
+
+    // A workspace rule grants it too; a deny rule beats it.
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    assert!(e
+        .cmd(&["policy", "allow", "net:network", "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+    e.run_commands(&[&connect(port)], SHELL);
+    assert!(e.outputs().pop().unwrap().contains("CONNECTED"));
+    assert!(accepted.recv_timeout(Duration::from_secs(2)).is_ok());
+    assert!(e
+        .cmd(&["policy", "deny", "net", "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+    e.run_commands(
+        &[&connect(port)],
+        &["--allow", "shell:execute", "--allow", "net:network"],
+    );
+    assert!(!e.outputs().pop().unwrap().contains("CONNECTED"));
+    assert!(accepted.recv_timeout(Duration::from_millis(300)).is_err());
+}
+
+#[test]
+fn the_webhook_port_of_a_running_serve_is_out_of_reach() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut serve = e
+        .cmd(&["serve", "--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until it listens.
+    let mut up = false;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if !up {
+        let _ = serve.kill();
+        let mut err = String::new();
+        serve
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        panic!("serve did not listen on {port}: {err}");
+    }
+    let hook = format!(
+        "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && printf \"POST /hooks/x HTTP/1.0\\r\\n\\r\\n\" >&3 && echo CONNECTED'"
+    );
+    let _ = ws;
+    e.run_commands(&[&hook], SHELL);
+    let out = e.outputs().pop().unwrap();
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert!(!out.contains("CONNECTED"), "{out}");
+    assert!(out.contains("blocked by the sandbox: network"), "{out}");
+}
+
+#[test]
+fn cannot_reach_the_session_dbus() {
+    let e = Env::new();
+    let probe = "dbus-send --session --dest=org.freedesktop.DBus --type=method_call --print-reply /org/freedesktop/DBus org.freedesktop.DBus.ListNames && echo DBUS-OK";
+    // The control: in the same session, outside the sandbox, the bus answers.
+    let control = Command::new("dbus-run-session")
+        .args(["--", "sh", "-c", probe])
+        .output()
+        .unwrap();
+    assert!(
+        text(&control.stdout).contains("DBUS-OK"),
+        "{}",
+        text(&control.stderr)
+    );
+    let script = e.dir.path().join("dbus.json");
+    std::fs::write(
+        &script,
+        json!([{ "tool_calls": [{ "name": "run_command", "arguments": { "command": probe } }] }, { "text": "done" }]).to_string(),
+    )
+    .unwrap();
+    let provider = format!("scripted:{}", script.display());
+    let ws = e.ws().display().to_string();
+    let out = Command::new("dbus-run-session")
+        .args([
+            "--",
+            Env::bin(),
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "g",
+            "--provider",
+            &provider,
+        ])
+        .args(SHELL)
+        .env("POCKETPILOT_DATA_DIR", e.data())
+        .env("HOME", e.home())
+        .env_remove("POCKETPILOT_SANDBOX")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs().pop().unwrap();
+    assert!(!o.contains("DBUS-OK"), "{o}");
+}
+
+#[test]
+fn git_hooks_stay_unchanged_and_git_works_inside() {
+    let e = Env::new();
+    let git = "git init -q . && git -c user.name=t -c user.email=t@t add -A && echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm first && git status --short && echo GIT-OK";
+    let out = e.run_commands(&[git, "echo 'touch /tmp/pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo '[core] hooksPath = /tmp' >> .git/config"], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let outputs = e.outputs();
+    assert!(outputs[0].contains("GIT-OK"), "{}", outputs[0]);
+    assert!(!e.ws().join(".git/hooks/pre-commit").exists());
+    let config = std::fs::read_to_string(e.ws().join(".git/config")).unwrap();
+    assert!(!config.contains("hooksPath"), "{config}");
+}
+
+#[test]
+fn python_venv_works_inside() {
+    let e = Env::new();
+    let out = e.run_commands(
+        &["/usr/bin/python3 -m venv .venv && .venv/bin/python -c 'print(\"VENV-OK\")'"],
+        SHELL,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs().pop().unwrap();
+    assert!(o.contains("VENV-OK"), "{o}");
+}
+
+#[test]
+fn parent_environ_and_command_env_are_free_of_secrets_unless_passed() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    assert!(e
+        .cmd(&["sandbox", "pass-env", "PASSED_TOKEN", "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+    let shown = e
+        .cmd(&["sandbox", "show", "--workspace", &ws])
+        .output()
+        .unwrap();
+    assert!(
+        text(&shown.stdout).contains("env PASSED_TOKEN"),
+        "{}",
+        text(&shown.stdout)
+    );
+    let out = e.run_commands_with(
+        &["tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env"],
+        SHELL,
+        |c| {
+            c.env("MY_SECRET_KEY", "SECRET-CANARY-1")
+                .env("GITHUB_TOKEN", "SECRET-CANARY-2")
+                .env("PASSED_TOKEN", "PASSED-VALUE")
+                .env("DB_URL", "postgres://u:SECRET-CANARY-3@h/db");
+        },
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs().pop().unwrap();
+    for canary in ["SECRET-CANARY-1", "SECRET-CANARY-2", "SECRET-CANARY-3"] {
+        assert!(!o.contains(canary), "{canary} leaked: {o}");
+    }
+    // (Passing a variable through is not checked here: the binary drops every
+    // secret-looking variable of its own at start, see `secret_env`; the tools tests pass
+    // one through a context's base environment.)
+    assert!(!o.contains("POCKETPILOT_DATA_DIR"), "{o}");
+}
+
+#[test]
+fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
+    let e = Env::new();
+    // An install from before: world-readable.
+    std::fs::create_dir_all(e.data().join("logs")).unwrap();
+    std::fs::write(e.data().join("old.txt"), "x").unwrap();
+    std::fs::set_permissions(e.data(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        e.data().join("logs"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        e.data().join("old.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    // While a run holds the database open, its WAL and shm exist: look then.
+    let marker = e.ws().join("modes.txt");
+    let data = e.data().display().to_string();
+    let out = e.run_commands(&["true"], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(mode(&e.data()), 0o700);
+    assert_eq!(mode(&e.data().join("logs")), 0o700);
+    assert_eq!(mode(&e.data().join("old.txt")), 0o600);
+    assert_eq!(mode(&e.data().join("pocketpilot.db")), 0o600);
+    let mut logs = 0;
+    for f in std::fs::read_dir(e.data().join("logs")).unwrap() {
+        let f = f.unwrap().path();
+        assert_eq!(mode(&f), 0o600, "{}", f.display());
+        logs += 1;
+    }
+    assert!(logs > 0);
+    // WAL and shm: a `serve` keeps the database open.
+    let mut serve = e
+        .cmd(&["serve", "--port", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wal = e.data().join("pocketpilot.db-wal");
+    let shm = e.data().join("pocketpilot.db-shm");
+    for _ in 0..100 {
+        if wal.exists() && shm.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let modes = (
+        wal.exists().then(|| mode(&wal)),
+        shm.exists().then(|| mode(&shm)),
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(modes, (Some(0o600), Some(0o600)), "{data}");
+    let _ = marker;
+}
+
+#[test]
+fn a_detached_child_does_not_survive_the_call() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let cmd = format!("setsid -f sh -c 'sleep 2; echo late > {ws}/late.txt'; ( sleep 2; echo late2 > {ws}/late2.txt ) & echo started");
+    let out = e.run_commands(&[&cmd], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!e.ws().join("late.txt").exists());
+    assert!(!e.ws().join("late2.txt").exists());
+}
+
+#[test]
+fn cannot_change_the_policy_through_the_apps_own_cli() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    // The binary inside the workspace, so the command can run it at all.
+    let inside = e.ws().join("pp");
+    if std::fs::hard_link(Env::bin(), &inside).is_err() {
+        std::fs::copy(Env::bin(), &inside).unwrap();
+    }
+    let cmd = format!(
+        "POCKETPILOT_DATA_DIR={} HOME={} ./pp policy allow shell:execute --workspace {ws}; echo rc=$?",
+        e.data().display(),
+        e.home().display()
+    );
+    let out = e.run_commands(&[&cmd], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs().pop().unwrap();
+    assert!(!o.contains("rc=0"), "{o}");
+    let rules = e
+        .cmd(&["policy", "show", "--workspace", &ws, "--json"])
+        .output()
+        .unwrap();
+    let rules: Value = serde_json::from_slice(&rules.stdout).unwrap();
+    assert_eq!(rules["allow"], json!([]), "{rules}");
+    let _ = std::fs::remove_file(inside);
+}
+
+#[test]
+fn unsandboxed_it_says_so_each_command_asks_and_session_grants_are_refused() {
+    let e = Env::new();
+    let off = |c: &mut Command| {
+        c.env("POCKETPILOT_SANDBOX", "off");
+    };
+    // `--allow shell:execute` does not run an unsandboxed command without asking.
+    let out = e.run_commands_with(&["echo one > one.txt", "echo two > two.txt"], SHELL, off);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("NOT sandboxed: POCKETPILOT_SANDBOX=off is set"),
+        "{err}"
+    );
+    assert!(!e.ws().join("one.txt").exists());
+    let pending: Value =
+        serde_json::from_slice(&e.cmd(&["approvals", "--json"]).output().unwrap().stdout).unwrap();
+    let id = pending[0]["id"].as_i64().unwrap().to_string();
+    // "Allow for this session" becomes a one-off approval; the next command asks again.
+    let mut c = e.cmd(&["approve", &id, "--session-grant"]);
+    off(&mut c);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(e.ws().join("one.txt").exists());
+    assert!(!e.ws().join("two.txt").exists());
+    let events = e.events();
+    assert!(events.contains("session grant refused"), "{events}");
+    let v: Value = serde_json::from_str(&events).unwrap();
+    let resolved: Vec<&Value> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "approval_resolved")
+        .collect();
+    assert_eq!(resolved[0]["payload"]["session_grant"], json!(false));
+    let required: Vec<&Value> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "approval_required")
+        .collect();
+    assert_eq!(required.len(), 2);
+    assert_eq!(
+        required[0]["payload"]["sandbox"],
+        json!("NOT sandboxed: POCKETPILOT_SANDBOX=off is set")
+    );
+}
+
+#[test]
+fn sandboxed_approvals_say_so_and_widenings_are_audited() {
+    let e = Env::new();
+    let out = e.run_commands(&["true"], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("sandboxed: writes in the workspace only, no network"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A widened workspace: the extra writable dir works, and the source says why.
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let extra = e.home().join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    let extra_s = extra.display().to_string();
+    assert!(e
+        .cmd(&["sandbox", "allow-write", &extra_s, "--workspace", &ws])
+        .status()
+        .unwrap()
+        .success());
+    let show = e
+        .cmd(&["sandbox", "show", "--workspace", &ws])
+        .output()
+        .unwrap();
+    assert!(text(&show.stdout).contains(&format!("widened by the workspace: write {extra_s}")));
+    let out = e.run_commands(&[&format!("echo w > {extra_s}/w.txt")], SHELL);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(extra.join("w.txt").exists());
+    let events = e.events();
+    assert!(
+        events.contains("\"decision_source\": \"workspace_sandbox\""),
+        "{events}"
+    );
+}
+
+#[test]
+fn doctor_reports_the_sandbox_and_private_dirs() {
+    let e = Env::new();
+    let out = e.cmd(&["doctor"]).output().unwrap();
+    let o = text(&out.stdout);
+    assert!(out.status.success(), "{o}");
+    assert!(
+        o.starts_with("sandboxed: writes in the workspace only, no network"),
+        "{o}"
+    );
+    assert!(o.contains("landlock ABI: "), "{o}");
+    assert!(o.contains("seccomp: works"), "{o}");
+    assert!(o.contains("keychain: "), "{o}");
+    assert!(
+        o.contains(&format!("private: {}", e.data().display())),
+        "{o}"
+    );
+    let out = e
+        .cmd(&["doctor"])
+        .env("POCKETPILOT_SANDBOX", "off")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).starts_with("NOT sandboxed: POCKETPILOT_SANDBOX=off is set"));
+}
