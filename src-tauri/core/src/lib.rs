@@ -17,6 +17,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod agent;
 pub mod config;
+pub mod context;
 pub mod inbox;
 pub mod logging;
 pub mod mcp;

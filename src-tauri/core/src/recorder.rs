@@ -489,6 +489,10 @@ fn apply(
             tasks::finish(tx, task_id, None, Some(reason))?;
             sessions::set_last_failure(tx, task.session_id, Some(reason))?;
         }
+        // Issue 13 hook: a compaction's entry commits with its event (context.rs).
+        RuntimeEvent::ContextCompacted { .. } => {
+            crate::context::apply_compacted(tx, task.session_id, task_id, event)?
+        }
         RuntimeEvent::TaskCreated { .. }
         | RuntimeEvent::ModelTurnStarted { .. }
         | RuntimeEvent::InputPlaced { .. }

@@ -132,7 +132,18 @@ async fn run_registered(
     }
     let mut tools = Registry::builtin();
     let mcp_session = connect_mcp(rt, &recorder, &task, &session.workspace, &mut tools).await?;
+    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
+    let context = crate::context::SessionContext::for_run(
+        rt.store.clone(),
+        session.id,
+        task_id,
+        &session.workspace,
+        task.provider.as_deref(),
+        &settings,
+    )
+    .await?;
     let agent = Agent {
+        context,
         provider,
         tools,
         rules,
