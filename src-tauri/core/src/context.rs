@@ -283,6 +283,41 @@ fn view_of(
     }
 }
 
+/// Person instructions kept verbatim beside the rest when old ones are merged.
+const KEEP_INSTRUCTIONS_APART: usize = 4;
+
+/// Merges the person's older messages (all but the last few; never the goal) into one
+/// item at the place of the first, so that eliding them leaves one marker. Whether there
+/// was anything to merge.
+fn merge_old_instructions(items: &mut Vec<Item>) -> bool {
+    let person: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.kind == pocketpilot_context::ItemKind::PersonInstruction)
+        .map(|(n, _)| n)
+        .collect();
+    if person.len() <= KEEP_INSTRUCTIONS_APART + 1 {
+        return false;
+    }
+    let old = &person[..person.len() - KEEP_INSTRUCTIONS_APART];
+    let text = old
+        .iter()
+        .map(|n| items[*n].text().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let first = items[old[0]].id;
+    let merged = Item::person(first, text);
+    let drop: HashSet<usize> = old[1..].iter().copied().collect();
+    items[old[0]] = merged;
+    let mut n = 0;
+    items.retain(|_| {
+        let keep = !drop.contains(&n);
+        n += 1;
+        keep
+    });
+    true
+}
+
 fn replaces_of(e: &Entry) -> Vec<i64> {
     e.content
         .get("replaces")
@@ -489,14 +524,30 @@ impl SessionContext {
             }
         }
         let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
-        let plan = plan_compaction(
+        let mut view = view;
+        let plan = match plan_compaction(
             &view.items,
             tools,
             &budget,
             &est,
             &PlanOptions::default(),
             anchor.as_ref(),
-        )?;
+        ) {
+            Ok(p) => p,
+            Err(ContextError::NothingFits { .. }) if merge_old_instructions(&mut view.items) => {
+                // Many short messages from the person: each elided one would leave its own
+                // marker, nearly as long. As one text, the oldest are elided as one.
+                plan_compaction(
+                    &view.items,
+                    tools,
+                    &budget,
+                    &est,
+                    &PlanOptions::default(),
+                    None,
+                )?
+            }
+            Err(e) => return Err(e.into()),
+        };
         if plan.is_noop() {
             let done = plan.finish(None, &est);
             lock(&self.state).last_elided.clear();

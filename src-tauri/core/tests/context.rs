@@ -175,3 +175,27 @@ async fn a_tool_result_larger_than_the_window_is_capped_in_the_context_and_kept_
         assert!(t.prompt_tokens.unwrap() < 4096, "{t:?}");
     }
 }
+
+#[tokio::test]
+async fn fifty_short_messages_never_overflow_even_when_the_persons_words_alone_do_not_fit() {
+    let f = Fixture::new();
+    let p = f.script(
+        "short.json",
+        json!({ "context_window": 4096, "repeat_last": true, "turns": [ { "text": "Noted." } ],
+                "summary": { "text": "Short acknowledgements." } }),
+    );
+    let messages: Vec<String> = (1..=50)
+        .map(|i| {
+            format!("Message {i}. ")
+                + &"the harbour lights flicker while old ships creak. ".repeat(5)
+        })
+        .collect();
+    let (session, ids) = converse(&f, &p, &messages).await;
+    for id in &ids {
+        let t = f.rt.task(*id).unwrap();
+        assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
+    }
+    for t in f.rt.context_turns(session).unwrap() {
+        assert!(t.estimate <= t.budget, "{t:?}");
+    }
+}
