@@ -29,7 +29,7 @@ use crate::provider::{Provider, ProviderError, StreamEvent, TurnStream};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 enum ScriptFile {
-    Full(Script),
+    Full(Box<Script>),
     Turns(Vec<Turn>),
 }
 
@@ -140,7 +140,7 @@ impl ScriptedProvider {
                 source,
             })?;
         let script = match file {
-            ScriptFile::Full(s) => s,
+            ScriptFile::Full(s) => *s,
             ScriptFile::Turns(turns) => Script {
                 repeat_last: false,
                 turns,
