@@ -951,21 +951,37 @@ impl crate::service::Runtime {
             recorder: &self.recorder,
             task_id: task.id,
         };
-        let prepared = ctx
-            .prepare(
-                provider.as_ref(),
-                &tools,
-                0,
-                Some(before / 2),
-                CompactionCause::Manual,
-                &sink,
-            )
-            .await?;
+        // Aim at half the view; what must stay verbatim may need more, so step up.
+        for share in [0.5, 0.7, 0.9] {
+            let below = (f64::from(before) * share) as u32;
+            match ctx
+                .prepare(
+                    provider.as_ref(),
+                    &tools,
+                    0,
+                    Some(below),
+                    CompactionCause::Manual,
+                    &sink,
+                )
+                .await
+            {
+                Ok(prepared) => {
+                    return Ok(CompactReport {
+                        task_id: task.id,
+                        tokens_before: before,
+                        tokens_after: prepared.estimate,
+                        compacted: prepared.compacted,
+                    })
+                }
+                Err(ContextFailure::NothingFits(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
         Ok(CompactReport {
             task_id: task.id,
             tokens_before: before,
-            tokens_after: prepared.estimate,
-            compacted: prepared.compacted,
+            tokens_after: before,
+            compacted: false,
         })
     }
 }
