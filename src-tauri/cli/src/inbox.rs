@@ -39,6 +39,12 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Compacts the session's context now (summarises older turns with its model).
+    Compact {
+        session: i64,
+        #[arg(long)]
+        json: bool,
+    },
     /// How many queued steers and follow-ups a boundary takes: `one-at-a-time` or `all`.
     Modes {
         session: i64,
@@ -150,7 +156,7 @@ pub fn withdraw(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliError> {
+pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliError> {
     match cmd {
         SessionCommand::Show { session, json } => {
             let s = rt.session(session)?;
@@ -158,8 +164,10 @@ pub fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliEr
             let submissions = rt.submissions(session)?;
             let tasks = rt.session_tasks(session)?;
             if json {
+                let context = super::context::context_json(rt, session).await?;
                 print_json(&serde_json::json!({
                     "session": s, "entries": entries, "submissions": submissions, "tasks": tasks,
+                    "context": context["context"], "compactions": context["compactions"],
                 }));
                 return Ok(ExitCode::SUCCESS);
             }
@@ -183,6 +191,9 @@ pub fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliEr
                 );
             }
             Ok(ExitCode::SUCCESS)
+        }
+        SessionCommand::Compact { session, json } => {
+            super::context::compact(rt, session, json).await
         }
         SessionCommand::Modes {
             session,

@@ -6,6 +6,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod approvals;
 mod autostart;
+mod context;
 mod doctor;
 mod eval;
 mod inbox;
@@ -229,7 +230,7 @@ async fn dispatch(
         Command::Continue { session, json } => inbox::continue_(rt, session, json).await,
         Command::Inbox { session, json } => inbox::inbox(rt, session, json),
         Command::Withdraw { submission } => inbox::withdraw(rt, submission),
-        Command::Session(cmd) => inbox::session(rt, cmd),
+        Command::Session(cmd) => inbox::session(rt, cmd).await,
         Command::Resume { task } => inbox::resume(rt, task).await,
         Command::Recovery { mode } => settings::recovery(
             rt,

@@ -65,6 +65,8 @@ pub struct Agent {
     pub user_grants: Vec<String>,
     pub ctx: ToolContext,
     pub limits: AgentLimits,
+    /// Issue 13: the run's context budget; `None` sends the messages as they are.
+    pub context: Option<Arc<crate::context::SessionContext>>,
 }
 
 const UNTRUSTED_OPEN: &str = "<untrusted-data>";
@@ -145,10 +147,12 @@ impl Agent {
             if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
                 return AgentOutcome::RecordFailed { error: e };
             }
-            let response = match self.model_turn(&messages, sink).await {
+            // Issue 13 hook: budget, compact, retry on a refusal for length (context.rs).
+            let response = match crate::context::model_request(self, &messages, sink).await {
                 Ok(r) => r,
                 Err(TurnError::Cancelled) => return AgentOutcome::Cancelled,
                 Err(TurnError::Model(error)) => return AgentOutcome::ModelFailed { error },
+                Err(TurnError::Record(error)) => return AgentOutcome::RecordFailed { error },
             };
             if let Err(e) = sink.emit(RuntimeEvent::ModelTurnCompleted {
                 step,
@@ -226,7 +230,7 @@ impl Agent {
         Ok(CallResult::Done)
     }
 
-    async fn model_turn(
+    pub(crate) async fn model_turn(
         &self,
         messages: &[Message],
         sink: &dyn EventSink,
@@ -270,9 +274,11 @@ impl Agent {
     }
 }
 
-enum TurnError {
+pub(crate) enum TurnError {
     Cancelled,
     Model(ProviderError),
+    /// Issue 13: the context could not be read or its compaction recorded.
+    Record(crate::sink::RecordError),
 }
 
 /// The `postTools` boundary: steers join the context; a queued reset ends the run.

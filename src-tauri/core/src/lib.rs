@@ -30,6 +30,7 @@ pub mod agent;
 pub mod autostart;
 pub mod config;
 pub mod confinement;
+pub mod context;
 pub mod error_kind;
 pub mod feed;
 pub mod inbox;

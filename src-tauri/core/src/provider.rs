@@ -40,6 +40,15 @@ pub fn build(
 }
 
 fn openai(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    let config = openai_config(settings)?;
+    let provider =
+        OpenAiProvider::new(config).map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
+    Ok(Arc::new(provider))
+}
+
+/// The configured model's client settings (also what the context window is discovered
+/// with, issue 13).
+pub fn openai_config(settings: &ProviderSettings) -> Result<OpenAiConfig, ProviderSetupError> {
     let (Some(base_url), Some(model)) = (&settings.base_url, &settings.model) else {
         return Err(ProviderSetupError::NoModel);
     };
@@ -64,7 +73,5 @@ fn openai(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetu
         ..OpenAiConfig::default()
     };
     config.apply_env();
-    let provider =
-        OpenAiProvider::new(config).map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
-    Ok(Arc::new(provider))
+    Ok(config)
 }

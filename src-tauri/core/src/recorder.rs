@@ -460,6 +460,10 @@ fn apply(
             }
         }
         RuntimeEvent::ApprovalResolved { .. } => approval_resolved(tx, &task, event)?,
+        // The compaction entry commits with its audit event, or neither does.
+        RuntimeEvent::ContextCompacted { .. } => {
+            crate::context::apply_compacted(tx, task.session_id, task_id, event)?
+        }
         RuntimeEvent::AgentCompleted { final_answer } => {
             tasks::finish(tx, task_id, Some(final_answer), None)?;
         }

@@ -199,7 +199,18 @@ async fn build_agent(
     )?);
     let mut tools = Registry::builtin();
     let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
+    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
+    let context = crate::context::SessionContext::for_run(
+        cx.store.clone(),
+        session.id,
+        task.id,
+        &session.workspace,
+        task.provider.as_deref(),
+        settings,
+    )
+    .await?;
     let agent = Agent {
+        context,
         provider,
         tools,
         rules,

@@ -29,7 +29,7 @@ use crate::provider::{Provider, ProviderError, StreamEvent, TurnStream};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 enum ScriptFile {
-    Full(Script),
+    Full(Box<Script>),
     Turns(Vec<Turn>),
 }
 
@@ -38,6 +38,14 @@ pub struct Script {
     #[serde(default)]
     pub repeat_last: bool,
     pub turns: Vec<Turn>,
+    /// The context window the scripted model declares (issue 13), so the runtime's
+    /// budget and compaction can be exercised deterministically with a tiny window.
+    #[serde(default)]
+    pub context_window: Option<u32>,
+    /// With a declared window: what a request without tools (the runtime's summary
+    /// request when it compacts) is answered with; none declared, such a request fails.
+    #[serde(default)]
+    pub summary: Option<Turn>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -132,10 +140,11 @@ impl ScriptedProvider {
                 source,
             })?;
         let script = match file {
-            ScriptFile::Full(s) => s,
+            ScriptFile::Full(s) => *s,
             ScriptFile::Turns(turns) => Script {
                 repeat_last: false,
                 turns,
+                ..Script::default()
             },
         };
         if script.turns.is_empty() {
@@ -152,6 +161,26 @@ impl ScriptedProvider {
             label: format!("scripted:{}", label.into()),
             script,
         }
+    }
+
+    /// The window the script declares (`"context_window"`), if any.
+    pub fn context_window(&self) -> Option<u32> {
+        self.script.context_window
+    }
+
+    /// A request without tools to a script that declares a window is a summary request:
+    /// it plays `summary`, or fails when there is none. Other scripts keep playing by
+    /// turn, so their meaning does not change.
+    fn summary_turn(&self, tools: &[ToolSpec]) -> Option<Result<(usize, Turn), ProviderError>> {
+        if !tools.is_empty() || self.script.context_window.is_none() {
+            return None;
+        }
+        Some(match &self.script.summary {
+            Some(t) => Ok((usize::MAX / 2, t.clone())),
+            None => Err(ProviderError::Scripted(
+                "the script declares no summary turn".into(),
+            )),
+        })
     }
 
     fn turn_for(&self, messages: &[Message]) -> Result<(usize, Turn), ProviderError> {
@@ -282,8 +311,11 @@ impl Provider for ScriptedProvider {
         self.label.clone()
     }
 
-    fn stream(&self, messages: Vec<Message>, _tools: Vec<ToolSpec>) -> TurnStream {
-        let (index, turn) = match self.turn_for(&messages) {
+    fn stream(&self, messages: Vec<Message>, tools: Vec<ToolSpec>) -> TurnStream {
+        let chosen = self
+            .summary_turn(&tools)
+            .unwrap_or_else(|| self.turn_for(&messages));
+        let (index, turn) = match chosen {
             Ok(t) => t,
             Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
         };
@@ -294,9 +326,11 @@ impl Provider for ScriptedProvider {
     async fn complete(
         &self,
         messages: Vec<Message>,
-        _tools: Vec<ToolSpec>,
+        tools: Vec<ToolSpec>,
     ) -> Result<ModelResponse, ProviderError> {
-        let (index, turn) = self.turn_for(&messages)?;
+        let (index, turn) = self
+            .summary_turn(&tools)
+            .unwrap_or_else(|| self.turn_for(&messages))?;
         tokio::time::sleep(Duration::from_millis(turn.delay_ms)).await;
         if let Some(e) = &turn.error {
             return Err(scripted_error(e));

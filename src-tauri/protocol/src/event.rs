@@ -24,6 +24,7 @@ crate::wire_enum! {
         ApprovalResolved = "approval_resolved",
         InputPlaced = "input_placed",
         McpProblem = "mcp_problem",
+        ContextCompacted = "context_compacted",
         AgentCompleted = "agent_completed",
         TaskCompleted = "task_completed",
         TaskFailed = "task_failed",
@@ -166,6 +167,27 @@ pub enum RuntimeEvent {
         kind: McpProblemKind,
         message: String,
     },
+    /// The model's view was compacted to fit its context window (issue 13). When it
+    /// carries a summary, the compaction entry that stands for the `summarised` entries
+    /// is written in the same transaction as this event.
+    ContextCompacted {
+        cause: CompactionCause,
+        tokens_before: u32,
+        tokens_after: u32,
+        window: u32,
+        window_source: WindowOrigin,
+        /// Entries whose tool output was cut to head and tail in this request.
+        elided: Vec<i64>,
+        /// Entries the summary now stands for (the originals stay in the store).
+        summarised: Vec<i64>,
+        /// Person instructions replaced by a marker: the last resort, shown.
+        instructions_elided: Vec<i64>,
+        /// The summary written (or the fixed fallback marker when `fallback`).
+        summary: Option<String>,
+        fallback: bool,
+        /// Where the summary sits in the view: the position of the first entry it replaces.
+        placed_at: i64,
+    },
     AgentCompleted {
         final_answer: String,
     },
@@ -201,6 +223,7 @@ impl RuntimeEvent {
             RuntimeEvent::ApprovalResolved { .. } => EventKind::ApprovalResolved,
             RuntimeEvent::InputPlaced { .. } => EventKind::InputPlaced,
             RuntimeEvent::McpProblem { .. } => EventKind::McpProblem,
+            RuntimeEvent::ContextCompacted { .. } => EventKind::ContextCompacted,
             RuntimeEvent::AgentCompleted { .. } => EventKind::AgentCompleted,
             RuntimeEvent::TaskCompleted { .. } => EventKind::TaskCompleted,
             RuntimeEvent::TaskFailed { .. } => EventKind::TaskFailed,
@@ -227,5 +250,31 @@ impl RuntimeEvent {
         payload: serde_json::Value,
     ) -> Result<Self, serde_json::Error> {
         serde_json::from_value(serde_json::json!({ "type": kind.as_str(), "payload": payload }))
+    }
+}
+
+crate::wire_enum! {
+    /// Why the view was compacted.
+    pub enum CompactionCause {
+        /// The next request would not have fit.
+        BeforeRequest = "before_request",
+        /// The server refused a request for length: compacted harder before the retry.
+        Overflow = "overflow",
+        /// The person asked (`pocketpilot session compact`, "Compact now").
+        Manual = "manual",
+    }
+}
+
+crate::wire_enum! {
+    /// Where a context window figure came from.
+    pub enum WindowOrigin {
+        /// The server said (llama.cpp `/props`, `/models`, Ollama `/api/show`).
+        Discovered = "discovered",
+        /// The person's setting, or a scripted model's declaration.
+        Setting = "setting",
+        /// A well-known hosted model's published window.
+        Known = "known",
+        /// Nobody said: a conservative default.
+        Assumed = "assumed",
     }
 }

@@ -30,6 +30,7 @@
 //! - one file per table holds its queries.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod approvals;
+pub mod compactions;
 pub mod entries;
 pub mod events;
 pub mod leases;

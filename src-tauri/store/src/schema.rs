@@ -176,4 +176,22 @@ CREATE INDEX entries_task ON entries(task_id, id);
     r#"
 CREATE INDEX tasks_open ON tasks(session_id, id) WHERE status IN ('queued','running','waiting_approval');
 "#,
+    // 4: the context budget's figures per model request (issue 13): what the runtime
+    // estimated and what the server counted, with the window it planned against.
+    r#"
+CREATE TABLE context_turns (
+    id             INTEGER PRIMARY KEY,
+    session_id     INTEGER NOT NULL REFERENCES sessions(id),
+    task_id        INTEGER NOT NULL REFERENCES tasks(id),
+    window         INTEGER NOT NULL,
+    window_source  TEXT NOT NULL,
+    budget         INTEGER NOT NULL,
+    estimate       INTEGER NOT NULL,
+    prompt_tokens  INTEGER,
+    messages       INTEGER NOT NULL,
+    at             TEXT NOT NULL
+);
+CREATE INDEX context_turns_session ON context_turns(session_id, id);
+CREATE INDEX entries_kind ON entries(session_id, kind, id);
+"#,
 ];

@@ -189,6 +189,15 @@ export type CommandError = {
 	message: string,
 };
 
+/**  Why the view was compacted. */
+export type CompactionCause = 
+/**  The next request would not have fit. */
+"before_request" | 
+/**  The server refused a request for length: compacted harder before the retry. */
+"overflow" | 
+/**  The person asked (`pocketpilot session compact`, "Compact now"). */
+"manual";
+
 /**  A new hook and its token: shown this once. */
 export type CreatedWebhook = {
 	hook: Webhook,
@@ -263,7 +272,7 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded";
 
 /**  The run limits as stored (the window edits these; the environment may override them). */
 export type LimitsForm = {
@@ -444,6 +453,29 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	server: string,
 	kind: McpProblemKind,
 	message: string,
+} } | 
+/**
+ *  The model's view was compacted to fit its context window (issue 13). When it
+ *  carries a summary, the compaction entry that stands for the `summarised` entries
+ *  is written in the same transaction as this event.
+ */
+{ type: "context_compacted"; payload: {
+	cause: CompactionCause,
+	tokens_before: number,
+	tokens_after: number,
+	window: number,
+	window_source: WindowOrigin,
+	/**  Entries whose tool output was cut to head and tail in this request. */
+	elided: number[],
+	/**  Entries the summary now stands for (the originals stay in the store). */
+	summarised: number[],
+	/**  Person instructions replaced by a marker: the last resort, shown. */
+	instructions_elided: number[],
+	/**  The summary written (or the fixed fallback marker when `fallback`). */
+	summary: string | null,
+	fallback: boolean,
+	/**  Where the summary sits in the view: the position of the first entry it replaces. */
+	placed_at: number,
 } } | { type: "agent_completed"; payload: {
 	final_answer: string,
 } } | { type: "task_completed"; payload: {
@@ -655,4 +687,15 @@ export type Webhook = {
  *  next boundary after tools (steer), or not at all (reject).
  */
 export type WhenBusy = "followUp" | "steer" | "reject";
+
+/**  Where a context window figure came from. */
+export type WindowOrigin = 
+/**  The server said (llama.cpp `/props`, `/models`, Ollama `/api/show`). */
+"discovered" | 
+/**  The person's setting, or a scripted model's declaration. */
+"setting" | 
+/**  A well-known hosted model's published window. */
+"known" | 
+/**  Nobody said: a conservative default. */
+"assumed";
 

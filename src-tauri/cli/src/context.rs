@@ -1,0 +1,51 @@
+//! `pocketpilot session compact` and the context part of `session show` (issue 13).
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::{print_json, CliError};
+use pocketpilot_core::context::ContextFailure;
+use pocketpilot_core::service::Runtime;
+
+impl From<ContextFailure> for CliError {
+    fn from(e: ContextFailure) -> Self {
+        match e {
+            ContextFailure::Store(s) => CliError::Store(s),
+            ContextFailure::NoTask => CliError::Usage(e.to_string()),
+            other => CliError::Other(other.to_string()),
+        }
+    }
+}
+
+/// The session's context use and compactions, for `session show --json`.
+pub async fn context_json(rt: &Arc<Runtime>, session: i64) -> Result<serde_json::Value, CliError> {
+    let used = rt.context_use(session).await?;
+    let compactions = rt.compactions(session)?;
+    Ok(serde_json::json!({ "context": used, "compactions": compactions }))
+}
+
+/// Compacts a session now with its provider. Refused while it has a run.
+pub async fn compact(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, CliError> {
+    if rt.is_busy(session)? {
+        return Err(CliError::Usage(format!(
+            "session {session} has a run in progress: compact it when it is idle"
+        )));
+    }
+    let report = rt.compact_now(session).await?;
+    if json {
+        print_json(&report);
+    } else {
+        let _ = writeln!(
+            std::io::stdout(),
+            "session {session}: {} → {} tokens{}",
+            report.tokens_before,
+            report.tokens_after,
+            if report.compacted {
+                ""
+            } else {
+                " (nothing to compact)"
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

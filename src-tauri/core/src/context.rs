@@ -1,0 +1,991 @@
+//! A session never outgrows its model (issue 13): before each model request the run
+//! builds the model's view from the stored entries, counts it against the model's
+//! window, and compacts it when it would not fit — old tool results elided first, then
+//! older turns summarised by the model, with a deterministic marker when the summary
+//! fails. A request known to exceed the window is never sent; a refusal for length is
+//! answered by compacting harder, at most twice.
+//!
+//! The view is rebuilt from the store every request (not from the agent's in-memory
+//! messages) so a fresh run, a resumed one and one after a crash see the same thing, and
+//! a compaction committed before a kill -9 is what the next run starts from.
+//!
+//! A compaction with a summary is one entry (`compaction`) written with its
+//! `context_compacted` event in one transaction (the recorder calls [`apply_compacted`]).
+//! It names the entries it stands for; the view leaves those out and shows the summary
+//! where the first of them was. The originals stay in the store and in the history.
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use pocketpilot_context::{
+    cap_tool_output_tokens, known_window, plan_compaction, Action, Anchor, Budget, Calibration,
+    ContextError, Estimator, Item, PlanOptions,
+};
+use pocketpilot_model::{
+    discover_context_window, Message, ModelResponse, Provider, ProviderError, Role,
+    ScriptedProvider, ToolCall, ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
+};
+use pocketpilot_protocol::{CompactionCause, WindowOrigin};
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::agent::{system_prompt, wrap_untrusted, Agent, EventSink, TurnError};
+use crate::config::ProviderSettings;
+use crate::event::RuntimeEvent;
+use crate::provider;
+use crate::store::compactions::{self, ContextTurn, NewContextTurn};
+use crate::store::{entries, settings, tasks, Entry, Store, StoreError};
+
+/// Retries after a refusal for length, each compacting harder.
+const MAX_OVERFLOW_RETRIES: u32 = 2;
+/// The estimator's model name for a scripted provider.
+const SCRIPTED_MODEL: &str = "scripted";
+/// Synthetic items (answers to calls that never ran) get ids above this, never stored.
+const SYNTHETIC: u64 = 1 << 62;
+
+/// A model's window, and where the figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Window {
+    pub tokens: u32,
+    pub source: WindowOrigin,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextFailure {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Record(#[from] crate::sink::RecordError),
+    #[error(transparent)]
+    NothingFits(#[from] ContextError),
+    #[error("the session has no task to compact under")]
+    NoTask,
+    #[error("{0}")]
+    Provider(String),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Windows found per provider (base URL and model), so discovery runs once per process
+/// and a smaller window learnt from a refusal is kept.
+fn windows() -> &'static Mutex<HashMap<String, Window>> {
+    static W: OnceLock<Mutex<HashMap<String, Window>>> = OnceLock::new();
+    W.get_or_init(Default::default)
+}
+
+fn calibration_key(model: &str) -> String {
+    format!("context.calibration.{model}")
+}
+
+/// What the window and the estimator are for one provider spec.
+pub struct ModelFacts {
+    pub window: Window,
+    pub model: String,
+    pub output_reserve: u32,
+    cache_key: String,
+}
+
+fn default_reserve(window: u32) -> u32 {
+    (window / 8).min(4096)
+}
+
+/// The window for a run's provider: a scripted script's declaration, or what the server
+/// says, the setting, a known hosted model's window, or the assumed default.
+pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> ModelFacts {
+    if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
+        let declared = ScriptedProvider::from_file(Path::new(path))
+            .ok()
+            .and_then(|p| p.context_window());
+        let window = match declared {
+            Some(tokens) => Window {
+                tokens,
+                source: WindowOrigin::Setting,
+            },
+            None => Window {
+                tokens: ASSUMED_CONTEXT_WINDOW,
+                source: WindowOrigin::Assumed,
+            },
+        };
+        let key = format!("scripted:{path}");
+        let window = *lock(windows()).entry(key.clone()).or_insert(window);
+        return ModelFacts {
+            window,
+            model: SCRIPTED_MODEL.into(),
+            output_reserve: default_reserve(window.tokens),
+            cache_key: key,
+        };
+    }
+    let config = match provider::openai_config(settings) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::debug!(error = %e, "no provider config: the window is assumed");
+            return ModelFacts {
+                window: Window {
+                    tokens: ASSUMED_CONTEXT_WINDOW,
+                    source: WindowOrigin::Assumed,
+                },
+                model: settings.model.clone().unwrap_or_default(),
+                output_reserve: default_reserve(ASSUMED_CONTEXT_WINDOW),
+                cache_key: String::new(),
+            };
+        }
+    };
+    let key = format!("{}|{}", config.base_url, config.model);
+    let cached = lock(windows()).get(&key).copied();
+    let window = match cached {
+        Some(w) => w,
+        None => {
+            let found = discover_context_window(&config).await;
+            let w = match found.source {
+                WindowSource::Discovered(_) => Window {
+                    tokens: found.tokens,
+                    source: WindowOrigin::Discovered,
+                },
+                WindowSource::Setting => Window {
+                    tokens: found.tokens,
+                    source: WindowOrigin::Setting,
+                },
+                WindowSource::Assumed => match known_window(&config.model) {
+                    Some(tokens) => Window {
+                        tokens,
+                        source: WindowOrigin::Known,
+                    },
+                    None => Window {
+                        tokens: found.tokens,
+                        source: WindowOrigin::Assumed,
+                    },
+                },
+            };
+            lock(windows()).insert(key.clone(), w);
+            w
+        }
+    };
+    ModelFacts {
+        output_reserve: config
+            .max_tokens
+            .unwrap_or_else(|| default_reserve(window.tokens)),
+        window,
+        model: config.model,
+        cache_key: key,
+    }
+}
+
+/// The model's view of a session, item by item (ids are entry ids), with each entry's
+/// place (a summary sits where the first entry it replaces was).
+pub struct View {
+    pub items: Vec<Item>,
+    places: HashMap<u64, i64>,
+}
+
+impl View {
+    pub fn messages(&self) -> Vec<Message> {
+        self.items.iter().map(|i| i.message.clone()).collect()
+    }
+}
+
+fn text_of(e: &Entry) -> &str {
+    e.content.get("text").and_then(|t| t.as_str()).unwrap_or("")
+}
+
+/// Builds the view from the entries since the session's last reset. `task_id`'s first
+/// person message is the goal; tool results are capped to a quarter of the window (the
+/// full output stays in the event log and the entry).
+pub fn build_view(
+    c: &Connection,
+    session_id: i64,
+    task_id: Option<i64>,
+    workspace: &str,
+    window: u32,
+    est: &Estimator,
+) -> Result<View, StoreError> {
+    let all = entries::since_head(c, session_id)?;
+    Ok(view_of(&all, task_id, workspace, window, est))
+}
+
+fn view_of(
+    all: &[Entry],
+    task_id: Option<i64>,
+    workspace: &str,
+    window: u32,
+    est: &Estimator,
+) -> View {
+    let replaced: HashSet<i64> = all
+        .iter()
+        .filter(|e| e.kind == compactions::KIND)
+        .flat_map(|e| replaces_of(e).into_iter())
+        .collect();
+    let mut placed: Vec<(i64, Item)> =
+        vec![(i64::MIN, Item::system_rules(0, system_prompt(workspace)))];
+    let mut calls: HashMap<String, ToolCall> = HashMap::new();
+    let mut goal_seen = false;
+    let cap = (window / 4).max(64);
+    for e in all.iter().filter(|e| !replaced.contains(&e.id)) {
+        let id = e.id as u64;
+        let text = text_of(e);
+        let item = match e.kind.as_str() {
+            "user" => {
+                if !goal_seen && task_id.is_some() && e.task_id == task_id {
+                    goal_seen = true;
+                    Item::goal(id, text)
+                } else {
+                    Item::person(id, text)
+                }
+            }
+            "system" => Item::workspace_instructions(id, text),
+            "assistant" => {
+                let tc: Vec<ToolCall> = e
+                    .content
+                    .get("tool_calls")
+                    .cloned()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default();
+                for call in &tc {
+                    calls.insert(call.id.clone(), call.clone());
+                }
+                Item::assistant(id, text, tc)
+            }
+            "tool_result" => {
+                let call_id = e
+                    .content
+                    .get("call_id")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("");
+                let call = calls.get(call_id).cloned().unwrap_or_else(|| ToolCall {
+                    id: call_id.to_owned(),
+                    name: "tool".into(),
+                    arguments: "{}".into(),
+                });
+                let capped = cap_tool_output_tokens(text, cap, est).text;
+                Item::tool_result(id, &call, wrap_untrusted("tool result", &capped))
+            }
+            "reset" if !text.is_empty() => Item::person(id, text),
+            k if k == compactions::KIND => {
+                let at = e
+                    .content
+                    .get("placed_at")
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(e.id);
+                placed.push((at, Item::summary(id, text)));
+                continue;
+            }
+            _ => continue,
+        };
+        placed.push((e.id, item));
+    }
+    // Stable: a summary placed at an entry's position comes before that entry.
+    placed.sort_by_key(|(at, _)| *at);
+    let places: HashMap<u64, i64> = placed.iter().map(|(at, i)| (i.id, *at)).collect();
+    View {
+        items: close_unanswered(placed.into_iter().map(|(_, i)| i).collect()),
+        places,
+    }
+}
+
+/// Person instructions kept verbatim beside the rest when old ones are merged.
+const KEEP_INSTRUCTIONS_APART: usize = 4;
+
+/// Merges the person's older messages (all but the last few; never the goal) into one
+/// item at the place of the first, so that eliding them leaves one marker. Whether there
+/// was anything to merge.
+fn merge_old_instructions(items: &mut Vec<Item>) -> bool {
+    let person: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.kind == pocketpilot_context::ItemKind::PersonInstruction)
+        .map(|(n, _)| n)
+        .collect();
+    if person.len() <= KEEP_INSTRUCTIONS_APART + 1 {
+        return false;
+    }
+    let old = &person[..person.len() - KEEP_INSTRUCTIONS_APART];
+    let text = old
+        .iter()
+        .map(|n| items[*n].text().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let first = items[old[0]].id;
+    let merged = Item::person(first, text);
+    let drop: HashSet<usize> = old[1..].iter().copied().collect();
+    items[old[0]] = merged;
+    let mut n = 0;
+    items.retain(|_| {
+        let keep = !drop.contains(&n);
+        n += 1;
+        keep
+    });
+    true
+}
+
+fn replaces_of(e: &Entry) -> Vec<i64> {
+    e.content
+        .get("replaces")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_i64()).collect())
+        .unwrap_or_default()
+}
+
+/// As the transcript does: a call with no result is answered with an error when the
+/// conversation went on after it (models refuse a call left open).
+fn close_unanswered(items: Vec<Item>) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    let mut open: Vec<ToolCall> = Vec::new();
+    let mut synthetic = SYNTHETIC;
+    for item in items {
+        if item.message.role == Role::Tool {
+            if let Some(id) = &item.message.tool_call_id {
+                open.retain(|o| &o.id != id);
+            }
+        } else {
+            for call in open.drain(..) {
+                synthetic += 1;
+                out.push(Item::tool_result(
+                    synthetic,
+                    &call,
+                    wrap_untrusted(
+                        "tool result",
+                        "This call never ran: its run ended before it was answered.",
+                    ),
+                ));
+            }
+            if item.message.role == Role::Assistant {
+                open = item.message.tool_calls.clone();
+            }
+        }
+        out.push(item);
+    }
+    out
+}
+
+/// What the recorder writes for a `context_compacted` event, in the event's transaction:
+/// the compaction entry, when the event carries a summary.
+pub fn apply_compacted(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: i64,
+    task_id: i64,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    if let RuntimeEvent::ContextCompacted {
+        summary: Some(text),
+        summarised,
+        fallback,
+        placed_at,
+        tokens_before,
+        tokens_after,
+        ..
+    } = event
+    {
+        if summarised.is_empty() {
+            return Ok(());
+        }
+        let content = serde_json::json!({
+            "text": text,
+            "replaces": summarised,
+            "fallback": fallback,
+            "placed_at": placed_at,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+        });
+        compactions::append(tx, session_id, Some(task_id), &content)?;
+    }
+    Ok(())
+}
+
+/// A request ready to send, and what it was planned against.
+pub struct Prepared {
+    pub messages: Vec<Message>,
+    pub estimate: u32,
+    pub budget: Budget,
+    pub window: Window,
+    /// Whether the view was changed for it.
+    pub compacted: bool,
+}
+
+struct State {
+    window: Window,
+    output_reserve: u32,
+    estimator: Estimator,
+    anchor: Option<Anchor>,
+    /// Tool results elided in the last request, so an unchanged elision is not reported
+    /// again each turn.
+    last_elided: Vec<i64>,
+}
+
+/// A run's context accounting: the window, the calibrated estimator, the server's count
+/// of the last request.
+pub struct SessionContext {
+    store: Arc<Store>,
+    session_id: i64,
+    task_id: i64,
+    workspace: String,
+    model: String,
+    cache_key: String,
+    state: Mutex<State>,
+}
+
+impl SessionContext {
+    /// The context of a run; `None` for a scripted model that declares no window (a
+    /// fake at the model boundary whose scripts predate budgets: sent as they are).
+    pub async fn for_run(
+        store: Arc<Store>,
+        session_id: i64,
+        task_id: i64,
+        workspace: &str,
+        spec: Option<&str>,
+        settings: &ProviderSettings,
+    ) -> Result<Option<Arc<Self>>, StoreError> {
+        if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
+            let declared = ScriptedProvider::from_file(Path::new(path))
+                .ok()
+                .and_then(|p| p.context_window());
+            if declared.is_none() {
+                return Ok(None);
+            }
+        }
+        let ctx = Self::open(store, session_id, task_id, workspace, spec, settings).await?;
+        Ok(Some(Arc::new(ctx)))
+    }
+
+    pub async fn open(
+        store: Arc<Store>,
+        session_id: i64,
+        task_id: i64,
+        workspace: &str,
+        spec: Option<&str>,
+        settings: &ProviderSettings,
+    ) -> Result<Self, StoreError> {
+        let facts = model_facts(spec, settings).await;
+        let stored: Option<Calibration> =
+            store.read(|c| settings::get(c, &calibration_key(&facts.model)))?;
+        let mut estimator = Estimator::for_model(&facts.model);
+        if let Some(c) = stored {
+            estimator = estimator.with_calibration(c);
+        }
+        Ok(Self {
+            store,
+            session_id,
+            task_id,
+            workspace: workspace.to_owned(),
+            model: facts.model,
+            cache_key: facts.cache_key,
+            state: Mutex::new(State {
+                window: facts.window,
+                output_reserve: facts.output_reserve,
+                estimator,
+                anchor: None,
+                last_elided: Vec::new(),
+            }),
+        })
+    }
+
+    pub fn window(&self) -> Window {
+        lock(&self.state).window
+    }
+
+    /// The request for the next model turn: the view, compacted when it would not fit.
+    /// `extra_margin` tightens the budget after a refusal; `force_below`, when given,
+    /// makes the limit at most that many tokens (a compaction the person asked for).
+    pub async fn prepare(
+        &self,
+        provider: &dyn Provider,
+        tools: &[ToolSpec],
+        extra_margin: u32,
+        force_below: Option<u32>,
+        cause: CompactionCause,
+        sink: &dyn EventSink,
+    ) -> Result<Prepared, ContextFailure> {
+        let (window, reserve, est, anchor, last_elided) = {
+            let s = lock(&self.state);
+            (
+                s.window,
+                s.output_reserve,
+                s.estimator.clone(),
+                s.anchor,
+                s.last_elided.clone(),
+            )
+        };
+        let view = self.store.read(|c| {
+            build_view(
+                c,
+                self.session_id,
+                Some(self.task_id),
+                &self.workspace,
+                window.tokens,
+                &est,
+            )
+        })?;
+        let mut budget = Budget::new(window.tokens, reserve, &est);
+        budget.margin = budget.margin.saturating_add(extra_margin);
+        if let Some(below) = force_below {
+            let limit = budget.limit();
+            if below < limit {
+                budget.margin = budget.margin.saturating_add(limit - below);
+            }
+        }
+        let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
+        let mut view = view;
+        let plan = match plan_compaction(
+            &view.items,
+            tools,
+            &budget,
+            &est,
+            &PlanOptions::default(),
+            anchor.as_ref(),
+        ) {
+            Ok(p) => p,
+            Err(ContextError::NothingFits { .. }) if merge_old_instructions(&mut view.items) => {
+                // Many short messages from the person: each elided one would leave its own
+                // marker, nearly as long. As one text, the oldest are elided as one.
+                plan_compaction(
+                    &view.items,
+                    tools,
+                    &budget,
+                    &est,
+                    &PlanOptions::default(),
+                    None,
+                )?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if plan.is_noop() {
+            let done = plan.finish(None, &est);
+            lock(&self.state).last_elided.clear();
+            return Ok(Prepared {
+                messages: done.messages,
+                estimate: plan.estimate,
+                budget,
+                window,
+                compacted: false,
+            });
+        }
+        let tokens_before = est.request(&view.messages(), tools, None).tokens;
+        let summary = match plan.summary_request() {
+            Some(r) => match provider.complete(r.messages.clone(), Vec::new()).await {
+                Ok(answer) => Some(answer.text),
+                Err(e) => {
+                    // The fallback marker stands in: the run goes on with a view that fits.
+                    tracing::warn!(error = %e, "the summary call failed; eliding instead");
+                    None
+                }
+            },
+            None => None,
+        };
+        let done = plan.finish(summary.as_deref(), &est);
+        let real = |id: &u64| *id < SYNTHETIC && *id > 0;
+        let elided: Vec<i64> = plan
+            .items
+            .iter()
+            .filter(|i| matches!(i.action, Action::Elided { .. } | Action::Capped { .. }))
+            .map(|i| i.id)
+            .filter(real)
+            .map(|id| id as i64)
+            .collect();
+        let instructions_elided: Vec<i64> = plan
+            .items
+            .iter()
+            .filter(|i| matches!(i.action, Action::InstructionElided { .. }))
+            .map(|i| i.id)
+            .filter(real)
+            .map(|id| id as i64)
+            .collect();
+        let (summary_text, fallback, summarised, placed_at) = match &done.summary {
+            Some(s) => {
+                let ids: Vec<i64> = s
+                    .replaces
+                    .iter()
+                    .filter(|id| real(id))
+                    .map(|id| *id as i64)
+                    .collect();
+                let at = s
+                    .replaces
+                    .iter()
+                    .filter_map(|id| view.places.get(id))
+                    .min()
+                    .copied()
+                    .unwrap_or(0);
+                (Some(s.text.clone()), s.fallback, ids, at)
+            }
+            None => (None, false, Vec::new(), 0),
+        };
+        let report = summary_text.is_some()
+            || !instructions_elided.is_empty()
+            || elided != last_elided
+            || cause != CompactionCause::BeforeRequest;
+        if report {
+            sink.emit(RuntimeEvent::ContextCompacted {
+                cause,
+                tokens_before,
+                tokens_after: done.estimate,
+                window: window.tokens,
+                window_source: window.source,
+                elided: elided.clone(),
+                summarised,
+                instructions_elided,
+                summary: summary_text,
+                fallback,
+                placed_at,
+            })
+            .map_err(ContextFailure::Record)?;
+        }
+        lock(&self.state).last_elided = elided;
+        Ok(Prepared {
+            messages: done.messages,
+            estimate: done.estimate,
+            budget,
+            window,
+            compacted: true,
+        })
+    }
+
+    /// After an answer: the server's count calibrates the estimator and anchors the next
+    /// estimate; the figures are kept per request.
+    fn observe(&self, p: &Prepared, tools: &[ToolSpec], response: Option<&ModelResponse>) {
+        let prompt_tokens = response.and_then(|r| r.usage).map(|u| u.prompt_tokens);
+        let calibration = {
+            let mut s = lock(&self.state);
+            // The scripted model's usage is a rough four characters a token of the
+            // messages' text, tools left out: not a count to calibrate or anchor on.
+            let counted = prompt_tokens.filter(|n| *n > 0 && self.model != SCRIPTED_MODEL);
+            match counted {
+                Some(n) => {
+                    let e = s.estimator.request(&p.messages, tools, s.anchor.as_ref());
+                    s.estimator.calibrate(n, &e);
+                    s.anchor = Some(Anchor::new(&p.messages, tools, n));
+                    Some(s.estimator.calibration())
+                }
+                None => {
+                    s.anchor = None;
+                    None
+                }
+            }
+        };
+        let row = NewContextTurn {
+            session_id: self.session_id,
+            task_id: self.task_id,
+            window: p.window.tokens,
+            window_source: p.window.source,
+            budget: p.budget.limit(),
+            estimate: p.estimate,
+            prompt_tokens: prompt_tokens.map(|n| n.min(u64::from(u32::MAX)) as u32),
+            messages: p.messages.len() as u32,
+        };
+        let key = calibration_key(&self.model);
+        let written = self.store.write(|tx| {
+            compactions::record_turn(tx, &row)?;
+            if let Some(c) = &calibration {
+                settings::set(tx, &key, c)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = written {
+            // The figures are for the meter and the benchmarks; the run goes on.
+            tracing::warn!(error = %e, "the request's token figures could not be kept");
+        }
+    }
+
+    /// A refusal for length: adopt the server's window when smaller, forget the anchor,
+    /// and say how much more margin the next plan needs.
+    fn refused(&self, requested: Option<u32>, server_window: Option<u32>, budget: &Budget) -> u32 {
+        let mut s = lock(&self.state);
+        s.anchor = None;
+        if let Some(w) = server_window.filter(|w| *w > 0 && *w < s.window.tokens) {
+            s.window = Window {
+                tokens: w,
+                source: WindowOrigin::Discovered,
+            };
+            s.output_reserve = s.output_reserve.min(default_reserve(w).max(1));
+            if !self.cache_key.is_empty() {
+                lock(windows()).insert(self.cache_key.clone(), s.window);
+            }
+        }
+        let limit = budget.limit();
+        match requested {
+            Some(r) => r.saturating_sub(limit) + limit / 10,
+            None => s.window.tokens / 4,
+        }
+    }
+}
+
+/// The model request of one agent step (the hook in `Agent::run`): without a context,
+/// the messages as they are; with one, the budgeted view, retried tighter on a refusal
+/// for length and never sent twice the same.
+pub(crate) async fn model_request(
+    agent: &Agent,
+    messages: &[Message],
+    sink: &dyn EventSink,
+) -> Result<ModelResponse, TurnError> {
+    let Some(ctx) = &agent.context else {
+        return agent.model_turn(messages, sink).await;
+    };
+    let tools = agent.tools.specs();
+    let mut extra_margin = 0u32;
+    let mut cause = CompactionCause::BeforeRequest;
+    let mut last_sent: Option<Vec<Message>> = None;
+    let mut attempt = 0u32;
+    loop {
+        let cancel = &agent.ctx.cancel;
+        let prepared = tokio::select! {
+            p = ctx.prepare(agent.provider.as_ref(), &tools, extra_margin, None, cause, sink) => p,
+            _ = cancel.cancelled() => return Err(TurnError::Cancelled),
+        };
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(ContextFailure::NothingFits(e)) => {
+                return Err(TurnError::Model(ProviderError::ContextOverflow {
+                    requested: None,
+                    window: Some(ctx.window().tokens),
+                    message: e.to_string(),
+                }))
+            }
+            Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
+            Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
+            Err(e @ (ContextFailure::NoTask | ContextFailure::Provider(_))) => {
+                return Err(TurnError::Model(ProviderError::InvalidResponse(
+                    e.to_string(),
+                )))
+            }
+        };
+        if last_sent.as_ref() == Some(&prepared.messages) {
+            return Err(TurnError::Model(ProviderError::ContextOverflow {
+                requested: None,
+                window: Some(ctx.window().tokens),
+                message: "the server refused the request for length and it cannot be made smaller"
+                    .into(),
+            }));
+        }
+        match agent.model_turn(&prepared.messages, sink).await {
+            Ok(response) => {
+                ctx.observe(&prepared, &tools, Some(&response));
+                return Ok(response);
+            }
+            Err(TurnError::Model(ProviderError::ContextOverflow {
+                requested, window, ..
+            })) if attempt < MAX_OVERFLOW_RETRIES => {
+                ctx.observe(&prepared, &tools, None);
+                tracing::info!(
+                    ?requested,
+                    ?window,
+                    attempt,
+                    "refused for length: compacting harder"
+                );
+                extra_margin =
+                    extra_margin.saturating_add(ctx.refused(requested, window, &prepared.budget));
+                cause = CompactionCause::Overflow;
+                last_sent = Some(prepared.messages);
+                attempt += 1;
+            }
+            Err(e) => {
+                ctx.observe(&prepared, &tools, None);
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// What a session's context meter shows.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ContextUse {
+    pub session_id: i64,
+    /// The estimate of the next request as the view stands now.
+    pub used: u32,
+    pub window: u32,
+    pub window_source: WindowOrigin,
+    /// The most prompt tokens a request may take (window − answer − margin).
+    pub limit: u32,
+    /// The newest request actually sent: estimate and the server's count.
+    pub last_request: Option<ContextTurn>,
+    pub compactions: usize,
+}
+
+/// One compaction as the history shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CompactionInfo {
+    pub entry_id: i64,
+    pub task_id: Option<i64>,
+    pub summary: String,
+    pub fallback: bool,
+    pub replaces: Vec<i64>,
+    pub tokens_before: Option<u64>,
+    pub tokens_after: Option<u64>,
+    pub created_at: String,
+}
+
+/// What a compaction asked for by the person did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CompactReport {
+    pub task_id: i64,
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    pub compacted: bool,
+}
+
+/// Records the events of a compaction asked for outside a run.
+struct RecorderSink<'a> {
+    recorder: &'a crate::recorder::Recorder,
+    task_id: i64,
+}
+
+impl EventSink for RecorderSink<'_> {
+    fn emit(&self, event: RuntimeEvent) -> Result<(), crate::sink::RecordError> {
+        self.recorder.record(self.task_id, &event)?;
+        Ok(())
+    }
+    fn delta(&self, _text: &str) {}
+    fn post_tools(&self) -> Result<crate::sink::Boundary, crate::sink::RecordError> {
+        Ok(crate::sink::Boundary::default())
+    }
+}
+
+impl crate::service::Runtime {
+    /// A session's compactions, oldest first: the dividers of its transcript.
+    pub fn compactions(&self, session_id: i64) -> Result<Vec<CompactionInfo>, StoreError> {
+        let list = self.store.read(|c| compactions::list(c, session_id))?;
+        Ok(list
+            .iter()
+            .map(|e| CompactionInfo {
+                entry_id: e.id,
+                task_id: e.task_id,
+                summary: text_of(e).to_owned(),
+                fallback: e
+                    .content
+                    .get("fallback")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false),
+                replaces: replaces_of(e),
+                tokens_before: e.content.get("tokens_before").and_then(|v| v.as_u64()),
+                tokens_after: e.content.get("tokens_after").and_then(|v| v.as_u64()),
+                created_at: e.created_at.clone(),
+            })
+            .collect())
+    }
+
+    /// Per-request token figures of a session (estimate and the server's count).
+    pub fn context_turns(&self, session_id: i64) -> Result<Vec<ContextTurn>, StoreError> {
+        self.store
+            .read(|c| compactions::turns_of_session(c, session_id))
+    }
+
+    /// The context meter: the next request's estimate against the window of the
+    /// session's provider (discovered, set or assumed).
+    pub async fn context_use(&self, session_id: i64) -> Result<ContextUse, StoreError> {
+        let session = self
+            .store
+            .read(|c| crate::store::sessions::get(c, session_id))?;
+        let last_task = self
+            .store
+            .read(|c| tasks::last_for_session(c, session_id, 1))?
+            .into_iter()
+            .next();
+        let settings = ProviderSettings::load(&self.store)?;
+        let spec = last_task.as_ref().and_then(|t| t.provider.clone());
+        let facts = model_facts(spec.as_deref(), &settings).await;
+        let stored: Option<Calibration> = self
+            .store
+            .read(|c| settings::get(c, &calibration_key(&facts.model)))?;
+        let mut est = Estimator::for_model(&facts.model);
+        if let Some(c) = stored {
+            est = est.with_calibration(c);
+        }
+        let view = self.store.read(|c| {
+            build_view(
+                c,
+                session_id,
+                last_task.as_ref().map(|t| t.id),
+                &session.workspace,
+                facts.window.tokens,
+                &est,
+            )
+        })?;
+        let tools = pocketpilot_tools::Registry::builtin().specs();
+        let used = est.request(&view.messages(), &tools, None).tokens;
+        let budget = Budget::new(facts.window.tokens, facts.output_reserve, &est);
+        let last_request = self.store.read(|c| compactions::last_turn(c, session_id))?;
+        let compactions = self.store.read(|c| compactions::list(c, session_id))?.len();
+        Ok(ContextUse {
+            session_id,
+            used,
+            window: facts.window.tokens,
+            window_source: facts.window.source,
+            limit: budget.limit(),
+            last_request,
+            compactions,
+        })
+    }
+
+    /// "Compact now": summarises the session's older turns with its provider, to half of
+    /// what the view takes, and records it under the session's newest task. Not for a
+    /// session with a run in progress (the caller checks `is_busy`).
+    pub async fn compact_now(&self, session_id: i64) -> Result<CompactReport, ContextFailure> {
+        let session = self
+            .store
+            .read(|c| crate::store::sessions::get(c, session_id))?;
+        let task = self
+            .store
+            .read(|c| tasks::last_for_session(c, session_id, 1))?
+            .into_iter()
+            .next()
+            .ok_or(ContextFailure::NoTask)?;
+        let settings = ProviderSettings::load(&self.store)?;
+        let provider = provider::build(task.provider.as_deref(), &settings)
+            .map_err(|e| ContextFailure::Provider(e.to_string()))?;
+        let ctx = SessionContext::open(
+            self.store.clone(),
+            session_id,
+            task.id,
+            &session.workspace,
+            task.provider.as_deref(),
+            &settings,
+        )
+        .await?;
+        let tools = pocketpilot_tools::Registry::builtin().specs();
+        let est = lock(&ctx.state).estimator.clone();
+        let view = self.store.read(|c| {
+            build_view(
+                c,
+                session_id,
+                Some(task.id),
+                &session.workspace,
+                ctx.window().tokens,
+                &est,
+            )
+        })?;
+        let before = est.request(&view.messages(), &tools, None).tokens;
+        let sink = RecorderSink {
+            recorder: &self.recorder,
+            task_id: task.id,
+        };
+        // Aim at half the view; what must stay verbatim may need more, so step up.
+        for share in [0.5, 0.7, 0.9] {
+            let below = (f64::from(before) * share) as u32;
+            match ctx
+                .prepare(
+                    provider.as_ref(),
+                    &tools,
+                    0,
+                    Some(below),
+                    CompactionCause::Manual,
+                    &sink,
+                )
+                .await
+            {
+                Ok(prepared) => {
+                    return Ok(CompactReport {
+                        task_id: task.id,
+                        tokens_before: before,
+                        tokens_after: prepared.estimate,
+                        compacted: prepared.compacted,
+                    })
+                }
+                Err(ContextFailure::NothingFits(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(CompactReport {
+            task_id: task.id,
+            tokens_before: before,
+            tokens_after: before,
+            compacted: false,
+        })
+    }
+}

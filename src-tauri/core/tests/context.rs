@@ -1,0 +1,201 @@
+//! Issue 13, deterministic: the scripted model declares a small window; the real store,
+//! worker, recorder and tools budget and compact the session.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_test_support as support;
+
+use pocketpilot_core::context::build_view;
+use pocketpilot_core::{NewTask, TaskStatus};
+use pocketpilot_model::Role;
+use serde_json::json;
+use support::*;
+
+const INSTRUCTION: &str =
+    "Always answer in French, and never touch the folder named secrets/. (instruction #1)";
+
+fn long_answer(i: usize) -> String {
+    format!("Answer {i}: ") + &"the quick brown fox jumps over the lazy dog; ".repeat(25)
+}
+
+/// One task per message, in one session, each settled before the next.
+async fn converse(f: &Fixture, provider: &str, messages: &[String]) -> (i64, Vec<i64>) {
+    let mut session = None;
+    let mut ids = Vec::new();
+    for m in messages {
+        let task = NewTask {
+            session_id: session,
+            ..f.task(m, provider)
+        };
+        let id = f.rt.submit(&task).unwrap();
+        f.settle(id).await;
+        session = Some(f.rt.task(id).unwrap().session_id);
+        ids.push(id);
+    }
+    (session.unwrap(), ids)
+}
+
+fn chatty_script(f: &Fixture, name: &str, with_summary: bool) -> String {
+    let mut script = json!({
+        "context_window": 4096,
+        "repeat_last": true,
+        "turns": [ { "text": long_answer(0) } ],
+    });
+    if with_summary {
+        script["summary"] =
+            json!({ "text": "The assistant gave several long answers about a fox." });
+    }
+    f.script(name, script)
+}
+
+#[tokio::test]
+async fn the_persons_instructions_stay_verbatim_through_three_compactions() {
+    let f = Fixture::new();
+    let p = chatty_script(&f, "chatty.json", true);
+    let mut messages = vec![INSTRUCTION.to_owned()];
+    messages.extend((1..20).map(|i| format!("question {i}: tell me more")));
+    let (session, ids) = converse(&f, &p, &messages).await;
+    for id in &ids {
+        let t = f.rt.task(*id).unwrap();
+        assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
+    }
+    let compactions = f.rt.compactions(session).unwrap();
+    assert!(compactions.len() >= 3, "{} compactions", compactions.len());
+    assert!(compactions.iter().all(|c| !c.fallback));
+    // Every request was planned within its budget, and what was sent stayed bounded.
+    let turns = f.rt.context_turns(session).unwrap();
+    assert_eq!(turns.len(), ids.len());
+    for t in &turns {
+        assert!(t.estimate <= t.budget, "{t:?}");
+        assert_eq!(t.window, 4096);
+    }
+    // The model's view now: the instruction verbatim, as the person's message, with the
+    // summary standing for older answers; every original answer is still in the store.
+    let est = pocketpilot_context::Estimator::for_model("scripted");
+    let view =
+        f.rt.store
+            .read(|c| build_view(c, session, ids.last().copied(), "/w", 4096, &est))
+            .unwrap();
+    let msgs = view.messages();
+    assert!(msgs
+        .iter()
+        .any(|m| m.role == Role::User && m.content.as_deref() == Some(INSTRUCTION)));
+    assert!(msgs.iter().any(|m| m
+        .content
+        .as_deref()
+        .is_some_and(|c| c.contains("several long answers about a fox"))));
+    let answers =
+        f.rt.session_entries(session)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "assistant")
+            .count();
+    assert_eq!(answers, ids.len());
+    // Audit: each compaction is an event with the figures.
+    let events: Vec<_> = ids
+        .iter()
+        .flat_map(|id| f.rt.events(*id).unwrap())
+        .filter(|e| e.kind().as_str() == "context_compacted")
+        .collect();
+    assert!(events.len() >= 3);
+    for e in &events {
+        let p = e.payload();
+        assert!(p["tokens_after"].as_u64().unwrap() < p["tokens_before"].as_u64().unwrap());
+        assert!(!p["summarised"].as_array().unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_failing_summary_call_falls_back_to_the_fixed_marker_and_every_turn_completes() {
+    let f = Fixture::new();
+    let p = chatty_script(&f, "nosummary.json", false);
+    let mut messages = vec![INSTRUCTION.to_owned()];
+    messages.extend((1..10).map(|i| format!("question {i}")));
+    let (session, ids) = converse(&f, &p, &messages).await;
+    for id in &ids {
+        let t = f.rt.task(*id).unwrap();
+        assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
+    }
+    let compactions = f.rt.compactions(session).unwrap();
+    assert!(!compactions.is_empty());
+    assert!(compactions.iter().all(|c| c.fallback), "{compactions:?}");
+    assert!(
+        compactions[0].summary.contains("dropped"),
+        "{}",
+        compactions[0].summary
+    );
+    for t in f.rt.context_turns(session).unwrap() {
+        assert!(t.estimate <= t.budget, "{t:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_input_larger_than_the_window_fails_alone_and_hi_then_gets_an_answer() {
+    let f = Fixture::new();
+    let p = f.script(
+        "hi.json",
+        json!({ "context_window": 4096, "repeat_last": true, "turns": [ { "text": "Bonjour." } ] }),
+    );
+    let huge = "all work and no play makes jack a dull boy. ".repeat(1500);
+    let (session, ids) = converse(&f, &p, &[huge, "hi".to_owned()]).await;
+    let first = f.rt.task(ids[0]).unwrap();
+    assert_eq!(first.status, TaskStatus::Failed);
+    let failed = f.event(ids[0], "task_failed").payload();
+    assert_eq!(failed["kind"], "model_context_overflow");
+    // Never sent: no model turn completed, and no request recorded for it.
+    assert!(!f
+        .kinds(ids[0])
+        .contains(&"model_turn_completed".to_string()));
+    let second = f.rt.task(ids[1]).unwrap();
+    assert_eq!(second.status, TaskStatus::Completed);
+    assert_eq!(second.final_answer.as_deref(), Some("Bonjour."));
+    let turns = f.rt.context_turns(session).unwrap();
+    assert_eq!(turns.len(), 1);
+    assert!(turns[0].estimate <= turns[0].budget);
+}
+
+#[tokio::test]
+async fn a_tool_result_larger_than_the_window_is_capped_in_the_context_and_kept_whole_in_the_log() {
+    let f = Fixture::new();
+    let big: String = (0..4000)
+        .map(|i| format!("line {i} of a long file\n"))
+        .collect();
+    std::fs::write(f.ws("big.txt"), &big).unwrap();
+    let p = f.script(
+        "tool.json",
+        json!({ "context_window": 4096, "turns": [
+            { "tool_calls": [ { "name": "read_file", "arguments": { "path": "big.txt" } } ] },
+            { "text": "It is a long file." }
+        ] }),
+    );
+    let (session, ids) = converse(&f, &p, &["read big.txt".to_owned()]).await;
+    assert_eq!(f.rt.task(ids[0]).unwrap().status, TaskStatus::Completed);
+    let done = f.event(ids[0], "tool_call_completed").payload();
+    assert!(done["output"].as_str().unwrap().len() >= big.len() / 2);
+    for t in f.rt.context_turns(session).unwrap() {
+        assert!(t.estimate <= t.budget, "{t:?}");
+        assert!(t.prompt_tokens.unwrap() < 4096, "{t:?}");
+    }
+}
+
+#[tokio::test]
+async fn fifty_short_messages_never_overflow_even_when_the_persons_words_alone_do_not_fit() {
+    let f = Fixture::new();
+    let p = f.script(
+        "short.json",
+        json!({ "context_window": 4096, "repeat_last": true, "turns": [ { "text": "Noted." } ],
+                "summary": { "text": "Short acknowledgements." } }),
+    );
+    let messages: Vec<String> = (1..=50)
+        .map(|i| {
+            format!("Message {i}. ")
+                + &"the harbour lights flicker while old ships creak. ".repeat(5)
+        })
+        .collect();
+    let (session, ids) = converse(&f, &p, &messages).await;
+    for id in &ids {
+        let t = f.rt.task(*id).unwrap();
+        assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
+    }
+    for t in f.rt.context_turns(session).unwrap() {
+        assert!(t.estimate <= t.budget, "{t:?}");
+    }
+}

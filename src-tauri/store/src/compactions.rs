@@ -1,0 +1,119 @@
+//! The context budget's records (issue 13): compaction entries (kind `compaction` in
+//! `entries`, written with their `context_compacted` event in one transaction) and the
+//! per-request figures in `context_turns`.
+use pocketpilot_protocol::WindowOrigin;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+
+use super::{entries, now, row::At, Entry, Result};
+
+/// The entry kind of a compaction.
+pub const KIND: &str = "compaction";
+
+/// Appends a compaction entry: `content` holds the summary, the entries it replaces and
+/// where it sits in the view. The caller's transaction also holds the event.
+pub fn append(
+    c: &Connection,
+    session_id: i64,
+    task_id: Option<i64>,
+    content: &serde_json::Value,
+) -> Result<i64> {
+    entries::append(c, session_id, task_id, KIND, content)
+}
+
+/// A session's compactions, oldest first (all of them, also before its last reset).
+pub fn list(c: &Connection, session_id: i64) -> Result<Vec<Entry>> {
+    let all = entries::list(c, session_id)?;
+    Ok(all.into_iter().filter(|e| e.kind == KIND).collect())
+}
+
+/// What one model request cost, as estimated and as the server counted.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ContextTurn {
+    pub id: i64,
+    pub session_id: i64,
+    pub task_id: i64,
+    pub window: u32,
+    pub window_source: WindowOrigin,
+    /// The most prompt tokens the request could be estimated at.
+    pub budget: u32,
+    pub estimate: u32,
+    /// `usage.prompt_tokens` of the answer; `None` when the request failed or the server
+    /// gave no usage.
+    pub prompt_tokens: Option<u32>,
+    pub messages: u32,
+    pub at: String,
+}
+
+pub struct NewContextTurn {
+    pub session_id: i64,
+    pub task_id: i64,
+    pub window: u32,
+    pub window_source: WindowOrigin,
+    pub budget: u32,
+    pub estimate: u32,
+    pub prompt_tokens: Option<u32>,
+    pub messages: u32,
+}
+
+pub fn record_turn(c: &Connection, t: &NewContextTurn) -> Result<i64> {
+    c.execute(
+        "INSERT INTO context_turns (session_id, task_id, window, window_source, budget, estimate, prompt_tokens, messages, at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            t.session_id,
+            t.task_id,
+            t.window,
+            t.window_source.as_str(),
+            t.budget,
+            t.estimate,
+            t.prompt_tokens,
+            t.messages,
+            now()
+        ],
+    )?;
+    Ok(c.last_insert_rowid())
+}
+
+const TURN_COLUMNS: &str =
+    "id, session_id, task_id, window, window_source, budget, estimate, prompt_tokens, messages, at";
+
+fn turn_from_row(r: &Row<'_>) -> rusqlite::Result<ContextTurn> {
+    let at = At::new("context_turns", r, 0)?;
+    Ok(ContextTurn {
+        id: at.id,
+        session_id: r.get(1)?,
+        task_id: r.get(2)?,
+        window: r.get(3)?,
+        window_source: at.name(4, "window_source")?,
+        budget: r.get(5)?,
+        estimate: r.get(6)?,
+        prompt_tokens: r.get(7)?,
+        messages: r.get(8)?,
+        at: r.get(9)?,
+    })
+}
+
+/// The newest request of a session: what its context meter shows.
+pub fn last_turn(c: &Connection, session_id: i64) -> Result<Option<ContextTurn>> {
+    let sql = format!(
+        "SELECT {TURN_COLUMNS} FROM context_turns WHERE session_id = ?1 ORDER BY id DESC LIMIT 1"
+    );
+    Ok(c.query_row(&sql, [session_id], turn_from_row).optional()?)
+}
+
+/// A task's requests, in order.
+pub fn turns_of_task(c: &Connection, task_id: i64) -> Result<Vec<ContextTurn>> {
+    let sql = format!("SELECT {TURN_COLUMNS} FROM context_turns WHERE task_id = ?1 ORDER BY id");
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows = stmt.query_map([task_id], turn_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A session's requests, in order.
+pub fn turns_of_session(c: &Connection, session_id: i64) -> Result<Vec<ContextTurn>> {
+    let sql = format!("SELECT {TURN_COLUMNS} FROM context_turns WHERE session_id = ?1 ORDER BY id");
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows = stmt.query_map([session_id], turn_from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
