@@ -19,25 +19,26 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pocketpilot_context::{
     cap_tool_output_tokens, known_window, plan_compaction, Action, Anchor, Budget, Calibration,
-    ContextError, Estimator, Item, PlanOptions,
+    ContextError, Estimator, Item, Plan, PlanOptions,
 };
 use pocketpilot_model::{
-    discover_context_window, Message, ModelResponse, Provider, ProviderError, Role,
-    ScriptedProvider, ToolCall, ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
+    discover_context_window, Message, ModelResponse, Provider, Role, ScriptedProvider, ToolCall,
+    ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
 use pocketpilot_protocol::{CompactionCause, WindowOrigin};
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::agent::{system_prompt, wrap_untrusted, Agent, EventSink, TurnError};
 use crate::config::ProviderSettings;
 use crate::event::RuntimeEvent;
 use crate::provider;
+use crate::sink::EventSink;
 use crate::store::compactions::{self, ContextTurn, NewContextTurn};
 use crate::store::{entries, settings, tasks, Entry, Store, StoreError};
+use crate::transcript::{system_prompt, wrap_untrusted};
 
 /// Retries after a refusal for length, each compacting harder.
-const MAX_OVERFLOW_RETRIES: u32 = 2;
+pub(crate) const MAX_OVERFLOW_RETRIES: u32 = 2;
 /// The estimator's model name for a scripted provider.
 const SCRIPTED_MODEL: &str = "scripted";
 /// Synthetic items (answers to calls that never ran) get ids above this, never stored.
@@ -289,6 +290,81 @@ const KEEP_INSTRUCTIONS_APART: usize = 4;
 /// Merges the person's older messages (all but the last few; never the goal) into one
 /// item at the place of the first, so that eliding them leaves one marker. Whether there
 /// was anything to merge.
+/// Planner items with ids below `SYNTHETIC` stand for store entries.
+fn is_entry(id: &u64) -> bool {
+    *id < SYNTHETIC && *id > 0
+}
+
+/// The store entries of `plan` whose action matches.
+fn entries_where(plan: &Plan, f: impl Fn(&Action) -> bool) -> Vec<i64> {
+    plan.items
+        .iter()
+        .filter(|i| f(&i.action))
+        .map(|i| i.id)
+        .filter(is_entry)
+        .map(|id| id as i64)
+        .collect()
+}
+
+/// The budget of one request: a retry after a refusal widens the margin; `force_below`
+/// (compact now) makes the limit at most that.
+fn budget_for(
+    window: u32,
+    reserve: u32,
+    est: &Estimator,
+    extra_margin: u32,
+    force_below: Option<u32>,
+) -> Budget {
+    let mut budget = Budget::new(window, reserve, est);
+    budget.margin = budget.margin.saturating_add(extra_margin);
+    if let Some(below) = force_below {
+        let limit = budget.limit();
+        if below < limit {
+            budget.margin = budget.margin.saturating_add(limit - below);
+        }
+    }
+    budget
+}
+
+fn plan_view(
+    view: &mut View,
+    tools: &[ToolSpec],
+    budget: &Budget,
+    est: &Estimator,
+    anchor: Option<&Anchor>,
+) -> Result<Plan, ContextFailure> {
+    let options = PlanOptions::default();
+    match plan_compaction(&view.items, tools, budget, est, &options, anchor) {
+        Ok(p) => Ok(p),
+        Err(ContextError::NothingFits { .. }) if merge_old_instructions(&mut view.items) => {
+            // Many short messages from the person: each elided one would leave its own
+            // marker, nearly as long. As one text, the oldest are elided as one.
+            Ok(plan_compaction(
+                &view.items,
+                tools,
+                budget,
+                est,
+                &options,
+                None,
+            )?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The model's summary of the turns the plan replaces; `None` when there is nothing to
+/// summarise or the call failed (the fallback marker then stands in).
+async fn summarise(provider: &dyn Provider, plan: &Plan) -> Option<String> {
+    let r = plan.summary_request()?;
+    match provider.complete(r.messages.clone(), Vec::new()).await {
+        Ok(answer) => Some(answer.text),
+        Err(e) => {
+            tracing::warn!(error = %e, "the summary call failed; eliding instead");
+            None
+        }
+    }
+}
+
 fn merge_old_instructions(items: &mut Vec<Item>) -> bool {
     let person: Vec<usize> = items
         .iter()
@@ -515,39 +591,10 @@ impl SessionContext {
                 &est,
             )
         })?;
-        let mut budget = Budget::new(window.tokens, reserve, &est);
-        budget.margin = budget.margin.saturating_add(extra_margin);
-        if let Some(below) = force_below {
-            let limit = budget.limit();
-            if below < limit {
-                budget.margin = budget.margin.saturating_add(limit - below);
-            }
-        }
+        let budget = budget_for(window.tokens, reserve, &est, extra_margin, force_below);
         let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
         let mut view = view;
-        let plan = match plan_compaction(
-            &view.items,
-            tools,
-            &budget,
-            &est,
-            &PlanOptions::default(),
-            anchor.as_ref(),
-        ) {
-            Ok(p) => p,
-            Err(ContextError::NothingFits { .. }) if merge_old_instructions(&mut view.items) => {
-                // Many short messages from the person: each elided one would leave its own
-                // marker, nearly as long. As one text, the oldest are elided as one.
-                plan_compaction(
-                    &view.items,
-                    tools,
-                    &budget,
-                    &est,
-                    &PlanOptions::default(),
-                    None,
-                )?
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let plan = plan_view(&mut view, tools, &budget, &est, anchor.as_ref())?;
         if plan.is_noop() {
             let done = plan.finish(None, &est);
             lock(&self.state).last_elided.clear();
@@ -560,43 +607,22 @@ impl SessionContext {
             });
         }
         let tokens_before = est.request(&view.messages(), tools, None).tokens;
-        let summary = match plan.summary_request() {
-            Some(r) => match provider.complete(r.messages.clone(), Vec::new()).await {
-                Ok(answer) => Some(answer.text),
-                Err(e) => {
-                    // The fallback marker stands in: the run goes on with a view that fits.
-                    tracing::warn!(error = %e, "the summary call failed; eliding instead");
-                    None
-                }
-            },
-            None => None,
-        };
+        let summary = summarise(provider, &plan).await;
         let done = plan.finish(summary.as_deref(), &est);
-        let real = |id: &u64| *id < SYNTHETIC && *id > 0;
-        let elided: Vec<i64> = plan
-            .items
-            .iter()
-            .filter(|i| matches!(i.action, Action::Elided { .. } | Action::Capped { .. }))
-            .map(|i| i.id)
-            .filter(real)
-            .map(|id| id as i64)
-            .collect();
-        let instructions_elided: Vec<i64> = plan
-            .items
-            .iter()
-            .filter(|i| matches!(i.action, Action::InstructionElided { .. }))
-            .map(|i| i.id)
-            .filter(real)
-            .map(|id| id as i64)
-            .collect();
+        let elided = entries_where(&plan, |a| {
+            matches!(a, Action::Elided { .. } | Action::Capped { .. })
+        });
+        let instructions_elided =
+            entries_where(&plan, |a| matches!(a, Action::InstructionElided { .. }));
         let (summary_text, fallback, summarised, placed_at) = match &done.summary {
             Some(s) => {
                 let ids: Vec<i64> = s
                     .replaces
                     .iter()
-                    .filter(|id| real(id))
+                    .filter(|id| is_entry(id))
                     .map(|id| *id as i64)
                     .collect();
+                // The compaction stands where the first entry it replaces stood.
                 let at = s
                     .replaces
                     .iter()
@@ -640,7 +666,12 @@ impl SessionContext {
 
     /// After an answer: the server's count calibrates the estimator and anchors the next
     /// estimate; the figures are kept per request.
-    fn observe(&self, p: &Prepared, tools: &[ToolSpec], response: Option<&ModelResponse>) {
+    pub(crate) fn observe(
+        &self,
+        p: &Prepared,
+        tools: &[ToolSpec],
+        response: Option<&ModelResponse>,
+    ) {
         let prompt_tokens = response.and_then(|r| r.usage).map(|u| u.prompt_tokens);
         let calibration = {
             let mut s = lock(&self.state);
@@ -686,7 +717,12 @@ impl SessionContext {
 
     /// A refusal for length: adopt the server's window when smaller, forget the anchor,
     /// and say how much more margin the next plan needs.
-    fn refused(&self, requested: Option<u32>, server_window: Option<u32>, budget: &Budget) -> u32 {
+    pub(crate) fn refused(
+        &self,
+        requested: Option<u32>,
+        server_window: Option<u32>,
+        budget: &Budget,
+    ) -> u32 {
         let mut s = lock(&self.state);
         s.anchor = None;
         if let Some(w) = server_window.filter(|w| *w > 0 && *w < s.window.tokens) {
@@ -703,82 +739,6 @@ impl SessionContext {
         match requested {
             Some(r) => r.saturating_sub(limit) + limit / 10,
             None => s.window.tokens / 4,
-        }
-    }
-}
-
-/// The model request of one agent step (the hook in `Agent::run`): without a context,
-/// the messages as they are; with one, the budgeted view, retried tighter on a refusal
-/// for length and never sent twice the same.
-pub(crate) async fn model_request(
-    agent: &Agent,
-    messages: &[Message],
-    sink: &dyn EventSink,
-) -> Result<ModelResponse, TurnError> {
-    let Some(ctx) = &agent.context else {
-        return agent.model_turn(messages, sink).await;
-    };
-    let tools = agent.tools.specs();
-    let mut extra_margin = 0u32;
-    let mut cause = CompactionCause::BeforeRequest;
-    let mut last_sent: Option<Vec<Message>> = None;
-    let mut attempt = 0u32;
-    loop {
-        let cancel = &agent.ctx.cancel;
-        let prepared = tokio::select! {
-            p = ctx.prepare(agent.provider.as_ref(), &tools, extra_margin, None, cause, sink) => p,
-            _ = cancel.cancelled() => return Err(TurnError::Cancelled),
-        };
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(ContextFailure::NothingFits(e)) => {
-                return Err(TurnError::Model(ProviderError::ContextOverflow {
-                    requested: None,
-                    window: Some(ctx.window().tokens),
-                    message: e.to_string(),
-                }))
-            }
-            Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
-            Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
-            Err(e @ (ContextFailure::NoTask | ContextFailure::Provider(_))) => {
-                return Err(TurnError::Model(ProviderError::InvalidResponse(
-                    e.to_string(),
-                )))
-            }
-        };
-        if last_sent.as_ref() == Some(&prepared.messages) {
-            return Err(TurnError::Model(ProviderError::ContextOverflow {
-                requested: None,
-                window: Some(ctx.window().tokens),
-                message: "the server refused the request for length and it cannot be made smaller"
-                    .into(),
-            }));
-        }
-        match agent.model_turn(&prepared.messages, sink).await {
-            Ok(response) => {
-                ctx.observe(&prepared, &tools, Some(&response));
-                return Ok(response);
-            }
-            Err(TurnError::Model(ProviderError::ContextOverflow {
-                requested, window, ..
-            })) if attempt < MAX_OVERFLOW_RETRIES => {
-                ctx.observe(&prepared, &tools, None);
-                tracing::info!(
-                    ?requested,
-                    ?window,
-                    attempt,
-                    "refused for length: compacting harder"
-                );
-                extra_margin =
-                    extra_margin.saturating_add(ctx.refused(requested, window, &prepared.budget));
-                cause = CompactionCause::Overflow;
-                last_sent = Some(prepared.messages);
-                attempt += 1;
-            }
-            Err(e) => {
-                ctx.observe(&prepared, &tools, None);
-                return Err(e);
-            }
         }
     }
 }
@@ -818,23 +778,6 @@ pub struct CompactReport {
     pub tokens_before: u32,
     pub tokens_after: u32,
     pub compacted: bool,
-}
-
-/// Records the events of a compaction asked for outside a run.
-struct RecorderSink<'a> {
-    recorder: &'a crate::recorder::Recorder,
-    task_id: i64,
-}
-
-impl EventSink for RecorderSink<'_> {
-    fn emit(&self, event: RuntimeEvent) -> Result<(), crate::sink::RecordError> {
-        self.recorder.record(self.task_id, &event)?;
-        Ok(())
-    }
-    fn delta(&self, _text: &str) {}
-    fn post_tools(&self) -> Result<crate::sink::Boundary, crate::sink::RecordError> {
-        Ok(crate::sink::Boundary::default())
-    }
 }
 
 impl crate::service::Runtime {
@@ -951,10 +894,7 @@ impl crate::service::Runtime {
             )
         })?;
         let before = est.request(&view.messages(), &tools, None).tokens;
-        let sink = RecorderSink {
-            recorder: &self.recorder,
-            task_id: task.id,
-        };
+        let sink = self.recorder.task_sink(task.id);
         // Aim at half the view; what must stay verbatim may need more, so step up.
         for share in [0.5, 0.7, 0.9] {
             let below = (f64::from(before) * share) as u32;

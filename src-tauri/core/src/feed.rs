@@ -19,7 +19,6 @@ pub use pocketpilot_protocol::Change;
 
 use crate::event::EventKind;
 use crate::recorder::TaskChange;
-use crate::service::Runtime;
 use crate::store::{tasks, Store};
 
 /// How often a subscriber looks for commits made by another process.
@@ -58,11 +57,11 @@ pub struct Changes {
     ready: VecDeque<Change>,
 }
 
-impl Runtime {
+impl Changes {
     /// Follows every change the window shows. Needs a tokio runtime (its timer).
-    pub fn changes(&self) -> Changes {
+    pub fn follow(store: Arc<Store>, tasks: broadcast::Receiver<TaskChange>, feed: &Feed) -> Self {
         let probe = Connection::open_with_flags(
-            self.store.path(),
+            store.path(),
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| tracing::warn!(error = %e, "the change feed cannot watch the store"))
@@ -70,9 +69,9 @@ impl Runtime {
         let mut poll = tokio::time::interval(STORE_POLL);
         poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut changes = Changes {
-            store: self.store.clone(),
-            tasks: self.recorder.changes(),
-            own: self.feed.tx.subscribe(),
+            store,
+            tasks,
+            own: feed.tx.subscribe(),
             poll,
             probe,
             version: None,

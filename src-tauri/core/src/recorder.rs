@@ -798,3 +798,29 @@ impl Subscription {
         }
     }
 }
+
+/// Records one task's events outside a run (a compaction the person asked for).
+pub struct TaskSink<'a> {
+    recorder: &'a Recorder,
+    task_id: i64,
+}
+
+impl Recorder {
+    pub fn task_sink(&self, task_id: i64) -> TaskSink<'_> {
+        TaskSink {
+            recorder: self,
+            task_id,
+        }
+    }
+}
+
+impl crate::sink::EventSink for TaskSink<'_> {
+    fn emit(&self, event: RuntimeEvent) -> Result<(), crate::sink::RecordError> {
+        self.recorder.record(self.task_id, &event)?;
+        Ok(())
+    }
+    fn delta(&self, _text: &str) {}
+    fn post_tools(&self) -> Result<crate::sink::Boundary, crate::sink::RecordError> {
+        Ok(crate::sink::Boundary::default())
+    }
+}

@@ -209,6 +209,11 @@ impl Runtime {
 
     /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
     /// run started, in this process) when it is idle.
+    /// Follows every change the window shows (see `feed`). Needs a tokio runtime.
+    pub fn changes(&self) -> crate::feed::Changes {
+        crate::feed::Changes::follow(self.store.clone(), self.recorder.changes(), &self.feed)
+    }
+
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
         let submit_owned = submit.clone();
         let admitted = self.recorder.commit_admission_queued(move |tx, out| {

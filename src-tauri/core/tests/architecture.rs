@@ -79,3 +79,49 @@ fn the_store_knows_nothing_of_runs() {
         ],
     );
 }
+
+/// No two of core's modules name each other (`crate::a` in b and `crate::b` in a): the
+/// dependencies between them read one way, top-down.
+#[test]
+fn no_two_core_modules_import_each_other() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut uses = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_none_or(|e| e != "rs") || name.ends_with("_tests") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Unit tests may reach anywhere.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut named = std::collections::BTreeSet::new();
+        for piece in code.split("crate::").skip(1) {
+            let module: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !module.is_empty() && module != name {
+                named.insert(module);
+            }
+        }
+        uses.insert(name, named);
+    }
+    assert!(
+        uses.len() > 10,
+        "core's modules not found in {}",
+        src.display()
+    );
+    let mut cycles = Vec::new();
+    for (a, named) in &uses {
+        for b in named {
+            if a < b && uses.get(b).is_some_and(|back| back.contains(a)) {
+                cycles.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "modules that import each other: {cycles:?}"
+    );
+}
