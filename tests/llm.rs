@@ -112,6 +112,8 @@ fn pocketpilot(dir: &Path, port: u16, args: &[&str]) -> std::process::Output {
         .env("POCKETPILOT_MODEL", "test-model")
         .env("POCKETPILOT_API_KEY", KEY)
         .env("POCKETPILOT_LOG", "trace")
+        // A window set by the person: no discovery requests reach these one-purpose servers.
+        .env("POCKETPILOT_CONTEXT_WINDOW", "32768")
         .stdin(Stdio::null())
         .output()
         .unwrap()

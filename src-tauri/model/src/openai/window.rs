@@ -67,21 +67,23 @@ pub enum Discovery {
     Ollama,
 }
 
-/// Asks the server for the model's window; falls back to the setting, then to
+/// The model's window: the setting when one is set, else what the server says, else
 /// [`ASSUMED_CONTEXT_WINDOW`].
 pub async fn discover_context_window(config: &OpenAiConfig) -> ContextWindow {
+    // A window the person set wins over what the server says: they may run it with a
+    // smaller context than it reports (Ollama's `num_ctx`), and it spares the probes.
+    if let Some(tokens) = config.context_window.filter(|n| *n > 0) {
+        return ContextWindow {
+            tokens,
+            source: WindowSource::Setting,
+        };
+    }
     if let Some(found) = probe(config).await {
         return found;
     }
-    match config.context_window.filter(|n| *n > 0) {
-        Some(tokens) => ContextWindow {
-            tokens,
-            source: WindowSource::Setting,
-        },
-        None => ContextWindow {
-            tokens: ASSUMED_CONTEXT_WINDOW,
-            source: WindowSource::Assumed,
-        },
+    ContextWindow {
+        tokens: ASSUMED_CONTEXT_WINDOW,
+        source: WindowSource::Assumed,
     }
 }
 
