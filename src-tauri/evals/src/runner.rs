@@ -68,10 +68,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl CaseEnv {
-    pub fn rt(&self) -> Result<Arc<Runtime>, String> {
+    pub fn rt(&self) -> Result<Arc<Runtime>, CaseError> {
         lock(&self.rt)
             .clone()
-            .ok_or_else(|| "the runtime is closed".to_owned())
+            .ok_or_else(|| CaseError::Case("the runtime is closed".to_owned()))
     }
     pub fn first_task(&self) -> Option<i64> {
         *lock(&self.first_task)
@@ -94,7 +94,7 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
         Ok((env, before)) => {
             match tokio::time::timeout(limit, play(case, opts, &env)).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(e),
+                Ok(Err(e)) => failures.push(e.to_string()),
                 Err(_) => failures.push(format!("did not settle within {} s", limit.as_secs())),
             }
             failures.extend(lock(&env.notes).drain(..));
@@ -112,7 +112,7 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
                     ));
                     stop_everything(&rt);
                 }
-                Err(e) => failures.push(e),
+                Err(e) => failures.push(e.to_string()),
             }
             let rt = lock(&env.rt).take();
             if let Some(rt) = rt {
@@ -130,13 +130,13 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
 }
 
 /// Folders, files, settings; returns the environment and the snapshots to compare with.
-fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String> {
+fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseError> {
     let dir = tempfile::Builder::new()
         .prefix("pocketpilot-eval-")
         .tempdir()
-        .map_err(|e| format!("cannot make a temp folder: {e}"))?;
+        .map_err(|e| CaseError::context("cannot make a temp folder", e))?;
     // Canonical: on macOS the temp dir sits behind a symlink; the guard sees real paths.
-    let root = std::fs::canonicalize(dir.path()).map_err(|e| e.to_string())?;
+    let root = std::fs::canonicalize(dir.path())?;
     let workspace = root.join("workspace");
     let outside = root.join("outside");
     let data = if case.setup.data_in_workspace {
@@ -168,15 +168,15 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String
             mkdir(parent)?;
         }
         std::os::unix::fs::symlink(expand_str(target, &vars), &link)
-            .map_err(|e| format!("cannot make the symlink {rel}: {e}"))?;
+            .map_err(|e| CaseError::context(format!("cannot make the symlink {rel}"), e))?;
     }
     let before = Snapshot {
         workspace: score::snapshot(&workspace, Some(&data)),
         outside: score::snapshot(&outside, None),
     };
 
-    let rt = Runtime::open(&data).map_err(|e| e.to_string())?;
-    let mut limits = serde_json::to_value(Limits::default()).map_err(|e| e.to_string())?;
+    let rt = Runtime::open(&data)?;
+    let mut limits = serde_json::to_value(Limits::default())?;
     if let (Some(serde_json::Value::Object(patch)), Some(obj)) =
         (&setup.limits, limits.as_object_mut())
     {
@@ -185,21 +185,18 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String
         }
     }
     let limits: Limits =
-        serde_json::from_value(limits).map_err(|e| format!("setup.limits: {e}"))?;
-    rt.store
-        .write(|c| {
-            pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
-        })
-        .map_err(|e| e.to_string())?;
+        serde_json::from_value(limits).map_err(|e| CaseError::context("setup.limits", e))?;
+    rt.store.write(|c| {
+        pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
+    })?;
     if let Some(rules) = &setup.policy {
-        rt.set_policy_rules(&workspace.display().to_string(), rules)
-            .map_err(|e| e.to_string())?;
+        rt.set_policy_rules(&workspace.display().to_string(), rules)?;
     }
     for server in &setup.mcp_servers {
         let mut server = server.clone();
         expand(&mut server, &vars);
-        let config: pocketpilot_mcp::McpServerConfig =
-            serde_json::from_value(server).map_err(|e| format!("setup.mcp_servers: {e}"))?;
+        let config: pocketpilot_mcp::McpServerConfig = serde_json::from_value(server)
+            .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
         pocketpilot_core::mcp::add(
             &rt.store,
             pocketpilot_core::mcp::StoredServer {
@@ -207,10 +204,10 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String
                 config,
             },
         )
-        .map_err(|e| format!("setup.mcp_servers: {e}"))?;
+        .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
     }
     if let (true, Some(p)) = (opts.real, &opts.provider) {
-        rt.set_provider_settings(p).map_err(|e| e.to_string())?;
+        rt.set_provider_settings(p)?;
     }
     let script = root.join("script.json");
     let mut body = case.script.clone();
@@ -230,26 +227,30 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), String
     Ok((env, before))
 }
 
-fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
+fn inside(root: &Path, rel: &str) -> Result<PathBuf, CaseError> {
     if Path::new(rel).is_absolute() || rel.split('/').any(|c| c == "..") {
-        return Err(format!("setup path `{rel}` must be relative, without `..`"));
+        return Err(CaseError::Case(format!(
+            "setup path `{rel}` must be relative, without `..`"
+        )));
     }
     Ok(root.join(rel))
 }
 
-fn mkdir(p: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(p).map_err(|e| format!("cannot make {}: {e}", p.display()))
+fn mkdir(p: &Path) -> Result<(), CaseError> {
+    std::fs::create_dir_all(p)
+        .map_err(|e| CaseError::context(format!("cannot make {}", p.display()), e))
 }
 
-fn write(p: &Path, content: &str) -> Result<(), String> {
+fn write(p: &Path, content: &str) -> Result<(), CaseError> {
     if let Some(parent) = p.parent() {
         mkdir(parent)?;
     }
-    std::fs::write(p, content).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    std::fs::write(p, content)
+        .map_err(|e| CaseError::context(format!("cannot write {}", p.display()), e))
 }
 
 /// Plays the case: start (or crash and resume), inbox steps, approvals, until settled.
-async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), String> {
+async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseError> {
     let provider = (!opts.real).then(|| format!("scripted:{}", env.script.display()));
     let new = NewTask {
         goal: case.goal.clone(),
@@ -262,7 +263,9 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
     let task = match &case.crash {
         Some(crash) => {
             let rt = env.rt()?;
-            let id = rt.create_task(&new).map_err(|e| format!("create: {e}"))?;
+            let id = rt
+                .create_task(&new)
+                .map_err(|e| CaseError::context("create", e))?;
             *lock(&env.first_task) = Some(id);
             record_crashed_turn(
                 &rt,
@@ -273,16 +276,20 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
             )?;
             drop(rt);
             let rt = restart(env).await?;
-            rt.resume_all().map_err(|e| format!("resume_all: {e}"))?;
+            rt.resume_all()
+                .map_err(|e| CaseError::context("resume_all", e))?;
             id
         }
         None => {
-            let id = env.rt()?.submit(&new).map_err(|e| format!("submit: {e}"))?;
+            let id = env
+                .rt()?
+                .submit(&new)
+                .map_err(|e| CaseError::context("submit", e))?;
             *lock(&env.first_task) = Some(id);
             id
         }
     };
-    let session = env.rt()?.task(task).map_err(|e| e.to_string())?.session_id;
+    let session = env.rt()?.task(task)?.session_id;
     let rt = env.rt()?;
     let modes = (
         case.setup.steering_mode.as_deref(),
@@ -290,7 +297,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), Strin
     );
     if modes.0.is_some() || modes.1.is_some() {
         rt.set_session_modes(session, modes.0, modes.1)
-            .map_err(|e| format!("session modes: {e}"))?;
+            .map_err(|e| CaseError::context("session modes", e))?;
     }
     for step in &case.inbox {
         if let Some(kind) = &step.after {
@@ -330,12 +337,12 @@ async fn answer_approvals(
     opts: &RunOptions,
     env: &CaseEnv,
     session: i64,
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let mut answers = case.approvals.iter();
     let mut extra = 0;
     loop {
         settle(&env.rt()?, session).await?;
-        let pending = env.rt()?.pending_approvals().map_err(|e| e.to_string())?;
+        let pending = env.rt()?.pending_approvals()?;
         let Some(approval) = pending.into_iter().next() else {
             return Ok(());
         };
@@ -363,7 +370,9 @@ async fn answer_approvals(
                 expand(&mut a, &env.vars);
                 Some(a)
             }
-            (Action::Edit, None) => return Err("an `edit` answer needs `arguments`".into()),
+            (Action::Edit, None) => {
+                return Err(CaseError::Case("an `edit` answer needs `arguments`".into()))
+            }
             _ => None,
         };
         env.rt()?
@@ -377,14 +386,14 @@ async fn answer_approvals(
                     by: "eval".into(),
                 },
             )
-            .map_err(|e| format!("answering approval {}: {e}", approval.id))?;
+            .map_err(|e| CaseError::context(format!("answering approval {}", approval.id), e))?;
     }
 }
 
 /// Until every task of the session is terminal or waiting for a person.
-async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), String> {
+async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
     loop {
-        let tasks = rt.session_tasks(session).map_err(|e| e.to_string())?;
+        let tasks = rt.session_tasks(session)?;
         let busy = tasks
             .iter()
             .any(|t| !t.status.is_terminal() && t.status != TaskStatus::WaitingApproval);
@@ -397,10 +406,10 @@ async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), String> {
 
 /// Until `task` records `kind` (an input placed at `final` does not count: that is the
 /// one that started the run).
-async fn until_event(rt: &Arc<Runtime>, task: i64, kind: EventKind) -> Result<(), String> {
-    let mut sub = rt.subscribe(task, 0).map_err(|e| e.to_string())?;
+async fn until_event(rt: &Arc<Runtime>, task: i64, kind: EventKind) -> Result<(), CaseError> {
+    let mut sub = rt.subscribe(task, 0)?;
     while let Some(ev) = sub.next().await {
-        let ev = ev.map_err(|e| e.to_string())?;
+        let ev = ev?;
         let at_final = matches!(
             ev.event,
             RuntimeEvent::InputPlaced {
@@ -412,7 +421,9 @@ async fn until_event(rt: &Arc<Runtime>, task: i64, kind: EventKind) -> Result<()
             return Ok(());
         }
     }
-    Err(format!("task {task} ended without `{kind}`"))
+    Err(CaseError::Case(format!(
+        "task {task} ended without `{kind}`"
+    )))
 }
 
 /// What a crash leaves behind: a started run whose last turn asked for tools, each call
@@ -423,9 +434,9 @@ fn record_crashed_turn(
     crash: &Crash,
     provider: &str,
     vars: &[(&str, String)],
-) -> Result<(), String> {
+) -> Result<(), CaseError> {
     let rec = &rt.recorder;
-    let record = |ev: RuntimeEvent| rec.record(task, &ev).map(|_| ()).map_err(|e| e.to_string());
+    let record = |ev: RuntimeEvent| rec.record(task, &ev).map(|_| ());
     record(RuntimeEvent::TaskStarted {
         provider: provider.to_owned(),
         resumed: false,
@@ -470,7 +481,7 @@ fn record_crashed_turn(
 }
 
 /// Drops the runtime (once its workers let go of it) and opens the store again.
-async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, String> {
+async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, CaseError> {
     let old = lock(&env.rt).take();
     if let Some(old) = old {
         if !close(old).await {
@@ -478,7 +489,7 @@ async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, String> {
             env.note("the old runtime was still in use when it was restarted".into());
         }
     }
-    let rt = Runtime::open(&env.data).map_err(|e| format!("reopening the store: {e}"))?;
+    let rt = Runtime::open(&env.data).map_err(|e| CaseError::context("reopening the store", e))?;
     *lock(&env.rt) = Some(rt.clone());
     Ok(rt)
 }
@@ -499,6 +510,38 @@ fn stop_everything(rt: &Arc<Runtime>) {
     for t in rt.tasks(10_000).unwrap_or_default() {
         if !t.status.is_terminal() {
             let _ = rt.cancel(t.id);
+        }
+    }
+}
+
+/// Why a case could not be set up or played (its failures are listed, not errors).
+#[derive(Debug, thiserror::Error)]
+pub enum CaseError {
+    /// The case asks for something that cannot be done as written.
+    #[error("{0}")]
+    Case(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Runtime(#[from] pocketpilot_core::RuntimeError),
+    #[error(transparent)]
+    Store(#[from] pocketpilot_store::StoreError),
+    #[error(transparent)]
+    Mcp(#[from] pocketpilot_core::mcp::McpConfigError),
+    #[error("{what}: {source}")]
+    Context {
+        what: String,
+        source: Box<CaseError>,
+    },
+}
+
+impl CaseError {
+    fn context(what: impl Into<String>, source: impl Into<CaseError>) -> Self {
+        CaseError::Context {
+            what: what.into(),
+            source: Box::new(source.into()),
         }
     }
 }
