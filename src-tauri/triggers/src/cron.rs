@@ -294,18 +294,19 @@ async fn run_inner(
             .unwrap_or_else(|| clock.now());
         let now = clock.now();
         if let Some(tick) = expr.latest_at_or_before(now).filter(|t| *t > handled) {
-            if now - tick <= LATE_GRACE {
-                tick_due(rt, &s, tick, None)?;
-            } else if s.catch_up {
-                tick_due(
-                    rt,
+            let rt = rt.clone();
+            let late = now - tick > LATE_GRACE;
+            super::blocking(move || match (late, s.catch_up) {
+                (false, _) => tick_due(&rt, &s, tick, None),
+                (true, true) => tick_due(
+                    &rt,
                     &s,
                     tick,
                     Some("catch-up: the latest tick missed while PocketPilot was not running"),
-                )?;
-            } else {
-                missed(rt, &s, tick)?;
-            }
+                ),
+                (true, false) => missed(&rt, &s, tick),
+            })
+            .await?;
             continue;
         }
         let Some(next) = expr.next_after(now.max(handled)) else {

@@ -80,6 +80,8 @@ pub enum TriggerError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    #[error("PocketPilot is shutting down")]
+    ShuttingDown,
 }
 
 impl TriggerError {
@@ -97,6 +99,7 @@ impl TriggerError {
             TriggerError::Watch { .. } => ErrorKind::Watch,
             TriggerError::Store(e) => pocketpilot_core::service::store_kind(e),
             TriggerError::Runtime(e) => e.kind(),
+            TriggerError::ShuttingDown => ErrorKind::Io,
         }
     }
 
@@ -187,6 +190,23 @@ fn set_all_paused(rt: &Runtime, paused: bool) -> Result<()> {
 /// `cron` or `watch`.
 pub fn runs(rt: &Runtime, kind: &str, trigger_id: i64) -> Result<Vec<triggers::TriggerRun>> {
     Ok(rt.store.read(|c| triggers::runs(c, kind, trigger_id))?)
+}
+
+/// Runs store work (a submission, a fire and its record) on the blocking pool: a commit
+/// waits for its fsync, and the trigger loops and the webhook's handlers share the async
+/// workers with running agents' streams.
+pub(crate) async fn blocking<T, E>(
+    work: impl FnOnce() -> std::result::Result<T, E> + Send + 'static,
+) -> std::result::Result<T, E>
+where
+    T: Send + 'static,
+    E: From<TriggerError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(TriggerError::ShuttingDown.into()),
+    }
 }
 
 /// What every trigger hands to the task service.

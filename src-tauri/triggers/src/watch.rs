@@ -311,7 +311,8 @@ async fn run_inner(
         }
         let changed = std::mem::take(&mut pending);
         last_fire = Some(Instant::now());
-        fire_watch(rt, w, &changed)?;
+        let (rt, w) = (rt.clone(), w.clone());
+        super::blocking(move || fire_watch(&rt, &w, &changed)).await?;
     }
 }
 

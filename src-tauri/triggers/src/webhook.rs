@@ -255,6 +255,12 @@ struct Accepted {
     queued: bool,
 }
 
+impl From<TriggerError> for HookError {
+    fn from(e: TriggerError) -> Self {
+        HookError::internal(e)
+    }
+}
+
 #[derive(Debug)]
 struct HookError {
     status: StatusCode,
@@ -398,21 +404,36 @@ async fn accept(
     check_scope(rt, &hook.workspace, body.session, body.follow_up_of)?;
     if let (Some(session), None) = (body.session, body.follow_up_of) {
         let when_busy = body.when_busy.unwrap_or_default();
-        return say_to_session(rt, &hook, session, text, when_busy);
+        let (rt, text) = (rt.clone(), text.to_owned());
+        return super::blocking(move || say_to_session(&rt, &hook, session, &text, when_busy))
+            .await;
     }
 
-    let fire = Fire {
-        kind: "webhook",
-        trigger_id: hook.id,
-        workspace: &hook.workspace,
-        goal: text,
-        provider: hook.provider.as_deref(),
-        session_id: body.session,
-        follow_up_of: body.follow_up_of,
-        scheduled_for: None,
-        reason: None,
+    let (session_id, follow_up_of) = (body.session, body.follow_up_of);
+    let (task_id, hook) = {
+        let (rt, text) = (rt.clone(), text.to_owned());
+        super::blocking(move || {
+            let fire = Fire {
+                kind: "webhook",
+                trigger_id: hook.id,
+                workspace: &hook.workspace,
+                goal: &text,
+                provider: hook.provider.as_deref(),
+                session_id,
+                follow_up_of,
+                scheduled_for: None,
+                reason: None,
+            };
+            let fired = super::fire(&rt, &fire);
+            if fired.is_ok() {
+                note_fired(&rt, &hook);
+            }
+            Ok::<_, TriggerError>((fired, hook))
+        })
+        .await
+        .map_err(HookError::internal)?
     };
-    let task_id = super::fire(rt, &fire).map_err(|e| match e.kind() {
+    let task_id = task_id.map_err(|e| match e.kind() {
         ErrorKind::ConversationBusy => HookError::new(
             StatusCode::CONFLICT,
             "conversation_busy",
@@ -428,7 +449,6 @@ async fn accept(
         ),
         _ => HookError::internal(e),
     })?;
-    note_fired(rt, &hook);
     Ok(Accepted {
         task_id: Some(task_id),
         submission_id: None,
