@@ -3,15 +3,14 @@
 //! - task state changes, as the recorder commits them (`Recorder::changes`);
 //! - announcements by the entry points that change something else: the inbox (`say`,
 //!   `withdraw`), triggers, settings;
-//! - a slow look at the store (`PRAGMA data_version`, every [`STORE_POLL`]) for what another
-//!   process sharing the data directory (the CLI, `serve`) committed: it pushes `Refresh`.
-//!   The version moves on this process's own commits too, so a busy run also brings a
-//!   `Refresh` at most once per interval; the window coalesces them.
+//! - a slow look at the store (every [`STORE_POLL`]) for what another process sharing the
+//!   data directory (the CLI, `serve`) committed: it pushes `Refresh`. It asks the writer
+//!   connection's `data_version`, which this process's own commits never move, so a busy
+//!   run here costs the window no re-read.
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::time::{Interval, MissedTickBehavior};
 
@@ -50,9 +49,6 @@ pub struct Changes {
     tasks: broadcast::Receiver<TaskChange>,
     own: broadcast::Receiver<Change>,
     poll: Interval,
-    /// A connection of its own: `data_version` is per connection and moves when *another*
-    /// connection commits.
-    probe: Option<Connection>,
     version: Option<i64>,
     ready: VecDeque<Change>,
 }
@@ -60,12 +56,6 @@ pub struct Changes {
 impl Changes {
     /// Follows every change the window shows. Needs a tokio runtime (its timer).
     pub fn follow(store: Arc<Store>, tasks: broadcast::Receiver<TaskChange>, feed: &Feed) -> Self {
-        let probe = Connection::open_with_flags(
-            store.path(),
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| tracing::warn!(error = %e, "the change feed cannot watch the store"))
-        .ok();
         let mut poll = tokio::time::interval(STORE_POLL);
         poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let mut changes = Changes {
@@ -73,7 +63,6 @@ impl Changes {
             tasks,
             own: feed.tx.subscribe(),
             poll,
-            probe,
             version: None,
             ready: VecDeque::new(),
         };
@@ -104,8 +93,11 @@ impl Changes {
                 _ = self.poll.tick() => {
                     let now = self.data_version();
                     if now.is_some() && now != self.version {
+                        // The first reading only sets the mark.
+                        if self.version.is_some() {
+                            self.ready.push_back(Change::Refresh);
+                        }
                         self.version = now;
-                        self.ready.push_back(Change::Refresh);
                     }
                 }
             }
@@ -135,10 +127,11 @@ impl Changes {
         });
     }
 
+    /// `None` while this process's writer is committing (the next tick asks again) or
+    /// when the version cannot be read.
     fn data_version(&self) -> Option<i64> {
-        let probe = self.probe.as_ref()?;
-        probe
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
+        self.store
+            .foreign_version()?
             .map_err(|e| tracing::warn!(error = %e, "cannot read the store's data version"))
             .ok()
     }

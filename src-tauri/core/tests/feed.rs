@@ -1,9 +1,10 @@
 //! The change feed the window follows: this process's inbox changes are announced, and a
-//! commit by another process sharing the data directory (the CLI) arrives as `Refresh`.
+//! commit by another process sharing the data directory (the CLI) arrives as `Refresh`,
+//! and this process's own commits never do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Duration;
 
-use pocketpilot_core::feed::{Change, Changes};
+use pocketpilot_core::feed::{Change, Changes, STORE_POLL};
 use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::Runtime;
 use pocketpilot_test_support::Fixture;
@@ -57,12 +58,25 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
         }
     );
 
-    // Drain what this process's own commit brings, then let "the CLI" write.
-    let _ = first(&mut changes, |c| *c == Change::Refresh).await;
+    // This process's own commits never cost the window a full re-read: more says here,
+    // and no `Refresh` over two looks at the store.
+    for i in 0..5 {
+        f.rt.say(&said(session, &format!("again {i}"))).unwrap();
+    }
+    let quiet = tokio::time::sleep(STORE_POLL * 2 + Duration::from_millis(200));
+    tokio::pin!(quiet);
+    loop {
+        tokio::select! {
+            _ = &mut quiet => break,
+            c = changes.next() => assert_ne!(c.expect("the feed ended"), Change::Refresh),
+        }
+    }
+
+    // "The CLI", another process with its own store, writes: the window is told.
     let cli = Runtime::open(&f.data_dir).unwrap();
     cli.say(&said(session, "from the CLI")).unwrap();
     assert_eq!(first(&mut changes, |_| true).await, Change::Refresh);
-    assert_eq!(f.rt.inbox(session).unwrap().len(), 2);
+    assert_eq!(f.rt.inbox(session).unwrap().len(), 7);
 }
 
 #[tokio::test]

@@ -331,6 +331,13 @@ impl Store {
         async move { rx.await.unwrap_or(Err(E::from(StoreError::Abandoned))) }
     }
 
+    /// A number that moves when *another* process commits to this store, and never on this
+    /// store's own writes: SQLite's `data_version` of the writer connection (the only one
+    /// here that writes). `None` while a group is committing: ask again later.
+    pub fn foreign_version(&self) -> Option<Result<i64>> {
+        self.writer.data_version()
+    }
+
     /// Groups committed and writes they answered since the store opened.
     pub fn writer_stats(&self) -> WriterStats {
         self.writer.stats()

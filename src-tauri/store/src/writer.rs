@@ -160,6 +160,19 @@ impl Writer {
         }
     }
 
+    /// `PRAGMA data_version` of the writer connection, unless a group holds it right now.
+    pub(crate) fn data_version(&self) -> Option<Result<i64, StoreError>> {
+        let conn = match self.shared.conn.try_lock() {
+            Ok(c) => c,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(
+            conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+                .map_err(StoreError::from),
+        )
+    }
+
     /// Queues a write for the writer thread (it joins the next group).
     pub(crate) fn submit<F, H, T, E>(&self, call: Call<F, H, T, E>)
     where
