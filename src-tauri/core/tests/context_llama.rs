@@ -5,13 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 use pocketpilot_test_support as support;
 
-mod llama_server;
-
 use pocketpilot_core::config::{Limits, ProviderSettings};
 use pocketpilot_core::{NewTask, TaskStatus};
 use support::*;
 
-use llama_server::LlamaServer;
+use pocketpilot_test_support::llama::LlamaServer;
 
 fn fixture(server: &LlamaServer) -> Fixture {
     // A local server needs no key; this keeps the keychain out of the test.

@@ -15,8 +15,7 @@
 //! Needs the real model server (`scripts/setup-model-server.sh`); without it part 1 is
 //! skipped with a note (and fails when `POCKETPILOT_REQUIRE_MODEL_SERVER` is set).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-#[path = "../tests/suite/llama_server.rs"]
-mod llama_server;
+use pocketpilot_test_support::llama as llama_server;
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};

@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code, clippy::new_without_default)]
 
+pub mod llama;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

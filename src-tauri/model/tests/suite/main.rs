@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod keychain;
 mod llama;
-mod llama_server;
+use pocketpilot_test_support::llama as llama_server;
 mod llmock;
 mod network;
 mod replay;

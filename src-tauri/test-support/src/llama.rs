@@ -9,8 +9,6 @@
 //! When the server is not built, a test skips with a loud message, unless
 //! `POCKETPILOT_REQUIRE_MODEL_SERVER` is set (the test command sets it), in which case
 //! it fails: CI must not pass by skipping.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(dead_code)]
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
