@@ -295,6 +295,22 @@ pub fn plan_compaction(
     options: &PlanOptions,
     anchor: Option<&Anchor>,
 ) -> Result<Plan, ContextError> {
+    plan_compaction_after(view, tools, budget, estimator, options, anchor, &[])
+}
+
+/// [`plan_compaction`] for the next request of a conversation whose last plan elided the
+/// person's instructions `elided_before`: those stay elided while the rest fits under the
+/// limit, and when more must go, enough go to reach the target. The view's prefix then
+/// changes once every several turns, not on each (the server's prompt cache holds).
+pub fn plan_compaction_after(
+    view: &[Item],
+    tools: &[ToolSpec],
+    budget: &Budget,
+    estimator: &Estimator,
+    options: &PlanOptions,
+    anchor: Option<&Anchor>,
+    elided_before: &[ItemId],
+) -> Result<Plan, ContextError> {
     let limit = budget.limit();
     let fixed_tokens = estimator.tools(tools) + estimator.fixed();
     let nothing_fits = |needed: u32, what: Option<String>| ContextError::NothingFits {
@@ -513,9 +529,24 @@ pub fn plan_compaction(
         let mut capped_bytes = capped.1;
         if total > limit {
             let mut ids = Vec::new();
-            for i in 0..items.len() {
-                if total <= limit {
-                    break;
+            // The ones elided last time, all of them (while the rest then fits, nothing
+            // new goes); then the oldest, down to the target.
+            let again: Vec<usize> = (0..items.len())
+                .filter(|&i| elided_before.contains(&items[i].id))
+                .collect();
+            let order: Vec<(usize, bool)> = again
+                .iter()
+                .map(|&i| (i, true))
+                .chain((0..items.len()).map(|i| (i, false)))
+                .collect();
+            // Once those are elided again: does the rest fit? Then nothing new goes.
+            let mut settled = again.is_empty().then_some(false);
+            for (i, again) in order {
+                if !again {
+                    let fits_again = *settled.get_or_insert(total <= limit);
+                    if fits_again || total <= target {
+                        break;
+                    }
                 }
                 if items[i].kind != ItemKind::PersonInstruction || items[i].action != Action::Keep {
                     continue;

@@ -497,3 +497,45 @@ fn every_planned_view_is_within_budget() {
         "planned {planned}, summarised {summarised}"
     );
 }
+
+/// The instructions a plan elided.
+fn instructions_elided(p: &Plan) -> Vec<ItemId> {
+    p.items
+        .iter()
+        .filter(|i| matches!(i.action, Action::InstructionElided { .. }))
+        .map(|i| i.id)
+        .collect()
+}
+
+#[test]
+fn once_the_persons_words_overflow_the_same_ones_stay_elided_for_several_turns() {
+    let e = est();
+    let budget = Budget::new(2048, 128, &e);
+    let options = PlanOptions::default();
+    let target = (f64::from(budget.limit()) * options.target_fraction) as u32;
+    let mut s = Session::new("Keep notes.");
+    for n in 0..8 {
+        s.person(&words(&tag(n), 150));
+    }
+    let mut before: Vec<ItemId> = Vec::new();
+    let mut changes = 0;
+    for n in 8..16 {
+        s.person(&words(&tag(n), 150));
+        let p = plan_compaction_after(&s.items, &[], &budget, &e, &options, None, &before).unwrap();
+        assert!(p.estimate <= budget.limit());
+        let now = instructions_elided(&p);
+        if now != before {
+            // The first elision aims below the target (70% of the limit), leaving room
+            // for the next turns.
+            if before.is_empty() {
+                assert!(p.estimate <= target, "turn {n}: {} > {target}", p.estimate);
+            }
+            assert!(before.iter().all(|id| now.contains(id)), "turn {n}");
+            changes += 1;
+        }
+        before = now;
+    }
+    // 8 turns of 150 tokens each, an elision saving ~75: a few changes of the view,
+    // not one per turn.
+    assert!((1..=2).contains(&changes), "{changes} changes in 8 turns");
+}

@@ -18,8 +18,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pocketpilot_context::{
-    cap_tool_output_tokens, known_window, plan_compaction, Action, Anchor, Budget, Calibration,
-    ContextError, Estimator, Item, Plan, PlanOptions,
+    cap_tool_output_tokens, known_window, plan_compaction, plan_compaction_after, Action, Anchor,
+    Budget, Calibration, ContextError, Estimator, Item, Plan, PlanOptions,
 };
 use pocketpilot_model::{
     discover_context_window, Message, ModelResponse, Provider, Role, ScriptedProvider, ToolCall,
@@ -332,9 +332,18 @@ fn plan_view(
     budget: &Budget,
     est: &Estimator,
     anchor: Option<&Anchor>,
+    elided_before: &[u64],
 ) -> Result<Plan, ContextFailure> {
     let options = PlanOptions::default();
-    match plan_compaction(&view.items, tools, budget, est, &options, anchor) {
+    match plan_compaction_after(
+        &view.items,
+        tools,
+        budget,
+        est,
+        &options,
+        anchor,
+        elided_before,
+    ) {
         Ok(p) => Ok(p),
         Err(ContextError::NothingFits { .. }) if merge_old_instructions(&mut view.items) => {
             // Many short messages from the person: each elided one would leave its own
@@ -486,6 +495,9 @@ struct State {
     /// Tool results elided in the last request, so an unchanged elision is not reported
     /// again each turn.
     last_elided: Vec<i64>,
+    /// The person's messages the last request elided: they stay elided while the rest
+    /// fits (see `plan_compaction_after`).
+    instructions_elided: Vec<i64>,
 }
 
 /// A run's context accounting: the window, the calibrated estimator, the server's count
@@ -551,6 +563,7 @@ impl SessionContext {
                 estimator,
                 anchor: None,
                 last_elided: Vec::new(),
+                instructions_elided: Vec::new(),
             }),
         })
     }
@@ -571,7 +584,7 @@ impl SessionContext {
         cause: CompactionCause,
         sink: &dyn EventSink,
     ) -> Result<Prepared, ContextFailure> {
-        let (window, reserve, est, anchor, last_elided) = {
+        let (window, reserve, est, anchor, last_elided, instructions_before) = {
             let s = lock(&self.state);
             (
                 s.window,
@@ -579,6 +592,7 @@ impl SessionContext {
                 s.estimator.clone(),
                 s.anchor,
                 s.last_elided.clone(),
+                s.instructions_elided.clone(),
             )
         };
         let view = self.store.read(|c| {
@@ -594,10 +608,14 @@ impl SessionContext {
         let budget = budget_for(window.tokens, reserve, &est, extra_margin, force_below);
         let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
         let mut view = view;
-        let plan = plan_view(&mut view, tools, &budget, &est, anchor.as_ref())?;
+        let before: Vec<u64> = instructions_before.iter().map(|id| *id as u64).collect();
+        let plan = plan_view(&mut view, tools, &budget, &est, anchor.as_ref(), &before)?;
         if plan.is_noop() {
             let done = plan.finish(None, &est);
-            lock(&self.state).last_elided.clear();
+            let mut s = lock(&self.state);
+            s.last_elided.clear();
+            s.instructions_elided.clear();
+            drop(s);
             return Ok(Prepared {
                 messages: done.messages,
                 estimate: plan.estimate,
@@ -614,6 +632,7 @@ impl SessionContext {
         });
         let instructions_elided =
             entries_where(&plan, |a| matches!(a, Action::InstructionElided { .. }));
+        let instructions_elided_ids = instructions_elided.clone();
         let (summary_text, fallback, summarised, placed_at) = match &done.summary {
             Some(s) => {
                 let ids: Vec<i64> = s
@@ -635,7 +654,7 @@ impl SessionContext {
             None => (None, false, Vec::new(), 0),
         };
         let report = summary_text.is_some()
-            || !instructions_elided.is_empty()
+            || instructions_elided != instructions_before
             || elided != last_elided
             || cause != CompactionCause::BeforeRequest;
         if report {
@@ -654,7 +673,10 @@ impl SessionContext {
             })
             .map_err(ContextFailure::Record)?;
         }
-        lock(&self.state).last_elided = elided;
+        let mut s = lock(&self.state);
+        s.last_elided = elided;
+        s.instructions_elided = instructions_elided_ids;
+        drop(s);
         Ok(Prepared {
             messages: done.messages,
             estimate: done.estimate,

@@ -110,7 +110,13 @@ async fn run_registered(
         return Ok(());
     }
     let limits = Limits::load(&cx.store)?;
-    let settings = ProviderSettings::load(&cx.store)?;
+    let mut settings = ProviderSettings::load(&cx.store)?;
+    // The output reserve the context budget keeps free is what the model may write: sent
+    // as `max_tokens`, so that a long answer cannot run past the window the budget kept.
+    if settings.max_tokens.is_none() {
+        let facts = crate::context::model_facts(task.provider.as_deref(), &settings).await;
+        settings.max_tokens = Some(facts.output_reserve);
+    }
     let provider = match provider::build(task.provider.as_deref(), &settings) {
         Ok(p) => p,
         Err(e) => {
