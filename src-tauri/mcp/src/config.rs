@@ -99,6 +99,38 @@ pub struct McpSandbox {
     pub off: bool,
 }
 
+impl McpSandbox {
+    /// The line an approval of this server's tools shows: how the server process runs,
+    /// under the kernel's `status` ("sandboxed: …", or "NOT sandboxed: <reason>").
+    pub fn approval_line(&self, status: &pocketpilot_sandbox::SandboxStatus) -> String {
+        if self.off {
+            return "NOT sandboxed: this MCP server's configuration turns its sandbox off"
+                .to_owned();
+        }
+        let line = status.line(self.network);
+        let mut widened: Vec<String> = Vec::new();
+        widened.extend(
+            self.extra_read
+                .iter()
+                .map(|p| format!("read {}", p.display())),
+        );
+        widened.extend(
+            self.extra_write
+                .iter()
+                .map(|p| format!("write {}", p.display())),
+        );
+        widened.extend(self.env_pass.iter().map(|n| format!("env {n}")));
+        if widened.is_empty() || !status.is_sandboxed() {
+            line
+        } else {
+            format!(
+                "{line}; widened by the server's configuration: {}",
+                widened.join(", ")
+            )
+        }
+    }
+}
+
 fn default_startup_timeout() -> u64 {
     DEFAULT_STARTUP_TIMEOUT_SECS
 }
