@@ -222,12 +222,23 @@ def test_not_sandboxed_is_said_in_red(app_env: AppEnv, launch) -> None:
     red = app.driver.execute_script("return getComputedStyle(arguments[0]).color", line)
     assert red == "rgb(201, 48, 48)", red
     app.screenshot("approval-not-sandboxed")
-    # Unsandboxed, "allow for this session" becomes a one-off approval.
-    app.css("[data-testid=approve-session]")[0].click()
-    app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
 
     app.go("#/settings")
     s = app.wait_css("[data-testid=settings-sandbox]")
     assert s.text == "NOT sandboxed: POCKETPILOT_SANDBOX=off is set"
     assert app.driver.execute_script("return getComputedStyle(arguments[0]).color", s) == "rgb(201, 48, 48)"
     app.screenshot("settings-not-sandboxed")
+
+    # The same approval opened from the sidebar (its stored record) says it too.
+    assert not app.css("[data-testid=approval-dialog]")
+    app.css("[data-testid=pending-approvals] .pending-item")[0].click()
+    line = app.wait("the stored approval's line", lambda: next(iter(app.css("[data-testid=approval-sandbox]")), None))
+    assert line.text == "NOT sandboxed: POCKETPILOT_SANDBOX=off is set"
+    assert line.get_attribute("data-sandboxed") == "false"
+    app.screenshot("stored-approval-not-sandboxed")
+    app.css("[data-testid=approve]")[0].click()
+    app.wait("no approval left", lambda: not app.css("[data-testid=pending-approvals] .pending-item"))
+    app.wait(
+        "the task to complete",
+        lambda: json.loads(app_env.cli("tasks", "--json").stdout)[0]["status"] == "completed",
+    )
