@@ -344,6 +344,37 @@ impl fmt::Debug for SecretEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pocketpilot_sandbox::{GitMetadata, SandboxStatus};
+
+    #[test]
+    fn the_approval_line_says_how_the_server_is_confined() {
+        let confined = SandboxStatus::Sandboxed {
+            abi: 7,
+            network_blocking: true,
+            landlock_tcp: true,
+            scoped: true,
+            git_metadata: GitMetadata::ReadOnly,
+            tree_killed: true,
+        };
+        let mut s = McpSandbox::default();
+        assert_eq!(
+            s.approval_line(&confined),
+            "sandboxed: writes in the workspace only, no network"
+        );
+        s.network = true;
+        s.extra_write = vec![PathBuf::from("/home/me/.npm")];
+        s.env_pass = vec!["GITHUB_TOKEN".into()];
+        assert_eq!(
+            s.approval_line(&confined),
+            "sandboxed: writes in the workspace only, network allowed; widened by the server's configuration: write /home/me/.npm, env GITHUB_TOKEN"
+        );
+        let kernel = SandboxStatus::NotSandboxed {
+            reason: "no Landlock".into(),
+        };
+        assert_eq!(s.approval_line(&kernel), "NOT sandboxed: no Landlock");
+        s.off = true;
+        assert!(s.approval_line(&confined).starts_with("NOT sandboxed: "));
+    }
 
     #[test]
     fn json_with_defaults() {
