@@ -1,6 +1,7 @@
 //! Layout:
 //! - `command_list.rs`: the window's commands, declared once (bindings, app manifest).
 //! - `commands.rs`: sessions, tasks, the inbox, approvals, the change feed.
+//! - `context.rs`: the context meter, fresh contexts, "Compact now", "Fresh context".
 //! - `settings.rs`: provider, API key (write-only), limits, environment overrides, policy.
 //! - `triggers.rs`: webhooks, schedules, file watches, "pause all", MCP servers.
 //! - `wire.rs`: the shell's own wire types (the error, the webview's narrower inputs, views
@@ -13,6 +14,7 @@
 //! writes fsync, and neither the main thread nor the async workers wait for a disk.
 mod bindings;
 mod commands;
+mod context;
 mod desktop;
 mod settings;
 mod tray;

@@ -11,7 +11,7 @@ impl From<ContextFailure> for CliError {
     fn from(e: ContextFailure) -> Self {
         match e {
             ContextFailure::Store(s) => CliError::Store(s),
-            ContextFailure::NoTask => CliError::Usage(e.to_string()),
+            ContextFailure::NoTask | ContextFailure::Busy(_) => CliError::Usage(e.to_string()),
             other => CliError::Other(other.to_string()),
         }
     }
@@ -26,11 +26,6 @@ pub async fn context_json(rt: &Arc<Runtime>, session: i64) -> Result<serde_json:
 
 /// Compacts a session now with its provider. Refused while it has a run.
 pub async fn compact(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, CliError> {
-    if rt.is_busy(session)? {
-        return Err(CliError::Usage(format!(
-            "session {session} has a run in progress: compact it when it is idle"
-        )));
-    }
     let report = rt.compact_now(session).await?;
     if json {
         print_json(&report);

@@ -334,7 +334,10 @@ pub(crate) async fn model_request(
             }
             Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
             Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
-            Err(e @ (ContextFailure::NoTask | ContextFailure::Provider(_))) => {
+            Err(
+                e
+                @ (ContextFailure::NoTask | ContextFailure::Provider(_) | ContextFailure::Busy(_)),
+            ) => {
                 return Err(TurnError::Model(ProviderError::InvalidResponse(
                     e.to_string(),
                 )))

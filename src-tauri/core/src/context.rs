@@ -63,6 +63,22 @@ pub enum ContextFailure {
     NoTask,
     #[error("{0}")]
     Provider(String),
+    #[error("session {0} has a run in progress: compact it when it is idle")]
+    Busy(i64),
+}
+
+impl ContextFailure {
+    pub fn kind(&self) -> pocketpilot_protocol::ErrorKind {
+        use pocketpilot_protocol::ErrorKind;
+        match self {
+            ContextFailure::Store(e) => crate::error_kind::store_kind(e),
+            ContextFailure::Record(_) => ErrorKind::Record,
+            ContextFailure::NothingFits(_) => ErrorKind::ModelContextOverflow,
+            ContextFailure::NoTask => ErrorKind::NotFound,
+            ContextFailure::Provider(_) => ErrorKind::ModelConfig,
+            ContextFailure::Busy(_) => ErrorKind::ConversationBusy,
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -404,8 +420,13 @@ fn merge_old_instructions(items: &mut Vec<Item>) -> bool {
 }
 
 fn replaces_of(e: &Entry) -> Vec<i64> {
+    ids_of(e, "replaces")
+}
+
+/// A list of entry ids in a compaction entry; absent in entries written before it was kept.
+fn ids_of(e: &Entry, field: &str) -> Vec<i64> {
     e.content
-        .get("replaces")
+        .get(field)
         .and_then(|v| v.as_array())
         .map(|a| a.iter().filter_map(|v| v.as_i64()).collect())
         .unwrap_or_default()
@@ -452,8 +473,11 @@ pub fn apply_compacted(
     event: &RuntimeEvent,
 ) -> Result<(), StoreError> {
     if let RuntimeEvent::ContextCompacted {
+        cause,
         summary: Some(text),
         summarised,
+        elided,
+        instructions_elided,
         fallback,
         placed_at,
         tokens_before,
@@ -466,7 +490,10 @@ pub fn apply_compacted(
         }
         let content = serde_json::json!({
             "text": text,
+            "cause": cause,
             "replaces": summarised,
+            "elided": elided,
+            "instructions_elided": instructions_elided,
             "fallback": fallback,
             "placed_at": placed_at,
             "tokens_before": tokens_before,
@@ -765,42 +792,9 @@ impl SessionContext {
     }
 }
 
-/// What a session's context meter shows.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ContextUse {
-    pub session_id: i64,
-    /// The estimate of the next request as the view stands now.
-    pub used: u32,
-    pub window: u32,
-    pub window_source: WindowOrigin,
-    /// The most prompt tokens a request may take (window − answer − margin).
-    pub limit: u32,
-    /// The newest request actually sent: estimate and the server's count.
-    pub last_request: Option<ContextTurn>,
-    pub compactions: usize,
-}
-
-/// One compaction as the history shows it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CompactionInfo {
-    pub entry_id: i64,
-    pub task_id: Option<i64>,
-    pub summary: String,
-    pub fallback: bool,
-    pub replaces: Vec<i64>,
-    pub tokens_before: Option<u64>,
-    pub tokens_after: Option<u64>,
-    pub created_at: String,
-}
-
-/// What a compaction asked for by the person did.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CompactReport {
-    pub task_id: i64,
-    pub tokens_before: u32,
-    pub tokens_after: u32,
-    pub compacted: bool,
-}
+pub use pocketpilot_protocol::{
+    CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextUse,
+};
 
 impl crate::service::Runtime {
     /// A session's compactions, oldest first: the dividers of its transcript.
@@ -817,7 +811,14 @@ impl crate::service::Runtime {
                     .get("fallback")
                     .and_then(|v| v.as_bool())
                     .unwrap_or(false),
+                cause: e
+                    .content
+                    .get("cause")
+                    .and_then(|v| v.as_str())
+                    .and_then(|c| c.parse().ok()),
                 replaces: replaces_of(e),
+                elided: ids_of(e, "elided"),
+                instructions_elided: ids_of(e, "instructions_elided"),
                 tokens_before: e.content.get("tokens_before").and_then(|v| v.as_u64()),
                 tokens_after: e.content.get("tokens_after").and_then(|v| v.as_u64()),
                 created_at: e.created_at.clone(),
@@ -866,7 +867,7 @@ impl crate::service::Runtime {
         let used = est.request(&view.messages(), &tools, None).tokens;
         let budget = Budget::new(facts.window.tokens, facts.output_reserve, &est);
         let last_request = self.store.read(|c| compactions::last_turn(c, session_id))?;
-        let compactions = self.store.read(|c| compactions::list(c, session_id))?.len();
+        let compactions = self.store.read(|c| compactions::list(c, session_id))?.len() as u32;
         Ok(ContextUse {
             session_id,
             used,
@@ -878,10 +879,43 @@ impl crate::service::Runtime {
         })
     }
 
+    /// "Fresh context": a new head for the session's model view, submitted as a `reset`
+    /// (placed at once when the session is idle; while it is busy, at the run's next
+    /// boundary, where it ends that run). The transcript keeps everything before it.
+    pub fn fresh_context(
+        self: &Arc<Self>,
+        session_id: i64,
+    ) -> crate::service::Result<crate::inbox::Admitted> {
+        self.say(&crate::inbox::Submit {
+            session_id,
+            say: crate::inbox::Say::Reset { text: None },
+            request_id: None,
+            provider: None,
+            trigger: None,
+            grants: Vec::new(),
+            mcp: None,
+        })
+    }
+
+    /// A session's compactions and fresh contexts, oldest first: its transcript's dividers.
+    pub fn context_marks(&self, session_id: i64) -> crate::service::Result<ContextMarks> {
+        let resets = self.store.read(|c| {
+            crate::store::sessions::get(c, session_id)?;
+            compactions::resets(c, session_id)
+        })?;
+        Ok(ContextMarks {
+            compactions: self.compactions(session_id)?,
+            resets,
+        })
+    }
+
     /// "Compact now": summarises the session's older turns with its provider, to half of
-    /// what the view takes, and records it under the session's newest task. Not for a
-    /// session with a run in progress (the caller checks `is_busy`).
+    /// what the view takes, and records it under the session's newest task. Refused
+    /// while the session has a run in progress.
     pub async fn compact_now(&self, session_id: i64) -> Result<CompactReport, ContextFailure> {
+        if self.store.read(|c| crate::inbox::is_busy(c, session_id))? {
+            return Err(ContextFailure::Busy(session_id));
+        }
         let session = self
             .store
             .read(|c| crate::store::sessions::get(c, session_id))?;

@@ -160,7 +160,10 @@ async fn fresh(
                 capability: Some(capability.into()),
                 effect,
                 reason: format!("`{capability}` needs your approval"),
-                sandbox: crate::confinement::call_line(capability, agent.ctx),
+                // issue 14: an MCP stdio server's own confinement, else a command's.
+                sandbox: tool
+                    .confinement_line()
+                    .or_else(|| crate::confinement::call_line(capability, agent.ctx)),
             })?;
             Ok(Handled::NeedsApproval)
         }

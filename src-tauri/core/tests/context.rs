@@ -199,3 +199,70 @@ async fn fifty_short_messages_never_overflow_even_when_the_persons_words_alone_d
         assert!(t.estimate <= t.budget, "{t:?}");
     }
 }
+
+#[tokio::test]
+async fn compact_now_and_a_fresh_context_are_the_transcripts_marks_and_the_next_request_starts_fresh(
+) {
+    let f = Fixture::new();
+    // Six long answers fit 8,192 tokens: nothing compacted yet, four turns to summarise.
+    let p = f.script(
+        "marks.json",
+        json!({
+            "context_window": 8192,
+            "repeat_last": true,
+            "turns": [ { "text": long_answer(0) } ],
+            "summary": { "text": "The assistant gave several long answers about a fox." },
+        }),
+    );
+    let messages: Vec<String> = (1..=6).map(|i| format!("question {i}")).collect();
+    let (session, ids) = converse(&f, &p, &messages).await;
+    assert!(f.rt.context_marks(session).unwrap().compactions.is_empty());
+    let before = f.rt.context_use(session).await.unwrap();
+    assert_eq!(before.window, 8192);
+    assert_eq!(before.window_source.as_str(), "setting");
+
+    // Compact now: a manual compaction, recorded under the newest task.
+    let report = f.rt.compact_now(session).await.unwrap();
+    assert!(report.compacted, "{report:?}");
+    assert_eq!(report.task_id, *ids.last().unwrap());
+    assert!(report.tokens_after < report.tokens_before, "{report:?}");
+    let marks = f.rt.context_marks(session).unwrap();
+    assert_eq!(marks.compactions.len(), 1, "{marks:?}");
+    let c = &marks.compactions[0];
+    assert_eq!(c.cause.map(|c| c.as_str()), Some("manual"));
+    assert!(!c.replaces.is_empty());
+    assert!(c.summary.contains("several long answers about a fox"));
+    assert!(f.rt.context_use(session).await.unwrap().used < before.used);
+
+    // Fresh context: a reset placed at once in the idle session, after the newest task.
+    let admitted = f.rt.fresh_context(session).unwrap();
+    assert!(admitted.started.is_none());
+    let marks = f.rt.context_marks(session).unwrap();
+    assert_eq!(marks.resets.len(), 1);
+    assert_eq!(marks.resets[0].after_task, ids.last().copied());
+    let task = NewTask {
+        session_id: Some(session),
+        ..f.task("a new topic", &p)
+    };
+    let next = f.rt.submit(&task).unwrap();
+    assert_eq!(f.settle(next).await, TaskStatus::Completed);
+    // The request carried the system rules and the new goal only.
+    let last = f.rt.context_turns(session).unwrap().pop().unwrap();
+    assert_eq!(last.task_id, next);
+    assert_eq!(last.messages, 2, "{last:?}");
+}
+
+#[tokio::test]
+async fn compact_now_is_refused_while_the_session_has_a_run() {
+    let f = Fixture::new();
+    let p = f.script(
+        "slow.json",
+        json!({ "context_window": 4096, "turns": [ { "text": "Slowly.", "delay_ms": 3000 } ] }),
+    );
+    let id = f.rt.submit(&f.task("take your time", &p)).unwrap();
+    let session = f.rt.task(id).unwrap().session_id;
+    let err = f.rt.compact_now(session).await.unwrap_err();
+    assert_eq!(err.kind().as_str(), "conversation_busy", "{err}");
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert!(f.rt.context_marks(session).unwrap().compactions.is_empty());
+}

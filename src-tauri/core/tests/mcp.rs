@@ -74,6 +74,13 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
         serde_json::to_value(&a.effect).unwrap()["command"],
         r#"mcp:everything:echo {"message":"hi from the agent"}"#
     );
+    // issue 14: the approval says how the server process is confined.
+    let asked = f.event(id, "approval_required").payload();
+    assert_eq!(
+        asked["sandbox"],
+        pocketpilot_sandbox::probe().line(false),
+        "{asked}"
+    );
     f.rt.resolve_approval(
         a.id,
         ApprovalAnswer {
@@ -199,4 +206,50 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let failed = f.event(id, "tool_call_failed");
     assert_eq!(failed.payload()["kind"], "unknown_tool");
+}
+
+/// An approval of one of `server`'s tools: the `sandbox` line its event carries.
+async fn approval_line_of(server: StoredServer) -> String {
+    let f = Fixture::new();
+    mcp::add(&f.rt.store, server).unwrap();
+    let p = f.script(
+        "echo.json",
+        json!([
+            { "tool_calls": [{ "name": "mcp__everything__echo", "arguments": { "message": "x" } }] },
+            { "text": "done" }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("echo", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let asked = f.event(id, "approval_required").payload();
+    asked["sandbox"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_mcp_approval_names_the_servers_widened_sandbox_and_says_not_sandboxed_when_it_is_off() {
+    let extra = tempfile::tempdir().unwrap();
+    let mut widened = everything();
+    widened.config.sandbox.network = true;
+    widened.config.sandbox.extra_read = vec![extra.path().to_path_buf()];
+    let line = approval_line_of(widened).await;
+    let status = pocketpilot_sandbox::probe();
+    if status.is_sandboxed() {
+        assert_eq!(
+            line,
+            format!(
+                "sandboxed: writes in the workspace only, network allowed; widened by the server's configuration: read {}",
+                extra.path().display()
+            )
+        );
+    } else {
+        assert_eq!(line, status.line(true));
+    }
+
+    let mut off = everything();
+    off.config.sandbox.off = true;
+    let line = approval_line_of(off).await;
+    assert_eq!(
+        line,
+        "NOT sandboxed: this MCP server's configuration turns its sandbox off"
+    );
 }

@@ -99,6 +99,38 @@ pub struct McpSandbox {
     pub off: bool,
 }
 
+impl McpSandbox {
+    /// The line an approval of this server's tools shows: how the server process runs,
+    /// under the kernel's `status` ("sandboxed: …", or "NOT sandboxed: <reason>").
+    pub fn approval_line(&self, status: &pocketpilot_sandbox::SandboxStatus) -> String {
+        if self.off {
+            return "NOT sandboxed: this MCP server's configuration turns its sandbox off"
+                .to_owned();
+        }
+        let line = status.line(self.network);
+        let mut widened: Vec<String> = Vec::new();
+        widened.extend(
+            self.extra_read
+                .iter()
+                .map(|p| format!("read {}", p.display())),
+        );
+        widened.extend(
+            self.extra_write
+                .iter()
+                .map(|p| format!("write {}", p.display())),
+        );
+        widened.extend(self.env_pass.iter().map(|n| format!("env {n}")));
+        if widened.is_empty() || !status.is_sandboxed() {
+            line
+        } else {
+            format!(
+                "{line}; widened by the server's configuration: {}",
+                widened.join(", ")
+            )
+        }
+    }
+}
+
 fn default_startup_timeout() -> u64 {
     DEFAULT_STARTUP_TIMEOUT_SECS
 }
@@ -312,6 +344,37 @@ impl fmt::Debug for SecretEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pocketpilot_sandbox::{GitMetadata, SandboxStatus};
+
+    #[test]
+    fn the_approval_line_says_how_the_server_is_confined() {
+        let confined = SandboxStatus::Sandboxed {
+            abi: 7,
+            network_blocking: true,
+            landlock_tcp: true,
+            scoped: true,
+            git_metadata: GitMetadata::ReadOnly,
+            tree_killed: true,
+        };
+        let mut s = McpSandbox::default();
+        assert_eq!(
+            s.approval_line(&confined),
+            "sandboxed: writes in the workspace only, no network"
+        );
+        s.network = true;
+        s.extra_write = vec![PathBuf::from("/home/me/.npm")];
+        s.env_pass = vec!["GITHUB_TOKEN".into()];
+        assert_eq!(
+            s.approval_line(&confined),
+            "sandboxed: writes in the workspace only, network allowed; widened by the server's configuration: write /home/me/.npm, env GITHUB_TOKEN"
+        );
+        let kernel = SandboxStatus::NotSandboxed {
+            reason: "no Landlock".into(),
+        };
+        assert_eq!(s.approval_line(&kernel), "NOT sandboxed: no Landlock");
+        s.off = true;
+        assert!(s.approval_line(&confined).starts_with("NOT sandboxed: "));
+    }
 
     #[test]
     fn json_with_defaults() {

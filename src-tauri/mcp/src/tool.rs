@@ -7,6 +7,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool as M
 use rmcp::ServiceError;
 use serde_json::{Map, Value};
 
+use crate::config::McpTransport;
 use crate::host::ServerConn;
 use crate::naming::{identity, intern};
 use crate::paths::guard_arguments;
@@ -146,6 +147,20 @@ impl Tool for McpTool {
 
     fn capability(&self) -> &'static str {
         self.capability
+    }
+
+    /// A stdio server runs confined (see `host::server_policy`); an HTTP server is no
+    /// process of ours.
+    fn confinement_line(&self) -> Option<String> {
+        match self.server.config.transport {
+            McpTransport::Stdio { .. } => Some(
+                self.server
+                    .config
+                    .sandbox
+                    .approval_line(&pocketpilot_sandbox::probe()),
+            ),
+            McpTransport::Http { .. } => None,
+        }
     }
 
     /// The server's `readOnlyHint`: only such calls are re-run after a crash.

@@ -13,10 +13,12 @@
 //! - `chat`: the tool call and usage figures that events carry.
 //! - `settings`: the records the settings screen edits, and the environment's overrides.
 //! - `feed`: the change feed that tells the window what to re-read.
+//! - `context`: the context meter, compactions and resets, per-request token figures.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
 pub mod wire;
 pub mod chat;
+pub mod context;
 pub mod effect;
 pub mod error;
 pub mod event;
@@ -26,6 +28,9 @@ pub mod status;
 pub mod task;
 
 pub use chat::{ToolCall, Usage};
+pub use context::{
+    CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextTurn, ContextUse,
+};
 pub use effect::{Budget, Decision, DecisionSource, Effect};
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{CompactionCause, EventKind, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS};

@@ -1,9 +1,8 @@
 //! The context budget's records (issue 13): compaction entries (kind `compaction` in
 //! `entries`, written with their `context_compacted` event in one transaction) and the
 //! per-request figures in `context_turns`.
-use pocketpilot_protocol::WindowOrigin;
+use pocketpilot_protocol::{ContextReset, WindowOrigin};
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use serde::Serialize;
 
 use super::{entries, now, row::At, Entry, Result};
 
@@ -21,29 +20,46 @@ pub fn append(
     entries::append(c, session_id, task_id, KIND, content)
 }
 
+/// The entry kind of a reset: the model's view starts after it.
+pub const RESET_KIND: &str = "reset";
+
+/// A reset entry's content: the hand-off text, if any.
+#[derive(serde::Deserialize)]
+struct ResetContent {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// A session's resets, oldest first, each with the task of the newest entry before it
+/// (task ids grow with entries): where the transcript shows it.
+pub fn resets(c: &Connection, session_id: i64) -> Result<Vec<ContextReset>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT r.id, r.content, r.created_at,
+            (SELECT e.task_id FROM entries e
+              WHERE e.session_id = r.session_id AND e.id < r.id AND e.task_id IS NOT NULL
+              ORDER BY e.id DESC LIMIT 1)
+         FROM entries r WHERE r.session_id = ?1 AND r.kind = ?2 ORDER BY r.id",
+    )?;
+    let rows = stmt.query_map(params![session_id, RESET_KIND], |r| {
+        let at = At::new("entries", r, 0)?;
+        let content: ResetContent = at.json(1, "content")?;
+        Ok(ContextReset {
+            entry_id: at.id,
+            after_task: r.get(3)?,
+            text: content.text,
+            created_at: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// A session's compactions, oldest first (all of them, also before its last reset).
 pub fn list(c: &Connection, session_id: i64) -> Result<Vec<Entry>> {
     let all = entries::list(c, session_id)?;
     Ok(all.into_iter().filter(|e| e.kind == KIND).collect())
 }
 
-/// What one model request cost, as estimated and as the server counted.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ContextTurn {
-    pub id: i64,
-    pub session_id: i64,
-    pub task_id: i64,
-    pub window: u32,
-    pub window_source: WindowOrigin,
-    /// The most prompt tokens the request could be estimated at.
-    pub budget: u32,
-    pub estimate: u32,
-    /// `usage.prompt_tokens` of the answer; `None` when the request failed or the server
-    /// gave no usage.
-    pub prompt_tokens: Option<u32>,
-    pub messages: u32,
-    pub at: String,
-}
+pub use pocketpilot_protocol::ContextTurn;
 
 pub struct NewContextTurn {
     pub session_id: i64,

@@ -164,6 +164,13 @@ pub trait Tool: Send + Sync {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError>;
 
+    /// For a call served by a process the tool keeps running (an MCP stdio server): how
+    /// that process is confined, the line its approval shows. `None`: no process of its
+    /// own (the runtime says the line of the commands it starts).
+    fn confinement_line(&self) -> Option<String> {
+        None
+    }
+
     fn spec(&self) -> pocketpilot_model::ToolSpec {
         pocketpilot_model::ToolSpec {
             name: self.name().into(),

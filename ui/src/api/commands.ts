@@ -100,6 +100,16 @@ export async function followChanges(onChange: (c: Wire.Change) => void): Promise
   };
 }
 
+// The context window (issue 13).
+/** Used / window tokens of the session's next request, and where the window came from. */
+export const contextUse = (sessionId: number) => commands.contextUse(sessionId);
+/** The session's compactions and fresh contexts: the transcript's dividers. */
+export const contextMarks = (sessionId: number) => commands.contextMarks(sessionId);
+/** Compacts an idle session's context now; rejects with `conversation_busy` while it runs. */
+export const compactNow = (sessionId: number) => commands.compactNow(sessionId);
+/** Starts a new model view for the session; the transcript keeps what came before. */
+export const freshContext = (sessionId: number) => commands.freshContext(sessionId);
+
 // Settings.
 export const setupStatus = (): Promise<Setup> => commands.setupStatus();
 export const providerSettings = (): Promise<ProviderForm> => commands.providerSettings();

@@ -34,6 +34,14 @@ export const commands = {
 	pendingApprovals: () => __TAURI_INVOKE<Approval[]>("pending_approvals"),
 	/**  The answer continues the run on a worker. */
 	resolveApproval: (approvalId: number, answer: ApprovalAnswer) => __TAURI_INVOKE<number>("resolve_approval", { approvalId, answer }),
+	/**  Used / window tokens of the session's next request, and where the window came from. */
+	contextUse: (sessionId: number) => __TAURI_INVOKE<ContextUse>("context_use", { sessionId }),
+	/**  The session's compactions and fresh contexts: the transcript's dividers. */
+	contextMarks: (sessionId: number) => __TAURI_INVOKE<ContextMarks>("context_marks", { sessionId }),
+	/**  Compacts an idle session's context now, with its provider. */
+	compactNow: (sessionId: number) => __TAURI_INVOKE<CompactReport>("compact_now", { sessionId }),
+	/**  Starts a new model view for the session (a `reset` submission). */
+	freshContext: (sessionId: number) => __TAURI_INVOKE<Admitted>("fresh_context", { sessionId }),
 	/**  Whether a model is configured; the window leads to the settings screen when not. */
 	setupStatus: () => __TAURI_INVOKE<Setup>("setup_status"),
 	/**  The provider as stored (the environment's overrides are `setting_overrides`). */
@@ -189,6 +197,14 @@ export type CommandError = {
 	message: string,
 };
 
+/**  What a compaction asked for by the person did. */
+export type CompactReport = {
+	task_id: number,
+	tokens_before: number,
+	tokens_after: number,
+	compacted: boolean,
+};
+
 /**  Why the view was compacted. */
 export type CompactionCause = 
 /**  The next request would not have fit. */
@@ -197,6 +213,82 @@ export type CompactionCause =
 "overflow" | 
 /**  The person asked (`pocketpilot session compact`, "Compact now"). */
 "manual";
+
+/**  One compaction as the history shows it. */
+export type CompactionInfo = {
+	entry_id: number,
+	task_id: number | null,
+	/**  `None` for entries written before the cause was kept. */
+	cause: CompactionCause | null,
+	summary: string,
+	fallback: boolean,
+	/**  The entries the summary stands for (the originals stay in the store). */
+	replaces: number[],
+	/**  Tool results cut to head and tail in the same request. */
+	elided: number[],
+	/**  Person instructions replaced by a marker (the last resort). */
+	instructions_elided: number[],
+	tokens_before: number | null,
+	tokens_after: number | null,
+	created_at: string,
+};
+
+/**
+ *  What the transcript draws between its tasks: the compactions (a manual one sits after
+ *  its task; one the runtime made sits inside its task, where it happened) and the fresh
+ *  contexts.
+ */
+export type ContextMarks = {
+	compactions: CompactionInfo[],
+	resets: ContextReset[],
+};
+
+/**
+ *  A fresh context ("reset"): the model's view starts again after this entry. The
+ *  transcript shows it as a divider after the task `after_task`.
+ */
+export type ContextReset = {
+	entry_id: number,
+	/**  The newest task with entries before it; `None`: before every task. */
+	after_task: number | null,
+	/**  Hand-off text the next run starts from, if any. */
+	text: string | null,
+	created_at: string,
+};
+
+/**  What one model request cost, as estimated and as the server counted. */
+export type ContextTurn = {
+	id: number,
+	session_id: number,
+	task_id: number,
+	window: number,
+	window_source: WindowOrigin,
+	/**  The most prompt tokens the request could be estimated at. */
+	budget: number,
+	estimate: number,
+	/**
+	 *  `usage.prompt_tokens` of the answer; `None` when the request failed or the server
+	 *  gave no usage.
+	 */
+	prompt_tokens: number | null,
+	/**  How many messages the request carried (the system rules included). */
+	messages: number,
+	at: string,
+};
+
+/**  What a session's context meter shows. */
+export type ContextUse = {
+	session_id: number,
+	/**  The estimate of the next request as the view stands now. */
+	used: number,
+	window: number,
+	window_source: WindowOrigin,
+	/**  The most prompt tokens a request may take (window − answer − margin). */
+	limit: number,
+	/**  The newest request actually sent: estimate and the server's count. */
+	last_request: ContextTurn | null,
+	compactions: number,
+};
 
 /**  A new hook and its token: shown this once. */
 export type CreatedWebhook = {

@@ -6,6 +6,7 @@ import { errorMessage, resolveApproval } from "../../api/commands";
 import type { Effect, Value } from "../../api/generated/bindings";
 import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
+import { SandboxLine, useApprovalSandbox } from "./SandboxLine";
 
 export function EffectView({ effect }: { effect: Effect }) {
   switch (effect.kind) {
@@ -70,6 +71,7 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const sandbox = useApprovalSandbox(approval);
 
   const answer = async (approve: boolean, opts: { sessionGrant?: boolean; edited?: boolean } = {}) => {
     setError(null);
@@ -124,6 +126,7 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
           )}
         </p>
         <EffectView effect={approval.effect} />
+        {sandbox !== null && <SandboxLine line={sandbox} testid="approval-sandbox" />}
         {mode === "edit" && (
           <label class="field">
             Arguments (JSON; checked again before it runs)

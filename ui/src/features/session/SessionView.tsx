@@ -1,5 +1,5 @@
 import { memo } from "preact/compat";
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { cancelTask, errorMessage, say } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
@@ -9,6 +9,11 @@ import { useInbox } from "./useInbox";
 import { Transcript } from "./Transcript";
 import { useSession } from "./useSession";
 import { useChanges } from "../../store/useStore";
+import { ContextMeter } from "../context/ContextMeter";
+import { EntriesContext } from "../context/CompactionDivider";
+import { placeMarks } from "../context/marks";
+import { contextRevision } from "../context/meter";
+import { useContextState } from "../context/useContextState";
 
 interface Props {
   session: Session | undefined;
@@ -35,6 +40,15 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
     [sessionId, s.refresh],
   );
   const [actionError, setActionError] = useState<string | null>(null);
+  // issue 13: the context meter and the dividers between tasks.
+  const ctx = useContextState(sessionId, contextRevision(s.views));
+  const taskIds = s.views.map((v) => v.task.id).join(",");
+  const placed = useMemo(() => placeMarks(s.views.map((v) => v.task.id), ctx.marks), [taskIds, ctx.marks]);
+  const entriesById = useMemo(() => new Map(s.entries.map((e) => [e.id, e])), [s.entries]);
+  const afterContextAction = () => {
+    void ctx.reload();
+    void s.refresh();
+  };
   const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
@@ -88,6 +102,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           <h1 data-testid="session-title">{session?.title ?? `Session ${sessionId}`}</h1>
           {session && <div class="muted workspace" title="workspace">{session.workspace}</div>}
         </div>
+        <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
         {s.busyTask !== null && (
           <button type="button" class="danger" data-testid="stop" onClick={stop}>
             Stop
@@ -104,7 +119,9 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           </button>
         )}
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
-        <Transcript views={s.views} />
+        <EntriesContext.Provider value={entriesById}>
+          <Transcript views={s.views} marks={placed} />
+        </EntriesContext.Provider>
       </div>
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
       <MemoComposer onSend={onSend} busy={busy} />

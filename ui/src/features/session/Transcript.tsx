@@ -3,6 +3,7 @@
 // status and bubble are the same, and an item whose fields are the same (history items
 // are re-derived from the store after a run ends, with equal content). Only the streaming
 // bubble changes per frame, and it appends text to its node instead of re-rendering.
+import { Fragment } from "preact";
 import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Item } from "../stream/items";
@@ -10,6 +11,8 @@ import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
 import { hrefOf } from "../../lib/route";
 import { loadMarkdown, markdownHtml } from "../../lib/markdown";
+import { CompactionDivider, ResetDivider } from "../context/CompactionDivider";
+import type { BetweenMark, PlacedMarks } from "../context/marks";
 
 /** A finished answer: markdown + highlighting, rendered once per text (see lib/markdown). */
 function AssistantMessage({ text }: { text: string }) {
@@ -42,6 +45,8 @@ function ItemView({ item }: { item: Item }) {
       return <ToolCard item={item} />;
     case "notice":
       return <div class={`notice ${item.tone}`} data-testid="notice">{item.text}</div>;
+    case "compaction":
+      return <CompactionDivider mark={item.mark} />;
   }
 }
 
@@ -110,11 +115,27 @@ const MemoTask = memo(
     prev.view.streaming === next.view.streaming,
 );
 
-export function Transcript({ views }: { views: TaskView[] }) {
+function Between({ marks }: { marks: BetweenMark[] | undefined }) {
+  if (!marks) return null;
+  return (
+    <>
+      {marks.map((m) =>
+        m.kind === "reset" ? <ResetDivider reset={m.reset} key={m.key} /> : <CompactionDivider mark={m.mark} key={m.key} />,
+      )}
+    </>
+  );
+}
+
+/** `marks`: the dividers between tasks (a compaction asked for, a fresh context). */
+export function Transcript({ views, marks }: { views: TaskView[]; marks?: PlacedMarks }) {
   return (
     <div class="transcript" data-testid="transcript">
+      <Between marks={marks?.top} />
       {views.map((v) => (
-        <MemoTask view={v} key={v.task.id} />
+        <Fragment key={v.task.id}>
+          <MemoTask view={v} />
+          <Between marks={marks?.after.get(v.task.id)} />
+        </Fragment>
       ))}
     </div>
   );

@@ -34,6 +34,8 @@ export interface SessionState {
   loaded: boolean;
   /** Whether the session has older tasks than those shown. */
   earlier: boolean;
+  /** The stored entries of the tasks shown (what a compaction divider names). */
+  entries: Entry[];
   showEarlier: () => Promise<void>;
   refresh: () => Promise<void>;
   watch: (taskId: number) => void;
@@ -173,7 +175,7 @@ export function useSession(sessionId: number): SessionState {
   }
   const busy = Object.values(live).find((l) => !l.closed);
   const approval = Object.values(live).find((l) => l.approval)?.approval ?? null;
-  return { views, busyTask: busy?.taskId ?? null, approval, error, loaded, earlier, showEarlier, refresh, watch };
+  return { views, busyTask: busy?.taskId ?? null, approval, error, loaded, earlier, entries, showEarlier, refresh, watch };
 }
 
 function placeholderTask(id: number, sessionId: number, l: LiveState): Task {

@@ -19,6 +19,7 @@ import {
 import type { EnvOverride, LimitsForm, PolicyRules, ProviderForm, SettingField } from "../../api/generated/bindings";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
+import { SettingsSandboxLine } from "../approvals/SandboxLine";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 
 interface Props {
@@ -74,6 +75,7 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
           </div>
         )}
         <ProviderSection onSaved={onSaved} />
+        <SettingsSandboxLine />
         <LimitsSection />
         <PolicySection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />

@@ -3,6 +3,7 @@
 import type { Entry, Task } from "../../api/generated/bindings";
 import { flagOf, textOf, toolCallsOf } from "../../api/json";
 import type { Item } from "./items";
+import { markFromEntry } from "../context/marks";
 
 export function historyItems(task: Task, entries: Entry[]): Item[] {
   const items: Item[] = [];
@@ -39,6 +40,12 @@ export function historyItems(task: Task, entries: Entry[]): Item[] {
         // The entry does not say why a call failed (a rejection reads as a failure here;
         // the live view and the task details tell them apart by the event's kind).
         items[at] = { ...card, status: flagOf(e.content, "is_error") ? "failed" : "done", output: text };
+        break;
+      }
+      case "compaction": {
+        // One the person asked for sits between tasks (the session's context marks).
+        const mark = markFromEntry(e);
+        if (mark) items.push({ kind: "compaction", key, mark });
         break;
       }
       default:

@@ -3,6 +3,7 @@
 // task's rendering does not depend on whether it was watched live or read back later.
 import type { Effect } from "../../api/generated/bindings";
 import type { JsonObject } from "../../api/json";
+import type { CompactionMark } from "../context/marks";
 
 export type ToolStatus =
   | "planned"
@@ -24,7 +25,9 @@ export type Item =
       status: ToolStatus;
       output: string | null;
     }
-  | { kind: "notice"; key: string; tone: "error" | "info"; text: string };
+  | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
+  /** The model's view was compacted here (the messages above stay shown). */
+  | { kind: "compaction"; key: string; mark: CompactionMark };
 
 export type ToolItem = Extract<Item, { kind: "tool" }>;
 
@@ -38,6 +41,10 @@ export interface PendingApproval {
   capability: string | null;
   effect: Effect;
   reason: string;
+  /** How the process behind the call is confined ("sandboxed: …" / "NOT sandboxed: …");
+   * `null` when the call starts none, `undefined` when the record does not say (a stored
+   * approval: the dialog reads it from the task's `approval_required` event). */
+  sandbox?: string | null;
 }
 
 /** Tool output longer than this many lines is shown collapsed. */

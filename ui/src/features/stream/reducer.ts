@@ -14,6 +14,7 @@ import type { TaskEvent, TaskStatus } from "../../api/generated/bindings";
 import { objectOf } from "../../api/json";
 import { isTerminalEvent } from "./terminal";
 import type { Item, PendingApproval, ToolItem, ToolStatus } from "./items";
+import { markFromEvent } from "../context/marks";
 
 export interface LiveState {
   taskId: number;
@@ -113,10 +114,15 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
         capability: p.capability ?? null,
         effect: p.effect ?? { kind: "none" },
         reason: p.reason,
+        sandbox: p.sandbox ?? null,
       };
       const next = withTool(state, approval.callId, { status: "waiting_approval" }, p.name, JSON.stringify(p.arguments ?? {}));
       return { ...next, approval, status: "waiting_approval" };
     }
+    case "context_compacted":
+      // One the person asked for comes after the run and sits between tasks.
+      if (ev.payload.cause === "manual") return state;
+      return { ...state, items: [...state.items, { kind: "compaction", key: key("c"), mark: markFromEvent(ev.payload) }] };
     case "approval_resolved": {
       const approved = ev.payload.approved === true;
       const next = withTool(state, ev.payload.call_id, { status: approved ? "running" : "rejected" }, "", "{}");
