@@ -382,9 +382,11 @@ fn parent_environ_and_command_env_are_free_of_secrets_unless_passed() {
     for canary in ["SECRET-CANARY-1", "SECRET-CANARY-2", "SECRET-CANARY-3"] {
         assert!(!o.contains(canary), "{canary} leaked: {o}");
     }
-    // (Passing a variable through is not checked here: the binary drops every
-    // secret-looking variable of its own at start, see `secret_env`; the tools tests pass
-    // one through a context's base environment.)
+    // Named for this workspace, it reaches the command (through the app's start without
+    // its secrets, `secret_env`), and still not the app's own /proc environ.
+    let (parent, command) = o.split_once("---").unwrap();
+    assert!(command.contains("PASSED_TOKEN=PASSED-VALUE"), "{o}");
+    assert!(!parent.contains("PASSED-VALUE"), "{o}");
     assert!(!o.contains("POCKETPILOT_DATA_DIR"), "{o}");
 }
 

@@ -4,8 +4,11 @@
 //! approved `cat /proc/$PPID/environ` would show it.
 //!
 //! So at start, a process that was given secret-looking variables starts itself again
-//! (same pid, `exec`) without them; the API key alone comes along through a pipe and lives
-//! only in this process's memory from then on.
+//! (same pid, `exec`) without them; their values come along through a pipe and live only
+//! in this process's memory from then on (set after the `exec`, they are not in
+//! `/proc/<pid>/environ`). The API key is read from there, and a variable the person
+//! passes through to commands per workspace (`pocketpilot sandbox pass-env`) still
+//! reaches them.
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -17,8 +20,8 @@ use pocketpilot_tools::builtin::run_command::is_secret_name;
 pub enum RelaunchError {
     #[error("the key pipe is not a number")]
     BadPipe,
-    #[error("the API key is too long to pass on")]
-    KeyTooLong,
+    #[error("the secret variables are too long to pass on")]
+    TooLong,
     #[error("{what}: {source}")]
     Io {
         what: &'static str,
@@ -30,8 +33,7 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> RelaunchError {
     move |source| RelaunchError::Io { what, source }
 }
 
-const KEY_VAR: &str = "POCKETPILOT_API_KEY";
-const FD_VAR: &str = "POCKETPILOT_API_KEY_FD";
+const FD_VAR: &str = "POCKETPILOT_SECRETS_FD";
 
 /// Call first thing in `main`, before any thread starts. Returns only when there is
 /// nothing to hide or the relaunch is impossible (then the reason is returned).
@@ -44,12 +46,12 @@ pub fn relaunch_without_secrets() -> Result<(), RelaunchError> {
             .ok_or(RelaunchError::BadPipe)?;
         // SAFETY: the parent passed us this descriptor for exactly this read; we own it now.
         let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
-        let mut key = String::new();
-        pipe.read_to_string(&mut key)
-            .map_err(io("cannot read the key pipe"))?;
-        if !key.is_empty() {
-            // Set after exec, this lives on the heap only, not in /proc/<pid>/environ.
-            std::env::set_var(KEY_VAR, key);
+        let mut passed = Vec::new();
+        pipe.read_to_end(&mut passed)
+            .map_err(io("cannot read the secrets pipe"))?;
+        for (name, value) in decode(&passed) {
+            // Set after exec: on the heap only, not in /proc/<pid>/environ.
+            std::env::set_var(name, value);
         }
         return Ok(());
     }
@@ -68,10 +70,10 @@ fn relaunch(secrets: &[OsString]) -> Result<(), RelaunchError> {
     use std::io::Write;
     use std::os::unix::process::CommandExt;
 
-    let key = std::env::var(KEY_VAR).unwrap_or_default();
-    // A pipe holds 64 KiB without a reader; a key is far smaller.
-    if key.len() > 60_000 {
-        return Err(RelaunchError::KeyTooLong);
+    let passed = encode(secrets);
+    // A pipe holds 64 KiB without a reader; secrets are far smaller.
+    if passed.len() > 60_000 {
+        return Err(RelaunchError::TooLong);
     }
     let mut fds = [0i32; 2];
     // SAFETY: pipe writes two new descriptors into the array we own.
@@ -82,8 +84,8 @@ fn relaunch(secrets: &[OsString]) -> Result<(), RelaunchError> {
     {
         // SAFETY: we own the write end; File closes it when dropped.
         let mut w = unsafe { std::fs::File::from_raw_fd(write_fd) };
-        w.write_all(key.as_bytes())
-            .map_err(io("cannot pass the key on"))?;
+        w.write_all(&passed)
+            .map_err(io("cannot pass the secrets on"))?;
     }
     let exe = std::env::current_exe().map_err(io("cannot find this program"))?;
     let mut args = std::env::args_os();
@@ -98,6 +100,65 @@ fn relaunch(secrets: &[OsString]) -> Result<(), RelaunchError> {
     // SAFETY: exec failed, the descriptor is still ours.
     unsafe { libc::close(read_fd) };
     Err(io("cannot start again without the secrets")(err))
+}
+
+/// `NAME=VALUE` pairs, each ended by a NUL (which neither can contain).
+#[cfg(unix)]
+fn encode(names: &[OsString]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for name in names {
+        if let Some(value) = std::env::var_os(name) {
+            out.extend_from_slice(name.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(value.as_bytes());
+            out.push(0);
+        }
+    }
+    out
+}
+
+#[cfg(unix)]
+fn decode(bytes: &[u8]) -> Vec<(OsString, OsString)> {
+    use std::os::unix::ffi::OsStrExt;
+    bytes
+        .split(|b| *b == 0)
+        .filter_map(|pair| {
+            let eq = pair.iter().position(|b| *b == b'=')?;
+            let name = std::ffi::OsStr::from_bytes(&pair[..eq]);
+            let value = std::ffi::OsStr::from_bytes(&pair[eq + 1..]);
+            (!name.is_empty()).then(|| (name.to_os_string(), value.to_os_string()))
+        })
+        .collect()
+}
+
+#[cfg(not(unix))]
+fn decode(_bytes: &[u8]) -> Vec<(OsString, OsString)> {
+    Vec::new()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_survive_the_pipe_encoding_values_with_equals_signs_included() {
+        std::env::set_var("PP_TEST_SECRET_A", "a=b=c");
+        std::env::set_var("PP_TEST_SECRET_B", "");
+        let names = [
+            OsString::from("PP_TEST_SECRET_A"),
+            OsString::from("PP_TEST_SECRET_B"),
+            OsString::from("PP_TEST_SECRET_UNSET"),
+        ];
+        let pairs = decode(&encode(&names));
+        assert_eq!(
+            pairs,
+            vec![
+                ("PP_TEST_SECRET_A".into(), "a=b=c".into()),
+                ("PP_TEST_SECRET_B".into(), "".into())
+            ]
+        );
+    }
 }
 
 #[cfg(not(unix))]
