@@ -246,7 +246,7 @@ fn the_request_carries_instructions_memories_and_skills_marked_and_nested_rules_
     assert!(result.starts_with("<untrusted-data>"), "{result}");
     // The system prompt says what these are.
     let rules = chats[0][0]["content"].as_str().unwrap();
-    assert!(rules.contains("the workspace's instructions (AGENTS.md), memories, skills"));
+    assert!(rules.contains("workspace instructions (AGENTS.md), memories, skills"));
 
     // The window's view of the same: the files in effect for the session.
     let shown = e.json(&["rules", "show", "--workspace", &ws, "--session", "1", "--json"]);

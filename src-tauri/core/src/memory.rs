@@ -63,16 +63,15 @@ impl Tool for Remember {
     }
 
     fn description(&self) -> &'static str {
-        "Propose a short durable note to remember in later runs (a convention, a preference \
-         the person stated). The person decides whether it is kept."
+        "Propose a durable note for later runs; the person decides whether it is kept."
     }
 
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "text": {"type": "string", "description": "The note, one or two sentences."},
-                "scope": {"type": "string", "enum": ["workspace", "global"], "description": "For this workspace (default) or every one."}
+                "text": {"type": "string"},
+                "scope": {"type": "string", "enum": ["workspace", "global"]}
             },
             "required": ["text"],
             "additionalProperties": false

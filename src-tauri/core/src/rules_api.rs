@@ -33,6 +33,10 @@ pub fn prepare_run(
         ))
     })?;
     ctx.skills = sources;
+    // Offered only where there is a skill to load: a tool costs context in every request.
+    if !preamble.skills.is_empty() {
+        tools.register(Arc::new(pocketpilot_tools::builtin::LoadSkill));
+    }
     tools.register(Arc::new(Remember {
         store: store.clone(),
         task_id,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pocketpilot_model::ToolSpec;
 
 use crate::builtin::{
-    DeletePath, EditFile, FetchUrl, ListDir, LoadSkill, ReadFile, RunCommand, SearchFiles, WriteFile,
+    DeletePath, EditFile, FetchUrl, ListDir, ReadFile, RunCommand, SearchFiles, WriteFile,
 };
 use crate::tool::Tool;
 
@@ -25,7 +25,6 @@ impl Registry {
             Arc::new(DeletePath),
             Arc::new(RunCommand),
             Arc::new(FetchUrl),
-            Arc::new(LoadSkill),
         ];
         Registry { tools }
     }
