@@ -14,6 +14,7 @@
 mod bindings;
 mod commands;
 mod desktop;
+mod rules;
 mod settings;
 mod tray;
 mod triggers;

@@ -88,6 +88,9 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           <h1 data-testid="session-title">{session?.title ?? `Session ${sessionId}`}</h1>
           {session && <div class="muted workspace" title="workspace">{session.workspace}</div>}
         </div>
+        <a class="button" href={`#/rules/${sessionId}`} data-testid="open-rules">
+          Instructions in effect
+        </a>
         {s.busyTask !== null && (
           <button type="button" class="danger" data-testid="stop" onClick={stop}>
             Stop
