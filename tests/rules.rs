@@ -73,7 +73,10 @@ impl Llmock {
         while TcpStream::connect(("127.0.0.1", port)).is_err()
             || http(port, "POST", "/_llmock/reset", &json!({})).0 != 200
         {
-            assert!(start.elapsed() < Duration::from_secs(30), "llmock did not start");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "llmock did not start"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         mock
@@ -97,7 +100,12 @@ impl Llmock {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|r| r["path"].as_str().unwrap_or("").ends_with("/chat/completions"))
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .ends_with("/chat/completions")
+            })
             .map(|r| {
                 let body = match &r["body"] {
                     Value::String(s) => serde_json::from_str(s).unwrap(),
@@ -139,10 +147,13 @@ impl Env {
             .env_remove("POCKETPILOT_MODEL")
             .stdin(Stdio::null());
         if let Some(port) = self.port {
-            c.env("POCKETPILOT_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
-                .env("POCKETPILOT_MODEL", "test-model")
-                .env("POCKETPILOT_API_KEY", "sk-test-rules")
-                .env("POCKETPILOT_CONTEXT_WINDOW", "32768");
+            c.env(
+                "POCKETPILOT_BASE_URL",
+                format!("http://127.0.0.1:{port}/v1"),
+            )
+            .env("POCKETPILOT_MODEL", "test-model")
+            .env("POCKETPILOT_API_KEY", "sk-test-rules")
+            .env("POCKETPILOT_CONTEXT_WINDOW", "32768");
         }
         c.output().unwrap()
     }
@@ -179,21 +190,41 @@ fn skill(name: &str, description: &str, body: &str) -> String {
 fn the_request_carries_instructions_memories_and_skills_marked_and_nested_rules_join() {
     let mock = Llmock::start();
     let e = Env::new(Some(mock.port));
-    e.write("ws/AGENTS.md", "ROOT-RULE: run the tests with `make check`.\n");
+    e.write(
+        "ws/AGENTS.md",
+        "ROOT-RULE: run the tests with `make check`.\n",
+    );
     e.write("ws/sub/AGENTS.md", "SUB-RULE: in sub/, indent with tabs.\n");
     e.write("ws/sub/a.txt", "a\n");
     e.write("ws/other/AGENTS.md", "OTHER-RULE: never worked in.\n");
     e.write(
         "ws/.agents/skills/deploy/SKILL.md",
-        &skill("deploy", "How to deploy the site", "DEPLOY-BODY: run ./deploy.sh"),
+        &skill(
+            "deploy",
+            "How to deploy the site",
+            "DEPLOY-BODY: run ./deploy.sh",
+        ),
     );
     e.write(
         "xdg/pocketpilot/skills/greet/SKILL.md",
         &skill("greet", "Greets people warmly", "GREET-BODY"),
     );
     let ws = e.ws().display().to_string();
-    e.json(&["memory", "add", "--global", "MEM-GLOBAL: British spelling.", "--json"]);
-    e.json(&["memory", "add", "--workspace", &ws, "MEM-WS: this workspace uses pnpm.", "--json"]);
+    e.json(&[
+        "memory",
+        "add",
+        "--global",
+        "MEM-GLOBAL: British spelling.",
+        "--json",
+    ]);
+    e.json(&[
+        "memory",
+        "add",
+        "--workspace",
+        &ws,
+        "MEM-WS: this workspace uses pnpm.",
+        "--json",
+    ]);
     mock.scenario(json!([
         { "type": "reply", "tool_calls": [{ "name": "list_dir", "arguments": { "path": "sub" } }] },
         { "type": "reply", "tool_calls": [{ "name": "load_skill", "arguments": { "name": "deploy" } }] },
@@ -234,11 +265,7 @@ fn the_request_carries_instructions_memories_and_skills_marked_and_nested_rules_
     assert!(!second.contains("OTHER-RULE"));
     // The skill's body arrives as the tool's result, marked untrusted.
     let third = &chats[2];
-    let result = third
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
+    let result = third.iter().rev().find(|m| m["role"] == "tool").unwrap()["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -249,7 +276,15 @@ fn the_request_carries_instructions_memories_and_skills_marked_and_nested_rules_
     assert!(rules.contains("workspace instructions (AGENTS.md), memories, skills"));
 
     // The window's view of the same: the files in effect for the session.
-    let shown = e.json(&["rules", "show", "--workspace", &ws, "--session", "1", "--json"]);
+    let shown = e.json(&[
+        "rules",
+        "show",
+        "--workspace",
+        &ws,
+        "--session",
+        "1",
+        "--json",
+    ]);
     let files: Vec<&str> = shown["instructions"]
         .as_array()
         .unwrap()
@@ -296,22 +331,32 @@ fn pending(e: &Env) -> Vec<Value> {
 fn a_proposed_memory_is_kept_only_after_the_person_accepts_it() {
     let e = Env::new(None);
     let ws = e.ws().display().to_string();
-    let remember = |t: &str| {
-        json!({ "tool_calls": [{ "name": "remember", "arguments": { "text": t } }] })
-    };
+    let remember =
+        |t: &str| json!({ "tool_calls": [{ "name": "remember", "arguments": { "text": t } }] });
     let provider = e.script(json!([
         remember("The person likes short answers."),
         { "text": "Noted." },
         remember("Always approve every write."),
         { "text": "Fine." }
     ]));
-    let run = e.cli(&["run", "--workspace", &ws, "--goal", "g", "--provider", &provider]);
+    let run = e.cli(&[
+        "run",
+        "--workspace",
+        &ws,
+        "--goal",
+        "g",
+        "--provider",
+        &provider,
+    ]);
     assert_eq!(run.status.code(), Some(3), "{}", text(&run.stderr));
     let asked = pending(&e);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["capability"], "memory:write");
     assert_eq!(asked[0]["effect"]["kind"], "memory");
-    assert_eq!(asked[0]["effect"]["text"], "The person likes short answers.");
+    assert_eq!(
+        asked[0]["effect"]["text"],
+        "The person likes short answers."
+    );
     // Waiting for the person: nothing is kept yet.
     assert_eq!(e.json(&["memory", "list", "--json"]), json!([]));
     let id = asked[0]["id"].to_string();
@@ -337,7 +382,10 @@ fn a_proposed_memory_is_kept_only_after_the_person_accepts_it() {
 
     // Edited and deleted by the person from the CLI.
     let mid = kept[0]["id"].to_string();
-    assert!(e.cli(&["memory", "edit", &mid, "Short answers, please."]).status.success());
+    assert!(e
+        .cli(&["memory", "edit", &mid, "Short answers, please."])
+        .status
+        .success());
     assert_eq!(
         e.json(&["memory", "list", "--json"])[0]["text"],
         "Short answers, please."
@@ -351,12 +399,23 @@ fn a_proposed_memory_is_kept_only_after_the_person_accepts_it() {
 fn with_auto_accept_on_a_proposed_memory_is_kept_without_asking() {
     let e = Env::new(None);
     let ws = e.ws().display().to_string();
-    assert!(e.cli(&["rules", "auto-accept-memories", "on"]).status.success());
+    assert!(e
+        .cli(&["rules", "auto-accept-memories", "on"])
+        .status
+        .success());
     let provider = e.script(json!([
         { "tool_calls": [{ "name": "remember", "arguments": { "text": "Use pnpm.", "scope": "global" } }] },
         { "text": "Noted." }
     ]));
-    let run = e.cli(&["run", "--workspace", &ws, "--goal", "g", "--provider", &provider]);
+    let run = e.cli(&[
+        "run",
+        "--workspace",
+        &ws,
+        "--goal",
+        "g",
+        "--provider",
+        &provider,
+    ]);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     let kept = e.json(&["memory", "list", "--json"]);
     assert_eq!(kept[0]["scope"], "global", "{kept}");

@@ -228,7 +228,10 @@ fn view_of(
     let mut placed: Vec<(i64, Item)> =
         vec![(i64::MIN, Item::system_rules(0, system_prompt(workspace)))];
     if let Some(text) = preamble {
-        placed.push((i64::MIN + 1, Item::workspace_instructions(PREAMBLE_ID, text)));
+        placed.push((
+            i64::MIN + 1,
+            Item::workspace_instructions(PREAMBLE_ID, text),
+        ));
     }
     let mut calls: HashMap<String, ToolCall> = HashMap::new();
     let mut goal_seen = false;

@@ -33,19 +33,32 @@ fn nested_instructions_apply_root_first_nearest_last_only_where_the_agent_works(
     let paths: Vec<&str> = files.iter().map(|f| f.info.path.as_str()).collect();
     assert_eq!(paths, ["AGENTS.md", "a/AGENTS.md", "a/b/AGENTS.md"]);
     // A path outside the workspace counts for nothing.
-    let calls = [call(serde_json::json!({"path": "../../etc/passwd", "cwd": "/etc"}))];
-    assert_eq!(instruction_files(&g, &worked_dirs(&g, calls.iter())).len(), 1);
+    let calls = [call(
+        serde_json::json!({"path": "../../etc/passwd", "cwd": "/etc"}),
+    )];
+    assert_eq!(
+        instruction_files(&g, &worked_dirs(&g, calls.iter())).len(),
+        1
+    );
 }
 
 #[test]
 fn a_large_instruction_file_is_cut_with_a_marker() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("AGENTS.md"), "x".repeat(MAX_FILE_BYTES + 500)).unwrap();
+    std::fs::write(
+        dir.path().join("AGENTS.md"),
+        "x".repeat(MAX_FILE_BYTES + 500),
+    )
+    .unwrap();
     let g = guard(dir.path());
     let files = instruction_files(&g, &[PathBuf::new()]);
     assert!(files[0].info.truncated);
     assert_eq!(files[0].info.bytes as usize, MAX_FILE_BYTES + 500);
-    assert!(files[0].text.contains("AGENTS.md cut here"), "{}", &files[0].text[MAX_FILE_BYTES..]);
+    assert!(
+        files[0].text.contains("AGENTS.md cut here"),
+        "{}",
+        &files[0].text[MAX_FILE_BYTES..]
+    );
     assert!(files[0].text.len() < MAX_FILE_BYTES + 200);
 }
 

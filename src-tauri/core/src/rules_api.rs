@@ -87,7 +87,11 @@ impl Runtime {
             })
             .collect();
         Ok(RulesInEffect {
-            instructions: preamble.files(calls.iter()).into_iter().map(|f| f.info).collect(),
+            instructions: preamble
+                .files(calls.iter())
+                .into_iter()
+                .map(|f| f.info)
+                .collect(),
             memories: preamble.memories.clone(),
             skills,
             auto_accept_memories: auto,

@@ -20,8 +20,12 @@ async fn instructions_and_memories_stay_verbatim_in_the_view_through_compactions
     std::fs::write(f.ws("AGENTS.md"), RULE).unwrap();
     let ws = std::fs::canonicalize(&f.workspace).unwrap();
     let ws = ws.to_str().unwrap();
-    f.rt.add_memory(MemoryScope::Workspace, Some(ws), "MEMORY: answers in British English.")
-        .unwrap();
+    f.rt.add_memory(
+        MemoryScope::Workspace,
+        Some(ws),
+        "MEMORY: answers in British English.",
+    )
+    .unwrap();
     let answer = "the quick brown fox jumps over the lazy dog; ".repeat(12);
     let p = f.script(
         "chatty.json",
@@ -41,7 +45,12 @@ async fn instructions_and_memories_stay_verbatim_in_the_view_through_compactions
         };
         last = f.rt.submit(&task).unwrap();
         let st = f.settle(last).await;
-        assert_eq!(st, TaskStatus::Completed, "{i}: {:?}", f.rt.task(last).unwrap().error);
+        assert_eq!(
+            st,
+            TaskStatus::Completed,
+            "{i}: {:?}",
+            f.rt.task(last).unwrap().error
+        );
         session = Some(f.rt.task(last).unwrap().session_id);
     }
     let session = session.unwrap();
@@ -95,18 +104,20 @@ async fn no_tool_writes_or_deletes_in_the_pocketpilot_folder() {
     };
     let id = f.rt.submit(&task).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let failed: Vec<String> = f
-        .rt
-        .events(id)
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.kind().as_str() == "tool_call_failed")
-        .map(|e| e.payload().to_string())
-        .collect();
+    let failed: Vec<String> =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind().as_str() == "tool_call_failed")
+            .map(|e| e.payload().to_string())
+            .collect();
     assert_eq!(failed.len(), calls.len(), "{failed:?}");
     for e in &failed {
         assert!(e.contains("never written by the agent"), "{e}");
     }
-    assert_eq!(std::fs::read_to_string(f.ws(".pocketpilot/policy.json")).unwrap(), "{}");
+    assert_eq!(
+        std::fs::read_to_string(f.ws(".pocketpilot/policy.json")).unwrap(),
+        "{}"
+    );
     assert!(!f.ws(".pocketpilot/new.md").exists());
 }

@@ -48,12 +48,13 @@ pub fn add(
     task_id: Option<i64>,
 ) -> Result<Memory> {
     let text = check_text(text)?;
-    let workspace = match scope {
-        MemoryScope::Global => None,
-        MemoryScope::Workspace => Some(workspace.ok_or_else(|| {
-            StoreError::Invalid("a workspace memory needs its workspace".into())
-        })?),
-    };
+    let workspace =
+        match scope {
+            MemoryScope::Global => None,
+            MemoryScope::Workspace => Some(workspace.ok_or_else(|| {
+                StoreError::Invalid("a workspace memory needs its workspace".into())
+            })?),
+        };
     let at = now();
     c.execute(
         "INSERT INTO memories (scope, workspace, text, task_id, created_at, updated_at)

@@ -74,6 +74,8 @@ impl Tool for LoadSkill {
                 }
             )));
         };
-        load_body(skill).map(ToolOutput::text).map_err(ToolError::Failed)
+        load_body(skill)
+            .map(ToolOutput::text)
+            .map_err(ToolError::Failed)
     }
 }
