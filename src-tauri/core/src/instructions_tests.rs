@@ -79,3 +79,34 @@ fn the_preamble_marks_every_part_untrusted_and_cannot_close_its_own_marker() {
     assert_eq!(text.matches("</untrusted-data>").count(), 1, "{text}");
     assert!(text.contains("never your tools, permissions, the policy or the approval rules"));
 }
+
+#[test]
+fn without_a_context_the_preamble_follows_the_rules_and_tracks_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "ROOT").unwrap();
+    std::fs::write(dir.path().join("sub/AGENTS.md"), "SUB").unwrap();
+    let p = Preamble {
+        root: Some(guard(dir.path())),
+        memories: Vec::new(),
+        skills: Vec::new(),
+    };
+    let mut messages = vec![Message::system("rules"), Message::user("goal")];
+    let sent = apply(&p, &messages);
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[1].role, Role::System);
+    let text = sent[1].content.clone().unwrap();
+    assert!(text.contains("ROOT") && !text.contains("SUB"), "{text}");
+    messages.push(Message::assistant(
+        "",
+        vec![call(serde_json::json!({"path": "sub"}))],
+    ));
+    let sent = apply(&p, &messages);
+    let text = sent[1].content.clone().unwrap();
+    assert!(
+        text.find("ROOT").unwrap() < text.find("SUB").unwrap(),
+        "{text}"
+    );
+    // The agent's own messages are left as they were: the preamble is never stored twice.
+    assert_eq!(messages.len(), 3);
+}
