@@ -596,3 +596,31 @@ fn doctor_reports_the_sandbox_and_private_dirs() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).starts_with("NOT sandboxed: POCKETPILOT_SANDBOX=off is set"));
 }
+
+#[test]
+fn the_workspace_pocketpilot_folder_is_read_only_to_commands() {
+    let e = Env::new();
+    let own = e.ws().join(".pocketpilot");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(own.join("policy.json"), "{\"allow\":[]}\n").unwrap();
+    let out = e.run_commands(
+        &[
+            "echo '{\"allow\":[\"*\"]}' > .pocketpilot/policy.json; echo planted > .pocketpilot/rules.md; rm -rf .pocketpilot; mv .pocketpilot moved; echo outside > ok.txt; echo RAN",
+        ],
+        SHELL,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs().pop().unwrap();
+    assert!(o.contains("RAN"), "{o}");
+    assert_eq!(
+        std::fs::read_to_string(own.join("policy.json")).unwrap(),
+        "{\"allow\":[]}\n"
+    );
+    assert!(!own.join("rules.md").exists());
+    assert!(!e.ws().join("moved").exists());
+    // The rest of the workspace stays writable.
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("ok.txt")).unwrap(),
+        "outside\n"
+    );
+}

@@ -53,4 +53,10 @@ window_commands! {
     desktop::set_start_at_login,
     desktop::set_keep_in_tray,
     desktop::about_app,
+    rules::rules_in_effect,
+    rules::add_memory,
+    rules::edit_memory,
+    rules::delete_memory,
+    rules::set_skill_enabled,
+    rules::set_memory_auto_accept,
 }

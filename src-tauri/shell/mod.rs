@@ -16,6 +16,7 @@ mod bindings;
 mod commands;
 mod context;
 mod desktop;
+mod rules;
 mod settings;
 mod tray;
 mod triggers;

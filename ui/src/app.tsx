@@ -15,6 +15,7 @@ import { Sidebar } from "./features/sessions/Sidebar";
 import { SessionView } from "./features/session/SessionView";
 import { Settings } from "./features/settings/Settings";
 import { NewSession } from "./features/workspace/NewSession";
+import { RulesView } from "./features/rules/RulesView";
 import { navigate, useRoute } from "./lib/route";
 import { SessionStore } from "./store/sessionStore";
 import { StoreContext, useSnapshot } from "./store/useStore";
@@ -88,6 +89,9 @@ function Shell({ store }: { store: SessionStore }) {
         onSaved={() => void checkSetup()}
       />
     );
+  } else if (route.name === "rules") {
+    const session = sessions.find((s) => s.id === route.id);
+    view = session ? <RulesView key={route.id} sessionId={route.id} workspace={session.workspace} /> : null;
   } else if (route.name === "task") {
     view = <TaskDetails key={route.id} taskId={route.id} />;
   } else {

@@ -59,6 +59,9 @@ pub fn describe_effect(effect: &Effect) -> String {
         Effect::Command { command, cwd } => format!("  $ {command}\n  in {cwd}"),
         Effect::Fetch { url } => format!("  GET {url}"),
         Effect::Delete { path } => format!("  delete {path}"),
+        Effect::Memory { scope, text } => {
+            format!("  remember ({scope}): {text}\n  kept only if you approve")
+        }
         Effect::None => String::new(),
     }
 }

@@ -11,6 +11,7 @@ mod doctor;
 mod eval;
 mod inbox;
 mod mcp;
+mod memory;
 mod run;
 mod sandbox;
 mod settings;
@@ -148,6 +149,12 @@ pub enum Command {
     /// A workspace's sandbox: extra readable/writable dirs, network, passed variables.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
+    /// Durable notes given to the model on every run: list, add, edit, delete.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
+    /// The workspace's instructions, memories and skills in effect; switch a skill on/off.
+    #[command(subcommand)]
+    Rules(memory::RulesCommand),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -221,6 +228,8 @@ async fn dispatch(
         Command::Replay(args) => eval::replay(rt, args),
         Command::Doctor => Ok(doctor::doctor(data_dir, &mut std::io::stdout().lock())),
         Command::Sandbox(cmd) => sandbox::sandbox(rt, cmd),
+        Command::Memory(cmd) => memory::memory(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Rules(cmd) => memory::rules(rt, cmd, &mut std::io::stdout().lock()),
         Command::Autostart { switch } => {
             autostart::command(switch, &mut std::io::stdout().lock())
                 .map_err(|e| CliError::Other(e.to_string()))?;

@@ -67,6 +67,9 @@ pub struct Agent {
     pub limits: AgentLimits,
     /// Issue 13: the run's context budget; `None` sends the messages as they are.
     pub context: Option<Arc<crate::context::SessionContext>>,
+    /// Issue 18: the workspace's instructions, memories and skills for the path without a
+    /// context (with one, the view carries them).
+    pub preamble: Option<Arc<crate::instructions::Preamble>>,
 }
 
 use crate::context::{ContextFailure, MAX_OVERFLOW_RETRIES};
@@ -310,7 +313,13 @@ pub(crate) async fn model_request(
     sink: &dyn EventSink,
 ) -> Result<ModelResponse, TurnError> {
     let Some(ctx) = &agent.context else {
-        return agent.model_turn(messages, sink).await;
+        return match &agent.preamble {
+            Some(p) => {
+                let messages = crate::instructions::apply(p, messages);
+                agent.model_turn(&messages, sink).await
+            }
+            None => agent.model_turn(messages, sink).await,
+        };
     };
     let tools = agent.tools.specs();
     let mut extra_margin = 0u32;

@@ -218,8 +218,15 @@ pub fn build_view(
     est: &Estimator,
 ) -> Result<View, StoreError> {
     let all = entries::since_head(c, session_id)?;
-    Ok(view_of(&all, task_id, workspace, window, est))
+    // Issue 18: the workspace's instructions, memories and skills, re-read every request
+    // and kept verbatim by the planner (a compaction never summarises them).
+    let preamble = crate::instructions::Preamble::load(c, workspace)?
+        .text(crate::instructions::calls_of_entries(&all).iter());
+    Ok(view_of(&all, task_id, workspace, window, est, preamble))
 }
+
+/// The preamble's item id: above every entry id and synthetic answer.
+const PREAMBLE_ID: u64 = u64::MAX;
 
 fn view_of(
     all: &[Entry],
@@ -227,6 +234,7 @@ fn view_of(
     workspace: &str,
     window: u32,
     est: &Estimator,
+    preamble: Option<String>,
 ) -> View {
     let replaced: HashSet<i64> = all
         .iter()
@@ -235,6 +243,12 @@ fn view_of(
         .collect();
     let mut placed: Vec<(i64, Item)> =
         vec![(i64::MIN, Item::system_rules(0, system_prompt(workspace)))];
+    if let Some(text) = preamble {
+        placed.push((
+            i64::MIN + 1,
+            Item::workspace_instructions(PREAMBLE_ID, text),
+        ));
+    }
     let mut calls: HashMap<String, ToolCall> = HashMap::new();
     let mut goal_seen = false;
     let cap = (window / 4).max(64);

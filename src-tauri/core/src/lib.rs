@@ -20,6 +20,8 @@
 //! - `settings_api`: the settings screen's entry points (stored values, env overrides,
 //!   API key, MCP servers).
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
+//! - `instructions`: the workspace's AGENTS.md, memories and skills as the model reads them
+//!   (issue 18); `memory`: the `remember` tool; `rules_api`: their window/CLI entry points.
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
@@ -34,12 +36,15 @@ pub mod context;
 pub mod error_kind;
 pub mod feed;
 pub mod inbox;
+pub mod instructions;
 pub mod lease;
 pub mod logging;
 pub mod mcp;
+pub mod memory;
 pub mod orchestrator;
 pub mod provider;
 pub mod recorder;
+pub mod rules_api;
 pub mod scheduler;
 pub mod secret_env;
 pub mod service;

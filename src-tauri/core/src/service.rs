@@ -633,7 +633,7 @@ impl Runtime {
     }
 }
 
-fn canonical_workspace(path: &Path) -> Result<String> {
+pub(crate) fn canonical_workspace(path: &Path) -> Result<String> {
     let shown = path.display().to_string();
     let real = std::fs::canonicalize(path).map_err(|_| RuntimeError::Workspace(shown.clone()))?;
     if !real.is_dir() {

@@ -204,6 +204,16 @@ async fn build_agent(
         &all_grants,
     )?);
     let mut tools = Registry::builtin();
+    // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
+    let mut user_grants = task.grants.clone();
+    let preamble = crate::rules_api::prepare_run(
+        &cx.store,
+        task.id,
+        &session.workspace,
+        &mut ctx,
+        &mut tools,
+        &mut user_grants,
+    )?;
     let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
     // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
     let context = crate::context::SessionContext::for_run(
@@ -221,7 +231,8 @@ async fn build_agent(
         tools,
         rules,
         grants,
-        user_grants: task.grants.clone(),
+        user_grants,
+        preamble: Some(preamble),
         ctx,
         limits: AgentLimits {
             max_steps: limits.max_steps,

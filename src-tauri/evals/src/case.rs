@@ -11,7 +11,8 @@
 //!     "limits": { "max_steps": 3 },            "policy": { "allow": [], "deny": ["shell"] },
 //!     "grants": ["fs:write"],                  "data_in_workspace": false,
 //!     "mcp_servers": [ { "name": "files", "transport": { "type": "stdio", … } } ],
-//!     "steering_mode": "all",                  "follow_up_mode": "all" },
+//!     "steering_mode": "all",                  "follow_up_mode": "all",
+//!     "memories": ["a global memory"] },
 //!   "script": [ { "text": "…", "tool_calls": [ { "name": "write_file", "arguments": { … } } ] },
 //!               { "text": "Done." } ],
 //!   "approvals": [ { "action": "approve" } ],
@@ -108,6 +109,9 @@ pub struct Setup {
     pub steering_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_up_mode: Option<String>,
+    /// Global memories the person kept before the run (issue 18).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memories: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,6 +210,9 @@ pub struct Expect {
     /// Text that must appear nowhere in events, transcript or files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nowhere: Vec<String>,
+    /// How many memories the store holds when the case settles (issue 18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memories: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -192,6 +192,9 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     if let Some(rules) = &setup.policy {
         rt.set_policy_rules(&workspace.display().to_string(), rules)?;
     }
+    for text in &setup.memories {
+        rt.add_memory(pocketpilot_protocol::MemoryScope::Global, None, text)?;
+    }
     for server in &setup.mcp_servers {
         let mut server = server.clone();
         expand(&mut server, &vars);

@@ -206,6 +206,13 @@ pub fn check(
             f.push(format!("{rel} should not exist"));
         }
     }
+    if let Some(want) = exp.memories {
+        match rt.memories(None) {
+            Ok(m) if m.len() == want => {}
+            Ok(m) => f.push(format!("{} memories kept, expected {want}", m.len())),
+            Err(e) => f.push(format!("the memories could not be read: {e}")),
+        }
+    }
     let after_ws = snapshot(ws, Some(&env.data));
     if exp.workspace_unchanged && after_ws != before.workspace {
         f.push(format!(

@@ -22,6 +22,11 @@ pub enum Effect {
     Fetch {
         url: String,
     },
+    /// A durable note the agent proposes to remember: kept only once the person accepts.
+    Memory {
+        scope: crate::rules::MemoryScope,
+        text: String,
+    },
 }
 
 crate::wire_enum! {

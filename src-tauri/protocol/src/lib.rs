@@ -14,6 +14,7 @@
 //! - `settings`: the records the settings screen edits, and the environment's overrides.
 //! - `feed`: the change feed that tells the window what to re-read.
 //! - `context`: the context meter, compactions and resets, per-request token figures.
+//! - `rules`: the workspace's instructions, memories and skills as the window shows them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
 pub mod wire;
@@ -23,6 +24,7 @@ pub mod effect;
 pub mod error;
 pub mod event;
 pub mod feed;
+pub mod rules;
 pub mod settings;
 pub mod status;
 pub mod task;
@@ -35,6 +37,7 @@ pub use effect::{Budget, Decision, DecisionSource, Effect};
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{CompactionCause, EventKind, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS};
 pub use feed::Change;
+pub use rules::{InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo, SkillSource};
 pub use settings::{EnvOverride, LimitsForm, NewMcpServer, ProviderForm, SettingField, Setup};
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,

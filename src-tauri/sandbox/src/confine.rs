@@ -318,17 +318,25 @@ fn build_ruleset(
     })
 }
 
-/// `.git/hooks` and `.git/config` of a repository at the workspace root.
+/// `.git/hooks` and `.git/config` of a repository at the workspace root, and the
+/// workspace's `.pocketpilot/` folder (never writable by the agent, issue 18).
 fn git_metadata(workspace: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
     let git = workspace.join(".git");
-    if !git.is_dir() {
-        return Vec::new();
+    if git.is_dir() {
+        out.extend(
+            ["hooks", "config"]
+                .iter()
+                .map(|n| git.join(n))
+                .filter(|p| p.symlink_metadata().is_ok()),
+        );
     }
-    ["hooks", "config"]
-        .iter()
-        .map(|n| git.join(n))
-        .filter(|p| p.symlink_metadata().is_ok())
-        .collect()
+    let own = workspace.join(crate::PROTECTED_DIR);
+    // A link is left alone: binding it would protect wherever it points, not the folder.
+    if own.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        out.push(own);
+    }
+    out
 }
 
 fn mount_plan(workspace: &Path, protected: &[PathBuf]) -> Option<MountPlan> {
@@ -339,11 +347,14 @@ fn mount_plan(workspace: &Path, protected: &[PathBuf]) -> Option<MountPlan> {
     // `.git` itself is bound onto itself first: a mount point cannot be renamed away, so
     // the command cannot swap in a `.git` of its own making either.
     let git = workspace.join(".git");
-    let mut binds = vec![Bind {
-        path: cstr(&git)?,
-        read_only: false,
-        keep_flags: 0,
-    }];
+    let mut binds = Vec::new();
+    if protected.iter().any(|p| p.starts_with(&git)) {
+        binds.push(Bind {
+            path: cstr(&git)?,
+            read_only: false,
+            keep_flags: 0,
+        });
+    }
     for p in protected {
         binds.push(Bind {
             path: cstr(p)?,

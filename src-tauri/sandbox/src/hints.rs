@@ -27,7 +27,11 @@ pub fn blocked_hints(output: &str, policy: &SandboxPolicy) -> Vec<String> {
     Reach {
         write: policy.write_roots().map(Path::to_path_buf).collect(),
         read,
-        protected: vec![git.join("hooks"), git.join("config")],
+        protected: vec![
+            git.join("hooks"),
+            git.join("config"),
+            policy.workspace.join(crate::PROTECTED_DIR),
+        ],
         network: policy.network,
     }
     .hints(output)

@@ -9,8 +9,8 @@
 //!   `socket()` but TCP/UDP, or all of them without the grant; Landlock denies TCP
 //!   connect/bind as a second layer) and never opens unix sockets leading out;
 //! - cannot ptrace or signal anything outside its own tree (Landlock scoping + seccomp);
-//! - sees `.git/hooks` and `.git/config` read-only where user namespaces allow a private
-//!   mount namespace;
+//! - sees `.git/hooks`, `.git/config` and the workspace's `.pocketpilot/` read-only where
+//!   user namespaces allow a private mount namespace;
 //! - runs below a small supervisor process that is a child subreaper, so every
 //!   descendant — `setsid -f`, double forks — is killed when the call ends, is cancelled,
 //!   or the app itself dies.
@@ -38,6 +38,9 @@ pub use private::{harden_parent, make_private};
 pub use probe::{probe, GitMetadata, SandboxStatus, SWITCH_VAR};
 
 use std::path::PathBuf;
+
+/// The workspace folder no command may write (policy lives in the store, never here).
+pub const PROTECTED_DIR: &str = ".pocketpilot";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {

@@ -34,6 +34,7 @@ pub mod compactions;
 pub mod entries;
 pub mod events;
 pub mod leases;
+pub mod memories;
 mod row;
 mod schema;
 pub mod sessions;

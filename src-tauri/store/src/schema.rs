@@ -194,4 +194,19 @@ CREATE TABLE context_turns (
 CREATE INDEX context_turns_session ON context_turns(session_id, id);
 CREATE INDEX entries_kind ON entries(session_id, kind, id);
 "#,
+    // 5: durable memories (issue 18): global (workspace NULL) or for one workspace; never
+    // in the workspace itself.
+    r#"
+CREATE TABLE memories (
+    id          INTEGER PRIMARY KEY,
+    scope       TEXT NOT NULL CHECK (scope IN ('global','workspace')),
+    workspace   TEXT,
+    text        TEXT NOT NULL,
+    task_id     INTEGER REFERENCES tasks(id),
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    CHECK ((scope = 'global') = (workspace IS NULL))
+);
+CREATE INDEX memories_workspace ON memories(workspace, id);
+"#,
 ];

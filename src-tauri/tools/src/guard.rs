@@ -43,6 +43,8 @@ pub enum GuardError {
     ParentOfMissing { path: String },
     #[error("{path}: the application's own data and configuration are off limits")]
     Forbidden { path: String },
+    #[error("{path}: the workspace's `.pocketpilot/` folder is never written by the agent")]
+    ReadOnly { path: String },
     #[error("{path} does not exist")]
     NotFound { path: String },
     #[error("{path} is not a regular file (it is {kind})")]
@@ -73,6 +75,7 @@ impl GuardError {
             GuardError::DanglingSymlink { .. } => "dangling_symlink",
             GuardError::ParentOfMissing { .. } => "parent_of_missing",
             GuardError::Forbidden { .. } => "forbidden",
+            GuardError::ReadOnly { .. } => "read_only",
             GuardError::NotFound { .. } => "not_found",
             GuardError::NotRegularFile { .. } => "not_regular_file",
             GuardError::NotADirectory { .. } => "not_a_directory",
@@ -109,6 +112,9 @@ struct Walked {
     path: PathBuf,
     exists: bool,
 }
+
+/// The folder at the workspace root the agent may read but never write (issue 18).
+pub const PROTECTED_DIR: &str = ".pocketpilot";
 
 #[derive(Debug, Clone)]
 pub struct WorkspaceGuard {
@@ -207,6 +213,7 @@ impl WorkspaceGuard {
                 path: raw.to_string(),
             });
         }
+        self.check_writable(raw, &walked.path)?;
         if walked.exists {
             let meta =
                 std::fs::metadata(&walked.path).map_err(|e| GuardError::io(&walked.path, &e))?;
@@ -229,6 +236,7 @@ impl WorkspaceGuard {
                 path: raw.to_string(),
             });
         }
+        self.check_writable(raw, &walked.path)?;
         Ok(walked.path)
     }
 
@@ -240,6 +248,35 @@ impl WorkspaceGuard {
             Ok(rel) => rel.to_string_lossy().into_owned(),
             Err(_) => path.to_string_lossy().into_owned(),
         }
+    }
+
+    /// The workspace's read-only folders: `.pocketpilot/` at the root, and where it leads
+    /// when it is a link to somewhere inside. Policy lives in the store; nothing the agent
+    /// writes here may pass for it.
+    pub fn read_only_dirs(&self) -> Vec<PathBuf> {
+        let dir = self.root.join(PROTECTED_DIR);
+        let mut out = vec![dir.clone()];
+        if let Ok(real) = std::fs::canonicalize(&dir) {
+            if real != dir && self.inside(&real) {
+                out.push(real);
+            }
+        }
+        out
+    }
+
+    /// Refuses a write to (or a delete of) `path` when it lies in a read-only folder, or
+    /// would take one with it (a directory holding it). `raw` names it in the error.
+    pub fn check_writable(&self, raw: &str, path: &Path) -> Result<(), GuardError> {
+        let hit = self
+            .read_only_dirs()
+            .iter()
+            .any(|d| path.starts_with(d) || (d.starts_with(path) && path != self.root));
+        if hit {
+            return Err(GuardError::ReadOnly {
+                path: raw.to_string(),
+            });
+        }
+        Ok(())
     }
 
     pub fn is_forbidden(&self, path: &Path) -> bool {

@@ -575,3 +575,25 @@ fn device_node_inside_the_workspace_is_not_a_regular_file() {
         "not_regular_file"
     );
 }
+
+#[test]
+fn the_pocketpilot_folder_is_read_only_also_through_a_link_and_a_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("conf")).unwrap();
+    std::fs::write(root.join("conf/policy.json"), "{}").unwrap();
+    symlink("conf", root.join(".pocketpilot")).unwrap();
+    let g = WorkspaceGuard::new(root, &[]).unwrap();
+    for raw in [
+        ".pocketpilot/policy.json",
+        "conf/policy.json",
+        "conf/new.txt",
+    ] {
+        let err = g.resolve_for_write(raw).unwrap_err();
+        assert_eq!(err.kind(), "read_only", "{raw}: {err}");
+    }
+    assert_eq!(g.resolve_entry("conf").unwrap_err().kind(), "read_only");
+    // Reading stays allowed, and the rest of the workspace is writable.
+    assert!(g.resolve_file(".pocketpilot/policy.json").is_ok());
+    assert!(g.resolve_for_write("notes.txt").is_ok());
+}

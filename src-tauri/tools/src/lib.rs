@@ -7,6 +7,7 @@
 //! - `sandbox`: execution-time file operations through a directory handle (cap-std), so a
 //!   symlink swapped in after the guard's check cannot win.
 //! - `policy`: the pure decision `allow | require_approval | deny` for a capability.
+//! - `skills`: skills found in the workspace and the person's skills directory.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
@@ -14,6 +15,8 @@ pub mod guard;
 pub mod policy;
 pub mod registry;
 pub mod sandbox;
+pub mod skills;
+pub mod text;
 pub mod tool;
 
 pub use guard::{GuardError, WorkspaceGuard};

@@ -59,6 +59,8 @@ pub struct ToolContext {
     pub base_env: Option<Vec<(OsString, OsString)>>,
     /// The OS-level confinement of `run_command`.
     pub sandbox: CommandSandbox,
+    /// Where `load_skill` finds skills, and which are switched off.
+    pub skills: crate::skills::SkillSources,
 }
 
 impl ToolContext {
@@ -69,7 +71,13 @@ impl ToolContext {
             cancel,
             base_env: None,
             sandbox: CommandSandbox::for_this_user(),
+            skills: crate::skills::SkillSources::for_this_user(),
         }
+    }
+
+    pub fn with_skills(mut self, skills: crate::skills::SkillSources) -> Self {
+        self.skills = skills;
+        self
     }
 
     pub fn with_sandbox(mut self, sandbox: CommandSandbox) -> Self {

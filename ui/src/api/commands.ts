@@ -151,6 +151,17 @@ export const addMcpServer = (s: NewMcpServer): Promise<McpServer> => commands.ad
 export const deleteMcpServer = (name: string, workspace: string | null) =>
   commands.deleteMcpServer(name, workspace).then(() => undefined);
 
+// The workspace's rules: instructions in effect, memories, skills (issue 18).
+export const rulesInEffect = (workspace: string, session: number | null): Promise<Wire.RulesInEffect> =>
+  commands.rulesInEffect(workspace, session);
+export const addMemory = (scope: Wire.MemoryScope, workspace: string | null, text: string): Promise<Wire.Memory> =>
+  commands.addMemory(scope, workspace, text);
+export const editMemory = (id: number, text: string): Promise<Wire.Memory> => commands.editMemory(id, text);
+export const deleteMemory = (id: number) => commands.deleteMemory(id).then(() => undefined);
+export const setSkillEnabled = (dir: string, enabled: boolean) =>
+  commands.setSkillEnabled(dir, enabled).then(() => undefined);
+export const setMemoryAutoAccept = (on: boolean) => commands.setMemoryAutoAccept(on).then(() => undefined);
+
 // Running in the background (start at login, keep in tray) and About.
 export const desktopSettings = (): Promise<DesktopSettings> => commands.desktopSettings();
 /** Writes or removes the XDG autostart entry; answers with the state as stored. */

@@ -2,6 +2,7 @@
 //   #/new               a new session (workspace + first goal)
 //   #/session/ID        a session's transcript and composer
 //   #/task/ID           a task's event timeline
+//   #/rules/ID          the instructions, memories and skills in effect for a session
 //   #/settings          provider, key, limits, workspace policy
 import { useEffect, useState } from "preact/hooks";
 
@@ -9,12 +10,13 @@ export type Route =
   | { name: "new" }
   | { name: "settings" }
   | { name: "session"; id: number }
-  | { name: "task"; id: number };
+  | { name: "task"; id: number }
+  | { name: "rules"; id: number };
 
 export function parseRoute(hash: string): Route {
   if (hash.startsWith("#/settings")) return { name: "settings" };
-  const m = /^#\/(session|task)\/(\d+)/.exec(hash);
-  if (m) return { name: m[1] as "session" | "task", id: Number(m[2]) };
+  const m = /^#\/(session|task|rules)\/(\d+)/.exec(hash);
+  if (m) return { name: m[1] as "session" | "task" | "rules", id: Number(m[2]) };
   return { name: "new" };
 }
 

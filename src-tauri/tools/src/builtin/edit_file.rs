@@ -51,6 +51,7 @@ impl EditFile {
     fn plan(args: &Args, ctx: &ToolContext) -> Result<Planned, ToolError> {
         let (guard, sandbox) = guard_and_sandbox(ctx)?;
         let path = guard.resolve_file(&args.path)?;
+        guard.check_writable(&args.path, &path)?;
         let rel = guard.relative(&path);
         let Some(old) = current_text(&sandbox, &path, &rel, diff_cap())? else {
             return Err(ToolError::Failed(format!("{rel} does not exist")));

@@ -95,6 +95,18 @@ export const commands = {
 	setKeepInTray: (on: boolean) => __TAURI_INVOKE<DesktopSettings>("set_keep_in_tray", { on }),
 	/**  Async: the keychain check is a D-Bus round trip, kept off the main thread. */
 	aboutApp: () => __TAURI_INVOKE<AboutInfo>("about_app"),
+	/**
+	 *  What a workspace's runs are given; with `session`, the instruction files of the
+	 *  directories its agent worked in.
+	 */
+	rulesInEffect: (workspace: string, session: number | null) => __TAURI_INVOKE<RulesInEffect>("rules_in_effect", { workspace, session }),
+	addMemory: (scope: MemoryScope, workspace: string | null, text: string) => __TAURI_INVOKE<Memory>("add_memory", { scope, workspace, text }),
+	editMemory: (id: number, text: string) => __TAURI_INVOKE<Memory>("edit_memory", { id, text }),
+	deleteMemory: (id: number) => __TAURI_INVOKE<null>("delete_memory", { id }),
+	/**  Switches a skill (by its folder) on or off for every run from now on. */
+	setSkillEnabled: (dir: string, enabled: boolean) => __TAURI_INVOKE<null>("set_skill_enabled", { dir, enabled }),
+	/**  Whether memories the agent proposes are kept without asking. */
+	setMemoryAutoAccept: (on: boolean) => __TAURI_INVOKE<null>("set_memory_auto_accept", { on }),
 };
 
 /* Types */
@@ -328,7 +340,9 @@ export type Effect =
 /**  Nothing beyond reading. */
 { kind: "none" } | 
 /**  A file is created or changed: a unified diff against what is on disk now. */
-{ kind: "diff"; path: string; diff: string } | { kind: "delete"; path: string } | { kind: "command"; command: string; cwd: string } | { kind: "fetch"; url: string };
+{ kind: "diff"; path: string; diff: string } | { kind: "delete"; path: string } | { kind: "command"; command: string; cwd: string } | { kind: "fetch"; url: string } | 
+/**  A durable note the agent proposes to remember: kept only once the person accepts. */
+{ kind: "memory"; scope: MemoryScope; text: string };
 
 /**
  *  One immutable item of a session's transcript. Kinds: `user`, `assistant`,
@@ -366,6 +380,15 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  */
 export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded";
 
+/**  One instruction file (`AGENTS.md`) as it is given to the model. */
+export type InstructionFile = {
+	/**  Relative to the workspace root (`AGENTS.md`, `crates/app/AGENTS.md`). */
+	path: string,
+	bytes: number,
+	/**  Cut at the size cap (a marker says so in the text the model reads). */
+	truncated: boolean,
+};
+
 /**  The run limits as stored (the window edits these; the environment may override them). */
 export type LimitsForm = {
 	max_steps: number,
@@ -398,6 +421,22 @@ export type McpServer = {
 	/**  Variables whose values come from the keychain (names only). */
 	secret_env: string[],
 };
+
+/**  A durable note given to the model on every run. */
+export type Memory = {
+	id: number,
+	scope: MemoryScope,
+	/**  The canonical workspace path for a workspace memory. */
+	workspace: string | null,
+	text: string,
+	/**  The task whose agent proposed it; `None` when the person wrote it. */
+	task_id: number | null,
+	created_at: string,
+	updated_at: string,
+};
+
+/**  Whom a memory is for: every workspace, or one. */
+export type MemoryScope = "global" | "workspace";
 
 /**
  *  What the settings screen sends to add (or replace, by name and workspace) an MCP
@@ -459,6 +498,19 @@ export type ProviderForm = {
 	temperature: number | null,
 	max_tokens: number | null,
 	stream: boolean,
+};
+
+/**  What the "Instructions in effect" screen shows for a workspace (or a session in it). */
+export type RulesInEffect = {
+	workspace: string,
+	/**  Root first, nearest last: where two disagree the later one wins. */
+	instructions: InstructionFile[],
+	memories: Memory[],
+	skills: SkillInfo[],
+	/**  Whether a memory the agent proposes is kept without asking (the setting). */
+	auto_accept_memories: boolean,
+	/**  Problems found while reading (a SKILL.md without front matter, an unreadable file). */
+	problems: string[],
 };
 
 /**
@@ -632,6 +684,23 @@ export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_
 export type Setup = {
 	provider_configured: boolean,
 };
+
+/**  A skill found on disk, and whether the person switched it off. */
+export type SkillInfo = {
+	name: string,
+	description: string,
+	source: SkillSource,
+	/**  The skill's folder, absolute: the key its on/off switch is stored under. */
+	dir: string,
+	enabled: boolean,
+};
+
+/**  Where a skill was found. */
+export type SkillSource = 
+/**  The workspace's `.agents/skills/`. */
+"workspace" | 
+/**  The person's own skills directory. */
+"personal";
 
 export type StoredSchedule = {
 	id: number,

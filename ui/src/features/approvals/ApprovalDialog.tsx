@@ -50,6 +50,15 @@ export function EffectView({ effect }: { effect: Effect }) {
           <pre data-testid="effect-path">{effect.path}</pre>
         </div>
       );
+    case "memory":
+      return (
+        <div class="effect" data-testid="effect" data-kind="memory">
+          <div class="effect-label">
+            Remember ({effect.scope === "global" ? "every workspace" : "this workspace"}); kept only if you approve
+          </div>
+          <pre data-testid="effect-memory">{effect.text}</pre>
+        </div>
+      );
     default:
       return <div class="effect muted">No effect beyond reading.</div>;
   }

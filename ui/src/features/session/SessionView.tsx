@@ -103,6 +103,9 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           {session && <div class="muted workspace" title="workspace">{session.workspace}</div>}
         </div>
         <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
+        <a class="button" href={`#/rules/${sessionId}`} data-testid="open-rules">
+          Instructions in effect
+        </a>
         {s.busyTask !== null && (
           <button type="button" class="danger" data-testid="stop" onClick={stop}>
             Stop

@@ -1,0 +1,181 @@
+//! `pocketpilot memory list|add|edit|delete` and `pocketpilot rules show|skill` (issue 18).
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Subcommand;
+use pocketpilot_core::service::Runtime;
+use pocketpilot_protocol::{Memory, MemoryScope};
+
+use super::{default_workspace, CliError};
+
+#[derive(Subcommand, Debug)]
+pub enum MemoryCommand {
+    /// Every memory, or those a run in `--workspace` is given.
+    List {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a memory for a workspace (default: the current folder) or, with `--global`, for all.
+    Add {
+        text: String,
+        #[arg(long, conflicts_with = "workspace")]
+        global: bool,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a memory's text.
+    Edit { id: i64, text: String },
+    /// Delete a memory.
+    Delete { id: i64 },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RulesCommand {
+    /// The instruction files, memories and skills a run in the workspace is given.
+    Show {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// The instruction files of the directories this session's agent worked in.
+        #[arg(long)]
+        session: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Switch a skill (by the folder `rules show` lists) on or off.
+    Skill {
+        dir: String,
+        #[arg(value_enum)]
+        switch: Switch,
+    },
+    /// Keep memories the agent proposes without asking (`on`), or ask each time (`off`).
+    AutoAcceptMemories {
+        #[arg(value_enum)]
+        switch: Switch,
+    },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+fn workspace_or_here(w: Option<PathBuf>) -> Result<String, CliError> {
+    w.or_else(default_workspace)
+        .map(|p| p.display().to_string())
+        .ok_or_else(|| CliError::Usage("give --workspace".into()))
+}
+
+fn line(m: &Memory) -> String {
+    let whose = match (&m.scope, &m.workspace) {
+        (MemoryScope::Workspace, Some(w)) => w.as_str(),
+        _ => "global",
+    };
+    format!("{:>5}  [{whose}]  {}", m.id, m.text)
+}
+
+pub fn memory(
+    rt: &Arc<Runtime>,
+    cmd: MemoryCommand,
+    out: &mut impl Write,
+) -> Result<ExitCode, CliError> {
+    match cmd {
+        MemoryCommand::List { workspace, json } => {
+            let w = workspace.map(|p| p.display().to_string());
+            let list = rt.memories(w.as_deref())?;
+            if json {
+                super::print_json(&list);
+            } else if list.is_empty() {
+                let _ = writeln!(out, "no memories");
+            } else {
+                for m in &list {
+                    let _ = writeln!(out, "{}", line(m));
+                }
+            }
+        }
+        MemoryCommand::Add {
+            text,
+            global,
+            workspace,
+            json,
+        } => {
+            let m = if global {
+                rt.add_memory(MemoryScope::Global, None, &text)?
+            } else {
+                let w = workspace_or_here(workspace)?;
+                rt.add_memory(MemoryScope::Workspace, Some(&w), &text)?
+            };
+            if json {
+                super::print_json(&m);
+            } else {
+                let _ = writeln!(out, "{}", line(&m));
+            }
+        }
+        MemoryCommand::Edit { id, text } => {
+            let m = rt.edit_memory(id, &text)?;
+            let _ = writeln!(out, "{}", line(&m));
+        }
+        MemoryCommand::Delete { id } => {
+            rt.delete_memory(id)?;
+            let _ = writeln!(out, "memory {id} deleted");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rules(
+    rt: &Arc<Runtime>,
+    cmd: RulesCommand,
+    out: &mut impl Write,
+) -> Result<ExitCode, CliError> {
+    match cmd {
+        RulesCommand::Show {
+            workspace,
+            session,
+            json,
+        } => {
+            let w = workspace_or_here(workspace)?;
+            let r = rt.rules_in_effect(&w, session)?;
+            if json {
+                super::print_json(&r);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let _ = writeln!(out, "Instructions in effect ({}):", r.workspace);
+            for f in &r.instructions {
+                let cut = if f.truncated { ", cut at the cap" } else { "" };
+                let _ = writeln!(out, "  {} ({} bytes{cut})", f.path, f.bytes);
+            }
+            let _ = writeln!(out, "Memories:");
+            for m in &r.memories {
+                let _ = writeln!(out, "{}", line(m));
+            }
+            let _ = writeln!(out, "Skills:");
+            for s in &r.skills {
+                let on = if s.enabled { "on " } else { "off" };
+                let _ = writeln!(
+                    out,
+                    "  [{on}] {} ({}): {}\n        {}",
+                    s.name, s.source, s.description, s.dir
+                );
+            }
+            for p in &r.problems {
+                let _ = writeln!(out, "  problem: {p}");
+            }
+        }
+        RulesCommand::Skill { dir, switch } => {
+            rt.set_skill_enabled(&dir, matches!(switch, Switch::On))?;
+            let _ = writeln!(out, "skill {dir}: {switch:?}");
+        }
+        RulesCommand::AutoAcceptMemories { switch } => {
+            rt.set_memory_auto_accept(matches!(switch, Switch::On))?;
+            let _ = writeln!(out, "auto-accept memories: {switch:?}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

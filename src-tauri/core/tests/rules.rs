@@ -1,0 +1,123 @@
+//! Issue 18 with the real store, worker and context planner: the workspace's instructions
+//! and memories are re-applied verbatim in every request after a compaction (never
+//! summarised), and `.pocketpilot/` is refused to every writing tool.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_test_support as support;
+
+use pocketpilot_context::ItemKind;
+use pocketpilot_core::context::build_view;
+use pocketpilot_core::{NewTask, TaskStatus};
+use pocketpilot_model::Role;
+use pocketpilot_protocol::MemoryScope;
+use serde_json::json;
+use support::*;
+
+const RULE: &str = "WORKSPACE-RULE: run the tests with `make check`, never with cargo directly.";
+
+#[tokio::test]
+async fn instructions_and_memories_stay_verbatim_in_the_view_through_compactions() {
+    let f = Fixture::new();
+    std::fs::write(f.ws("AGENTS.md"), RULE).unwrap();
+    let ws = std::fs::canonicalize(&f.workspace).unwrap();
+    let ws = ws.to_str().unwrap();
+    f.rt.add_memory(
+        MemoryScope::Workspace,
+        Some(ws),
+        "MEMORY: answers in British English.",
+    )
+    .unwrap();
+    let answer = "the quick brown fox jumps over the lazy dog; ".repeat(12);
+    let p = f.script(
+        "chatty.json",
+        json!({
+            "context_window": 4096,
+            "repeat_last": true,
+            "turns": [ { "text": answer } ],
+            "summary": { "text": "SUMMARY: several long answers about a fox." },
+        }),
+    );
+    let mut session = None;
+    let mut last = 0;
+    for i in 0..30 {
+        let task = NewTask {
+            session_id: session,
+            ..f.task(&format!("question {i}: tell me more"), &p)
+        };
+        last = f.rt.submit(&task).unwrap();
+        let st = f.settle(last).await;
+        assert_eq!(
+            st,
+            TaskStatus::Completed,
+            "{i}: {:?}",
+            f.rt.task(last).unwrap().error
+        );
+        session = Some(f.rt.task(last).unwrap().session_id);
+    }
+    let session = session.unwrap();
+    let compactions = f.rt.compactions(session).unwrap();
+    assert!(compactions.len() >= 2, "{} compactions", compactions.len());
+    let est = pocketpilot_context::Estimator::for_model("scripted");
+    let view =
+        f.rt.store
+            .read(|c| build_view(c, session, Some(last), ws, 4096, &est))
+            .unwrap();
+    // Second item, after the agent's rules: the preamble, kept as workspace instructions.
+    let pre = &view.items[1];
+    assert_eq!(pre.kind, ItemKind::WorkspaceInstructions);
+    assert_eq!(pre.message.role, Role::System);
+    assert!(pre.text().contains(RULE), "{}", pre.text());
+    assert!(pre.text().contains("MEMORY: answers in British English."));
+    // The summary stands for old turns; it never took the instructions' place.
+    let summary = view
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Summary)
+        .expect("a summary in the view");
+    assert!(!summary.text().contains("WORKSPACE-RULE"));
+    assert_eq!(
+        view.items
+            .iter()
+            .filter(|i| i.text().contains("WORKSPACE-RULE"))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn no_tool_writes_or_deletes_in_the_pocketpilot_folder() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.ws(".pocketpilot")).unwrap();
+    std::fs::write(f.ws(".pocketpilot/policy.json"), "{}").unwrap();
+    let calls = [
+        json!({"name": "write_file", "arguments": {"path": ".pocketpilot/policy.json", "content": "{\"allow\":[\"*\"]}"}}),
+        json!({"name": "write_file", "arguments": {"path": ".pocketpilot/new.md", "content": "x"}}),
+        json!({"name": "edit_file", "arguments": {"path": ".pocketpilot/policy.json", "edits": [{"old_text": "{}", "new_text": "{\"allow\":[\"*\"]}"}]}}),
+        json!({"name": "delete_path", "arguments": {"path": ".pocketpilot", "recursive": true}}),
+        json!({"name": "delete_path", "arguments": {"path": "./.pocketpilot/policy.json"}}),
+    ];
+    let mut turns: Vec<_> = calls.iter().map(|c| json!({"tool_calls": [c]})).collect();
+    turns.push(json!({"text": "done"}));
+    let p = f.script("writes.json", json!(turns));
+    let task = NewTask {
+        grants: vec!["fs:write".into(), "fs:delete".into()],
+        ..f.task("change the policy", &p)
+    };
+    let id = f.rt.submit(&task).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let failed: Vec<String> =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind().as_str() == "tool_call_failed")
+            .map(|e| e.payload().to_string())
+            .collect();
+    assert_eq!(failed.len(), calls.len(), "{failed:?}");
+    for e in &failed {
+        assert!(e.contains("never written by the agent"), "{e}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.ws(".pocketpilot/policy.json")).unwrap(),
+        "{}"
+    );
+    assert!(!f.ws(".pocketpilot/new.md").exists());
+}

@@ -1,0 +1,65 @@
+//! The "Instructions in effect" screen's commands (issue 18): the workspace's instruction
+//! files, memories and skills. Each: one call into core (`rules_api`), its error mapped.
+use pocketpilot_protocol::{Memory, MemoryScope, RulesInEffect};
+use tauri::State;
+
+use super::wire::CommandError;
+use super::{call, AppState};
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// What a workspace's runs are given; with `session`, the instruction files of the
+/// directories its agent worked in.
+#[tauri::command]
+#[specta::specta]
+pub async fn rules_in_effect(
+    state: State<'_, AppState>,
+    workspace: String,
+    session: Option<i64>,
+) -> Result<RulesInEffect> {
+    call(&state, move |rt| rt.rules_in_effect(&workspace, session)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn add_memory(
+    state: State<'_, AppState>,
+    scope: MemoryScope,
+    workspace: Option<String>,
+    text: String,
+) -> Result<Memory> {
+    call(&state, move |rt| {
+        rt.add_memory(scope, workspace.as_deref(), &text)
+    })
+    .await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn edit_memory(state: State<'_, AppState>, id: i64, text: String) -> Result<Memory> {
+    call(&state, move |rt| rt.edit_memory(id, &text)).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_memory(state: State<'_, AppState>, id: i64) -> Result<()> {
+    call(&state, move |rt| rt.delete_memory(id)).await
+}
+
+/// Switches a skill (by its folder) on or off for every run from now on.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_skill_enabled(
+    state: State<'_, AppState>,
+    dir: String,
+    enabled: bool,
+) -> Result<()> {
+    call(&state, move |rt| rt.set_skill_enabled(&dir, enabled)).await
+}
+
+/// Whether memories the agent proposes are kept without asking.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_memory_auto_accept(state: State<'_, AppState>, on: bool) -> Result<()> {
+    call(&state, move |rt| rt.set_memory_auto_accept(on)).await
+}
