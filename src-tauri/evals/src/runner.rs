@@ -52,6 +52,7 @@ pub async fn run_suite(cases: &[Case], opts: &RunOptions) -> Vec<CaseResult> {
 /// One case's folders and runtime.
 pub(super) struct CaseEnv {
     _dir: tempfile::TempDir,
+    _http: super::http::Servers,
     pub data: PathBuf,
     pub workspace: PathBuf,
     pub outside: PathBuf,
@@ -147,12 +148,13 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     for d in [&workspace, &outside] {
         mkdir(d)?;
     }
-    let vars: Vec<(&'static str, String)> = vec![
+    let mut vars: Vec<(&'static str, String)> = vec![
         ("workspace", workspace.display().to_string()),
         ("outside", outside.display().to_string()),
         ("data", data.display().to_string()),
     ];
     let setup = &case.setup;
+    let http = super::http::start(&setup.http_servers, &mut vars)?;
     for d in &setup.dirs {
         mkdir(&inside(&workspace, d)?)?;
     }
@@ -215,6 +217,7 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     write(&script, &body.to_string())?;
     let env = CaseEnv {
         _dir: dir,
+        _http: http,
         data,
         workspace,
         outside,
@@ -538,7 +541,7 @@ pub enum CaseError {
 }
 
 impl CaseError {
-    fn context(what: impl Into<String>, source: impl Into<CaseError>) -> Self {
+    pub(super) fn context(what: impl Into<String>, source: impl Into<CaseError>) -> Self {
         CaseError::Context {
             what: what.into(),
             source: Box::new(source.into()),
