@@ -11,6 +11,7 @@
 //!     "limits": { "max_steps": 3 },            "policy": { "allow": [], "deny": ["shell"] },
 //!     "grants": ["fs:write"],                  "data_in_workspace": false,
 //!     "mcp_servers": [ { "name": "files", "transport": { "type": "stdio", … } } ],
+//!     "model_server": { "base_url": "{http0}/v1", "model": "m", "stream_caps": { … } },
 //!     "http_servers": [ { "host": "127.0.0.2", "routes": { "/x": { "status": 200, "body": "…" } } } ],
 //!     "steering_mode": "all",                  "follow_up_mode": "all" },
 //!   "script": [ { "text": "…", "tool_calls": [ { "name": "write_file", "arguments": { … } } ] },
@@ -109,6 +110,10 @@ pub struct Setup {
     /// Real HTTP servers on loopback, `{http0}`, `{http1}`, … in the case's strings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http_servers: Vec<crate::http::HttpServer>,
+    /// The model is a real OpenAI-compatible server (`config::ProviderSettings`, with
+    /// placeholders: usually one of `http_servers`) instead of the scripted provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_server: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steering_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

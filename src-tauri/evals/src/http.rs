@@ -29,6 +29,12 @@ pub struct Route {
     pub location: Option<String>,
     #[serde(default)]
     pub body: String,
+    #[serde(default = "default_content_type")]
+    pub content_type: String,
+}
+
+fn default_content_type() -> String {
+    "text/plain".into()
 }
 
 fn default_host() -> String {
@@ -86,10 +92,9 @@ pub(super) fn start(
 
 async fn serve(listener: tokio::net::TcpListener, routes: BTreeMap<String, Route>) {
     while let Ok((mut socket, _)) = listener.accept().await {
-        let mut head = vec![0u8; 8192];
-        let n = socket.read(&mut head).await.unwrap_or(0);
-        let request = String::from_utf8_lossy(&head[..n]).into_owned();
+        let request = read_request(&mut socket).await;
         let path = request.split_whitespace().nth(1).unwrap_or("/");
+        let path = path.split('?').next().unwrap_or(path);
         let reply = match routes.get(path) {
             Some(r) => {
                 let location = r
@@ -98,8 +103,9 @@ async fn serve(listener: tokio::net::TcpListener, routes: BTreeMap<String, Route
                     .map(|l| format!("location: {l}\r\n"))
                     .unwrap_or_default();
                 format!(
-                    "HTTP/1.1 {} X\r\ncontent-type: text/plain\r\n{location}content-length: {}\r\nconnection: close\r\n\r\n{}",
+                    "HTTP/1.1 {} X\r\ncontent-type: {}\r\n{location}content-length: {}\r\nconnection: close\r\n\r\n{}",
                     r.status,
+                    r.content_type,
                     r.body.len(),
                     r.body
                 )
@@ -109,4 +115,31 @@ async fn serve(listener: tokio::net::TcpListener, routes: BTreeMap<String, Route
         };
         let _ = socket.write_all(reply.as_bytes()).await;
     }
+}
+
+/// The request head (the body is read and dropped: closing on unread bytes would reset the
+/// connection under the client).
+async fn read_request(socket: &mut tokio::net::TcpStream) -> String {
+    let mut data = Vec::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = socket.read(&mut buf).await.unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        data.extend_from_slice(&buf[..n]);
+        let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if data.len() >= end + 4 + length || data.len() > 64 * 1024 * 1024 {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&data).into_owned()
 }

@@ -211,6 +211,13 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     if let (true, Some(p)) = (opts.real, &opts.provider) {
         rt.set_provider_settings(p)?;
     }
+    if let Some(settings) = &setup.model_server {
+        let mut settings = settings.clone();
+        expand(&mut settings, &vars);
+        let settings: pocketpilot_core::config::ProviderSettings = serde_json::from_value(settings)
+            .map_err(|e| CaseError::context("setup.model_server", e))?;
+        rt.set_provider_settings(&settings)?;
+    }
     let script = root.join("script.json");
     let mut body = case.script.clone();
     expand(&mut body, &vars);
@@ -254,7 +261,8 @@ fn write(p: &Path, content: &str) -> Result<(), CaseError> {
 
 /// Plays the case: start (or crash and resume), inbox steps, approvals, until settled.
 async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseError> {
-    let provider = (!opts.real).then(|| format!("scripted:{}", env.script.display()));
+    let scripted = !opts.real && case.setup.model_server.is_none();
+    let provider = scripted.then(|| format!("scripted:{}", env.script.display()));
     let new = NewTask {
         goal: case.goal.clone(),
         workspace: Some(env.workspace.clone()),

@@ -27,7 +27,7 @@ pub use config::{
     McpSandbox, McpServerConfig, McpTransport, SecretEnv, DEFAULT_CAPABILITY, READ_ONLY_CAPABILITY,
 };
 pub use error::{McpError, McpProblem};
-pub use stdio::MAX_REPLY_BYTES;
 pub use host::{connect, connect_tools, ConnectOptions, McpSession};
+pub use stdio::MAX_REPLY_BYTES;
 pub use tool::MAX_OUTPUT;
 pub use whitelist::McpWhitelist;

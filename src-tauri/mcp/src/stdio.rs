@@ -58,7 +58,10 @@ impl<R> CappedLines<R> {
     fn too_large(&self) -> io::Error {
         io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("a message from the server is larger than {} bytes", self.cap),
+            format!(
+                "a message from the server is larger than {} bytes",
+                self.cap
+            ),
         )
     }
 }

@@ -68,8 +68,9 @@ impl ErrorKind {
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
             | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
-            | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen
-            | Watch => false,
+            | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch => {
+                false
+            }
         }
     }
 

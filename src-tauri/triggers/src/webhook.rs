@@ -132,7 +132,9 @@ fn authenticate(
     hook: Option<triggers::Webhook>,
     presented: Option<&str>,
 ) -> Result<triggers::Webhook, HookError> {
-    let stored = hook.as_ref().map_or(NO_HOOK_DIGEST, |h| h.token_sha256.as_str());
+    let stored = hook
+        .as_ref()
+        .map_or(NO_HOOK_DIGEST, |h| h.token_sha256.as_str());
     let matches = token_matches(presented.unwrap_or_default(), stored);
     match hook {
         Some(hook) if matches && presented.is_some() => Ok(hook),

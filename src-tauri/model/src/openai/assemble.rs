@@ -83,10 +83,7 @@ impl Assembler {
             let Some(delta) = choice.delta else { continue };
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
                 if self.text.len() + content.len() > self.caps.max_text_bytes {
-                    return Err(Self::over(
-                        StreamLimit::TextBytes,
-                        self.caps.max_text_bytes,
-                    ));
+                    return Err(Self::over(StreamLimit::TextBytes, self.caps.max_text_bytes));
                 }
                 self.text.push_str(&content);
                 match &mut added {

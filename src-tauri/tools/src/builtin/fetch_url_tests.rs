@@ -206,8 +206,16 @@ async fn a_redirect_to_another_host_is_reported_not_followed() {
     assert!(!out.text.contains("BODY-OF-THE-OTHER-HOST"), "{}", out.text);
     assert!(out.text.starts_with("HTTP 302 Found\n"), "{}", out.text);
     assert!(out.text.contains(&target), "{}", out.text);
-    assert!(out.text.contains("call fetch_url with that URL"), "{}", out.text);
-    assert_eq!(other_hits.load(Ordering::SeqCst), 0, "the other host was contacted");
+    assert!(
+        out.text.contains("call fetch_url with that URL"),
+        "{}",
+        out.text
+    );
+    assert_eq!(
+        other_hits.load(Ordering::SeqCst),
+        0,
+        "the other host was contacted"
+    );
     // The model's explicit fetch of the new URL is a new call with its own effect.
     assert_eq!(
         f.effect(&FetchUrl, json!({"url": target.clone()})).unwrap(),
@@ -244,7 +252,11 @@ async fn a_redirect_within_the_origin_is_followed() {
         .await
         .unwrap();
     assert!(out.text.starts_with("HTTP 200 OK\n"), "{}", out.text);
-    assert!(out.text.contains(&format!("url: {base}/final")), "{}", out.text);
+    assert!(
+        out.text.contains(&format!("url: {base}/final")),
+        "{}",
+        out.text
+    );
     assert!(out.text.ends_with("FINAL-BODY"), "{}", out.text);
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
