@@ -210,7 +210,10 @@ fn check(kind: Endless, env: &[(&str, &str)], cap_text: &str) -> Outcome {
     while !server.closed.load(Ordering::SeqCst) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(server.closed.load(Ordering::SeqCst), "the stream is still open");
+    assert!(
+        server.closed.load(Ordering::SeqCst),
+        "the stream is still open"
+    );
     assert!(
         out.peak_rss_kib < RSS_BOUND_KIB,
         "peak RSS {} KiB",
@@ -240,7 +243,11 @@ fn endless_tool_arguments_fail_at_their_cap() {
 
 #[test]
 fn endless_tool_calls_fail_at_their_cap() {
-    check(Endless::ToolCalls, &[], "tool calls per turn: more than 128");
+    check(
+        Endless::ToolCalls,
+        &[],
+        "tool calls per turn: more than 128",
+    );
 }
 
 #[test]
