@@ -4,6 +4,7 @@
 //! edits those, so that an override never becomes a stored setting).
 use std::path::PathBuf;
 
+use pocketpilot_model::StreamCaps;
 use pocketpilot_protocol::{EnvOverride, LimitsForm, ProviderForm, SettingField};
 use serde::{Deserialize, Serialize};
 
@@ -159,6 +160,9 @@ pub struct ProviderSettings {
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
     pub stream: bool,
+    /// Caps on one answer (text, tool-argument bytes, tool calls); the
+    /// `POCKETPILOT_MAX_TURN_*` variables override them.
+    pub stream_caps: StreamCaps,
 }
 
 impl Default for ProviderSettings {
@@ -171,6 +175,7 @@ impl Default for ProviderSettings {
             temperature: None,
             max_tokens: None,
             stream: true,
+            stream_caps: StreamCaps::default(),
         }
     }
 }

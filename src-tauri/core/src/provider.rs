@@ -70,6 +70,7 @@ pub fn openai_config(settings: &ProviderSettings) -> Result<OpenAiConfig, Provid
         temperature: settings.temperature,
         max_tokens: settings.max_tokens,
         stream: settings.stream,
+        stream_caps: settings.stream_caps,
         ..OpenAiConfig::default()
     };
     config.apply_env();

@@ -11,6 +11,8 @@
 //!     "limits": { "max_steps": 3 },            "policy": { "allow": [], "deny": ["shell"] },
 //!     "grants": ["fs:write"],                  "data_in_workspace": false,
 //!     "mcp_servers": [ { "name": "files", "transport": { "type": "stdio", … } } ],
+//!     "model_server": { "base_url": "{http0}/v1", "model": "m", "stream_caps": { … } },
+//!     "http_servers": [ { "host": "127.0.0.2", "routes": { "/x": { "status": 200, "body": "…" } } } ],
 //!     "steering_mode": "all",                  "follow_up_mode": "all",
 //!     "memories": ["a global memory"] },
 //!   "script": [ { "text": "…", "tool_calls": [ { "name": "write_file", "arguments": { … } } ] },
@@ -27,7 +29,8 @@
 //!   the effect.
 //! - Strings in `setup.symlinks` targets, `setup.mcp_servers`, `script`, approval `arguments` and `expect` may
 //!   use `{workspace}`, `{outside}` (a folder beside the workspace, never to be changed) and
-//!   `{data}` (the app's data folder).
+//!   `{data}` (the app's data folder), and `{http0}`, `{http1}`, … (the base URLs of
+//!   `setup.http_servers`, whose route bodies and `location`s may use them too).
 //! - `approvals` answer, in order, the approvals the run asks for: `approve`, `reject`,
 //!   `edit` (approve with `arguments`), `session` (approve and allow the capability for the
 //!   session). `restart_before: true` drops the runtime and reopens the store before
@@ -105,6 +108,13 @@ pub struct Setup {
     /// placeholders); the run's whitelist is `*`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<serde_json::Value>,
+    /// Real HTTP servers on loopback, `{http0}`, `{http1}`, … in the case's strings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_servers: Vec<crate::http::HttpServer>,
+    /// The model is a real OpenAI-compatible server (`config::ProviderSettings`, with
+    /// placeholders: usually one of `http_servers`) instead of the scripted provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_server: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steering_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

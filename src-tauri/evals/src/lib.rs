@@ -15,6 +15,7 @@
 //! configured model and reports without a pass requirement.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod case;
+mod http;
 mod replay;
 mod report;
 mod runner;

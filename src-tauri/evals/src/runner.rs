@@ -52,6 +52,7 @@ pub async fn run_suite(cases: &[Case], opts: &RunOptions) -> Vec<CaseResult> {
 /// One case's folders and runtime.
 pub(super) struct CaseEnv {
     _dir: tempfile::TempDir,
+    _http: super::http::Servers,
     pub data: PathBuf,
     pub workspace: PathBuf,
     pub outside: PathBuf,
@@ -147,12 +148,13 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     for d in [&workspace, &outside] {
         mkdir(d)?;
     }
-    let vars: Vec<(&'static str, String)> = vec![
+    let mut vars: Vec<(&'static str, String)> = vec![
         ("workspace", workspace.display().to_string()),
         ("outside", outside.display().to_string()),
         ("data", data.display().to_string()),
     ];
     let setup = &case.setup;
+    let http = super::http::start(&setup.http_servers, &mut vars)?;
     for d in &setup.dirs {
         mkdir(&inside(&workspace, d)?)?;
     }
@@ -212,12 +214,20 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     if let (true, Some(p)) = (opts.real, &opts.provider) {
         rt.set_provider_settings(p)?;
     }
+    if let Some(settings) = &setup.model_server {
+        let mut settings = settings.clone();
+        expand(&mut settings, &vars);
+        let settings: pocketpilot_core::config::ProviderSettings = serde_json::from_value(settings)
+            .map_err(|e| CaseError::context("setup.model_server", e))?;
+        rt.set_provider_settings(&settings)?;
+    }
     let script = root.join("script.json");
     let mut body = case.script.clone();
     expand(&mut body, &vars);
     write(&script, &body.to_string())?;
     let env = CaseEnv {
         _dir: dir,
+        _http: http,
         data,
         workspace,
         outside,
@@ -254,7 +264,8 @@ fn write(p: &Path, content: &str) -> Result<(), CaseError> {
 
 /// Plays the case: start (or crash and resume), inbox steps, approvals, until settled.
 async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseError> {
-    let provider = (!opts.real).then(|| format!("scripted:{}", env.script.display()));
+    let scripted = !opts.real && case.setup.model_server.is_none();
+    let provider = scripted.then(|| format!("scripted:{}", env.script.display()));
     let new = NewTask {
         goal: case.goal.clone(),
         workspace: Some(env.workspace.clone()),
@@ -541,7 +552,7 @@ pub enum CaseError {
 }
 
 impl CaseError {
-    fn context(what: impl Into<String>, source: impl Into<CaseError>) -> Self {
+    pub(super) fn context(what: impl Into<String>, source: impl Into<CaseError>) -> Self {
         CaseError::Context {
             what: what.into(),
             source: Box::new(source.into()),

@@ -2,7 +2,6 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{Peer, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
@@ -22,6 +21,7 @@ use tokio::sync::watch;
 use crate::config::{McpServerConfig, McpTransport, SecretEnv};
 use crate::error::{McpError, McpProblem, McpProblemKind};
 use crate::naming::NameAllocator;
+use crate::stdio::{ReplyCap, StdioTransport, MAX_REPLY_BYTES};
 use crate::tool::McpTool;
 use crate::whitelist::McpWhitelist;
 
@@ -210,6 +210,7 @@ pub(crate) struct ServerConn {
     peer: Peer<RoleClient>,
     client: tokio::sync::Mutex<Option<Client>>,
     stderr: Arc<StderrTail>,
+    reply_cap: ReplyCap,
 }
 
 impl ServerConn {
@@ -231,6 +232,14 @@ impl ServerConn {
     }
 
     pub(crate) fn stopped_message(&self) -> String {
+        if self.reply_cap.exceeded() {
+            return format!(
+                "MCP server `{}` sent a message larger than {} MiB (the cap); it was \
+                 disconnected",
+                self.name,
+                MAX_REPLY_BYTES / (1024 * 1024)
+            );
+        }
         let mut message = format!("MCP server `{}` has stopped", self.name);
         if let McpTransport::Stdio { .. } = self.config.transport {
             message.push_str(" (its process exited or closed its output)");
@@ -268,10 +277,12 @@ async fn start(
     let name = config.name.clone();
     let secs = config.startup_timeout_secs;
     let stderr = Arc::new(StderrTail::new(&name, &opts.secrets));
+    let reply_cap = ReplyCap::default();
     let handshake = async {
         let client = match &config.transport {
             McpTransport::Stdio { command, args, env } => {
-                let transport = spawn_stdio(config, command, args, env, opts, &stderr)?;
+                let transport =
+                    spawn_stdio(config, command, args, env, opts, &stderr, reply_cap.clone())?;
                 client_info().serve(transport).await
             }
             McpTransport::Http { url } => {
@@ -316,6 +327,7 @@ async fn start(
         peer: client.peer().clone(),
         client: tokio::sync::Mutex::new(Some(client)),
         stderr,
+        reply_cap,
     };
     Ok((Arc::new(conn), tools))
 }
@@ -353,7 +365,8 @@ fn spawn_stdio(
     env: &[(String, String)],
     opts: &ConnectOptions,
     stderr: &Arc<StderrTail>,
-) -> Result<TokioChildProcess, McpError> {
+    reply_cap: ReplyCap,
+) -> Result<StdioTransport, McpError> {
     let spawn_err = |message: String| McpError::Spawn {
         server: config.name.clone(),
         message,
@@ -393,9 +406,7 @@ fn spawn_stdio(
     // Killing the server means closing the sandbox's lifeline: its supervisor kills the
     // whole tree, grandchildren of `npx` or a shell script and detached ones included.
     wrapped.wrap(Sandboxed(Some(guard)));
-    let (transport, child_stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(Stdio::piped())
-        .spawn()
+    let (transport, child_stderr) = StdioTransport::spawn(wrapped, reply_cap)
         .map_err(|e| spawn_err(format!("`{command}`: {e}")))?;
     match child_stderr {
         Some(pipe) => {

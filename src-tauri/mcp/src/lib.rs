@@ -19,6 +19,7 @@ pub mod error;
 mod host;
 pub mod naming;
 pub mod paths;
+mod stdio;
 mod tool;
 pub mod whitelist;
 
@@ -27,5 +28,6 @@ pub use config::{
 };
 pub use error::{McpError, McpProblem};
 pub use host::{connect, connect_tools, ConnectOptions, McpSession};
+pub use stdio::MAX_REPLY_BYTES;
 pub use tool::MAX_OUTPUT;
 pub use whitelist::McpWhitelist;

@@ -5,9 +5,15 @@
 //!   whose last word (camelCase, snake_case or kebab-case) is one of [`PATH_WORDS`], e.g.
 //!   `path`, `paths`, `source`, `destination`, `file`, `directory`, `sourcePath`,
 //!   `output_file`;
-//! - under any other key, a single-line string that is an **absolute path** (`/…` whose first
-//!   component exists on this machine, or which lies lexically inside the workspace), a
-//!   `~` path, or a `file://` URI (percent-decoded before the check).
+//! - under any other key, every piece of a string between control characters (newlines,
+//!   tabs, NUL, …), trimmed of whitespace, that **could name a path**: an absolute path
+//!   (leading `//…` collapsed to `/…`; `/…` whose first component exists on this machine, or
+//!   which lies lexically inside the workspace), a `~` path, a `file://` URI (percent-decoded
+//!   before the check), or a relative path (one with a `/`, one starting with `.`, or one
+//!   naming an existing entry of the workspace, the servers' cwd).
+//!
+//! A string under a path-like key with surrounding whitespace or control characters is
+//! ambiguous (a server may trim it, or stop at a NUL) and is refused, not guessed at.
 //!
 //! Each is resolved like the built-in tools do (symlinks, `..`, the app's own dirs); a path
 //! that does not exist yet must have its nearest existing parent inside. Anything outside is
@@ -130,6 +136,12 @@ impl Walker<'_> {
     /// A string under a path-like key: always a path (a `file://` URI is checked as one
     /// and sent unchanged).
     fn path_key_string(&self, s: &str, pointer: &str) -> Result<Option<String>, ToolError> {
+        if s.trim() != s || s.chars().any(char::is_control) {
+            return Err(reject(
+                pointer,
+                "a path with surrounding whitespace or control characters is ambiguous",
+            ));
+        }
         if let Some(path) = file_uri_path(s) {
             let path = path.map_err(|m| reject(pointer, &m))?;
             check(self.guard, &path).map_err(|e| reject_guard(pointer, e))?;
@@ -142,10 +154,17 @@ impl Walker<'_> {
         Ok(Some(resolved.to_string_lossy().into_owned()))
     }
 
-    /// A string under any other key: checked only when it clearly is a path; never
-    /// rewritten.
+    /// A string under any other key: each piece between control characters is checked
+    /// when it could name a path; never rewritten.
     fn loose_string(&self, s: &str, pointer: &str) -> Result<(), ToolError> {
-        if s.contains('\n') {
+        for piece in s.split(|c: char| c.is_control()) {
+            self.loose_piece(piece.trim(), pointer)?;
+        }
+        Ok(())
+    }
+
+    fn loose_piece(&self, s: &str, pointer: &str) -> Result<(), ToolError> {
+        if s.is_empty() {
             return Ok(());
         }
         if let Some(path) = file_uri_path(s) {
@@ -156,17 +175,49 @@ impl Walker<'_> {
         if s == "~" || s.starts_with("~/") {
             return Err(reject_guard(pointer, GuardError::HomeRelative));
         }
-        if looks_absolute(s, self.guard.root()) {
-            check(self.guard, s).map_err(|e| reject_guard(pointer, e))?;
+        if s.starts_with('/') {
+            // `//etc/passwd` is `/etc/passwd` to the kernel.
+            let collapsed = format!("/{}", s.trim_start_matches('/'));
+            if looks_absolute(&collapsed, self.guard.root()) {
+                check(self.guard, &collapsed).map_err(|e| reject_guard(pointer, e))?;
+            }
+            return Ok(());
+        }
+        if looks_relative(s, self.guard.root()) {
+            check_relative(self.guard, s).map_err(|e| reject_guard(pointer, e))?;
         }
         Ok(())
     }
 }
 
+/// A relative string a server would resolve against its cwd (the workspace): one with a
+/// `/`, one starting with `.`, or one naming an existing entry there.
+fn looks_relative(s: &str, root: &Path) -> bool {
+    if s.len() > MAX_LOOSE_PATH_BYTES {
+        return false;
+    }
+    s.contains('/') || s.starts_with('.') || std::fs::symlink_metadata(root.join(s)).is_ok()
+}
+
+/// Longest string under a non-path key still taken for a relative path (PATH_MAX).
+const MAX_LOOSE_PATH_BYTES: usize = 4096;
+
+/// Like [`check`], but a text that resolves inside and merely is not a usable path
+/// (`a.txt/x`, `dir/`) passes: only a way out is refused.
+fn check_relative(guard: &WorkspaceGuard, raw: &str) -> Result<(), GuardError> {
+    match check(guard, raw) {
+        Ok(_)
+        | Err(GuardError::NotADirectory { .. })
+        | Err(GuardError::NotRegularFile { .. })
+        | Err(GuardError::IsRoot { .. }) => Ok(()),
+        Err(other) => Err(other),
+    }
+}
+
 /// `/…` whose first component exists (`/etc/x`, `/tmp/new`, `/`), or that lies lexically in
-/// the workspace. `/help` or `// comment` are text.
+/// the workspace. `/help` or `/* comment */` are text.
 fn looks_absolute(s: &str, root: &Path) -> bool {
-    if !s.starts_with('/') || s.starts_with("//") || s.starts_with("/*") {
+    if !s.starts_with('/') || s.starts_with("/*") {
         return false;
     }
     if Path::new(s).starts_with(root) {
@@ -351,5 +402,49 @@ mod tests {
             "n": 1
         });
         assert_eq!(guard_arguments(&args, &guard, false).unwrap(), args);
+    }
+
+    /// Under keys not named like paths: relative strings, `//abs`, newlines, leading
+    /// spaces, tabs and NULs around a path are normalised and checked, never skipped.
+    #[test]
+    fn strings_under_any_key_are_normalised_then_checked() {
+        let (t, _ws, guard) = setup();
+        let outside = t.path().join("secret.txt").to_string_lossy().into_owned();
+        let cases = vec![
+            json!({"q": "../secret.txt"}),
+            json!({"q": "./../secret.txt"}),
+            json!({"q": "sub/../../secret.txt"}),
+            json!({"q": "leak"}),
+            json!({"q": format!("/{outside}")}),
+            json!({"q": format!("///{outside}")}),
+            json!({"q": format!("{outside}\n")}),
+            json!({"q": format!("\n{outside}")}),
+            json!({"q": format!("first line\n{outside}\nlast")}),
+            json!({"q": format!("   {outside}")}),
+            json!({"q": format!("\t{outside} ")}),
+            json!({"q": format!("{outside}\u{0}.txt")}),
+            json!({"q": format!("\r\n  //{outside}")}),
+            json!({"q": " ~/.ssh/id_rsa"}),
+            json!({"q": " ../secret.txt\n"}),
+            json!({"deep": [{"x": {"y": "../secret.txt"}}]}),
+            json!({"path": " a.txt"}),
+            json!({"path": "a.txt\n"}),
+            json!({"path": "a.txt\u{0}"}),
+        ];
+        for args in cases {
+            let err = guard_arguments(&args, &guard, false).unwrap_err();
+            assert_eq!(err.kind().as_str(), "path_rejected", "{args} -> {err}");
+        }
+        // Relative text that stays inside (or is no path) goes through unchanged.
+        let args = json!({
+            "q": "a.txt",
+            "r": "sub/new.txt",
+            "s": "and/or",
+            "t": "hello",
+            "u": ".hidden",
+            "v": "line one\n  ./configure\n\tsub\n",
+            "w": "a.txt/not-a-dir",
+        });
+        assert_eq!(guard_arguments(&args, &guard, true).unwrap(), args);
     }
 }

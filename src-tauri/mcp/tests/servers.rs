@@ -460,3 +460,82 @@ async fn streamable_http() {
     session.shutdown().await;
     let _ = child.kill().await;
 }
+
+/// The reference `echo` (read-only, so `mcp:read` when allowed) takes a `message`, not a
+/// path: a path hidden in it by `..`, `//`, a newline or leading spaces is refused before
+/// the server sees it (the echo would hand back whatever it got).
+#[tokio::test]
+async fn path_strings_under_any_key_are_checked_after_normalising() {
+    let (t, ws) = workspace();
+    let mut config = everything("everything");
+    config.allow_read_only = true;
+    let mut options = opts(&["everything"]);
+    options.workspace = Some(ws.clone());
+    let session = connect(&[config], &options).await;
+    assert!(session.problems.is_empty(), "{:?}", session.problems);
+    let echo = tool(&session, "mcp__everything__echo");
+    assert_eq!(echo.capability(), "mcp:read");
+    std::os::unix::fs::symlink(t.path().join("secret.txt"), ws.join("link")).unwrap();
+    let secret = t.path().join("secret.txt").to_string_lossy().into_owned();
+    for message in [
+        "../secret.txt".to_string(),
+        "link".to_string(),
+        format!("/{secret}"),
+        format!("{secret}\n"),
+        format!("note\n{secret}"),
+        format!("   {secret}"),
+        format!("\t//{secret}"),
+    ] {
+        let args = json!({ "message": message });
+        let err = echo.call(args.clone(), &ctx(&ws)).await.unwrap_err();
+        assert!(matches!(err, ToolError::PathRejected(_)), "{args}: {err}");
+        assert!(err.to_string().contains("argument `message`"), "{err}");
+        let err = echo.effect(&args, &ctx(&ws)).unwrap_err();
+        assert!(matches!(err, ToolError::PathRejected(_)), "{args}: {err}");
+    }
+    for message in ["a.txt", "sub/notes.md", "hello\nworld"] {
+        let out = echo
+            .call(json!({ "message": message }), &ctx(&ws))
+            .await
+            .unwrap();
+        assert_eq!(out.text, format!("Echo: {message}"));
+    }
+    session.shutdown().await;
+}
+
+/// A reply over the cap fails the call at once with the reason (rmcp alone drops the line
+/// and the call waits for its timeout); one under it works.
+#[tokio::test]
+async fn a_reply_over_the_size_cap_fails_clearly_before_the_timeout() {
+    let (t, ws) = workspace();
+    let mut config = fake(t.path(), "big", "normal");
+    config.call_timeout_secs = 60;
+    let session = connect(&[config], &opts(&["big"])).await;
+    assert!(session.problems.is_empty(), "{:?}", session.problems);
+    let big = tool(&session, "mcp__big__big");
+
+    let out = big
+        .call(json!({"size": 8_000_000}), &ctx(&ws))
+        .await
+        .unwrap();
+    assert!(out.text.starts_with("xxxx"), "{}", &out.text[..100]);
+
+    let started = Instant::now();
+    let err = big
+        .call(json!({"size": 20_000_000}), &ctx(&ws))
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(err.kind().as_str(), "failed", "{err}");
+    let reason = format!(
+        "sent a message larger than {} MiB (the cap)",
+        pocketpilot_mcp::MAX_REPLY_BYTES / (1024 * 1024)
+    );
+    assert!(err.to_string().contains(&reason), "{err}");
+    assert!(err.to_string().contains("mcp:big:big"), "{err}");
+    assert!(waited < Duration::from_secs(30), "took {waited:?}");
+    // The connection is gone; the next call says why at once.
+    let err = big.call(json!({"size": 1}), &ctx(&ws)).await.unwrap_err();
+    assert!(err.to_string().contains(&reason), "{err}");
+    session.shutdown().await;
+}

@@ -17,8 +17,8 @@ pub mod scripted;
 pub use chat::{Message, ModelResponse, Role, ToolCall, ToolSpec, Usage};
 pub use keychain::{resolve_api_key, KeychainError};
 pub use openai::{
-    discover_context_window, ContextWindow, Discovery, OpenAiConfig, OpenAiProvider, WindowSource,
-    ASSUMED_CONTEXT_WINDOW,
+    discover_context_window, ContextWindow, Discovery, OpenAiConfig, OpenAiProvider, StreamCaps,
+    WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
-pub use provider::{Provider, ProviderError, StreamEvent, TurnStream};
+pub use provider::{Provider, ProviderError, StreamEvent, StreamLimit, TurnStream};
 pub use scripted::ScriptedProvider;

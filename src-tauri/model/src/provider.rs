@@ -62,6 +62,30 @@ pub enum ProviderError {
         window: Option<u32>,
         message: String,
     },
+    /// The answer went past one of the turn's caps; the connection was closed.
+    #[error("the model's answer went over the cap on {what}: more than {cap}; the connection was closed", what = limit.describe())]
+    StreamLimit { limit: StreamLimit, cap: usize },
+}
+
+/// Which cap of [`crate::StreamCaps`] an answer went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamLimit {
+    TextBytes,
+    ToolArgumentBytes,
+    ToolCalls,
+    /// One stream event (or a whole non-streamed answer) too large to hold.
+    EventBytes,
+}
+
+impl StreamLimit {
+    fn describe(self) -> &'static str {
+        match self {
+            StreamLimit::TextBytes => "text bytes per turn",
+            StreamLimit::ToolArgumentBytes => "tool-argument bytes per turn",
+            StreamLimit::ToolCalls => "tool calls per turn",
+            StreamLimit::EventBytes => "bytes in one stream event",
+        }
+    }
 }
 
 fn context_overflow_text(requested: Option<u32>, window: Option<u32>, message: &str) -> String {
@@ -89,7 +113,8 @@ impl ProviderError {
             | ProviderError::InvalidResponse(_)
             | ProviderError::Scripted(_)
             | ProviderError::Config(_)
-            | ProviderError::ContextOverflow { .. } => false,
+            | ProviderError::ContextOverflow { .. }
+            | ProviderError::StreamLimit { .. } => false,
         }
     }
 
@@ -108,6 +133,7 @@ impl ProviderError {
             ProviderError::Scripted(_) => ErrorKind::ModelScripted,
             ProviderError::Config(_) => ErrorKind::ModelConfig,
             ProviderError::ContextOverflow { .. } => ErrorKind::ModelContextOverflow,
+            ProviderError::StreamLimit { .. } => ErrorKind::ModelStreamLimit,
         }
     }
 }

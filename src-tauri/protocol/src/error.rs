@@ -43,6 +43,9 @@ crate::wire_enum! {
         /// The request did not fit the model's context window; the runtime compacts and
         /// asks again rather than sending the same request.
         ModelContextOverflow = "model_context_overflow",
+        /// The answer went over a per-turn cap (text, tool-argument bytes, tool calls);
+        /// the connection was closed. Asking again would stream the same.
+        ModelStreamLimit = "model_stream_limit",
         // The machine.
         Listen = "listen",
         Watch = "watch",
@@ -65,7 +68,9 @@ impl ErrorKind {
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
             | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
-            | ModelContextOverflow | Store | Keychain | Io | Listen | Watch => false,
+            | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch => {
+                false
+            }
         }
     }
 
@@ -79,8 +84,8 @@ impl ErrorKind {
             | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings
             | InvalidConfig | NoModel | StepsExhausted | Record | LeaseLost | ModelAuth
             | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
-            | ModelContextOverflow | Keychain | InvalidName | Duplicate | InvalidExpression
-            | OutsideWorkspace | InvalidPattern => false,
+            | ModelContextOverflow | ModelStreamLimit | Keychain | InvalidName | Duplicate
+            | InvalidExpression | OutsideWorkspace | InvalidPattern => false,
         }
     }
 
@@ -101,6 +106,7 @@ impl ErrorKind {
                 | ModelScripted
                 | ModelConfig
                 | ModelContextOverflow
+                | ModelStreamLimit
         )
     }
 }

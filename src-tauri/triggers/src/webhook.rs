@@ -12,7 +12,9 @@
 //! (`202 {"task_id": null, "submission_id", "queued": true}`), or joins the run as a steer
 //! with `"when_busy": "steer"`; `"when_busy": "reject"` answers 409 instead.
 //! Errors are `{"error": {"kind", "message"}}`, checked in this order:
-//! 404 unknown or paused hook → 401 missing/bad token → 429 over the hook's rate →
+//! 401 `unauthorized` for an unknown or paused hook and a missing or bad token alike (the
+//! same body, the digest compared in every case: the answer does not tell which names
+//! exist) → 429 over the hook's rate →
 //! 415 not JSON → 413 body over [`MAX_BODY_BYTES`] → 400 malformed or invalid body.
 //! 503 while all triggers are paused; 409 when the named session is busy and the request
 //! said `"when_busy": "reject"`, or names a task to follow up while the session is busy,
@@ -117,6 +119,27 @@ fn token_matches(presented: &str, stored_sha256: &str) -> bool {
         .as_bytes()
         .ct_eq(stored_sha256.as_bytes())
         .into()
+}
+
+/// Compared against when no active hook has the requested name: not hex, so no token's
+/// digest equals it, and as long as a real one, so the comparison costs the same.
+const NO_HOOK_DIGEST: &str = "----------------------------------------------------------------";
+
+/// The hook, when it exists, is active and `presented` is its token. Every refusal is the
+/// same [`HookError::unauthorized`], and the digest is computed and compared whether or
+/// not the hook exists, so neither the answer nor its timing tells which names exist.
+fn authenticate(
+    hook: Option<triggers::Webhook>,
+    presented: Option<&str>,
+) -> Result<triggers::Webhook, HookError> {
+    let stored = hook
+        .as_ref()
+        .map_or(NO_HOOK_DIGEST, |h| h.token_sha256.as_str());
+    let matches = token_matches(presented.unwrap_or_default(), stored);
+    match hook {
+        Some(hook) if matches && presented.is_some() => Ok(hook),
+        _ => Err(HookError::unauthorized()),
+    }
 }
 
 // ---------------------------------------------------------------------------- listener
@@ -278,6 +301,16 @@ impl HookError {
             retry_after: None,
         }
     }
+    /// Unknown, paused, no token, wrong token: one answer for all.
+    fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "no active hook with this name accepts this token; send the hook's token in \
+             X-PocketPilot-Token or Authorization: Bearer",
+        )
+    }
+
     fn bad(kind: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, kind, message)
     }
@@ -340,29 +373,8 @@ async fn accept(
         .store
         .read(|c| triggers::webhook_by_name(c, name))
         .map_err(HookError::internal)?
-        .filter(|h| !h.paused)
-        .ok_or_else(|| {
-            HookError::new(
-                StatusCode::NOT_FOUND,
-                "unknown_hook",
-                format!("no active hook named `{name}`"),
-            )
-        })?;
-
-    let token = presented_token(headers).ok_or_else(|| {
-        HookError::new(
-            StatusCode::UNAUTHORIZED,
-            "missing_token",
-            "send the hook's token in X-PocketPilot-Token or Authorization: Bearer",
-        )
-    })?;
-    if !token_matches(token, &hook.token_sha256) {
-        return Err(HookError::new(
-            StatusCode::UNAUTHORIZED,
-            "bad_token",
-            "the token does not match this hook",
-        ));
-    }
+        .filter(|h| !h.paused);
+    let hook = authenticate(hook, presented_token(headers))?;
     if let Err(secs) = state.limiter.take(hook.id) {
         let mut e = HookError::new(
             StatusCode::TOO_MANY_REQUESTS,

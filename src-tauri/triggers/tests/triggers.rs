@@ -199,7 +199,7 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
         (
             "bad token",
             401,
-            "bad_token",
+            "unauthorized",
             client
                 .post(&u)
                 .header("X-PocketPilot-Token", "0".repeat(64))
@@ -208,13 +208,13 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
         (
             "no token",
             401,
-            "missing_token",
+            "unauthorized",
             client.post(&u).json(&json!({"text": "x"})),
         ),
         (
             "basic auth",
             401,
-            "missing_token",
+            "unauthorized",
             client
                 .post(&u)
                 .basic_auth("a", Some(tok))
@@ -222,8 +222,8 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
         ),
         (
             "unknown hook",
-            404,
-            "unknown_hook",
+            401,
+            "unauthorized",
             client
                 .post(url(&h, "nope"))
                 .header("X-PocketPilot-Token", tok)
@@ -378,7 +378,7 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
 
     // A paused hook is unknown; resumed, it answers again. Pausing everything: 503.
     webhook::set_paused(&f.rt, "inbox", true).unwrap();
-    assert_eq!(post(&client, &u, tok, json!({"text": "x"})).await.0, 404);
+    assert_eq!(post(&client, &u, tok, json!({"text": "x"})).await.0, 401);
     webhook::set_paused(&f.rt, "inbox", false).unwrap();
     trigger::pause_all(&f.rt).unwrap();
     let (status, body) = post(&client, &u, tok, json!({"text": "x"})).await;
@@ -1092,5 +1092,44 @@ async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing
     );
     assert_eq!(f.rt.inbox(session).unwrap().len(), 1, "nothing more queued");
     assert_eq!(f.rt.submissions(session).unwrap().len(), 2);
+    h.shutdown().await;
+}
+
+/// Which hook names exist is not revealed: an unknown name, a paused hook, a known one with
+/// a bad or missing token all get the same status and the same body.
+#[tokio::test]
+async fn unknown_and_known_hooks_are_refused_alike() {
+    let f = Fixture::new();
+    let hook = webhook::create(&f.rt, "known", &f.workspace, Some(&instant_script(&f))).unwrap();
+    webhook::create(&f.rt, "sleeping", &f.workspace, Some(&instant_script(&f))).unwrap();
+    webhook::set_paused(&f.rt, "sleeping", true).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let client = reqwest::Client::new();
+    let bad = "0".repeat(64);
+    let mut answers = Vec::new();
+    for (name, token) in [
+        ("known", Some(bad.as_str())),
+        ("nope", Some(bad.as_str())),
+        ("nope", Some(hook.token.as_str())),
+        ("sleeping", Some(bad.as_str())),
+        ("known", None),
+        ("nope", None),
+    ] {
+        let mut req = client.post(url(&h, name)).json(&json!({"text": "x"}));
+        if let Some(token) = token {
+            req = req.header("X-PocketPilot-Token", token);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let body = resp.text().await.unwrap();
+        answers.push((name, token.is_some(), status, body));
+    }
+    let (_, _, status, body) = &answers[0];
+    assert_eq!(*status, 401);
+    assert!(body.contains(r#""kind":"unauthorized""#), "{body}");
+    for (name, with_token, s, b) in &answers {
+        assert_eq!((s, b), (status, body), "{name} (token: {with_token})");
+    }
+    assert!(f.rt.tasks(100).unwrap().is_empty());
     h.shutdown().await;
 }

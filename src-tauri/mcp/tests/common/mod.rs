@@ -47,6 +47,7 @@ const tools = [
     annotations: { readOnlyHint: true } },
   { name: 'fail', description: 'An isError result.', inputSchema: { type: 'object' } },
   { name: 'structured', description: 'Structured content only.', inputSchema: { type: 'object' } },
+  { name: 'big', description: 'A text of `size` bytes.', inputSchema: { type: 'object' } },
 ];
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
   let msg;
@@ -69,6 +70,8 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
       reply({ content: [{ type: 'text', text: `token=${process.env.MY_TOKEN || ''}` }] });
     } else if (name === 'fail') {
       reply({ content: [{ type: 'text', text: 'the thing went wrong' }], isError: true });
+    } else if (name === 'big') {
+      reply({ content: [{ type: 'text', text: 'x'.repeat(msg.params.arguments.size) }] });
     } else if (name === 'structured') {
       reply({ content: [], structuredContent: { answer: 42 } });
     }

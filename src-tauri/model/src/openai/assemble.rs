@@ -5,8 +5,13 @@
 //! Calls may interleave (parallel tool calls). Argument text is kept raw: it is parsed by
 //! the agent once the turn is complete, and text that is not JSON goes back to the model
 //! as a tool error.
+//!
+//! The caps of [`StreamCaps`] are checked as the answer grows: past one, `feed` fails with
+//! [`ProviderError::StreamLimit`] and nothing more is kept.
 use crate::chat::{ModelResponse, ToolCall, Usage};
-use crate::provider::ProviderError;
+use crate::provider::{ProviderError, StreamLimit};
+
+use super::config::StreamCaps;
 
 use super::overflow::context_overflow;
 use super::wire::{json_error_message, Chunk};
@@ -18,6 +23,8 @@ pub(crate) struct Assembler {
     finish_reason: Option<String>,
     usage: Option<Usage>,
     cached_prompt_tokens: Option<u64>,
+    caps: StreamCaps,
+    argument_bytes: usize,
 }
 
 #[derive(Debug, Default)]
@@ -29,6 +36,17 @@ struct PartialCall {
 }
 
 impl Assembler {
+    pub(crate) fn new(caps: StreamCaps) -> Self {
+        Self {
+            caps,
+            ..Self::default()
+        }
+    }
+
+    fn over(limit: StreamLimit, cap: usize) -> ProviderError {
+        ProviderError::StreamLimit { limit, cap }
+    }
+
     /// Takes one `data:` payload (not `[DONE]`) and returns the text it adds, if any.
     pub(crate) fn feed(&mut self, data: &str) -> Result<Option<String>, ProviderError> {
         let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
@@ -64,6 +82,9 @@ impl Assembler {
             }
             let Some(delta) = choice.delta else { continue };
             if let Some(content) = delta.content.filter(|c| !c.is_empty()) {
+                if self.text.len() + content.len() > self.caps.max_text_bytes {
+                    return Err(Self::over(StreamLimit::TextBytes, self.caps.max_text_bytes));
+                }
                 self.text.push_str(&content);
                 match &mut added {
                     Some(text) => text.push_str(&content),
@@ -73,7 +94,11 @@ impl Assembler {
             for call in delta.tool_calls.into_iter().flatten() {
                 let index = call.index.unwrap_or(0);
                 let id = call.id.filter(|id| !id.is_empty());
-                let slot = self.slot(index, id.as_deref());
+                let max_calls = self.caps.max_tool_calls;
+                let Some(position) = self.slot(index, id.as_deref()) else {
+                    return Err(Self::over(StreamLimit::ToolCalls, max_calls));
+                };
+                let slot = &mut self.calls[position];
                 if let Some(id) = id {
                     if slot.id.is_empty() {
                         slot.id = id.into_owned();
@@ -87,6 +112,11 @@ impl Assembler {
                         }
                     }
                     if let Some(arguments) = function.arguments {
+                        let cap = self.caps.max_tool_argument_bytes;
+                        if self.argument_bytes + arguments.len() > cap {
+                            return Err(Self::over(StreamLimit::ToolArgumentBytes, cap));
+                        }
+                        self.argument_bytes += arguments.len();
                         slot.arguments.push_str(&arguments);
                     }
                 }
@@ -96,8 +126,9 @@ impl Assembler {
     }
 
     /// The call a fragment belongs to. A fragment with a new id under an index already in
-    /// use starts a new call (servers that number every call 0).
-    fn slot(&mut self, index: usize, id: Option<&str>) -> &mut PartialCall {
+    /// use starts a new call (servers that number every call 0). `None`: a new call past
+    /// the cap on calls.
+    fn slot(&mut self, index: usize, id: Option<&str>) -> Option<usize> {
         let found = self.calls.iter().rposition(|c| c.index == index);
         let position = match (found, id) {
             (Some(p), Some(id)) if !self.calls[p].id.is_empty() && self.calls[p].id != id => None,
@@ -105,6 +136,7 @@ impl Assembler {
         };
         let position = match position {
             Some(p) => p,
+            None if self.calls.len() >= self.caps.max_tool_calls => return None,
             None => {
                 self.calls.push(PartialCall {
                     index,
@@ -113,7 +145,7 @@ impl Assembler {
                 self.calls.len() - 1
             }
         };
-        &mut self.calls[position]
+        Some(position)
     }
 
     pub(crate) fn has_finish_reason(&self) -> bool {

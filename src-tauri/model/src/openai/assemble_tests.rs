@@ -137,3 +137,59 @@ fn an_overflow_reported_inside_the_stream_is_an_overflow() {
         .unwrap_err();
     assert_eq!(err.kind().as_str(), "model_stream");
 }
+
+#[test]
+fn each_cap_ends_the_answer_with_its_reason() {
+    let caps = StreamCaps {
+        max_text_bytes: 10,
+        max_tool_argument_bytes: 8,
+        max_tool_calls: 2,
+        ..StreamCaps::default()
+    };
+    let text = r#"{"choices":[{"index":0,"delta":{"content":"abcdef"}}]}"#;
+    let mut asm = Assembler::new(caps);
+    asm.feed(text).unwrap();
+    let err = asm.feed(text).unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::StreamLimit {
+            limit: StreamLimit::TextBytes,
+            cap: 10
+        }
+    );
+    assert!(err.to_string().contains("text bytes per turn"), "{err}");
+
+    let call = |i: usize, args: &str| {
+        format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":{i},"id":"c{i}","function":{{"name":"f","arguments":"{args}"}}}}]}}}}]}}"#
+        )
+    };
+    let mut asm = Assembler::new(caps);
+    asm.feed(&call(0, "1234")).unwrap();
+    let err = asm.feed(&call(1, "56789")).unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::StreamLimit {
+            limit: StreamLimit::ToolArgumentBytes,
+            cap: 8
+        }
+    );
+    let mut asm = Assembler::new(caps);
+    asm.feed(&call(0, "")).unwrap();
+    asm.feed(&call(1, "")).unwrap();
+    let err = asm.feed(&call(2, "")).unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::StreamLimit {
+            limit: StreamLimit::ToolCalls,
+            cap: 2
+        }
+    );
+    assert_eq!(err.kind().as_str(), "model_stream_limit");
+    // A whole answer is held to the same caps.
+    let whole = ModelResponse {
+        text: "x".repeat(11),
+        ..ModelResponse::default()
+    };
+    assert!(caps.check(&whole).is_err());
+}

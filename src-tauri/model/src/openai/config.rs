@@ -45,6 +45,92 @@ pub struct OpenAiConfig {
     /// The model's context window in tokens, as the person configured it. Used only when
     /// the server does not say (see [`crate::discover_context_window`]).
     pub context_window: Option<u32>,
+    /// How much one answer may hold before the turn fails (an endless stream cannot
+    /// exhaust memory).
+    pub stream_caps: StreamCaps,
+}
+
+/// Caps on one answer (a turn), streamed or not. Past one the turn fails with
+/// [`crate::ProviderError::StreamLimit`] and the connection is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StreamCaps {
+    /// Bytes of answer text.
+    pub max_text_bytes: usize,
+    /// Bytes of tool-call arguments, all calls of the turn together.
+    pub max_tool_argument_bytes: usize,
+    /// Tool calls in one answer.
+    pub max_tool_calls: usize,
+    /// Bytes of one stream event (one chunk). Legitimate chunks are small; the SSE parser
+    /// buffers an unfinished event, and re-reads it as it grows.
+    pub max_event_bytes: usize,
+}
+
+impl Default for StreamCaps {
+    fn default() -> Self {
+        Self {
+            max_text_bytes: 4 * 1024 * 1024,
+            max_tool_argument_bytes: 8 * 1024 * 1024,
+            max_tool_calls: 128,
+            max_event_bytes: 2 * 1024 * 1024,
+        }
+    }
+}
+
+/// Environment overrides of [`StreamCaps`].
+pub const MAX_TEXT_BYTES_VAR: &str = "POCKETPILOT_MAX_TURN_TEXT_BYTES";
+pub const MAX_TOOL_ARGUMENT_BYTES_VAR: &str = "POCKETPILOT_MAX_TURN_TOOL_ARGUMENT_BYTES";
+pub const MAX_TOOL_CALLS_VAR: &str = "POCKETPILOT_MAX_TURN_TOOL_CALLS";
+pub const MAX_EVENT_BYTES_VAR: &str = "POCKETPILOT_MAX_STREAM_EVENT_BYTES";
+
+impl StreamCaps {
+    /// A complete non-streamed answer: what the caps let through, with room for JSON
+    /// escaping and framing.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_text_bytes
+            .saturating_add(self.max_tool_argument_bytes)
+            .saturating_mul(2)
+            .saturating_add(64 * 1024)
+    }
+
+    /// A whole (non-streamed) answer within the caps, or the cap it goes over.
+    pub fn check(&self, answer: &crate::ModelResponse) -> Result<(), crate::ProviderError> {
+        use crate::StreamLimit;
+        let over = |limit, cap| Err(crate::ProviderError::StreamLimit { limit, cap });
+        if answer.text.len() > self.max_text_bytes {
+            return over(StreamLimit::TextBytes, self.max_text_bytes);
+        }
+        if answer.tool_calls.len() > self.max_tool_calls {
+            return over(StreamLimit::ToolCalls, self.max_tool_calls);
+        }
+        let arguments: usize = answer.tool_calls.iter().map(|c| c.arguments.len()).sum();
+        if arguments > self.max_tool_argument_bytes {
+            return over(StreamLimit::ToolArgumentBytes, self.max_tool_argument_bytes);
+        }
+        Ok(())
+    }
+
+    /// Applies the `POCKETPILOT_MAX_TURN_*` variables (positive numbers; others ignored).
+    pub fn apply_env(&mut self) {
+        let num = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+        };
+        if let Some(n) = num(MAX_TEXT_BYTES_VAR) {
+            self.max_text_bytes = n;
+        }
+        if let Some(n) = num(MAX_TOOL_ARGUMENT_BYTES_VAR) {
+            self.max_tool_argument_bytes = n;
+        }
+        if let Some(n) = num(MAX_TOOL_CALLS_VAR) {
+            self.max_tool_calls = n;
+        }
+        if let Some(n) = num(MAX_EVENT_BYTES_VAR) {
+            self.max_event_bytes = n;
+        }
+    }
 }
 
 impl Default for OpenAiConfig {
@@ -65,6 +151,7 @@ impl Default for OpenAiConfig {
             retry_base_delay: Duration::from_millis(500),
             max_stream_restarts: 2,
             context_window: None,
+            stream_caps: StreamCaps::default(),
         }
     }
 }
@@ -77,8 +164,10 @@ impl OpenAiConfig {
 
     /// Applies `POCKETPILOT_LLM_STREAM` (`false`/`0`/`no`/`off` turn streaming off,
     /// `true`/`1`/`yes`/`on` turn it on; anything else is ignored) and
-    /// `POCKETPILOT_CONTEXT_WINDOW` (a number of tokens).
+    /// `POCKETPILOT_CONTEXT_WINDOW` (a number of tokens) and the `POCKETPILOT_MAX_TURN_*`
+    /// caps ([`StreamCaps::apply_env`]).
     pub fn apply_env(&mut self) {
+        self.stream_caps.apply_env();
         if let Some(stream) = std::env::var("POCKETPILOT_LLM_STREAM")
             .ok()
             .as_deref()
@@ -142,6 +231,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("retry_base_delay", &self.retry_base_delay)
             .field("max_stream_restarts", &self.max_stream_restarts)
             .field("context_window", &self.context_window)
+            .field("stream_caps", &self.stream_caps)
             .finish()
     }
 }

@@ -263,6 +263,8 @@ impl Http {
                 window,
                 message: self.scrub(message),
             },
+            // No server text in it.
+            E::StreamLimit { limit, cap } => E::StreamLimit { limit, cap },
         }
     }
 }

@@ -39,7 +39,7 @@ use tokio::time::{timeout_at, Instant};
 use crate::chat::{Message, ModelResponse, ToolSpec};
 use crate::provider::{Provider, ProviderError, TurnStream};
 
-pub use config::{parse_switch, OpenAiConfig};
+pub use config::{parse_switch, OpenAiConfig, StreamCaps};
 pub use window::{
     discover_context_window, ContextWindow, Discovery, WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
@@ -114,8 +114,10 @@ impl Inner {
         deadline: Instant,
     ) -> Result<ModelResponse, ProviderError> {
         if is_event_stream(&response) {
-            let mut events = SseStream::from_response(response, self.http.idle_timeout());
-            let mut assembler = Assembler::default();
+            let caps = self.config.stream_caps;
+            let mut events =
+                SseStream::from_response(response, self.http.idle_timeout(), caps.max_event_bytes);
+            let mut assembler = Assembler::new(caps);
             let mut complete = false;
             loop {
                 let item = timeout_at(deadline, events.next())
@@ -139,16 +141,36 @@ impl Inner {
             }
             return Ok(assembler.finish());
         }
-        let bytes = timeout_at(deadline, response.bytes())
+        let cap = self.config.stream_caps.max_body_bytes();
+        let bytes = timeout_at(deadline, read_bounded(response, cap))
             .await
-            .map_err(|_| self.http.turn_timeout())?
-            .map_err(|e| {
-                ProviderError::Stream(format!(
-                    "reading the answer failed: {}",
-                    http::error_chain(&e)
-                ))
-            })?;
-        parse_completion(&bytes)
+            .map_err(|_| self.http.turn_timeout())??;
+        let answer = parse_completion(&bytes)?;
+        self.config.stream_caps.check(&answer)?;
+        Ok(answer)
+    }
+}
+
+/// A whole answer's body, failing past `cap` bytes (the connection is dropped with it).
+async fn read_bounded(mut response: Response, cap: usize) -> Result<Vec<u8>, ProviderError> {
+    let mut body = Vec::new();
+    loop {
+        let chunk = response.chunk().await.map_err(|e| {
+            ProviderError::Stream(format!(
+                "reading the answer failed: {}",
+                http::error_chain(&e)
+            ))
+        })?;
+        let Some(chunk) = chunk else {
+            return Ok(body);
+        };
+        if body.len() + chunk.len() > cap {
+            return Err(ProviderError::StreamLimit {
+                limit: crate::StreamLimit::EventBytes,
+                cap,
+            });
+        }
+        body.extend_from_slice(&chunk);
     }
 }
 

@@ -194,8 +194,9 @@ impl Turn {
             events: Box::new(SseStream::from_response(
                 response,
                 self.inner.http.idle_timeout(),
+                self.inner.config.stream_caps.max_event_bytes,
             )),
-            assembler: Assembler::default(),
+            assembler: Assembler::new(self.inner.config.stream_caps),
             shown: false,
         };
         Ok(())

@@ -1,5 +1,10 @@
 //! `fetch_url` (net:network): an HTTP(S) GET with a size cap and a time cap; the body is
 //! returned as text.
+//!
+//! An approval names one URL, so it covers that URL's origin only (scheme, host, port).
+//! Redirects within the origin are followed; a redirect to another origin is not: the call
+//! ends with a result naming the new URL and telling the model to fetch it explicitly, so
+//! that fetch goes through its own decision (and approval, showing the new URL).
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -79,7 +84,9 @@ impl Tool for FetchUrl {
 
     fn description(&self) -> &'static str {
         "Fetch an http(s) URL with GET and return the status and the body as text (at most \
-         256 KiB by default). Redirects are followed up to 5 times."
+         256 KiB by default). Redirects within the same origin (scheme, host, port) are \
+         followed up to 5 times; a redirect elsewhere is reported, not followed: fetch the \
+         new URL explicitly if you need it."
     }
 
     fn parameters(&self) -> Value {
@@ -126,11 +133,13 @@ impl Tool for FetchUrl {
 }
 
 async fn fetch(request: &Request) -> Result<ToolOutput, ToolError> {
-    let redirects = reqwest::redirect::Policy::custom(|attempt| {
+    let origin = request.url.origin();
+    let redirects = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             attempt.error("too many redirects")
-        } else if !matches!(attempt.url().scheme(), "http" | "https") {
-            attempt.error("a redirect left http(s)")
+        } else if attempt.url().origin() != origin {
+            // Stopping hands the 3xx response back; `cross_origin_redirect` reports it.
+            attempt.stop()
         } else {
             attempt.follow()
         }
@@ -154,6 +163,14 @@ async fn fetch(request: &Request) -> Result<ToolOutput, ToolError> {
         .unwrap_or("unknown")
         .to_string();
     let final_url = response.url().to_string();
+    if let Some(target) = cross_origin_redirect(&response) {
+        return Ok(ToolOutput::text(format!(
+            "HTTP {status}\nurl: {final_url}\n\nThe server redirects to another origin: \
+             {target}\nThe redirect was not followed: this fetch was approved for {} only. \
+             To read it, call fetch_url with that URL (it is decided and approved on its own).",
+            origin_label(&request.url)
+        )));
+    }
     let mut body = Vec::new();
     let mut truncated = false;
     while let Some(chunk) = response
@@ -185,6 +202,24 @@ async fn fetch(request: &Request) -> Result<ToolOutput, ToolError> {
         ));
     }
     Ok(ToolOutput::text(text))
+}
+
+/// The absolute target of a redirect response that leaves the origin of the URL it answers.
+fn cross_origin_redirect(response: &reqwest::Response) -> Option<Url> {
+    if !response.status().is_redirection() {
+        return None;
+    }
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)?
+        .to_str()
+        .ok()?;
+    let target = response.url().join(location).ok()?;
+    (target.origin() != response.url().origin()).then_some(target)
+}
+
+fn origin_label(url: &Url) -> String {
+    url.origin().ascii_serialization()
 }
 
 fn request_error(err: &reqwest::Error, timeout: u64) -> ToolError {

@@ -152,3 +152,111 @@ async fn connection_refused_is_a_clear_failure() {
     assert_eq!(err.kind().as_str(), "failed");
     assert!(err.to_string().contains("fetch failed"), "{err}");
 }
+
+/// A server on `ip` that answers `/go` with a 302 to `location` (when given) and anything
+/// else with `body`; it counts the requests it got.
+async fn serve_redirecting(
+    ip: &str,
+    location: Option<String>,
+    body: &'static str,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            counter.fetch_add(1, Ordering::SeqCst);
+            let location = location.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = socket.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                let reply = match location {
+                    Some(to) if head.starts_with("GET /go ") => format!(
+                        "HTTP/1.1 302 Found\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    ),
+                    _ => format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    ),
+                };
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}"), hits)
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_host_is_reported_not_followed() {
+    use std::sync::atomic::Ordering;
+    let f = Fixture::new();
+    let (other, other_hits) = serve_redirecting("127.0.0.2", None, "BODY-OF-THE-OTHER-HOST").await;
+    let target = format!("{other}/secret");
+    let (first, _) = serve_redirecting("127.0.0.1", Some(target.clone()), "first").await;
+    let out = f
+        .call(&FetchUrl, json!({"url": format!("{first}/go")}))
+        .await
+        .unwrap();
+    assert!(!out.text.contains("BODY-OF-THE-OTHER-HOST"), "{}", out.text);
+    assert!(out.text.starts_with("HTTP 302 Found\n"), "{}", out.text);
+    assert!(out.text.contains(&target), "{}", out.text);
+    assert!(
+        out.text.contains("call fetch_url with that URL"),
+        "{}",
+        out.text
+    );
+    assert_eq!(
+        other_hits.load(Ordering::SeqCst),
+        0,
+        "the other host was contacted"
+    );
+    // The model's explicit fetch of the new URL is a new call with its own effect.
+    assert_eq!(
+        f.effect(&FetchUrl, json!({"url": target.clone()})).unwrap(),
+        Effect::Fetch { url: target }
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_port_or_scheme_is_not_followed() {
+    let f = Fixture::new();
+    let (other, _) = serve_redirecting("127.0.0.1", None, "BODY-ON-ANOTHER-PORT").await;
+    let (first, _) = serve_redirecting("127.0.0.1", Some(format!("{other}/x")), "first").await;
+    let out = f
+        .call(&FetchUrl, json!({"url": format!("{first}/go")}))
+        .await
+        .unwrap();
+    assert!(!out.text.contains("BODY-ON-ANOTHER-PORT"), "{}", out.text);
+    assert!(out.text.contains(&format!("{other}/x")), "{}", out.text);
+    let https = first.replacen("http://", "https://", 1);
+    let (plain, _) = serve_redirecting("127.0.0.1", Some(format!("{https}/y")), "plain").await;
+    let out = f
+        .call(&FetchUrl, json!({"url": format!("{plain}/go")}))
+        .await
+        .unwrap();
+    assert!(out.text.contains(&format!("{https}/y")), "{}", out.text);
+}
+
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed() {
+    let f = Fixture::new();
+    let (base, hits) = serve_redirecting("127.0.0.1", Some("/final".into()), "FINAL-BODY").await;
+    let out = f
+        .call(&FetchUrl, json!({"url": format!("{base}/go")}))
+        .await
+        .unwrap();
+    assert!(out.text.starts_with("HTTP 200 OK\n"), "{}", out.text);
+    assert!(
+        out.text.contains(&format!("url: {base}/final")),
+        "{}",
+        out.text
+    );
+    assert!(out.text.ends_with("FINAL-BODY"), "{}", out.text);
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

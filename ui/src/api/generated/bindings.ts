@@ -372,7 +372,12 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  The request did not fit the model's context window; the runtime compacts and
  *  asks again rather than sending the same request.
  */
-"model_context_overflow" | "listen" | "watch" | "store" | "keychain" | "io";
+"model_context_overflow" | 
+/**
+ *  The answer went over a per-turn cap (text, tool-argument bytes, tool calls);
+ *  the connection was closed. Asking again would stream the same.
+ */
+"model_stream_limit" | "listen" | "watch" | "store" | "keychain" | "io";
 
 /**
  *  What an event is, without its payload: the `type` column of `task_events` and the
