@@ -34,6 +34,15 @@ pub enum RuntimeError {
     NotPending(i64),
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// The model server failed: `summary` is a plain sentence, `source` the detail.
+    #[error("{summary}")]
+    Model {
+        summary: String,
+        source: pocketpilot_model::ProviderError,
+    },
+    /// No model is set up, or its settings cannot make a provider.
+    #[error(transparent)]
+    ProviderSetup(#[from] crate::provider::ProviderSetupError),
     #[error(transparent)]
     Inbox(#[from] InboxError),
     #[error(transparent)]
@@ -49,8 +58,23 @@ impl RuntimeError {
             RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
             RuntimeError::NotPending(_) => ErrorKind::NotPending,
             RuntimeError::InvalidArguments(_) => ErrorKind::InvalidArguments,
+            RuntimeError::Model { source, .. } => source.kind(),
+            RuntimeError::ProviderSetup(crate::provider::ProviderSetupError::NoModel) => {
+                ErrorKind::NoModel
+            }
+            RuntimeError::ProviderSetup(crate::provider::ProviderSetupError::Invalid(_)) => {
+                ErrorKind::ModelConfig
+            }
             RuntimeError::Inbox(e) => e.kind(),
             RuntimeError::Store(e) => store_kind(e),
+        }
+    }
+
+    /// What a person opens for more than the message (the model server's own error).
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            RuntimeError::Model { source, .. } => Some(source.to_string()),
+            _ => None,
         }
     }
 }
@@ -301,8 +325,11 @@ impl Runtime {
     /// Asks the configured model for a one-word reply: the settings screen's "test connection".
     pub async fn test_connection(&self) -> Result<String> {
         let settings = self.provider_settings()?;
-        let provider = crate::provider::build(None, &settings)
-            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        let provider = crate::provider::build(None, &settings)?;
+        let server = settings
+            .base_url
+            .as_deref()
+            .and_then(crate::worker::server_of);
         let reply = provider
             .complete(
                 vec![pocketpilot_model::Message::user(
@@ -311,7 +338,10 @@ impl Runtime {
                 Vec::new(),
             )
             .await
-            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+            .map_err(|source| RuntimeError::Model {
+                summary: source.kind().plain_sentence(server.as_deref()),
+                source,
+            })?;
         Ok(format!(
             "{} answered: {}",
             provider.label(),

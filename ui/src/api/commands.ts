@@ -154,6 +154,12 @@ export function errorMessage(e: unknown): string {
   return String(e);
 }
 
+/** The underlying error of a rejected command (a model server's own), if it carries one. */
+export function errorDetail(e: unknown): string | null {
+  if (e && typeof e === "object" && "detail" in e && typeof e.detail === "string") return e.detail;
+  return null;
+}
+
 /** The stable kind of a rejected command (`conversation_busy`, `not_queued`, …), if any. */
 export function errorKind(e: unknown): string | null {
   if (e && typeof e === "object" && "kind" in e) return String(e.kind);

@@ -186,7 +186,10 @@ export type ChatTask = {
 /**  What a command rejects with: a stable kind to branch on and a message to show. */
 export type CommandError = {
 	kind: ErrorKind,
+	/**  A sentence to show. */
 	message: string,
+	/**  The underlying error, for a disclosure under the message (a model server's own). */
+	detail: string | null,
 };
 
 /**  Why the view was compacted. */
@@ -483,6 +486,11 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 } } | { type: "task_failed"; payload: {
 	error: string,
 	kind: ErrorKind,
+	/**
+	 *  A plain sentence for a person (`ErrorKind::plain_sentence`); `error` is the
+	 *  detail. Absent in events recorded before it existed.
+	 */
+	summary?: string | null,
 } } | { type: "task_cancelled"; payload: {
 	reason: string,
 } } | { type: "budget_exceeded"; payload: {

@@ -2,6 +2,10 @@ import { memo } from "preact/compat";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { cancelTask, errorMessage, say } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
+import { navigate } from "../../lib/route";
+import { useSnapshot } from "../../store/useStore";
+import { ActionsContext, type TranscriptActions } from "./Notice";
+import { RunMeter } from "./RunMeter";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
@@ -14,14 +18,19 @@ interface Props {
   session: Session | undefined;
   sessionId: number;
   onChanged: () => void;
+  /** Why nothing can be sent yet (no model set up), or null. */
+  blocked?: string | null;
 }
 
 // Neither changes while an answer streams: skipped when the view re-renders per frame.
 const MemoInbox = memo(Inbox);
 const MemoComposer = memo(Composer);
 
-export function SessionView({ session, sessionId, onChanged }: Props) {
+export function SessionView({ session, sessionId, onChanged, blocked = null }: Props) {
   const s = useSession(sessionId);
+  const { approvals } = useSnapshot();
+  // The approval the person closed with Esc: it stays pending, the dialog stays away.
+  const [dismissed, setDismissed] = useState<number | null>(null);
   const busy = s.busyTask !== null;
   const inbox = useInbox(sessionId, () => void s.refresh());
   // A run of this session started, waited or ended (here or in another process): re-read
@@ -41,7 +50,11 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
   const leaveBottom = useStickToBottom(scroller, tail);
 
   // The latest closures, behind stable callbacks (so the memoised children stay skipped).
-  const latest = useRef({ send: (_t: string, _w: WhenBusy) => Promise.resolve(), withdraw: (_id: number) => {} });
+  const latest = useRef({
+    send: (_t: string, _w: WhenBusy) => Promise.resolve(),
+    withdraw: (_id: number) => {},
+    stop: () => Promise.resolve(),
+  });
   const onSend = useCallback((text: string, whenBusy: WhenBusy) => latest.current.send(text, whenBusy), []);
   const onWithdraw = useCallback((id: number) => latest.current.withdraw(id), []);
 
@@ -59,7 +72,11 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       setActionError(errorMessage(e));
     }
   };
-  latest.current = { send, withdraw: (id) => void inbox.withdraw(id) };
+  latest.current = { send, withdraw: (id) => void inbox.withdraw(id), stop: () => stop() };
+  const actions = useRef<TranscriptActions>({
+    retry: (text) => latest.current.send(text, "followUp"),
+    openSettings: () => navigate({ name: "settings" }),
+  }).current;
   // Older tasks go in above: the person keeps seeing what they were reading.
   const showEarlier = async () => {
     const el = scroller.current;
@@ -72,6 +89,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       el.scrollTop = el.scrollHeight - fromEnd;
     });
   };
+  const onStop = useCallback(() => void latest.current.stop(), []);
   const stop = async () => {
     if (s.busyTask === null) return;
     try {
@@ -81,12 +99,20 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
     }
   };
 
+  const current = s.views[s.views.length - 1];
+  const approval = s.approval && s.approval.approvalId !== dismissed ? s.approval : null;
+  const othersWaiting = approvals.filter((a) => a.id !== s.approval?.approvalId);
   return (
     <main class="session-view" data-testid="session-view" data-session-id={sessionId}>
       <header class="view-head">
-        <div>
-          <h1 data-testid="session-title">{session?.title ?? `Session ${sessionId}`}</h1>
-          {session && <div class="muted workspace" title="workspace">{session.workspace}</div>}
+        <div class="head-text">
+          <h1 data-testid="session-title" title={session?.title}>{session?.title ?? `Session ${sessionId}`}</h1>
+          {session && <div class="muted workspace" title={session.workspace}>{session.workspace}</div>}
+        </div>
+        <div class="head-meters" data-testid="head-meters">
+          {current && <RunMeter view={current} />}
+          {/* The context meter (another part of the window) sits in this slot. */}
+          <div class="meter-slot" data-slot="context-meter" />
         </div>
         {s.busyTask !== null && (
           <button type="button" class="danger" data-testid="stop" onClick={stop}>
@@ -97,6 +123,14 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       {(s.error || actionError || inbox.error) && (
         <div class="notice error" role="alert">{s.error ?? actionError ?? inbox.error}</div>
       )}
+      {s.approval && !approval && (
+        <div class="notice info approval-waiting" data-testid="approval-waiting">
+          An approval is waiting for you.{" "}
+          <button type="button" class="link" data-testid="reopen-approval" onClick={() => setDismissed(null)}>
+            Review it
+          </button>
+        </div>
+      )}
       <div class="scroll" ref={scroller}>
         {s.earlier && (
           <button type="button" class="link earlier" data-testid="show-earlier" onClick={showEarlier}>
@@ -104,17 +138,23 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           </button>
         )}
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
-        <Transcript views={s.views} />
+        <ActionsContext.Provider value={actions}>
+          <Transcript views={s.views} />
+        </ActionsContext.Provider>
       </div>
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
-      <MemoComposer onSend={onSend} busy={busy} />
-      {s.approval && <ApprovalDialog
-          approval={s.approval}
+      <MemoComposer onSend={onSend} busy={busy} blocked={blocked} onStop={onStop} />
+      {approval && (
+        <ApprovalDialog
+          approval={approval}
+          waiting={othersWaiting}
+          onClose={() => setDismissed(approval.approvalId)}
           onDone={() => {
             void s.refresh();
             onChanged();
           }}
-        />}
+        />
+      )}
     </main>
   );
 }

@@ -5,6 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import {
   apiKeyStored,
   deleteApiKey,
+  errorDetail,
   errorMessage,
   limits as loadLimits,
   policyRules,
@@ -19,6 +20,9 @@ import {
 import type { EnvOverride, LimitsForm, PolicyRules, ProviderForm, SettingField } from "../../api/generated/bindings";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
+import { AppearanceSection } from "./Appearance";
+import { PRESETS, presetOf } from "./presets";
+import { SettingsNav } from "./SettingsNav";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 
 interface Props {
@@ -28,7 +32,7 @@ interface Props {
   onSaved: () => void;
 }
 
-type Status = { tone: "ok" | "error"; text: string } | null;
+type Status = { tone: "ok" | "error"; text: string; detail?: string | null } | null;
 
 /** The fields an environment variable overrides: the form shows and saves the stored value. */
 function useOverrides(): EnvOverride[] {
@@ -56,6 +60,12 @@ function StatusLine({ status, testid }: { status: Status; testid: string }) {
   return (
     <div class={`notice ${status.tone === "ok" ? "info" : "error"}`} data-testid={testid} role="status">
       {status.text}
+      {status.detail && (
+        <details class="failure-detail" data-testid={`${testid}-detail`}>
+          <summary>Details</summary>
+          <pre>{status.detail}</pre>
+        </details>
+      )}
     </div>
   );
 }
@@ -66,7 +76,9 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
       <header class="view-head">
         <h1>Settings</h1>
       </header>
-      <div class="scroll">
+      <div class="settings-body">
+      <SettingsNav />
+      <div class="scroll settings-scroll" data-testid="settings-scroll">
         {firstRun && (
           <div class="notice info" data-testid="first-run">
             Welcome to PocketPilot. Tell it which model to use: an OpenAI-compatible base URL, a model
@@ -79,7 +91,9 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />
         <DesktopSection />
+        <AppearanceSection />
         <AboutSection />
+      </div>
       </div>
     </main>
   );
@@ -135,7 +149,7 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
     try {
       setStatus({ tone: "ok", text: await testConnection() });
     } catch (e) {
-      setStatus({ tone: "error", text: errorMessage(e) });
+      setStatus({ tone: "error", text: errorMessage(e), detail: errorDetail(e) });
     } finally {
       setTesting(false);
     }
@@ -146,6 +160,21 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
   return (
     <section class="card" data-testid="provider-settings">
       <h2>Model provider</h2>
+      <div class="presets" role="group" aria-label="Presets" data-testid="presets">
+        <span class="muted">Presets:</span>
+        {PRESETS.map((p) => (
+          <button
+            type="button"
+            key={p.id}
+            class={presetOf(form.base_url)?.id === p.id ? "chip active" : "chip"}
+            data-testid={`preset-${p.id}`}
+            aria-pressed={presetOf(form.base_url)?.id === p.id}
+            onClick={() => setForm({ ...form, base_url: p.baseUrl })}
+          >
+            {p.label}
+          </button>
+        ))}
+      </div>
       <label class="field">
         Base URL (OpenAI-compatible)
         <input data-testid="base-url" value={form.base_url ?? ""} placeholder="https://api.openai.com/v1" onInput={text("base_url")} />
@@ -178,7 +207,7 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
         )}
       </div>
       <div class="row actions">
-        <button type="button" data-testid="save-provider" onClick={save}>
+        <button type="button" class="primary" data-testid="save-provider" onClick={save}>
           Save
         </button>
         <button type="button" data-testid="test-connection" onClick={test} disabled={testing}>
@@ -233,7 +262,7 @@ function LimitsSection() {
         </label>
       </div>
       <div class="row actions">
-        <button type="button" data-testid="save-limits" onClick={save}>
+        <button type="button" class="primary" data-testid="save-limits" onClick={save}>
           Save limits
         </button>
       </div>
