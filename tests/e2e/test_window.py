@@ -352,3 +352,103 @@ def test_a_small_window_collapses_the_sidebar(app_env: AppEnv, launch) -> None:
     sizes = app.driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth];")
     assert sizes[0] <= sizes[1], sizes
     app.screenshot("640x480")
+
+
+class _Models:
+    """A real OpenAI-compatible /v1/models endpoint on 127.0.0.1, on its own thread."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.paths: list[str] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                outer.paths.append(self.path)
+                body = json.dumps({"object": "list", "data": [{"id": "qwen2.5-7b"}, {"id": "llama-3.1-8b"}]}).encode()
+                self.send_response(200 if self.path == "/v1/models" else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def test_settings_sections_presets_and_the_model_picker(app_env: AppEnv, launch) -> None:
+    models = _Models()
+    try:
+        app_env.cli("provider", "set", "--base-url", "http://127.0.0.1:9/v1", "--model", "old")
+        app = launch()
+        app.go("#/settings")
+        app.wait("the provider form", lambda: app.css("[data-testid=base-url]"))
+        # The side list names the sections, each one on the page.
+        labels = app.texts("[data-testid=settings-nav] button")
+        assert labels[:5] == ["Provider", "Limits & policy", "Triggers", "MCP servers", "Keys"] and labels[-1] == "About"
+        for testid in ("provider-settings", "limits-settings", "triggers-settings", "mcp-settings", "keys-settings", "about"):
+            assert app.css(f"[data-testid={testid}]"), testid
+        # A preset fills the base URL.
+        app.css("[data-testid=preset-ollama]")[0].click()
+        assert app.css("[data-testid=base-url]")[0].get_attribute("value") == "http://127.0.0.1:11434/v1"
+        assert app.css("[data-testid=preset-ollama]")[0].get_attribute("aria-pressed") == "true"
+        # The picker asks the server in the form (not saved yet) for its models.
+        field = app.css("[data-testid=base-url]")[0]
+        app.clear(field)
+        app.type_into(field, models.base)
+        app.css("[data-testid=load-models]")[0].click()
+        app.wait("the model list", lambda: app.css("[data-testid=model-picker] option[value='qwen2.5-7b']"))
+        assert models.paths == ["/v1/models"]
+        options = app.texts("[data-testid=model-picker] option")[1:]
+        assert options == ["llama-3.1-8b", "qwen2.5-7b"]
+        app.driver.execute_script(
+            "const s = document.querySelector('[data-testid=model-picker]'); s.value = 'qwen2.5-7b';"
+            "s.dispatchEvent(new Event('change', { bubbles: true }));"
+        )
+        assert app.css("[data-testid=model]")[0].get_attribute("value") == "qwen2.5-7b"
+        app.css("[data-testid=nav-keys-settings]")[0].click()
+        app.css("[data-testid=save-provider]")[0].click()
+        app.wait("saved", lambda: "Saved." in app.texts("[data-testid=provider-status]"))
+        shown = app_env.cli("provider", "show").stdout
+        assert models.base in shown and "qwen2.5-7b" in shown
+        app.css("[data-testid=nav-provider-settings]")[0].click()
+        app.screenshot("settings-model-picker")
+    finally:
+        models.close()
+
+
+def test_an_mcp_secret_is_set_write_only_from_the_window(app_env: AppEnv, launch) -> None:
+    import os
+    import shutil
+
+    import pytest
+
+    if not os.environ.get("E2E_KEYRING") or not shutil.which("secret-tool"):
+        pytest.skip("needs the headless gnome-keyring of tests/e2e/run.sh and secret-tool")
+    from test_settings import files_containing, keychain_lookup
+
+    secret = "mcp-e2e-secret-never-shown"
+    app_env.cli("mcp", "add", "notes", "--secret-env", "NOTES_TOKEN", "--", "true")
+    app = launch()
+    app.go("#/settings")
+    row = app.wait_css("[data-testid=mcp-secret][data-var=NOTES_TOKEN]")
+    assert row.get_attribute("data-stored") == "false"
+    app.type_into(row.find_element("css selector", "[data-testid=mcp-secret-input]"), secret)
+    assert row.find_element("css selector", "[data-testid=mcp-secret-input]").get_attribute("type") == "password"
+    row.find_element("css selector", "[data-testid=mcp-secret-save]").click()
+    app.wait("stored", lambda: app.css("[data-testid=mcp-secret][data-var=NOTES_TOKEN][data-stored=true]"))
+    assert app.css("[data-testid=mcp-secret-input]")[0].get_attribute("value") == ""
+    assert secret not in app.driver.page_source
+    assert keychain_lookup("mcp:notes:NOTES_TOKEN") == secret
+    assert files_containing(app_env.data_dir, secret.encode()) == []
+    app.css("[data-testid=nav-keys-settings]")[0].click()
+    app.screenshot("keys-mcp-secret")

@@ -349,6 +349,28 @@ impl Runtime {
         ))
     }
 
+    /// The models the server at `base_url` lists (the settings form's URL, which may not
+    /// be saved yet), asked with the stored key: the settings screen's model picker.
+    pub async fn list_models(&self, base_url: &str) -> Result<Vec<String>> {
+        let mut settings = self.provider_settings()?;
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(RuntimeError::InvalidArguments(format!(
+                "the base URL must start with http:// or https://, got `{base_url}`"
+            )));
+        }
+        settings.base_url = Some(base_url.to_owned());
+        // Listing needs no model; the config wants one.
+        settings.model.get_or_insert_with(String::new);
+        let config = crate::provider::openai_config(&settings)?;
+        let server = crate::worker::server_of(base_url);
+        pocketpilot_model::openai::list_models(&config)
+            .await
+            .map_err(|source| RuntimeError::Model {
+                summary: source.kind().plain_sentence(server.as_deref()),
+                source,
+            })
+    }
+
     /// Tasks running and waiting for a person, for the tray.
     pub fn counts(&self) -> Result<Counts> {
         Ok(self.store.read(|c| {

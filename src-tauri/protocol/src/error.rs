@@ -116,16 +116,31 @@ impl ErrorKind {
         };
         match self {
             ModelConnect => format!("Can't reach {}.", at("the model server")),
-            ModelTimeout => format!("{} took too long to answer.", capital(&at("the model server"))),
-            ModelAuth => format!("{} did not accept the API key.", capital(&at("the model server"))),
+            ModelTimeout => format!(
+                "{} took too long to answer.",
+                capital(&at("the model server"))
+            ),
+            ModelAuth => format!(
+                "{} did not accept the API key.",
+                capital(&at("the model server"))
+            ),
             ModelNotFound => "The model server does not know this model.".into(),
-            ModelRateLimited => "The model server is limiting requests; try again in a moment.".into(),
-            ModelServer => format!("{} had an internal error.", capital(&at("the model server"))),
+            ModelRateLimited => {
+                "The model server is limiting requests; try again in a moment.".into()
+            }
+            ModelServer => format!(
+                "{} had an internal error.",
+                capital(&at("the model server"))
+            ),
             ModelRequest => "The model server refused the request.".into(),
             ModelStream => "The model's answer broke off.".into(),
-            ModelInvalidResponse => "The model server sent an answer that could not be read.".into(),
+            ModelInvalidResponse => {
+                "The model server sent an answer that could not be read.".into()
+            }
             ModelConfig => "The model settings cannot work (check the base URL).".into(),
-            ModelContextOverflow => "The conversation no longer fits the model's context window.".into(),
+            ModelContextOverflow => {
+                "The conversation no longer fits the model's context window.".into()
+            }
             ModelScripted => "The scripted model failed.".into(),
             NoModel => "No model is set up yet.".into(),
             StepsExhausted => "The agent used all its steps without finishing.".into(),
@@ -136,7 +151,9 @@ impl ErrorKind {
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
             | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
-            | InvalidExpression | OutsideWorkspace | InvalidPattern => "The request was not accepted.".into(),
+            | InvalidExpression | OutsideWorkspace | InvalidPattern => {
+                "The request was not accepted.".into()
+            }
         }
     }
 }

@@ -30,7 +30,9 @@ pub use effect::{Budget, Decision, DecisionSource, Effect};
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{CompactionCause, EventKind, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS};
 pub use feed::Change;
-pub use settings::{EnvOverride, LimitsForm, NewMcpServer, ProviderForm, SettingField, Setup};
+pub use settings::{
+    EnvOverride, LimitsForm, McpSecret, NewMcpServer, ProviderForm, SettingField, Setup,
+};
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
 };

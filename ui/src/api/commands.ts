@@ -111,6 +111,13 @@ export const setApiKey = (key: string) => commands.setApiKey(key).then(() => und
 export const deleteApiKey = (): Promise<boolean> => commands.deleteApiKey();
 export const apiKeyStored = (): Promise<boolean> => commands.apiKeyStored();
 export const testConnection = (): Promise<string> => commands.testConnection();
+/** The models the server at `baseUrl` lists (`GET /models`), asked with the stored key. */
+export const listModels = (baseUrl: string): Promise<string[]> => commands.listModels(baseUrl);
+/** The secret variables the MCP servers declare, each with whether a value is stored. */
+export const mcpSecrets = (): Promise<Wire.McpSecret[]> => commands.mcpSecrets();
+/** Files an MCP server's secret in the OS keychain. There is no way to read it back. */
+export const setMcpSecret = (server: string, variable: string, value: string) =>
+  commands.setMcpSecret(server, variable, value).then(() => undefined);
 export const limits = (): Promise<LimitsForm> => commands.limits();
 export const setLimits = (l: LimitsForm) => commands.setLimits(l).then(() => undefined);
 export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);

@@ -50,6 +50,12 @@ export const commands = {
 	apiKeyStored: () => __TAURI_INVOKE<boolean>("api_key_stored"),
 	/**  Asks the configured model for a one-word reply. */
 	testConnection: () => __TAURI_INVOKE<string>("test_connection"),
+	/**  The models the server at `base_url` lists, for the model picker. */
+	listModels: (baseUrl: string) => __TAURI_INVOKE<string[]>("list_models", { baseUrl }),
+	/**  The secret variables the MCP servers declare, each with whether one is stored. */
+	mcpSecrets: () => __TAURI_INVOKE<McpSecret[]>("mcp_secrets"),
+	/**  Files an MCP server's secret in the OS keychain. Nothing reads it back. */
+	setMcpSecret: (server: string, variable: string, value: string) => __TAURI_INVOKE<null>("set_mcp_secret", { server, variable, value }),
 	/**  The limits as stored (the environment's overrides are `setting_overrides`). */
 	limits: () => __TAURI_INVOKE<LimitsForm>("limits"),
 	setLimits: (limits: LimitsForm) => __TAURI_INVOKE<null>("set_limits", { limits }),
@@ -287,6 +293,16 @@ export type LimitsForm = {
 
 /**  Why an MCP server gave no tools to a run (never fatal). */
 export type McpProblemKind = "invalid_config" | "invalid_whitelist" | "not_configured" | "unknown_tool" | "whitelist" | "spawn" | "startup_timeout" | "initialize" | "list_tools" | "stopped";
+
+/**
+ *  One secret variable an MCP server declares (`--secret-env`), and whether a value is in
+ *  the keychain: a yes or no, never the value.
+ */
+export type McpSecret = {
+	server: string,
+	var: string,
+	stored: boolean,
+};
 
 /**
  *  An MCP server as the settings screen lists it: a command (stdio) or a streamable-HTTP

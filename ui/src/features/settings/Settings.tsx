@@ -8,6 +8,7 @@ import {
   errorDetail,
   errorMessage,
   limits as loadLimits,
+  listModels,
   policyRules,
   providerSettings,
   setApiKey,
@@ -23,6 +24,7 @@ import { AboutSection, DesktopSection } from "./Desktop";
 import { AppearanceSection } from "./Appearance";
 import { PRESETS, presetOf } from "./presets";
 import { SettingsNav } from "./SettingsNav";
+import { KeysSection } from "./Keys";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 
 interface Props {
@@ -90,6 +92,7 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <PolicySection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />
+        <KeysSection />
         <DesktopSection />
         <AppearanceSection />
         <AboutSection />
@@ -106,6 +109,8 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
   const [stored, setStored] = useState<boolean | null>(null);
   const [status, setStatus] = useState<Status>(null);
   const [testing, setTesting] = useState(false);
+  const [models, setModels] = useState<string[] | null>(null);
+  const [listing, setListing] = useState(false);
 
   const reloadStored = () =>
     apiKeyStored()
@@ -154,6 +159,20 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
       setTesting(false);
     }
   };
+  const loadModels = async () => {
+    setListing(true);
+    setStatus(null);
+    try {
+      const found = await listModels((form.base_url ?? "").trim());
+      setModels(found);
+      if (found.length === 0) setStatus({ tone: "error", text: "The server lists no models." });
+    } catch (e) {
+      setModels(null);
+      setStatus({ tone: "error", text: errorMessage(e), detail: errorDetail(e) });
+    } finally {
+      setListing(false);
+    }
+  };
   const text = (field: "base_url" | "model") => (e: Event) =>
     setForm({ ...form, [field]: (e.target as HTMLInputElement).value });
 
@@ -182,7 +201,29 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
       </label>
       <label class="field">
         Model
-        <input data-testid="model" value={form.model ?? ""} placeholder="gpt-4o-mini" onInput={text("model")} />
+        <div class="row">
+          <input data-testid="model" value={form.model ?? ""} placeholder="gpt-4o-mini" onInput={text("model")} />
+          <button type="button" data-testid="load-models" onClick={() => void loadModels()} disabled={listing || !form.base_url}>
+            {listing ? "Asking…" : "List models"}
+          </button>
+        </div>
+        {models && models.length > 0 && (
+          <select
+            data-testid="model-picker"
+            aria-label="Models the server offers"
+            value={models.includes(form.model ?? "") ? form.model ?? "" : ""}
+            onChange={(e) => setForm({ ...form, model: (e.target as HTMLSelectElement).value })}
+          >
+            <option value="" disabled>
+              Choose one of the {models.length} models the server offers
+            </option>
+            {models.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        )}
         <Overridden field="model" overrides={overrides} />
       </label>
       <label class="field">
