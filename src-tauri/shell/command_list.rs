@@ -4,6 +4,7 @@
 // A new command: add it here and as `allow-<name>` in capabilities/default.json.
 window_commands! {
     commands::list_sessions,
+    commands::rename_session,
     commands::session_history,
     commands::get_task,
     commands::create_task,

@@ -90,7 +90,10 @@ pub async fn set_mcp_secret(
     variable: String,
     value: String,
 ) -> Result<()> {
-    call(&state, move |rt| rt.set_mcp_secret(&server, &variable, &value)).await
+    call(&state, move |rt| {
+        rt.set_mcp_secret(&server, &variable, &value)
+    })
+    .await
 }
 
 /// The limits as stored (the environment's overrides are `setting_overrides`).

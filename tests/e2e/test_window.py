@@ -452,3 +452,58 @@ def test_an_mcp_secret_is_set_write_only_from_the_window(app_env: AppEnv, launch
     assert files_containing(app_env.data_dir, secret.encode()) == []
     app.css("[data-testid=nav-keys-settings]")[0].click()
     app.screenshot("keys-mcp-secret")
+
+
+def test_sessions_list_timeline_and_composer_polish(app_env: AppEnv, launch) -> None:
+    app_env.seed("Summarize the notes", app_env.script("a", [{"text": "Summary."}]))
+    app_env.seed("Plant the tomatoes", app_env.script("b", [{"text": "Planted."}]))
+    slow = app_env.script("slow", [{"text": "word " * 400, "chunk_size": 5, "chunk_delay_ms": 50}])
+    app = launch(slow)
+    app.wait("two sessions", lambda: len(app.css("[data-testid=session-item]")) == 2)
+    assert set(app.texts(".session-date")) == {"just now"}
+    # Search narrows the list.
+    app.type_into(app.css("[data-testid=session-search]")[0], "tomato")
+    app.wait("one match", lambda: app.texts("[data-testid=session-item] .session-title") == ["Plant the tomatoes"])
+    app.clear(app.css("[data-testid=session-search]")[0])
+    app.wait("both again", lambda: len(app.css("[data-testid=session-item]")) == 2)
+
+    # Rename in place from the header.
+    app.by_text("[data-testid=session-item]", "Plant the tomatoes").click()
+    app.wait_css("[data-testid=rename-session]").click()
+    field = app.wait_css("[data-testid=rename-input]")
+    app.clear(field)
+    app.type_into(field, "Garden")
+    app.press_enter(field)
+    app.wait("the new title", lambda: "Garden" in app.texts("[data-testid=session-item] .session-title"))
+    assert app.texts("[data-testid=session-title]") == ["Garden"]
+
+    # The timeline names events plainly; a row opens to its payload.
+    app.css("[data-testid=task-details-link]")[0].click()
+    app.wait("the timeline", lambda: app.css("[data-testid=timeline-row]"))
+    names = app.texts("[data-testid=timeline-row] .event-name")
+    assert names[0] == "Task created" and names[-1] == "Task completed", names
+    app.css("[data-testid=timeline-row][data-type=task_completed] .event-name")[0].click()
+    payload = app.wait("the payload", lambda: app.texts("[data-testid=timeline-payload] pre"))
+    assert "Planted." in payload[0]
+    app.screenshot("timeline-payload")
+
+    # The composer has a label; Esc in it stops a run, after a confirmation.
+    app.go("#/new")
+    box = app.wait_css("[data-testid=composer-input]")
+    assert box.get_attribute("aria-label") == "Message to the agent"
+    start_session(app, app_env.workspace("stop"), "Talk for a long time")
+    app.wait("streaming", lambda: app.css("[data-testid=streaming-message]"))
+    box = app.wait_css("[data-testid=composer-input]")
+    assert box.get_attribute("aria-label") == "Message to the agent"
+    box.click()
+    try:
+        box.send_keys(Keys.ESCAPE)
+    except WebDriverException:
+        app.driver.execute_script(
+            "arguments[0].dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true }));", box
+        )
+    app.wait("the confirmation", lambda: app.css("[data-testid=confirm-stop]"))
+    assert app.css("[data-testid=task][data-status=running]"), "Esc alone must not stop the run"
+    app.screenshot("confirm-stop")
+    app.css("[data-testid=confirm-stop-yes]")[0].click()
+    app.wait("the run to stop", lambda: app.css("[data-testid=task][data-status=cancelled]"), timeout=20)

@@ -281,6 +281,20 @@ impl Runtime {
         Ok(self.store.read(|c| sessions::get(c, session_id))?)
     }
 
+    /// Renames a session (the sessions list and its header show the title).
+    pub fn rename_session(&self, session_id: i64, title: &str) -> Result<sessions::Session> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(RuntimeError::InvalidArguments(
+                "a session needs a title".into(),
+            ));
+        }
+        self.store
+            .write(|tx| sessions::set_title(tx, session_id, title))?;
+        self.feed.announce(crate::feed::Change::Refresh);
+        self.session(session_id)
+    }
+
     /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
     pub fn set_session_modes(
         &self,

@@ -32,6 +32,10 @@ import type {
 
 export const listSessions = (): Promise<Session[]> => commands.listSessions();
 
+/** Renames a session; resolves with it as stored. */
+export const renameSession = (sessionId: number, title: string): Promise<Session> =>
+  commands.renameSession(sessionId, title);
+
 export const sessionHistory = (sessionId: number, tasks: number) => commands.sessionHistory(sessionId, tasks);
 
 export const taskEvents = (taskId: number) => commands.taskEvents(taskId);

@@ -8,6 +8,8 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	listSessions: () => __TAURI_INVOKE<Session[]>("list_sessions"),
+	/**  Renames a session; answers it as stored. */
+	renameSession: (sessionId: number, title: string) => __TAURI_INVOKE<Session>("rename_session", { sessionId, title }),
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),

@@ -6,6 +6,7 @@ import { navigate } from "../../lib/route";
 import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
 import { RunMeter } from "./RunMeter";
+import { TitleEditor } from "./TitleEditor";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
@@ -106,7 +107,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
     <main class="session-view" data-testid="session-view" data-session-id={sessionId}>
       <header class="view-head">
         <div class="head-text">
-          <h1 data-testid="session-title" title={session?.title}>{session?.title ?? `Session ${sessionId}`}</h1>
+          <TitleEditor sessionId={sessionId} title={session?.title ?? `Session ${sessionId}`} onRenamed={onChanged} />
           {session && <div class="muted workspace" title={session.workspace}>{session.workspace}</div>}
         </div>
         <div class="head-meters" data-testid="head-meters">

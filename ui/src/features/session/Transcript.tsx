@@ -68,6 +68,8 @@ function StreamingBubble({ text }: { text: string }) {
   const tailRef = useRef<HTMLDivElement>(null);
   // The part of the text the stable blocks on screen stand for.
   const drawn = useRef("");
+  // The open block as last drawn, and whether its DOM text ends exactly where it does.
+  const tailDrawn = useRef({ text: "", exact: false });
   const [ready, setReady] = useState(0);
   useEffect(() => {
     void loadMarkdown().then(() => setReady((n) => n + 1));
@@ -80,8 +82,10 @@ function StreamingBubble({ text }: { text: string }) {
       // A stream reset replaced the text: start over.
       stable.replaceChildren();
       drawn.current = "";
+      tailDrawn.current = { text: "", exact: false };
     }
     const rest = text.slice(drawn.current.length);
+    if (appendPlain(tail, tailDrawn.current, rest)) return;
     const html = streamingHtml(rest);
     if (html === null) {
       tail.className = "stream-tail plain";
@@ -95,14 +99,43 @@ function StreamingBubble({ text }: { text: string }) {
     }
     tail.className = "stream-tail";
     tail.innerHTML = html.tailHtml;
+    const open = rest.slice(html.stableLength);
+    tailDrawn.current = { text: open, exact: open !== "" && !/\s$/.test(open) && endsInText(tail) };
   }, [text, ready]);
   return (
-    <div class="msg assistant streaming markdown" data-testid="streaming-message" aria-live="polite" aria-busy="true">
+    <div class="msg assistant streaming markdown" data-testid="streaming-message">
       <div ref={stableRef} />
       <div ref={tailRef} />
       <span class="cursor" aria-hidden="true" />
     </div>
   );
+}
+
+/** Characters that can change how the text before them is formatted (emphasis, code,
+ * links, breaks, HTML, autolinks): text without any is appended as it is. */
+const MARKUP = /[*_`[\]()<>!#|~\\&:@.\n\r]/;
+
+function endsInText(el: HTMLElement): boolean {
+  let node: Node | null = el.lastChild;
+  while (node && node.nodeType === Node.ELEMENT_NODE && (node as Element).tagName !== "PRE") node = node.lastChild;
+  return node instanceof Text;
+}
+
+/**
+ * Most deltas are plain words added to the open paragraph: those are appended to its last
+ * text node instead of rendering the block again (which would cost more per frame the
+ * longer the paragraph grows). Anything that could change the formatting renders it.
+ */
+function appendPlain(tail: HTMLElement, drawn: { text: string; exact: boolean }, rest: string): boolean {
+  if (!drawn.exact || !rest.startsWith(drawn.text) || rest.length === drawn.text.length) return false;
+  const added = rest.slice(drawn.text.length);
+  if (MARKUP.test(added)) return false;
+  let node: Node | null = tail.lastChild;
+  while (node && node.nodeType === Node.ELEMENT_NODE) node = node.lastChild;
+  if (!(node instanceof Text)) return false;
+  node.appendData(added);
+  drawn.text = rest;
+  return true;
 }
 
 function TaskSection({ view }: { view: TaskView }) {
