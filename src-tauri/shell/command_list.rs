@@ -4,6 +4,7 @@
 // A new command: add it here and as `allow-<name>` in capabilities/default.json.
 window_commands! {
     commands::list_sessions,
+    commands::rename_session,
     commands::session_history,
     commands::get_task,
     commands::create_task,
@@ -28,6 +29,9 @@ window_commands! {
     settings::delete_api_key,
     settings::api_key_stored,
     settings::test_connection,
+    settings::list_models,
+    settings::mcp_secrets,
+    settings::set_mcp_secret,
     settings::limits,
     settings::set_limits,
     settings::policy_rules,

@@ -18,6 +18,17 @@ pub async fn list_sessions(state: State<'_, AppState>) -> Result<Vec<Session>> {
     call(&state, |rt| rt.sessions()).await
 }
 
+/// Renames a session; answers it as stored.
+#[tauri::command]
+#[specta::specta]
+pub async fn rename_session(
+    state: State<'_, AppState>,
+    session_id: i64,
+    title: String,
+) -> Result<Session> {
+    call(&state, move |rt| rt.rename_session(session_id, &title)).await
+}
+
 /// The newest `tasks` tasks of a session and their transcript entries.
 #[tauri::command]
 #[specta::specta]

@@ -1,6 +1,6 @@
 //! The settings screen's commands: provider, API key (write-only), limits, workspace
 //! policy. Each: one call into core (`settings_api`), its error mapped.
-use pocketpilot_protocol::{EnvOverride, LimitsForm, ProviderForm, Setup};
+use pocketpilot_protocol::{EnvOverride, LimitsForm, McpSecret, ProviderForm, Setup};
 use tauri::State;
 
 use super::wire::{CommandError, PolicyRules};
@@ -65,6 +65,35 @@ pub async fn api_key_stored(state: State<'_, AppState>) -> Result<bool> {
 #[specta::specta]
 pub async fn test_connection(state: State<'_, AppState>) -> Result<String> {
     Ok(state.runtime.test_connection().await?)
+}
+
+/// The models the server at `base_url` lists, for the model picker.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_models(state: State<'_, AppState>, base_url: String) -> Result<Vec<String>> {
+    Ok(state.runtime.list_models(&base_url).await?)
+}
+
+/// The secret variables the MCP servers declare, each with whether one is stored.
+#[tauri::command]
+#[specta::specta]
+pub async fn mcp_secrets(state: State<'_, AppState>) -> Result<Vec<McpSecret>> {
+    call(&state, |rt| rt.mcp_secrets()).await
+}
+
+/// Files an MCP server's secret in the OS keychain. Nothing reads it back.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_mcp_secret(
+    state: State<'_, AppState>,
+    server: String,
+    variable: String,
+    value: String,
+) -> Result<()> {
+    call(&state, move |rt| {
+        rt.set_mcp_secret(&server, &variable, &value)
+    })
+    .await
 }
 
 /// The limits as stored (the environment's overrides are `setting_overrides`).

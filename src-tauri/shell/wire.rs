@@ -21,7 +21,10 @@ use specta::Type;
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct CommandError {
     pub kind: ErrorKind,
+    /// A sentence to show.
     pub message: String,
+    /// The underlying error, for a disclosure under the message (a model server's own).
+    pub detail: Option<String>,
 }
 
 impl CommandError {
@@ -29,13 +32,17 @@ impl CommandError {
         Self {
             kind,
             message: message.to_string(),
+            detail: None,
         }
     }
 }
 
 impl From<RuntimeError> for CommandError {
     fn from(e: RuntimeError) -> Self {
-        Self::new(e.kind(), e)
+        Self {
+            detail: e.detail(),
+            ..Self::new(e.kind(), e)
+        }
     }
 }
 

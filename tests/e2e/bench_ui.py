@@ -202,6 +202,20 @@ def responsiveness(app: App, workspace: Path) -> dict:
     }
 
 
+def stream_text() -> str:
+    """The streamed answer: one plain paragraph by default; with BENCH_MARKDOWN=1 markdown
+    (paragraphs with bold and code, lists, fenced code) of the same length, which the window
+    formats block by block as it arrives."""
+    if os.environ.get("BENCH_MARKDOWN") != "1":
+        return "x" * DELTAS
+    block = (
+        "A paragraph with **bold**, `code` and *emphasis* that goes on for a while.\n\n"
+        "- one item\n- another item with **bold**\n\n"
+        "```rust\nfn main() { println!(\"hi\"); }\n```\n\n"
+    )
+    return (block * (DELTAS // len(block) + 1))[:DELTAS]
+
+
 def main() -> int:
     paints = []
     in_page = []
@@ -212,7 +226,7 @@ def main() -> int:
         for i in range(RUNS):
             app_env = fresh_env(Path(tmp) / f"run{i}")
             script = app_env.script(
-                "stream", [{"text": "x" * DELTAS, "chunk_size": 1, "chunk_delay_ms": DELTA_MS}]
+                "stream", [{"text": stream_text(), "chunk_size": 1, "chunk_delay_ms": DELTA_MS}]
             )
             app, launched, pid = start(app_env, script)
             try:
@@ -236,7 +250,8 @@ def main() -> int:
         print("  PSS by process: " + ", ".join(f"{n} {v:.0f} MB" for n, v in sorted(by_name.items())))
     if resp:
         how = "PerformanceObserver longtask" if resp["longtask_supported"] else "a timer and a rAF monitor (no longtask in this WebKitGTK)"
-        print(f"streaming {DELTAS} deltas at {1000 // DELTA_MS}/s nominal ({resp['elapsed_s']:.1f} s end to end), measured with {how}:")
+        kind = "markdown" if os.environ.get("BENCH_MARKDOWN") == "1" else "plain text"
+        print(f"streaming {DELTAS} deltas ({kind}) at {1000 // DELTA_MS}/s nominal ({resp['elapsed_s']:.1f} s end to end), measured with {how}:")
         print(f"  main-thread stalls (10 ms timer late by): longest {resp['max_stall_ms']:.0f} ms, "
               f"over 50 ms: {resp['stalls_over_50ms']}")
         print(f"  frames {resp['frames']}, longest frame gap {resp['max_gap_ms']:.0f} ms, p99 {resp['p99_gap_ms']:.0f} ms, "

@@ -85,7 +85,7 @@ class AppEnv:
 
     def launcher(self, provider_script: Path | None = None) -> Path:
         """The executable tauri-driver starts: the isolated env, then the app, no arguments."""
-        env = {k: v for k, v in self.env.items() if k.startswith(("POCKETPILOT_", "XDG_")) or k == "HOME"}
+        env = {k: v for k, v in self.env.items() if k.startswith(("POCKETPILOT_", "XDG_", "GTK_")) or k == "HOME"}
         if provider_script is not None:
             env["POCKETPILOT_PROVIDER"] = f"scripted:{provider_script}"
         lines = ["#!/bin/sh"] + [f"export {k}={shell_quote(v)}" for k, v in sorted(env.items())]

@@ -46,7 +46,9 @@ export function App() {
 
 function Shell({ store }: { store: SessionStore }) {
   const route = useRoute();
-  const { sessions, approvals, loaded, error: storeError } = useSnapshot();
+  const { sessions, approvals, loaded, activity, error: storeError } = useSnapshot();
+  // The sidebar as a drawer in a narrow window (styles.css hides it below 800 px).
+  const [drawer, setDrawer] = useState(false);
   const [open, setOpen] = useState<Approval | null>(null);
   const [setupError, setError] = useState<string | null>(null);
   const error = storeError ?? setupError;
@@ -71,6 +73,7 @@ function Shell({ store }: { store: SessionStore }) {
     });
   }, []);
 
+  const blocked = configured === false ? "No model is set up yet, so nothing can answer." : null;
   let view;
   if (route.name === "session") {
     view = (
@@ -79,6 +82,7 @@ function Shell({ store }: { store: SessionStore }) {
         sessionId={route.id}
         session={sessions.find((s) => s.id === route.id)}
         onChanged={() => void reload()}
+        blocked={blocked}
       />
     );
   } else if (route.name === "settings") {
@@ -95,7 +99,9 @@ function Shell({ store }: { store: SessionStore }) {
   } else if (route.name === "task") {
     view = <TaskDetails key={route.id} taskId={route.id} />;
   } else {
-    view = <NewSession knownWorkspaces={sessions.map((s) => s.workspace)} onCreated={() => void reload()} />;
+    view = (
+      <NewSession knownWorkspaces={sessions.map((s) => s.workspace)} onCreated={() => void reload()} blocked={blocked} />
+    );
   }
 
   return (
@@ -104,9 +110,26 @@ function Shell({ store }: { store: SessionStore }) {
         sessions={sessions}
         approvals={approvals}
         route={route}
-        onOpenApproval={setOpen}
+        onOpenApproval={(a) => {
+          setDrawer(false);
+          setOpen(a);
+        }}
         needsSetup={configured === false}
+        activity={activity}
+        open={drawer}
+        onClose={() => setDrawer(false)}
       />
+      {drawer && <div class="drawer-scrim" data-testid="drawer-scrim" onClick={() => setDrawer(false)} />}
+      <button
+        type="button"
+        class="sidebar-toggle"
+        data-testid="sidebar-toggle"
+        aria-label={drawer ? "Hide sessions" : "Show sessions"}
+        aria-expanded={drawer}
+        onClick={() => setDrawer(!drawer)}
+      >
+        <span aria-hidden="true">☰</span>
+      </button>
       <div class="main">
         {error && <div class="notice error" role="alert">{error}</div>}
         {view}
@@ -114,6 +137,8 @@ function Shell({ store }: { store: SessionStore }) {
       {open && (
         <ApprovalDialog
           approval={fromRecord(open)}
+          waiting={approvals.filter((a) => a.id !== open.id)}
+          onClose={() => setOpen(null)}
           onDone={() => {
             setOpen(null);
             void reload();

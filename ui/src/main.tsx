@@ -1,7 +1,13 @@
 import { render } from "preact";
 import { App } from "./app";
+import { installCodeCopy } from "./lib/copy";
 import { loadMarkdown } from "./lib/markdown";
+import { applyTheme, storedTheme } from "./lib/theme";
 import "./styles.css";
+
+// Before the first render, so a dark choice never flashes light.
+applyTheme(storedTheme());
+installCodeCopy();
 
 const root = document.getElementById("app");
 if (root) {

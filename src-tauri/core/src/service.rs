@@ -34,6 +34,15 @@ pub enum RuntimeError {
     NotPending(i64),
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// The model server failed: `summary` is a plain sentence, `source` the detail.
+    #[error("{summary}")]
+    Model {
+        summary: String,
+        source: pocketpilot_model::ProviderError,
+    },
+    /// No model is set up, or its settings cannot make a provider.
+    #[error(transparent)]
+    ProviderSetup(#[from] crate::provider::ProviderSetupError),
     #[error(transparent)]
     Inbox(#[from] InboxError),
     #[error(transparent)]
@@ -49,8 +58,23 @@ impl RuntimeError {
             RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
             RuntimeError::NotPending(_) => ErrorKind::NotPending,
             RuntimeError::InvalidArguments(_) => ErrorKind::InvalidArguments,
+            RuntimeError::Model { source, .. } => source.kind(),
+            RuntimeError::ProviderSetup(crate::provider::ProviderSetupError::NoModel) => {
+                ErrorKind::NoModel
+            }
+            RuntimeError::ProviderSetup(crate::provider::ProviderSetupError::Invalid(_)) => {
+                ErrorKind::ModelConfig
+            }
             RuntimeError::Inbox(e) => e.kind(),
             RuntimeError::Store(e) => store_kind(e),
+        }
+    }
+
+    /// What a person opens for more than the message (the model server's own error).
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            RuntimeError::Model { source, .. } => Some(source.to_string()),
+            _ => None,
         }
     }
 }
@@ -257,6 +281,20 @@ impl Runtime {
         Ok(self.store.read(|c| sessions::get(c, session_id))?)
     }
 
+    /// Renames a session (the sessions list and its header show the title).
+    pub fn rename_session(&self, session_id: i64, title: &str) -> Result<sessions::Session> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(RuntimeError::InvalidArguments(
+                "a session needs a title".into(),
+            ));
+        }
+        self.store
+            .write(|tx| sessions::set_title(tx, session_id, title))?;
+        self.feed.announce(crate::feed::Change::Refresh);
+        self.session(session_id)
+    }
+
     /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
     pub fn set_session_modes(
         &self,
@@ -301,8 +339,11 @@ impl Runtime {
     /// Asks the configured model for a one-word reply: the settings screen's "test connection".
     pub async fn test_connection(&self) -> Result<String> {
         let settings = self.provider_settings()?;
-        let provider = crate::provider::build(None, &settings)
-            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        let provider = crate::provider::build(None, &settings)?;
+        let server = settings
+            .base_url
+            .as_deref()
+            .and_then(crate::worker::server_of);
         let reply = provider
             .complete(
                 vec![pocketpilot_model::Message::user(
@@ -311,12 +352,37 @@ impl Runtime {
                 Vec::new(),
             )
             .await
-            .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+            .map_err(|source| RuntimeError::Model {
+                summary: source.kind().plain_sentence(server.as_deref()),
+                source,
+            })?;
         Ok(format!(
             "{} answered: {}",
             provider.label(),
             reply.text.trim()
         ))
+    }
+
+    /// The models the server at `base_url` lists (the settings form's URL, which may not
+    /// be saved yet), asked with the stored key: the settings screen's model picker.
+    pub async fn list_models(&self, base_url: &str) -> Result<Vec<String>> {
+        let mut settings = self.provider_settings()?;
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(RuntimeError::InvalidArguments(format!(
+                "the base URL must start with http:// or https://, got `{base_url}`"
+            )));
+        }
+        settings.base_url = Some(base_url.to_owned());
+        // Listing needs no model; the config wants one.
+        settings.model.get_or_insert_with(String::new);
+        let config = crate::provider::openai_config(&settings)?;
+        let server = crate::worker::server_of(base_url);
+        pocketpilot_model::openai::list_models(&config)
+            .await
+            .map_err(|source| RuntimeError::Model {
+                summary: source.kind().plain_sentence(server.as_deref()),
+                source,
+            })
     }
 
     /// Tasks running and waiting for a person, for the tray.

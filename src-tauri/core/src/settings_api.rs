@@ -15,6 +15,10 @@ use crate::service::{store_kind, Runtime, RuntimeError};
 pub enum SettingsError {
     #[error("the API key is empty")]
     EmptyKey,
+    #[error("the secret is empty")]
+    EmptySecret,
+    #[error("no MCP server `{server}` declares a secret `{var}` (declare it with `pocketpilot mcp add --secret-env`)")]
+    UnknownSecret { server: String, var: String },
     #[error("the workspace {0} does not exist")]
     Workspace(String),
     #[error(transparent)]
@@ -28,7 +32,8 @@ pub enum SettingsError {
 impl SettingsError {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            SettingsError::EmptyKey => ErrorKind::InvalidArguments,
+            SettingsError::EmptyKey | SettingsError::EmptySecret => ErrorKind::InvalidArguments,
+            SettingsError::UnknownSecret { .. } => ErrorKind::NotFound,
             SettingsError::Workspace(_) => ErrorKind::Workspace,
             // The keychain's errors never carry a key's text (see the keychain module).
             SettingsError::Keychain(_) => ErrorKind::Keychain,
@@ -133,6 +138,44 @@ impl Runtime {
     /// Deletes a server by its name and workspace as listed (`None`: the global one).
     pub fn delete_mcp_server(&self, name: &str, workspace: Option<&str>) -> Result<()> {
         Ok(mcp::delete(&self.store, name, workspace)?)
+    }
+
+    /// Each secret variable the MCP servers declare, with whether the keychain has it.
+    pub fn mcp_secrets(&self) -> Result<Vec<pocketpilot_protocol::McpSecret>> {
+        let mut out = Vec::new();
+        for s in mcp::list(&self.store)? {
+            for var in &s.config.secret_env {
+                let account = mcp::secret_account(&s.config.name, var);
+                let stored = keychain::get_key(&account)?.is_some();
+                let secret = pocketpilot_protocol::McpSecret {
+                    server: s.config.name.clone(),
+                    var: var.clone(),
+                    stored,
+                };
+                if !out.contains(&secret) {
+                    out.push(secret);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Files an MCP server's secret in the keychain (write-only, like the API key). Only a
+    /// variable a server declares is accepted, so a typo cannot file a secret nothing reads.
+    pub fn set_mcp_secret(&self, server: &str, var: &str, value: &str) -> Result<()> {
+        if value.trim().is_empty() {
+            return Err(SettingsError::EmptySecret);
+        }
+        let declared = mcp::list(&self.store)?
+            .iter()
+            .any(|s| s.config.name == server && s.config.secret_env.iter().any(|v| v == var));
+        if !declared {
+            return Err(SettingsError::UnknownSecret {
+                server: server.to_owned(),
+                var: var.to_owned(),
+            });
+        }
+        Ok(keychain::set_key(&mcp::secret_account(server, var), value)?)
     }
 
     /// Tells the window that trigger definitions or the host's state changed.

@@ -125,6 +125,7 @@ async fn run_registered(
             let failed = RuntimeEvent::TaskFailed {
                 error: e.to_string(),
                 kind: ErrorKind::NoModel,
+                summary: Some(ErrorKind::NoModel.plain_sentence(None)),
             };
             return sink.finish(&failed, false);
         }
@@ -157,7 +158,12 @@ async fn run_registered(
     cx.store
         .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
-    if let Some(event) = terminal_event(outcome, &limits) {
+    // The configured server, named in a failure's plain sentence (a scripted run has none).
+    let server = match task.provider {
+        None => settings.base_url.as_deref().and_then(server_of),
+        Some(_) => None,
+    };
+    if let Some(event) = terminal_event(outcome, &limits, server.as_deref()) {
         // A task the service already ended (cancelled while queued) stays as it is.
         let ended = cx
             .store
@@ -298,7 +304,11 @@ async fn drive_agent(
 
 /// The event that ends a run after `outcome` (`None`: the time budget ran out); `None`
 /// when the run only paused (waiting for a person).
-fn terminal_event(outcome: Option<AgentOutcome>, limits: &Limits) -> Option<RuntimeEvent> {
+fn terminal_event(
+    outcome: Option<AgentOutcome>,
+    limits: &Limits,
+    server: Option<&str>,
+) -> Option<RuntimeEvent> {
     let Some(outcome) = outcome else {
         return Some(RuntimeEvent::BudgetExceeded {
             budget: Budget::Seconds,
@@ -319,6 +329,7 @@ fn terminal_event(outcome: Option<AgentOutcome>, limits: &Limits) -> Option<Runt
                 "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
             ),
             kind: ErrorKind::StepsExhausted,
+            summary: Some(ErrorKind::StepsExhausted.plain_sentence(None)),
         },
         AgentOutcome::TokenBudget { used, limit } => RuntimeEvent::BudgetExceeded {
             budget: Budget::Tokens,
@@ -327,12 +338,24 @@ fn terminal_event(outcome: Option<AgentOutcome>, limits: &Limits) -> Option<Runt
         AgentOutcome::ModelFailed { error } => RuntimeEvent::TaskFailed {
             error: error.to_string(),
             kind: error.kind(),
+            summary: Some(error.kind().plain_sentence(server)),
         },
         AgentOutcome::Cancelled => cancelled(),
         AgentOutcome::RecordFailed { error } => RuntimeEvent::TaskFailed {
             error: format!("the run could not be recorded: {error}"),
             kind: ErrorKind::Record,
+            summary: Some(ErrorKind::Record.plain_sentence(None)),
         },
+    })
+}
+
+/// `host:port` of a base URL, as a person would name the server.
+pub(crate) fn server_of(base_url: &str) -> Option<String> {
+    let url = url::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
     })
 }
 

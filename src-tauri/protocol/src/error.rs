@@ -111,6 +111,71 @@ impl ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// A plain sentence for a person, naming the model server (`host:port`) where it is
+    /// known: what the window shows first, with the full error behind a disclosure.
+    pub fn plain_sentence(self, server: Option<&str>) -> String {
+        use ErrorKind::*;
+        let at = |what: &str| match server {
+            Some(s) => format!("{what} at {s}"),
+            None => what.to_string(),
+        };
+        match self {
+            ModelConnect => format!("Can't reach {}.", at("the model server")),
+            ModelTimeout => format!(
+                "{} took too long to answer.",
+                capital(&at("the model server"))
+            ),
+            ModelAuth => format!(
+                "{} did not accept the API key.",
+                capital(&at("the model server"))
+            ),
+            ModelNotFound => "The model server does not know this model.".into(),
+            ModelRateLimited => {
+                "The model server is limiting requests; try again in a moment.".into()
+            }
+            ModelServer => format!(
+                "{} had an internal error.",
+                capital(&at("the model server"))
+            ),
+            ModelRequest => "The model server refused the request.".into(),
+            ModelStream => "The model's answer broke off.".into(),
+            ModelStreamLimit => {
+                "The model's answer grew past the size allowed for one turn, so it was stopped."
+                    .into()
+            }
+            ModelInvalidResponse => {
+                "The model server sent an answer that could not be read.".into()
+            }
+            ModelConfig => "The model settings cannot work (check the base URL).".into(),
+            ModelContextOverflow => {
+                "The conversation no longer fits the model's context window.".into()
+            }
+            ModelScripted => "The scripted model failed.".into(),
+            NoModel => "No model is set up yet.".into(),
+            StepsExhausted => "The agent used all its steps without finishing.".into(),
+            Record | Store => "The run could not be saved.".into(),
+            LeaseLost => "Another process took this session over.".into(),
+            Keychain => "The keychain could not be used.".into(),
+            Io | Listen | Watch => "A file or network operation failed.".into(),
+            EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
+            | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
+            | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
+            | InvalidExpression | OutsideWorkspace | InvalidPattern => {
+                "The request was not accepted.".into()
+            }
+        }
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 crate::wire_enum! {
     /// Why a tool call failed; the model reads the message, the journal keeps the kind.
     pub enum ToolErrorKind {
@@ -161,5 +226,20 @@ mod tests {
         assert!(!ErrorKind::EmptyGoal.is_retryable());
         assert!(ErrorKind::InboxFull.is_usage());
         assert!("model_exploded".parse::<ErrorKind>().is_err());
+    }
+
+    #[test]
+    fn a_failure_reads_as_a_plain_sentence_naming_the_server() {
+        assert_eq!(
+            ErrorKind::ModelConnect.plain_sentence(Some("127.0.0.1:9")),
+            "Can't reach the model server at 127.0.0.1:9."
+        );
+        assert_eq!(
+            ErrorKind::ModelTimeout.plain_sentence(None),
+            "The model server took too long to answer."
+        );
+        for k in ErrorKind::ALL {
+            assert!(!k.plain_sentence(None).is_empty());
+        }
     }
 }

@@ -197,6 +197,10 @@ pub enum RuntimeEvent {
     TaskFailed {
         error: String,
         kind: ErrorKind,
+        /// A plain sentence for a person (`ErrorKind::plain_sentence`); `error` is the
+        /// detail. Absent in events recorded before it existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
     },
     TaskCancelled {
         reason: String,

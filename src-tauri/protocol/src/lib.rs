@@ -38,7 +38,9 @@ pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{CompactionCause, EventKind, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS};
 pub use feed::Change;
 pub use rules::{InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo, SkillSource};
-pub use settings::{EnvOverride, LimitsForm, NewMcpServer, ProviderForm, SettingField, Setup};
+pub use settings::{
+    EnvOverride, LimitsForm, McpSecret, NewMcpServer, ProviderForm, SettingField, Setup,
+};
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
 };

@@ -76,3 +76,13 @@ pub struct NewMcpServer {
     pub startup_timeout_secs: Option<u64>,
     pub call_timeout_secs: Option<u64>,
 }
+
+/// One secret variable an MCP server declares (`--secret-env`), and whether a value is in
+/// the keychain: a yes or no, never the value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct McpSecret {
+    pub server: String,
+    pub var: String,
+    pub stored: bool,
+}

@@ -65,6 +65,18 @@ pub fn touch(c: &Connection, id: i64) -> Result<()> {
     Ok(())
 }
 
+/// Renames a session; `NotFound` when there is none.
+pub fn set_title(c: &Connection, id: i64, title: &str) -> Result<()> {
+    let n = c.execute(
+        "UPDATE sessions SET title = ?2 WHERE id = ?1",
+        params![id, title],
+    )?;
+    if n == 0 {
+        get(c, id)?;
+    }
+    Ok(())
+}
+
 pub fn set_last_failure(c: &Connection, id: i64, failure: Option<&str>) -> Result<()> {
     c.execute(
         "UPDATE sessions SET last_failure = ?2, updated_at = ?3 WHERE id = ?1",

@@ -32,6 +32,10 @@ import type {
 
 export const listSessions = (): Promise<Session[]> => commands.listSessions();
 
+/** Renames a session; resolves with it as stored. */
+export const renameSession = (sessionId: number, title: string): Promise<Session> =>
+  commands.renameSession(sessionId, title);
+
 export const sessionHistory = (sessionId: number, tasks: number) => commands.sessionHistory(sessionId, tasks);
 
 export const taskEvents = (taskId: number) => commands.taskEvents(taskId);
@@ -121,6 +125,13 @@ export const setApiKey = (key: string) => commands.setApiKey(key).then(() => und
 export const deleteApiKey = (): Promise<boolean> => commands.deleteApiKey();
 export const apiKeyStored = (): Promise<boolean> => commands.apiKeyStored();
 export const testConnection = (): Promise<string> => commands.testConnection();
+/** The models the server at `baseUrl` lists (`GET /models`), asked with the stored key. */
+export const listModels = (baseUrl: string): Promise<string[]> => commands.listModels(baseUrl);
+/** The secret variables the MCP servers declare, each with whether a value is stored. */
+export const mcpSecrets = (): Promise<Wire.McpSecret[]> => commands.mcpSecrets();
+/** Files an MCP server's secret in the OS keychain. There is no way to read it back. */
+export const setMcpSecret = (server: string, variable: string, value: string) =>
+  commands.setMcpSecret(server, variable, value).then(() => undefined);
 export const limits = (): Promise<LimitsForm> => commands.limits();
 export const setLimits = (l: LimitsForm) => commands.setLimits(l).then(() => undefined);
 export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);
@@ -173,6 +184,12 @@ export const aboutApp = (): Promise<AboutInfo> => commands.aboutApp();
 export function errorMessage(e: unknown): string {
   if (e && typeof e === "object" && "message" in e) return String(e.message);
   return String(e);
+}
+
+/** The underlying error of a rejected command (a model server's own), if it carries one. */
+export function errorDetail(e: unknown): string | null {
+  if (e && typeof e === "object" && "detail" in e && typeof e.detail === "string") return e.detail;
+  return null;
 }
 
 /** The stable kind of a rejected command (`conversation_busy`, `not_queued`, …), if any. */

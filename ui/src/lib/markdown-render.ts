@@ -33,7 +33,13 @@ const marked = new Marked({
       const body = language && hljs.getLanguage(language)
         ? hljs.highlight(text, { language }).value
         : escapeHtml(text);
-      return `<pre class="code"><code class="hljs">${body}</code></pre>`;
+      // A header with the language and a copy button (lib/copy.ts handles its clicks).
+      const label = language ? `<span class="code-lang">${escapeHtml(language)}</span>` : "<span></span>";
+      return (
+        `<div class="code-block"><div class="code-head">${label}` +
+        `<button type="button" class="code-copy" data-testid="code-copy">Copy</button></div>` +
+        `<pre class="code"><code class="hljs">${body}</code></pre></div>`
+      );
     },
   },
 });
@@ -41,4 +47,21 @@ const marked = new Marked({
 export function renderMarkdown(text: string): string {
   const html = marked.parse(text, { async: false }) as string;
   return DOMPurify.sanitize(html, { USE_PROFILES: { html: true } });
+}
+
+/**
+ * Splits a growing answer into the leading blocks that later text cannot change and the
+ * open block at its end. A block is final once another non-blank block follows it (a
+ * trailing blank line may still continue a list), so the stable part is rendered once and
+ * only the tail is rendered again as text arrives.
+ */
+export function splitStable(text: string): { stable: string; tail: string } {
+  const tokens = marked.lexer(text);
+  let last = tokens.length - 1;
+  while (last >= 0 && tokens[last].type === "space") last--;
+  let stable = "";
+  for (let i = 0; i < last; i++) stable += tokens[i].raw;
+  // The lexer normalises some input (line endings): commit only what matches verbatim.
+  if (!text.startsWith(stable)) return { stable: "", tail: text };
+  return { stable, tail: text.slice(stable.length) };
 }

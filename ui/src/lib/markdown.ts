@@ -6,17 +6,35 @@
 // Rendering is memoised by text: a finished answer is rendered once, however often the
 // view around it re-renders or the history is re-read from the store.
 type Render = (text: string) => string;
+type Split = (text: string) => { stable: string; tail: string };
 
 let render: Render | null = null;
+let split: Split | null = null;
 let loading: Promise<Render> | null = null;
 
 /** Starts loading the renderer (once); resolves when it can be used. */
 export function loadMarkdown(): Promise<Render> {
   loading ??= import("./markdown-render").then((m) => {
     render = m.renderMarkdown;
+    split = m.splitStable;
     return m.renderMarkdown;
   });
   return loading;
+}
+
+/**
+ * For a streaming answer: the blocks of `text` that can no longer change (rendered), the
+ * open block at the end (rendered, not cached: it changes every frame), and the length of
+ * `text` the stable HTML stands for. Null while the renderer is not loaded.
+ */
+export function streamingHtml(text: string): { stableHtml: string; stableLength: number; tailHtml: string } | null {
+  if (!render || !split) return null;
+  const parts = split(text);
+  return {
+    stableHtml: parts.stable ? render(parts.stable) : "",
+    stableLength: parts.stable.length,
+    tailHtml: parts.tail ? render(parts.tail) : "",
+  };
 }
 
 /** Rendered answers, most recently used last; bounded so a long session cannot grow it forever. */

@@ -8,7 +8,25 @@
 // Re-reads coalesce: while one of a kind is in flight, further changes mark it stale and
 // one more read runs when it returns, so a burst of changes costs two reads, not N, and
 // the newest answer is the one kept.
-import type { Approval, Change, Session, Submission } from "../api/generated/bindings";
+import type { Approval, Change, EventKind, Session, Submission } from "../api/generated/bindings";
+
+/** What a session's run is doing, as the sidebar marks it. */
+export type Activity = "busy" | "waiting";
+
+/** The activity a task change leaves its session in; null: the run ended. */
+export function activityAfter(event: EventKind): Activity | null {
+  switch (event) {
+    case "approval_required":
+      return "waiting";
+    case "task_completed":
+    case "task_failed":
+    case "task_cancelled":
+    case "budget_exceeded":
+      return null;
+    default:
+      return "busy";
+  }
+}
 
 /** Where the store reads from and how it follows changes (commands.ts in the app). */
 export interface Source {
@@ -24,6 +42,8 @@ export interface Snapshot {
   approvals: Approval[];
   /** Queued submissions of each watched session, oldest first. */
   inboxes: ReadonlyMap<number, Submission[]>;
+  /** Sessions whose run this window saw start and not yet end (from the feed). */
+  activity: ReadonlyMap<number, Activity>;
   /** True once the sessions and approvals were read the first time. */
   loaded: boolean;
   error: string | null;
@@ -54,7 +74,14 @@ function reader(read: () => Promise<void>): Reader {
 }
 
 export class SessionStore {
-  private snap: Snapshot = { sessions: [], approvals: [], inboxes: new Map(), loaded: false, error: null };
+  private snap: Snapshot = {
+    sessions: [],
+    approvals: [],
+    inboxes: new Map(),
+    activity: new Map(),
+    loaded: false,
+    error: null,
+  };
   private listeners = new Set<() => void>();
   private changeListeners = new Set<(c: Change) => void>();
   private watched = new Map<number, { count: number; reader: Reader }>();
@@ -139,6 +166,7 @@ export class SessionStore {
   apply(change: Change): void {
     switch (change.kind) {
       case "task":
+        if (change.session_id !== null) this.markActivity(change.session_id, activityAfter(change.event));
         void this.lists.run();
         // A run that starts or ends places items of its session's inbox.
         if (change.session_id === null) this.reloadInboxes();
@@ -157,6 +185,14 @@ export class SessionStore {
         break;
     }
     for (const l of this.changeListeners) l(change);
+  }
+
+  private markActivity(sessionId: number, a: Activity | null) {
+    if (this.snap.activity.get(sessionId) === (a ?? undefined)) return;
+    const activity = new Map(this.snap.activity);
+    if (a === null) activity.delete(sessionId);
+    else activity.set(sessionId, a);
+    this.set({ activity });
   }
 
   private refreshAll(): Promise<void> {

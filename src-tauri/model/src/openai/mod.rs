@@ -20,11 +20,13 @@
 mod assemble;
 mod config;
 mod http;
+mod models;
 mod overflow;
 mod retry;
 mod sse;
 mod turn;
 mod window;
+pub use models::list_models;
 mod wire;
 
 use std::sync::Arc;

@@ -8,6 +8,8 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	listSessions: () => __TAURI_INVOKE<Session[]>("list_sessions"),
+	/**  Renames a session; answers it as stored. */
+	renameSession: (sessionId: number, title: string) => __TAURI_INVOKE<Session>("rename_session", { sessionId, title }),
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
@@ -58,6 +60,12 @@ export const commands = {
 	apiKeyStored: () => __TAURI_INVOKE<boolean>("api_key_stored"),
 	/**  Asks the configured model for a one-word reply. */
 	testConnection: () => __TAURI_INVOKE<string>("test_connection"),
+	/**  The models the server at `base_url` lists, for the model picker. */
+	listModels: (baseUrl: string) => __TAURI_INVOKE<string[]>("list_models", { baseUrl }),
+	/**  The secret variables the MCP servers declare, each with whether one is stored. */
+	mcpSecrets: () => __TAURI_INVOKE<McpSecret[]>("mcp_secrets"),
+	/**  Files an MCP server's secret in the OS keychain. Nothing reads it back. */
+	setMcpSecret: (server: string, variable: string, value: string) => __TAURI_INVOKE<null>("set_mcp_secret", { server, variable, value }),
 	/**  The limits as stored (the environment's overrides are `setting_overrides`). */
 	limits: () => __TAURI_INVOKE<LimitsForm>("limits"),
 	setLimits: (limits: LimitsForm) => __TAURI_INVOKE<null>("set_limits", { limits }),
@@ -206,7 +214,10 @@ export type ChatTask = {
 /**  What a command rejects with: a stable kind to branch on and a message to show. */
 export type CommandError = {
 	kind: ErrorKind,
+	/**  A sentence to show. */
 	message: string,
+	/**  The underlying error, for a disclosure under the message (a model server's own). */
+	detail: string | null,
 };
 
 /**  What a compaction asked for by the person did. */
@@ -404,6 +415,16 @@ export type LimitsForm = {
 
 /**  Why an MCP server gave no tools to a run (never fatal). */
 export type McpProblemKind = "invalid_config" | "invalid_whitelist" | "not_configured" | "unknown_tool" | "whitelist" | "spawn" | "startup_timeout" | "initialize" | "list_tools" | "stopped";
+
+/**
+ *  One secret variable an MCP server declares (`--secret-env`), and whether a value is in
+ *  the keychain: a yes or no, never the value.
+ */
+export type McpSecret = {
+	server: string,
+	var: string,
+	stored: boolean,
+};
 
 /**
  *  An MCP server as the settings screen lists it: a command (stdio) or a streamable-HTTP
@@ -632,6 +653,11 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 } } | { type: "task_failed"; payload: {
 	error: string,
 	kind: ErrorKind,
+	/**
+	 *  A plain sentence for a person (`ErrorKind::plain_sentence`); `error` is the
+	 *  detail. Absent in events recorded before it existed.
+	 */
+	summary?: string | null,
 } } | { type: "task_cancelled"; payload: {
 	reason: string,
 } } | { type: "budget_exceeded"; payload: {

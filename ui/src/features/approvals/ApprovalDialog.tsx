@@ -1,9 +1,10 @@
 // Shows the exact effect of a risky call before anything happens, and sends the person's
 // answer: approve, approve for this session, approve with edited arguments, or reject
 // with a reason.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { errorMessage, resolveApproval } from "../../api/commands";
-import type { Effect, Value } from "../../api/generated/bindings";
+import type { Approval, Effect, Value } from "../../api/generated/bindings";
+import { Inline } from "./inline";
 import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 import { SandboxLine, useApprovalSandbox } from "./SandboxLine";
@@ -74,7 +75,22 @@ function diffClass(line: string): string {
 
 type Mode = "ask" | "edit" | "reject";
 
-export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval; onDone: () => void }) {
+interface Props {
+  approval: PendingApproval;
+  onDone: () => void;
+  /** Esc: the dialog goes away, the approval stays pending. */
+  onClose: () => void;
+  /** The other approvals waiting for a person (named in the dialog). */
+  waiting?: Approval[];
+}
+
+/** The focusable elements of `root`, in tab order. */
+function focusables(root: HTMLElement): HTMLElement[] {
+  const sel = "button:not([disabled]), textarea, input, select, summary, a[href], [tabindex]:not([tabindex='-1'])";
+  return [...root.querySelectorAll<HTMLElement>(sel)].filter((e) => e.offsetParent !== null || e === document.activeElement);
+}
+
+export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Props) {
   const [mode, setMode] = useState<Mode>("ask");
   const [args, setArgs] = useState(() => JSON.stringify(approval.arguments, null, 2));
   const [reason, setReason] = useState("");
@@ -112,6 +128,54 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
     }
   };
 
+  const dialog = useRef<HTMLDivElement>(null);
+  // Focus moves in when the dialog opens (to its first button), and back where it was
+  // when it closes.
+  useEffect(() => {
+    const before = document.activeElement as HTMLElement | null;
+    dialog.current?.querySelector<HTMLElement>("[data-testid=approve]")?.focus();
+    return () => before?.focus?.();
+  }, [approval.approvalId]);
+  useEffect(() => {
+    const root = dialog.current;
+    if (!root) return;
+    const first = root.querySelector<HTMLElement>("textarea") ?? focusables(root)[0];
+    first?.focus();
+  }, [mode]);
+  // Focus that lands behind the dialog (a click, a key the dialog did not see) comes back.
+  useEffect(() => {
+    const onFocus = (e: FocusEvent) => {
+      const root = dialog.current;
+      if (root && e.target instanceof Node && !root.contains(e.target)) focusables(root)[0]?.focus();
+    };
+    document.addEventListener("focusin", onFocus);
+    return () => document.removeEventListener("focusin", onFocus);
+  }, []);
+  const onKeyDown = (e: KeyboardEvent) => {
+    const root = dialog.current;
+    if (!root) return;
+    if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      if (mode !== "ask") setMode("ask");
+      else onClose();
+    } else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      if (busy) return;
+      if (mode === "ask") void answer(true);
+      else if (mode === "edit") void answer(true, { edited: true });
+      else void answer(false);
+    } else if (e.key === "Tab" || e.keyCode === 9) {
+      // Tab cycles inside the dialog: nothing behind it is reachable while it is open.
+      const items = focusables(root);
+      if (items.length === 0) return;
+      const at = items.indexOf(document.activeElement as HTMLElement);
+      const next = e.shiftKey ? (at <= 0 ? items.length - 1 : at - 1) : at === items.length - 1 || at < 0 ? 0 : at + 1;
+      e.preventDefault();
+      items[next].focus();
+    }
+  };
+
   return (
     <div class="overlay">
       <div
@@ -119,14 +183,17 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
         role="dialog"
         aria-modal="true"
         aria-labelledby="approval-title"
+        aria-describedby="approval-reason"
         data-testid="approval-dialog"
         data-approval-id={approval.approvalId}
+        ref={dialog}
+        onKeyDown={onKeyDown}
       >
         <h2 id="approval-title">
           Approve <code>{approval.name}</code>?
         </h2>
-        <p class="muted">
-          {approval.reason}
+        <p class="muted" id="approval-reason" data-testid="approval-reason">
+          <Inline text={approval.reason} />
           {approval.capability && (
             <>
               {" "}
@@ -149,13 +216,30 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
           </label>
         )}
         {error && <div class="notice error" role="alert">{error}</div>}
+        {waiting.length > 0 && (
+          <div class="approvals-queue muted" data-testid="approvals-waiting">
+            Also waiting ({waiting.length}):{" "}
+            {waiting.map((w, i) => (
+              <span key={w.id}>
+                {i > 0 && ", "}
+                <code>{w.tool}</code> (task {w.task_id})
+              </span>
+            ))}
+          </div>
+        )}
         <div class="dialog-buttons">
           {mode === "ask" && (
             <>
               <button type="button" class="primary" data-testid="approve" disabled={busy} onClick={() => answer(true)}>
                 Approve
               </button>
-              <button type="button" data-testid="approve-session" disabled={busy} onClick={() => answer(true, { sessionGrant: true })}>
+              <button
+                type="button"
+                data-testid="approve-session"
+                disabled={busy}
+                aria-describedby="approve-session-scope"
+                onClick={() => answer(true, { sessionGrant: true })}
+              >
                 Approve for this session
               </button>
               <button type="button" data-testid="edit" disabled={busy} onClick={() => setMode("edit")}>
@@ -187,6 +271,22 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
             </>
           )}
         </div>
+        {mode === "ask" && (
+          <p class="muted scope" id="approve-session-scope" data-testid="approve-session-scope">
+            “Approve for this session” allows{" "}
+            {approval.capability ? (
+              <>
+                every <code>{approval.capability}</code> call
+              </>
+            ) : (
+              <>
+                every <code>{approval.name}</code> call
+              </>
+            )}{" "}
+            in this session without asking again.
+          </p>
+        )}
+        <p class="muted keys">Ctrl+Enter approves · Esc closes without deciding</p>
       </div>
     </div>
   );

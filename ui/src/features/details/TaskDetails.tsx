@@ -1,8 +1,9 @@
 // A task's audit record: every persisted event with its sequence, type, time, the time
 // since the previous event and the tokens of model turns.
+import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, getTask, taskEvents } from "../../api/commands";
-import type { Task, TaskEvent } from "../../api/generated/bindings";
+import type { EventKind, Task, TaskEvent } from "../../api/generated/bindings";
 import { timeOf } from "../../lib/format";
 import { hrefOf } from "../../lib/route";
 
@@ -10,6 +11,13 @@ export function TaskDetails({ taskId }: { taskId: number }) {
   const [task, setTask] = useState<Task | null>(null);
   const [events, setEvents] = useState<TaskEvent[]>([]);
   const [error, setError] = useState<string | null>(null);
+  const [open, setOpen] = useState<ReadonlySet<number>>(new Set());
+  const toggle = (seq: number) => {
+    const next = new Set(open);
+    if (next.has(seq)) next.delete(seq);
+    else next.add(seq);
+    setOpen(next);
+  };
   useEffect(() => {
     Promise.all([getTask(taskId), taskEvents(taskId)])
       .then(([t, e]) => {
@@ -48,15 +56,38 @@ export function TaskDetails({ taskId }: { taskId: number }) {
           </thead>
           <tbody>
             {events.map((ev, i) => (
-              <tr key={ev.sequence} data-testid="timeline-row" data-type={ev.type}>
-                <td>{ev.sequence}</td>
-                <td>
-                  <code>{ev.type}</code>
-                </td>
-                <td>{timeOf(ev.at)}</td>
-                <td>{i === 0 ? "" : Math.max(0, Date.parse(ev.at) - Date.parse(events[i - 1].at))}</td>
-                <td>{tokensOf(ev)}</td>
-              </tr>
+              <Fragment key={ev.sequence}>
+                <tr
+                  data-testid="timeline-row"
+                  data-type={ev.type}
+                  class={open.has(ev.sequence) ? "timeline-row open" : "timeline-row"}
+                  aria-expanded={open.has(ev.sequence)}
+                  tabIndex={0}
+                  onClick={() => toggle(ev.sequence)}
+                  onKeyDown={(e) => {
+                    if (e.key === "Enter" || e.key === " ") {
+                      e.preventDefault();
+                      toggle(ev.sequence);
+                    }
+                  }}
+                >
+                  <td>{ev.sequence}</td>
+                  <td>
+                    <span class="event-name" title={ev.type}>{EVENT_NAMES[ev.type]}</span>
+                  </td>
+                  <td>{timeOf(ev.at)}</td>
+                  <td>{i === 0 ? "" : Math.max(0, Date.parse(ev.at) - Date.parse(events[i - 1].at))}</td>
+                  <td>{tokensOf(ev)}</td>
+                </tr>
+                {open.has(ev.sequence) && (
+                  <tr class="timeline-payload" data-testid="timeline-payload">
+                    <td />
+                    <td colSpan={4}>
+                      <pre>{JSON.stringify(ev.payload, null, 2)}</pre>
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
             ))}
           </tbody>
         </table>
@@ -70,3 +101,26 @@ function tokensOf(ev: TaskEvent): string {
   const u = ev.payload.usage;
   return `${u.prompt_tokens} + ${u.completion_tokens}`;
 }
+
+/** Each event as a person would name it (the wire name stays in the row's tooltip). */
+const EVENT_NAMES: Record<EventKind, string> = {
+  assistant_delta: "Text streamed",
+  stream_reset: "Stream restarted",
+  task_created: "Task created",
+  task_started: "Run started",
+  model_turn_started: "Model asked",
+  model_turn_completed: "Model answered",
+  tool_call_started: "Tool started",
+  tool_call_completed: "Tool finished",
+  tool_call_failed: "Tool failed",
+  approval_required: "Approval asked",
+  approval_resolved: "Approval answered",
+  input_placed: "Message placed",
+  mcp_problem: "MCP server problem",
+  context_compacted: "Context compacted",
+  agent_completed: "Agent finished",
+  task_completed: "Task completed",
+  task_failed: "Task failed",
+  task_cancelled: "Task cancelled",
+  budget_exceeded: "Budget exceeded",
+};

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { WhenBusy } from "../../api/generated/bindings";
 
 interface Props {
@@ -8,6 +8,10 @@ interface Props {
   busy?: boolean;
   hint?: string;
   placeholder?: string;
+  /** Sending is refused, and this says why (in place, under the box). */
+  blocked?: string | null;
+  /** Stops the running task: Esc in the box asks first. */
+  onStop?: () => void;
 }
 
 const MODES: { mode: WhenBusy; label: string; title: string }[] = [
@@ -16,13 +20,22 @@ const MODES: { mode: WhenBusy; label: string; title: string }[] = [
 ];
 
 /** Enter sends; Shift+Enter starts a new line. While busy, Follow-up (default) or Steer. */
-export function Composer({ onSend, disabled, busy, hint, placeholder }: Props) {
+export function Composer({ onSend, disabled, busy, hint, placeholder, blocked, onStop }: Props) {
   const [text, setText] = useState("");
   const [mode, setMode] = useState<WhenBusy>("followUp");
   const [sending, setSending] = useState(false);
+  const [confirmStop, setConfirmStop] = useState(false);
+  const stopButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (confirmStop) stopButton.current?.focus();
+  }, [confirmStop]);
+  useEffect(() => {
+    if (!busy) setConfirmStop(false);
+  }, [busy]);
+  const refused = !!blocked || !!disabled;
   const send = async () => {
     const goal = text.trim();
-    if (!goal || disabled || sending) return;
+    if (!goal || refused || sending) return;
     setSending(true);
     try {
       await onSend(goal, mode);
@@ -42,6 +55,8 @@ export function Composer({ onSend, disabled, busy, hint, placeholder }: Props) {
     >
       <textarea
         data-testid="composer-input"
+        aria-label="Message to the agent"
+        aria-describedby={blocked ? "composer-blocked" : undefined}
         rows={3}
         value={text}
         placeholder={
@@ -55,9 +70,48 @@ export function Composer({ onSend, disabled, busy, hint, placeholder }: Props) {
           if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
             e.preventDefault();
             void send();
+          } else if (e.key === "Escape" && busy && onStop) {
+            e.preventDefault();
+            setConfirmStop(true);
           }
         }}
       />
+      {blocked && (
+        <div class="composer-blocked" id="composer-blocked" role="alert" data-testid="composer-blocked">
+          {blocked} <a href="#/settings">Open Settings</a>
+        </div>
+      )}
+      {confirmStop && onStop && (
+        <div
+          class="confirm-stop"
+          role="alertdialog"
+          aria-label="Stop the run?"
+          data-testid="confirm-stop"
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.preventDefault();
+              setConfirmStop(false);
+            }
+          }}
+        >
+          <span>Stop the run? What it has done so far stays.</span>
+          <button
+            type="button"
+            ref={stopButton}
+            class="danger"
+            data-testid="confirm-stop-yes"
+            onClick={() => {
+              setConfirmStop(false);
+              onStop();
+            }}
+          >
+            Stop
+          </button>
+          <button type="button" data-testid="confirm-stop-no" onClick={() => setConfirmStop(false)}>
+            Keep running
+          </button>
+        </div>
+      )}
       <div class="composer-row">
         {busy && (
           <div class="segmented" role="radiogroup" aria-label="While the agent is working" data-testid="busy-mode">
@@ -78,7 +132,7 @@ export function Composer({ onSend, disabled, busy, hint, placeholder }: Props) {
           </div>
         )}
         {hint && <span class="muted">{hint}</span>}
-        <button type="submit" data-testid="send" disabled={disabled || sending || !text.trim()}>
+        <button type="submit" class="primary" data-testid="send" disabled={refused || sending || !text.trim()}>
           {busy ? (mode === "steer" ? "Steer" : "Queue") : "Send"}
         </button>
       </div>

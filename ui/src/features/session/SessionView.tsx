@@ -2,6 +2,11 @@ import { memo } from "preact/compat";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { cancelTask, errorMessage, say } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
+import { navigate } from "../../lib/route";
+import { useSnapshot } from "../../store/useStore";
+import { ActionsContext, type TranscriptActions } from "./Notice";
+import { RunMeter } from "./RunMeter";
+import { TitleEditor } from "./TitleEditor";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
@@ -19,14 +24,19 @@ interface Props {
   session: Session | undefined;
   sessionId: number;
   onChanged: () => void;
+  /** Why nothing can be sent yet (no model set up), or null. */
+  blocked?: string | null;
 }
 
 // Neither changes while an answer streams: skipped when the view re-renders per frame.
 const MemoInbox = memo(Inbox);
 const MemoComposer = memo(Composer);
 
-export function SessionView({ session, sessionId, onChanged }: Props) {
+export function SessionView({ session, sessionId, onChanged, blocked = null }: Props) {
   const s = useSession(sessionId);
+  const { approvals } = useSnapshot();
+  // The approval the person closed with Esc: it stays pending, the dialog stays away.
+  const [dismissed, setDismissed] = useState<number | null>(null);
   const busy = s.busyTask !== null;
   const inbox = useInbox(sessionId, () => void s.refresh());
   // A run of this session started, waited or ended (here or in another process): re-read
@@ -55,7 +65,11 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
   const leaveBottom = useStickToBottom(scroller, tail);
 
   // The latest closures, behind stable callbacks (so the memoised children stay skipped).
-  const latest = useRef({ send: (_t: string, _w: WhenBusy) => Promise.resolve(), withdraw: (_id: number) => {} });
+  const latest = useRef({
+    send: (_t: string, _w: WhenBusy) => Promise.resolve(),
+    withdraw: (_id: number) => {},
+    stop: () => Promise.resolve(),
+  });
   const onSend = useCallback((text: string, whenBusy: WhenBusy) => latest.current.send(text, whenBusy), []);
   const onWithdraw = useCallback((id: number) => latest.current.withdraw(id), []);
 
@@ -73,7 +87,11 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       setActionError(errorMessage(e));
     }
   };
-  latest.current = { send, withdraw: (id) => void inbox.withdraw(id) };
+  latest.current = { send, withdraw: (id) => void inbox.withdraw(id), stop: () => stop() };
+  const actions = useRef<TranscriptActions>({
+    retry: (text) => latest.current.send(text, "followUp"),
+    openSettings: () => navigate({ name: "settings" }),
+  }).current;
   // Older tasks go in above: the person keeps seeing what they were reading.
   const showEarlier = async () => {
     const el = scroller.current;
@@ -86,6 +104,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       el.scrollTop = el.scrollHeight - fromEnd;
     });
   };
+  const onStop = useCallback(() => void latest.current.stop(), []);
   const stop = async () => {
     if (s.busyTask === null) return;
     try {
@@ -95,14 +114,20 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
     }
   };
 
+  const current = s.views[s.views.length - 1];
+  const approval = s.approval && s.approval.approvalId !== dismissed ? s.approval : null;
+  const othersWaiting = approvals.filter((a) => a.id !== s.approval?.approvalId);
   return (
     <main class="session-view" data-testid="session-view" data-session-id={sessionId}>
       <header class="view-head">
-        <div>
-          <h1 data-testid="session-title">{session?.title ?? `Session ${sessionId}`}</h1>
-          {session && <div class="muted workspace" title="workspace">{session.workspace}</div>}
+        <div class="head-text">
+          <TitleEditor sessionId={sessionId} title={session?.title ?? `Session ${sessionId}`} onRenamed={onChanged} />
+          {session && <div class="muted workspace" title={session.workspace}>{session.workspace}</div>}
         </div>
-        <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
+        <div class="head-meters" data-testid="head-meters">
+          {current && <RunMeter view={current} />}
+          <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
+        </div>
         <a class="button" href={`#/rules/${sessionId}`} data-testid="open-rules">
           Instructions in effect
         </a>
@@ -115,6 +140,14 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       {(s.error || actionError || inbox.error) && (
         <div class="notice error" role="alert">{s.error ?? actionError ?? inbox.error}</div>
       )}
+      {s.approval && !approval && (
+        <div class="notice info approval-waiting" data-testid="approval-waiting">
+          An approval is waiting for you.{" "}
+          <button type="button" class="link" data-testid="reopen-approval" onClick={() => setDismissed(null)}>
+            Review it
+          </button>
+        </div>
+      )}
       <div class="scroll" ref={scroller}>
         {s.earlier && (
           <button type="button" class="link earlier" data-testid="show-earlier" onClick={showEarlier}>
@@ -123,18 +156,24 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
         )}
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <EntriesContext.Provider value={entriesById}>
-          <Transcript views={s.views} marks={placed} />
+          <ActionsContext.Provider value={actions}>
+            <Transcript views={s.views} marks={placed} />
+          </ActionsContext.Provider>
         </EntriesContext.Provider>
       </div>
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
-      <MemoComposer onSend={onSend} busy={busy} />
-      {s.approval && <ApprovalDialog
-          approval={s.approval}
+      <MemoComposer onSend={onSend} busy={busy} blocked={blocked} onStop={onStop} />
+      {approval && (
+        <ApprovalDialog
+          approval={approval}
+          waiting={othersWaiting}
+          onClose={() => setDismissed(approval.approvalId)}
           onDone={() => {
             void s.refresh();
             onChanged();
           }}
-        />}
+        />
+      )}
     </main>
   );
 }

@@ -9,8 +9,9 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
+import { Notice } from "./Notice";
 import { hrefOf } from "../../lib/route";
-import { loadMarkdown, markdownHtml } from "../../lib/markdown";
+import { loadMarkdown, markdownHtml, streamingHtml } from "../../lib/markdown";
 import { CompactionDivider, ResetDivider } from "../context/CompactionDivider";
 import type { BetweenMark, PlacedMarks } from "../context/marks";
 
@@ -35,7 +36,7 @@ function AssistantMessage({ text }: { text: string }) {
   );
 }
 
-function ItemView({ item }: { item: Item }) {
+function ItemView({ item, retryText }: { item: Item; retryText: string | null }) {
   switch (item.kind) {
     case "user":
       return <div class="msg user" data-testid="user-message">{item.text}</div>;
@@ -44,7 +45,7 @@ function ItemView({ item }: { item: Item }) {
     case "tool":
       return <ToolCard item={item} />;
     case "notice":
-      return <div class={`notice ${item.tone}`} data-testid="notice">{item.text}</div>;
+      return <Notice item={item} retryText={retryText} />;
     case "compaction":
       return <CompactionDivider mark={item.mark} />;
   }
@@ -58,43 +59,110 @@ function sameItem(a: Item, b: Item): boolean {
   return ka.every((k) => a[k] === b[k]);
 }
 
-const MemoItem = memo(ItemView, (prev, next) => sameItem(prev.item, next.item));
+const MemoItem = memo(ItemView, (prev, next) => sameItem(prev.item, next.item) && prev.retryText === next.retryText);
 
 /**
- * The answer being generated, as plain text (markdown is rendered once the turn
- * completes). The text node is owned here, not by Preact: a delta appends to it.
+ * The answer being generated, formatted as it arrives. The blocks that later text cannot
+ * change (a finished paragraph, list or code block) are rendered once and appended; only
+ * the open block at the end is rendered again per frame, so the cost per frame does not
+ * grow with the answer. The nodes are owned here, not by Preact. Until the renderer is
+ * loaded the text is shown plain.
  */
 function StreamingBubble({ text }: { text: string }) {
-  const node = useRef<HTMLSpanElement>(null);
-  const shown = useRef("");
+  const stableRef = useRef<HTMLDivElement>(null);
+  const tailRef = useRef<HTMLDivElement>(null);
+  // The part of the text the stable blocks on screen stand for.
+  const drawn = useRef("");
+  // The open block as last drawn, and whether its DOM text ends exactly where it does.
+  const tailDrawn = useRef({ text: "", exact: false });
+  const [ready, setReady] = useState(0);
+  useEffect(() => {
+    void loadMarkdown().then(() => setReady((n) => n + 1));
+  }, []);
   useLayoutEffect(() => {
-    const el = node.current;
-    if (!el) return;
-    const before = shown.current;
-    const tail = el.firstChild;
-    if (text.startsWith(before) && tail instanceof Text && tail.data === before) {
-      if (text.length > before.length) tail.appendData(text.slice(before.length));
-    } else {
-      el.textContent = text;
+    const stable = stableRef.current;
+    const tail = tailRef.current;
+    if (!stable || !tail) return;
+    if (!text.startsWith(drawn.current)) {
+      // A stream reset replaced the text: start over.
+      stable.replaceChildren();
+      drawn.current = "";
+      tailDrawn.current = { text: "", exact: false };
     }
-    shown.current = text;
-  }, [text]);
+    const rest = text.slice(drawn.current.length);
+    if (appendPlain(tail, tailDrawn.current, rest)) return;
+    const html = streamingHtml(rest);
+    if (html === null) {
+      tail.className = "stream-tail plain";
+      tail.textContent = rest;
+      return;
+    }
+    if (html.stableHtml) {
+      // Sanitised by DOMPurify in lib/markdown-render.ts.
+      stable.insertAdjacentHTML("beforeend", html.stableHtml);
+      drawn.current += rest.slice(0, html.stableLength);
+    }
+    tail.className = "stream-tail";
+    tail.innerHTML = html.tailHtml;
+    const open = rest.slice(html.stableLength);
+    tailDrawn.current = { text: open, exact: open !== "" && !/\s$/.test(open) && endsInText(tail) };
+  }, [text, ready]);
   return (
-    <div class="msg assistant streaming" data-testid="streaming-message">
-      <span ref={node} />
+    <div class="msg assistant streaming markdown" data-testid="streaming-message">
+      <div ref={stableRef} />
+      <div ref={tailRef} />
       <span class="cursor" aria-hidden="true" />
     </div>
   );
 }
 
+/** Characters that can change how the text before them is formatted (emphasis, code,
+ * links, breaks, HTML, autolinks): text without any is appended as it is. */
+const MARKUP = /[*_`[\]()<>!#|~\\&:@.\n\r]/;
+
+function endsInText(el: HTMLElement): boolean {
+  let node: Node | null = el.lastChild;
+  while (node && node.nodeType === Node.ELEMENT_NODE && (node as Element).tagName !== "PRE") node = node.lastChild;
+  return node instanceof Text;
+}
+
+/**
+ * Most deltas are plain words added to the open paragraph: those are appended to its last
+ * text node instead of rendering the block again (which would cost more per frame the
+ * longer the paragraph grows). Anything that could change the formatting renders it.
+ */
+function appendPlain(tail: HTMLElement, drawn: { text: string; exact: boolean }, rest: string): boolean {
+  if (!drawn.exact || !rest.startsWith(drawn.text) || rest.length === drawn.text.length) return false;
+  const added = rest.slice(drawn.text.length);
+  if (MARKUP.test(added)) return false;
+  let node: Node | null = tail.lastChild;
+  while (node && node.nodeType === Node.ELEMENT_NODE) node = node.lastChild;
+  if (!(node instanceof Text)) return false;
+  node.appendData(added);
+  drawn.text = rest;
+  return true;
+}
+
 function TaskSection({ view }: { view: TaskView }) {
   const { task, items, streaming } = view;
+  // What Retry says again: the last thing the person said in this task.
+  const users = items.filter((i) => i.kind === "user");
+  const lastUser = users[users.length - 1];
+  const retryText = lastUser && lastUser.kind === "user" ? lastUser.text : task.goal || null;
+  const active = task.status === "queued" || task.status === "running";
+  const toolBusy = items.some((i) => i.kind === "tool" && (i.status === "running" || i.status === "waiting_approval"));
   return (
     <section class="task" data-testid="task" data-task-id={task.id} data-status={task.status}>
       {items.map((item) => (
-        <MemoItem item={item} key={item.key} />
+        <MemoItem item={item} key={item.key} retryText={retryText} />
       ))}
       {streaming !== null && <StreamingBubble text={streaming} />}
+      {view.live && active && streaming === null && !toolBusy && (
+        <div class="thinking" data-testid="thinking" role="status">
+          <span class="spinner" aria-hidden="true" />
+          Thinking…
+        </div>
+      )}
       <div class="task-foot muted">
         <span data-testid="task-status">{task.status.replace("_", " ")}</span>
         {" · "}
@@ -112,7 +180,8 @@ const MemoTask = memo(
     prev.view.task.id === next.view.task.id &&
     prev.view.task.status === next.view.task.status &&
     prev.view.items === next.view.items &&
-    prev.view.streaming === next.view.streaming,
+    prev.view.streaming === next.view.streaming &&
+    prev.view.live === next.view.live,
 );
 
 function Between({ marks }: { marks: BetweenMark[] | undefined }) {

@@ -23,6 +23,9 @@ export interface TaskView {
   items: Item[];
   streaming: string | null;
   live: boolean;
+  /** The step the run is at and the tokens it used (live: from its events). */
+  steps: number;
+  tokens: number;
 }
 
 export interface SessionState {
@@ -164,13 +167,18 @@ export function useSession(sessionId: number): SessionState {
   const views: TaskView[] = tasks.map((task) => {
     const l = live[task.id];
     // The reducer replays the task from its first event, so its status is current.
-    if (l) return { task: { ...task, status: l.status }, items: l.items, streaming: l.streaming, live: true };
-    return { task, items: history.get(task.id) ?? [], streaming: null, live: false };
+    if (l) {
+      const steps = Math.max(l.steps, task.step_count);
+      return { task: { ...task, status: l.status }, items: l.items, streaming: l.streaming, live: true, steps, tokens: l.tokens };
+    }
+    const tokens = task.prompt_tokens + task.completion_tokens;
+    return { task, items: history.get(task.id) ?? [], streaming: null, live: false, steps: task.step_count, tokens };
   });
   // A task created from this view may be live before the task list has it.
   for (const l of Object.values(live)) {
     if (!tasks.some((t) => t.id === l.taskId)) {
-      views.push({ task: placeholderTask(l.taskId, sessionId, l), items: l.items, streaming: l.streaming, live: true });
+      const task = placeholderTask(l.taskId, sessionId, l);
+      views.push({ task, items: l.items, streaming: l.streaming, live: true, steps: l.steps, tokens: l.tokens });
     }
   }
   const busy = Object.values(live).find((l) => !l.closed);

@@ -1,6 +1,9 @@
+import { useState } from "preact/hooks";
 import type { Approval, Session } from "../../api/generated/bindings";
 import { basename } from "../../lib/format";
+import { relativeTime } from "../../lib/relative";
 import { hrefOf, type Route } from "../../lib/route";
+import type { Activity } from "../../store/sessionStore";
 
 interface Props {
   sessions: Session[];
@@ -8,11 +11,25 @@ interface Props {
   route: Route;
   onOpenApproval: (a: Approval) => void;
   needsSetup: boolean;
+  activity: ReadonlyMap<number, Activity>;
+  /** Below the narrow breakpoint the sidebar is a drawer: open or not. */
+  open: boolean;
+  onClose: () => void;
 }
 
-export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup }: Props) {
+const ACTIVITY_LABEL: Record<Activity, string> = { busy: "working", waiting: "waiting for you" };
+
+export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup, activity, open, onClose }: Props) {
+  const [query, setQuery] = useState("");
+  const q = query.trim().toLowerCase();
+  const shown = q
+    ? sessions.filter((s) => s.title.toLowerCase().includes(q) || s.workspace.toLowerCase().includes(q))
+    : sessions;
   return (
-    <nav class="sidebar" aria-label="Sessions">
+    <nav class={open ? "sidebar open" : "sidebar"} aria-label="Sessions" data-testid="sidebar" onClick={(e) => {
+      // A link followed in the drawer closes it.
+      if ((e.target as HTMLElement).closest("a")) onClose();
+    }}>
       <a class="new-session" href={hrefOf({ name: "new" })} data-testid="new-session">
         + New session
       </a>
@@ -34,10 +51,23 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
         Settings{needsSetup && <span class="badge error">set up a model</span>}
       </a>
       <h2>Sessions</h2>
+      {sessions.length > 0 && (
+        <input
+          type="search"
+          class="session-search"
+          placeholder="Search sessions"
+          aria-label="Search sessions"
+          data-testid="session-search"
+          value={query}
+          onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+        />
+      )}
       {sessions.length === 0 && <p class="muted">No sessions yet.</p>}
+      {sessions.length > 0 && shown.length === 0 && <p class="muted">No session matches.</p>}
       <ul class="session-list" data-testid="session-list">
-        {sessions.map((s) => {
+        {shown.map((s) => {
           const active = route.name === "session" && route.id === s.id;
+          const doing = activity.get(s.id);
           return (
             <li key={s.id}>
               <a
@@ -45,11 +75,26 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
                 class={active ? "session-item active" : "session-item"}
                 data-testid="session-item"
                 data-session-id={s.id}
+                data-activity={doing ?? "idle"}
                 title={s.workspace}
               >
-                <span class="session-title">{s.title}</span>
-                <span class="session-workspace muted">{basename(s.workspace)}</span>
-                {s.last_failure && <span class="badge error">failed</span>}
+                <span class="session-line">
+                  {doing && (
+                    <span
+                      class={`activity-dot ${doing}`}
+                      data-testid="session-activity"
+                      role="img"
+                      aria-label={ACTIVITY_LABEL[doing]}
+                      title={ACTIVITY_LABEL[doing]}
+                    />
+                  )}
+                  <span class="session-title">{s.title}</span>
+                </span>
+                <span class="session-meta muted">
+                  <span class="session-workspace">{basename(s.workspace)}</span>
+                  <span class="session-date" title={s.updated_at}>{relativeTime(s.updated_at)}</span>
+                </span>
+                {s.last_failure && <span class="badge error session-failed">failed</span>}
               </a>
             </li>
           );

@@ -5,8 +5,10 @@ import { useEffect, useState } from "preact/hooks";
 import {
   apiKeyStored,
   deleteApiKey,
+  errorDetail,
   errorMessage,
   limits as loadLimits,
+  listModels,
   policyRules,
   providerSettings,
   setApiKey,
@@ -20,6 +22,10 @@ import type { EnvOverride, LimitsForm, PolicyRules, ProviderForm, SettingField }
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
 import { SettingsSandboxLine } from "../approvals/SandboxLine";
+import { AppearanceSection } from "./Appearance";
+import { PRESETS, presetOf } from "./presets";
+import { SettingsNav } from "./SettingsNav";
+import { KeysSection } from "./Keys";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 
 interface Props {
@@ -29,7 +35,7 @@ interface Props {
   onSaved: () => void;
 }
 
-type Status = { tone: "ok" | "error"; text: string } | null;
+type Status = { tone: "ok" | "error"; text: string; detail?: string | null } | null;
 
 /** The fields an environment variable overrides: the form shows and saves the stored value. */
 function useOverrides(): EnvOverride[] {
@@ -57,6 +63,12 @@ function StatusLine({ status, testid }: { status: Status; testid: string }) {
   return (
     <div class={`notice ${status.tone === "ok" ? "info" : "error"}`} data-testid={testid} role="status">
       {status.text}
+      {status.detail && (
+        <details class="failure-detail" data-testid={`${testid}-detail`}>
+          <summary>Details</summary>
+          <pre>{status.detail}</pre>
+        </details>
+      )}
     </div>
   );
 }
@@ -67,7 +79,9 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
       <header class="view-head">
         <h1>Settings</h1>
       </header>
-      <div class="scroll">
+      <div class="settings-body">
+      <SettingsNav />
+      <div class="scroll settings-scroll" data-testid="settings-scroll">
         {firstRun && (
           <div class="notice info" data-testid="first-run">
             Welcome to PocketPilot. Tell it which model to use: an OpenAI-compatible base URL, a model
@@ -80,8 +94,11 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <PolicySection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />
+        <KeysSection />
         <DesktopSection />
+        <AppearanceSection />
         <AboutSection />
+      </div>
       </div>
     </main>
   );
@@ -94,6 +111,8 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
   const [stored, setStored] = useState<boolean | null>(null);
   const [status, setStatus] = useState<Status>(null);
   const [testing, setTesting] = useState(false);
+  const [models, setModels] = useState<string[] | null>(null);
+  const [listing, setListing] = useState(false);
 
   const reloadStored = () =>
     apiKeyStored()
@@ -137,9 +156,23 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
     try {
       setStatus({ tone: "ok", text: await testConnection() });
     } catch (e) {
-      setStatus({ tone: "error", text: errorMessage(e) });
+      setStatus({ tone: "error", text: errorMessage(e), detail: errorDetail(e) });
     } finally {
       setTesting(false);
+    }
+  };
+  const loadModels = async () => {
+    setListing(true);
+    setStatus(null);
+    try {
+      const found = await listModels((form.base_url ?? "").trim());
+      setModels(found);
+      if (found.length === 0) setStatus({ tone: "error", text: "The server lists no models." });
+    } catch (e) {
+      setModels(null);
+      setStatus({ tone: "error", text: errorMessage(e), detail: errorDetail(e) });
+    } finally {
+      setListing(false);
     }
   };
   const text = (field: "base_url" | "model") => (e: Event) =>
@@ -148,6 +181,21 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
   return (
     <section class="card" data-testid="provider-settings">
       <h2>Model provider</h2>
+      <div class="presets" role="group" aria-label="Presets" data-testid="presets">
+        <span class="muted">Presets:</span>
+        {PRESETS.map((p) => (
+          <button
+            type="button"
+            key={p.id}
+            class={presetOf(form.base_url)?.id === p.id ? "chip active" : "chip"}
+            data-testid={`preset-${p.id}`}
+            aria-pressed={presetOf(form.base_url)?.id === p.id}
+            onClick={() => setForm({ ...form, base_url: p.baseUrl })}
+          >
+            {p.label}
+          </button>
+        ))}
+      </div>
       <label class="field">
         Base URL (OpenAI-compatible)
         <input data-testid="base-url" value={form.base_url ?? ""} placeholder="https://api.openai.com/v1" onInput={text("base_url")} />
@@ -155,7 +203,29 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
       </label>
       <label class="field">
         Model
-        <input data-testid="model" value={form.model ?? ""} placeholder="gpt-4o-mini" onInput={text("model")} />
+        <div class="row">
+          <input data-testid="model" value={form.model ?? ""} placeholder="gpt-4o-mini" onInput={text("model")} />
+          <button type="button" data-testid="load-models" onClick={() => void loadModels()} disabled={listing || !form.base_url}>
+            {listing ? "Asking…" : "List models"}
+          </button>
+        </div>
+        {models && models.length > 0 && (
+          <select
+            data-testid="model-picker"
+            aria-label="Models the server offers"
+            value={models.includes(form.model ?? "") ? form.model ?? "" : ""}
+            onChange={(e) => setForm({ ...form, model: (e.target as HTMLSelectElement).value })}
+          >
+            <option value="" disabled>
+              Choose one of the {models.length} models the server offers
+            </option>
+            {models.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        )}
         <Overridden field="model" overrides={overrides} />
       </label>
       <label class="field">
@@ -180,7 +250,7 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
         )}
       </div>
       <div class="row actions">
-        <button type="button" data-testid="save-provider" onClick={save}>
+        <button type="button" class="primary" data-testid="save-provider" onClick={save}>
           Save
         </button>
         <button type="button" data-testid="test-connection" onClick={test} disabled={testing}>
@@ -235,7 +305,7 @@ function LimitsSection() {
         </label>
       </div>
       <div class="row actions">
-        <button type="button" data-testid="save-limits" onClick={save}>
+        <button type="button" class="primary" data-testid="save-limits" onClick={save}>
           Save limits
         </button>
       </div>

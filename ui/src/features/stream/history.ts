@@ -60,7 +60,9 @@ export function historyItems(task: Task, entries: Entry[]): Item[] {
     }
   }
   if (task.status === "failed" || task.status === "budget_exceeded") {
-    items.push({ kind: "notice", key: `t${task.id}:end`, tone: "error", text: `Failed: ${task.error ?? task.status}` });
+    // The stored task keeps the error's text, not its kind: the sentence stays general.
+    const text = task.status === "failed" ? "The task failed." : "The task ran out of budget.";
+    items.push({ kind: "notice", key: `t${task.id}:end`, tone: "error", text, detail: task.error ?? task.status, failed: true });
   } else if (task.status === "cancelled") {
     items.push({ kind: "notice", key: `t${task.id}:end`, tone: "info", text: `Cancelled: ${task.error ?? ""}` });
   }

@@ -1,7 +1,7 @@
 // What a session view draws: a flat list of transcript items. Both the live reducer
 // (events of a running task) and the history mapping (stored entries) produce these, so a
 // task's rendering does not depend on whether it was watched live or read back later.
-import type { Effect } from "../../api/generated/bindings";
+import type { Effect, ErrorKind } from "../../api/generated/bindings";
 import type { JsonObject } from "../../api/json";
 import type { CompactionMark } from "../context/marks";
 
@@ -24,8 +24,24 @@ export type Item =
       arguments: string;
       status: ToolStatus;
       output: string | null;
+      /** When the call started running (its event's time), for the elapsed time. */
+      startedAt?: string;
+      /** The diff of a write, from its approval request. */
+      diff?: string;
     }
-  | { kind: "notice"; key: string; tone: "error" | "info"; text: string }
+  | {
+      kind: "notice";
+      key: string;
+      tone: "error" | "info";
+      /** A plain sentence (for a failure: the runtime's, from its typed error). */
+      text: string;
+      /** For a failure: the full error, behind a disclosure. */
+      detail?: string;
+      /** For a failure: its kind, when the event says it (history does not). */
+      errorKind?: ErrorKind;
+      /** The run failed: the view offers Retry and Open Settings. */
+      failed?: boolean;
+    }
   /** The model's view was compacted here (the messages above stay shown). */
   | { kind: "compaction"; key: string; mark: CompactionMark };
 

@@ -29,6 +29,10 @@ export interface LiveState {
   closed: boolean;
   /** The goal shown from `task_created`, until an `input_placed` of the same text confirms it. */
   goalShown: string | null;
+  /** The model turns begun so far (the step the run is at). */
+  steps: number;
+  /** Tokens the model turns used so far (prompt + completion). */
+  tokens: number;
 }
 
 export function initialLive(taskId: number): LiveState {
@@ -42,6 +46,8 @@ export function initialLive(taskId: number): LiveState {
     approval: null,
     closed: false,
     goalShown: null,
+    steps: 0,
+    tokens: 0,
   };
 }
 
@@ -73,6 +79,8 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
     }
     case "task_started":
       return { ...state, status: "running" };
+    case "model_turn_started":
+      return { ...state, steps: Math.max(state.steps, ev.payload.step) };
     case "model_turn_completed": {
       const items = [...state.items];
       const { text } = ev.payload;
@@ -88,11 +96,13 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
           output: null,
         });
       }
-      return { ...state, items, streaming: null };
+      const u = ev.payload.usage;
+      const tokens = state.tokens + (u ? u.prompt_tokens + u.completion_tokens : 0);
+      return { ...state, items, streaming: null, tokens, steps: Math.max(state.steps, ev.payload.step) };
     }
     case "tool_call_started": {
       const p = ev.payload;
-      return withTool(state, p.call_id, { status: "running" }, p.name, p.arguments);
+      return withTool(state, p.call_id, { status: "running", startedAt: ev.at }, p.name, p.arguments);
     }
     case "tool_call_completed": {
       const p = ev.payload;
@@ -116,7 +126,9 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
         reason: p.reason,
         sandbox: p.sandbox ?? null,
       };
-      const next = withTool(state, approval.callId, { status: "waiting_approval" }, p.name, JSON.stringify(p.arguments ?? {}));
+      const patch: Partial<ToolItem> = { status: "waiting_approval" };
+      if (approval.effect.kind === "diff") patch.diff = approval.effect.diff;
+      const next = withTool(state, approval.callId, patch, p.name, JSON.stringify(p.arguments ?? {}));
       return { ...next, approval, status: "waiting_approval" };
     }
     case "context_compacted":
@@ -125,7 +137,8 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
       return { ...state, items: [...state.items, { kind: "compaction", key: key("c"), mark: markFromEvent(ev.payload) }] };
     case "approval_resolved": {
       const approved = ev.payload.approved === true;
-      const next = withTool(state, ev.payload.call_id, { status: approved ? "running" : "rejected" }, "", "{}");
+      const patch: Partial<ToolItem> = approved ? { status: "running", startedAt: ev.at } : { status: "rejected" };
+      const next = withTool(state, ev.payload.call_id, patch, "", "{}");
       return { ...next, approval: null, status: "running" };
     }
     case "agent_completed":
@@ -175,10 +188,20 @@ function closeOn(state: LiveState, ev: TaskEvent): LiveState {
       }
       break;
     }
-    case "task_failed":
+    case "task_failed": {
       status = "failed";
-      items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "error", text: `Failed: ${ev.payload.error ?? ""}` });
+      const p = ev.payload;
+      items.push({
+        kind: "notice",
+        key: `${state.taskId}:end`,
+        tone: "error",
+        text: p.summary ?? "The task failed.",
+        detail: p.error,
+        errorKind: p.kind,
+        failed: true,
+      });
       break;
+    }
     case "task_cancelled":
       status = "cancelled";
       items.push({ kind: "notice", key: `${state.taskId}:end`, tone: "info", text: `Cancelled: ${ev.payload.reason ?? ""}` });

@@ -6,7 +6,14 @@ import { navigate } from "../../lib/route";
 import { Composer } from "../session/Composer";
 import { recentWorkspaces, rememberWorkspace } from "./recent";
 
-export function NewSession({ knownWorkspaces, onCreated }: { knownWorkspaces: string[]; onCreated: () => void }) {
+interface Props {
+  knownWorkspaces: string[];
+  onCreated: () => void;
+  /** Why nothing can be sent yet (no model set up), or null. */
+  blocked: string | null;
+}
+
+export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
   const recent = recentWorkspaces(knownWorkspaces);
   const [workspace, setWorkspace] = useState(recent[0] ?? "");
   const [error, setError] = useState<string | null>(null);
@@ -87,7 +94,7 @@ export function NewSession({ knownWorkspaces, onCreated }: { knownWorkspaces: st
         )}
         {error && <div class="notice error" role="alert" data-testid="error">{error}</div>}
       </div>
-      <Composer onSend={send} placeholder="What should the agent do in this folder? (Enter sends)" />
+      <Composer onSend={send} blocked={blocked} placeholder="What should the agent do in this folder? (Enter sends)" />
     </main>
   );
 }
