@@ -445,8 +445,8 @@ async fn recover_open_calls(
     for call in agent::open_calls(&messages) {
         let (approval, journal) = cx.store.read(|c| {
             Ok((
-                approvals::for_call(c, task.id, &call.id)?,
-                tool_calls::get(c, task.id, &call.id)?,
+                approvals::for_call(c, task.id, task.step_count, &call.id)?,
+                tool_calls::get(c, task.id, task.step_count, &call.id)?,
             ))
         })?;
         let origin = match (&approval, &journal) {

@@ -341,3 +341,80 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
     assert!(!f.ws("big.txt").exists());
     assert!(!f.dir.path().join("escape.txt").exists());
 }
+
+/// Turn 1 runs call `c1` (a read, allowed); turn 2 repeats the id `c1` for a write that
+/// needs approval: it is another call, and the person's answer decides it.
+fn reused_id_script(f: &Fixture) -> String {
+    std::fs::write(f.ws("seen.txt"), "seen").unwrap();
+    f.script(
+        "reused.json",
+        json!([
+            { "tool_calls": [{ "id": "c1", "name": "read_file", "arguments": { "path": "seen.txt" } }] },
+            { "tool_calls": [{ "id": "c1", "name": "write_file", "arguments": { "path": "out.txt", "content": "second" } }] },
+            { "text": "Done." }
+        ]),
+    )
+}
+
+#[tokio::test]
+async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
+    let f = Fixture::new();
+    let id =
+        f.rt.submit(&f.task("reuse", &reused_id_script(&f)))
+            .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(
+        (a.tool.as_str(), a.call_id.as_str(), a.step),
+        ("write_file", "c1", 2)
+    );
+    f.rt.resolve_approval(a.id, approve()).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert_eq!(read(&f.ws("out.txt")), "second");
+    assert!(f.rt.pending_approvals().unwrap().is_empty());
+    let asked = f
+        .kinds(id)
+        .iter()
+        .filter(|k| *k == "approval_required")
+        .count();
+    assert_eq!(asked, 1, "the answer was not taken: asked again");
+    let journal =
+        f.rt.store
+            .read(|c| pocketpilot_core::store::tool_calls::list(c, id))
+            .unwrap();
+    let rows: Vec<(i64, &str, &str)> = journal
+        .iter()
+        .map(|j| (j.step, j.call_id.as_str(), j.name.as_str()))
+        .collect();
+    assert_eq!(rows, [(1, "c1", "read_file"), (2, "c1", "write_file")]);
+    assert_eq!(journal[0].output.as_deref(), Some("seen"));
+}
+
+#[tokio::test]
+async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_rejected() {
+    let f = Fixture::new();
+    let id =
+        f.rt.submit(&f.task("reuse", &reused_id_script(&f)))
+            .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let no = ApprovalAnswer {
+        approve: false,
+        note: Some("no".into()),
+        by: "test".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, no).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert!(!f.ws("out.txt").exists());
+    assert_eq!(
+        f.event(id, "tool_call_failed").payload()["kind"],
+        "rejected"
+    );
+    let asked = f
+        .kinds(id)
+        .iter()
+        .filter(|k| *k == "approval_required")
+        .count();
+    assert_eq!(asked, 1, "the answer was not taken: asked again");
+}
