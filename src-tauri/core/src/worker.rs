@@ -181,7 +181,16 @@ async fn build_agent(
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
         .unwrap_or_default();
     tracing::debug!(allow = ?rules.allow, deny = ?rules.deny, "workspace policy");
-    let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
+    // A trigger's run follows the workspace policy only: no grant a person gave in the
+    // session, none given at its start.
+    let interactive = pocketpilot_protocol::RunSource::is_interactive(&task.trigger);
+    let (grants, user_grants) = if interactive {
+        let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
+        (grants, task.grants.clone())
+    } else {
+        tracing::info!(task_id = task.id, trigger = %task.trigger, "a trigger's run: no grants");
+        (Vec::new(), Vec::new())
+    };
     let mut ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
         forbidden_dirs(&cx.data_dir),
@@ -191,7 +200,7 @@ async fn build_agent(
         ctx = ctx.with_base_env(env);
     }
     // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
-    let all_grants: Vec<String> = grants.iter().chain(&task.grants).cloned().collect();
+    let all_grants: Vec<String> = grants.iter().chain(&user_grants).cloned().collect();
     ctx = ctx.with_sandbox(crate::confinement::load_command_sandbox(
         &cx.store,
         &session.workspace,
@@ -215,7 +224,7 @@ async fn build_agent(
         tools,
         rules,
         grants,
-        user_grants: task.grants.clone(),
+        user_grants,
         ctx,
         limits: AgentLimits {
             max_steps: limits.max_steps,

@@ -34,5 +34,5 @@ pub use settings::{EnvOverride, LimitsForm, NewMcpServer, ProviderForm, SettingF
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
 };
-pub use task::TaskStatus;
+pub use task::{RunSource, TaskStatus};
 pub use wire::{UnknownName, WireName};
