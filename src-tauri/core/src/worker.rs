@@ -14,7 +14,7 @@ use crate::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink, RecordErro
 use crate::config::{workspace_rules_key, Limits, ProviderSettings};
 use crate::event::RuntimeEvent;
 use crate::lease::SessionLease;
-use crate::orchestrator::{self, Origin};
+use crate::orchestrator::{self, Handled, Origin};
 use crate::provider;
 use crate::recorder::Recorder;
 use crate::scheduler::RunRegistry;
@@ -248,8 +248,10 @@ async fn drive_agent(
 ) -> Option<AgentOutcome> {
     let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
     let work = async {
-        if let Err(error) = recover_open_calls(cx, agent, sink, task).await {
-            return AgentOutcome::RecordFailed { error };
+        match recover_open_calls(cx, agent, sink, task).await {
+            Ok(false) => {}
+            Ok(true) => return AgentOutcome::WaitingApproval,
+            Err(error) => return AgentOutcome::RecordFailed { error },
         }
         let context = cx.store.read(|c| {
             Ok((
@@ -447,7 +449,7 @@ async fn recover_open_calls(
     agent: &Agent,
     sink: &Sink,
     task: &tasks::Task,
-) -> Result<(), RecordError> {
+) -> Result<bool, RecordError> {
     let entries = cx.store.read(|c| entries::since_head(c, task.session_id))?;
     let workspace = agent.ctx.workspace.display().to_string();
     let messages = transcript::to_messages(&workspace, &entries);
@@ -461,10 +463,15 @@ async fn recover_open_calls(
         let origin = match (&approval, &journal) {
             (_, Some(j)) if j.status.is_open() => Origin::Interrupted(j),
             (Some(a), None) if a.status != ApprovalStatus::Pending => Origin::Answered(a),
-            _ => return Ok(()),
+            _ => return Ok(false),
         };
-        // Every one of these has a result once carried out: none waits for a person.
-        orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?;
+        // Each has a result once carried out, except an approved diff whose file changed
+        // since: it is asked again, and the run waits for that answer.
+        if orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?
+            == Handled::NeedsApproval
+        {
+            return Ok(true);
+        }
     }
-    Ok(())
+    Ok(false)
 }
