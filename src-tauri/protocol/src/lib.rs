@@ -24,6 +24,7 @@ pub mod feed;
 pub mod settings;
 pub mod status;
 pub mod task;
+pub mod visible;
 
 pub use chat::{ToolCall, Usage};
 pub use effect::{Budget, Decision, DecisionSource, Effect};
@@ -35,4 +36,5 @@ pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
 };
 pub use task::{RunSource, TaskStatus};
+pub use visible::{has_hidden, visible};
 pub use wire::{UnknownName, WireName};

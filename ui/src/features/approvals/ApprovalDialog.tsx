@@ -6,6 +6,7 @@ import { errorMessage, resolveApproval } from "../../api/commands";
 import type { Effect, Value } from "../../api/generated/bindings";
 import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
+import { effectText, HiddenWarning, visible } from "./hidden";
 
 export function EffectView({ effect }: { effect: Effect }) {
   switch (effect.kind) {
@@ -13,12 +14,12 @@ export function EffectView({ effect }: { effect: Effect }) {
       return (
         <div class="effect" data-testid="effect" data-kind="diff">
           <div class="effect-label">
-            Changes <code data-testid="effect-path">{effect.path}</code>
+            Changes <code data-testid="effect-path">{visible(effect.path)}</code>
           </div>
           <pre class="diff" data-testid="effect-diff">
             {effect.diff.split("\n").map((line, i) => (
               <span key={i} class={diffClass(line)}>
-                {line}
+                {visible(line)}
                 {"\n"}
               </span>
             ))}
@@ -29,9 +30,9 @@ export function EffectView({ effect }: { effect: Effect }) {
       return (
         <div class="effect" data-testid="effect" data-kind="command">
           <div class="effect-label">Runs</div>
-          <pre data-testid="effect-command">{effect.command}</pre>
+          <pre data-testid="effect-command">{visible(effect.command)}</pre>
           <div class="effect-label">
-            in <code data-testid="effect-cwd">{effect.cwd}</code>
+            in <code data-testid="effect-cwd">{visible(effect.cwd)}</code>
           </div>
         </div>
       );
@@ -39,14 +40,14 @@ export function EffectView({ effect }: { effect: Effect }) {
       return (
         <div class="effect" data-testid="effect" data-kind="fetch">
           <div class="effect-label">Fetches</div>
-          <pre data-testid="effect-url">{effect.url}</pre>
+          <pre data-testid="effect-url">{visible(effect.url)}</pre>
         </div>
       );
     case "delete":
       return (
         <div class="effect" data-testid="effect" data-kind="delete">
           <div class="effect-label">Deletes</div>
-          <pre data-testid="effect-path">{effect.path}</pre>
+          <pre data-testid="effect-path">{visible(effect.path)}</pre>
         </div>
       );
     default:
@@ -112,7 +113,7 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
         data-approval-id={approval.approvalId}
       >
         <h2 id="approval-title">
-          Approve <code>{approval.name}</code>?
+          Approve <code>{visible(approval.name)}</code>?
         </h2>
         <p class="muted">
           {approval.reason}
@@ -123,6 +124,7 @@ export function ApprovalDialog({ approval, onDone }: { approval: PendingApproval
             </>
           )}
         </p>
+        <HiddenWarning texts={[effectText(approval.effect), JSON.stringify(approval.arguments)]} />
         <EffectView effect={approval.effect} />
         {mode === "edit" && (
           <label class="field">
