@@ -258,3 +258,75 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
         interrupted
     );
 }
+
+/// Turn 1 runs call `c1`; turn 2 repeats the id `c1` for a slow command that is killed
+/// while it runs. Resuming finds that second call interrupted (it is not replay-safe, so
+/// the model is told and it never runs twice), whatever the first call with the id did.
+#[test]
+fn a_reused_call_id_killed_while_it_runs_is_found_interrupted() {
+    let h = Harness {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    std::fs::create_dir_all(h.ws()).unwrap();
+    let ws = h.ws().display().to_string();
+    let script_path = h.dir.path().join("reuse.json");
+    let turns = json!([
+        { "tool_calls": [{ "id": "c1", "name": "run_command", "arguments": { "command": "echo first >> marks.txt" } }] },
+        { "tool_calls": [{ "id": "c1", "name": "run_command", "arguments": { "command": "echo second >> marks.txt; sleep 30" } }] },
+        { "text": "Done." }
+    ]);
+    std::fs::write(&script_path, turns.to_string()).unwrap();
+    let provider = format!("scripted:{}", script_path.display());
+    assert!(h
+        .output(&["policy", "allow", "shell", "--workspace", &ws])
+        .status
+        .success());
+    let mut child = h
+        .cmd(&[
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "reuse",
+            "--provider",
+            &provider,
+        ])
+        .spawn()
+        .unwrap();
+    let marks = h.ws().join("marks.txt");
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&marks)
+        .unwrap_or_default()
+        .contains("second")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the second call never ran"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill9(&mut child);
+    let out = h.output(&["resume"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tasks = h.json(&["tasks", "--json"]);
+    let id = tasks[0]["id"].as_i64().unwrap().to_string();
+    let shown = h.json(&["show", &id, "--json"]);
+    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    let failed: Vec<&Value> = shown["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool_call_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["payload"]["kind"], "interrupted");
+    assert_eq!(
+        std::fs::read_to_string(&marks).unwrap(),
+        "first\nsecond\n",
+        "the interrupted call ran again"
+    );
+}

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use pocketpilot_protocol::Effect;
+use pocketpilot_protocol::{has_hidden, visible, Effect};
 
 use super::{print_json, CliError};
 use pocketpilot_core::service::{ApprovalAnswer, Runtime};
@@ -44,27 +44,45 @@ pub fn list(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
             "{:>5}  task {:<5} {} {}  ({})",
             a.id,
             a.task_id,
-            a.tool,
-            a.arguments,
-            a.capability.as_deref().unwrap_or("?")
+            visible(&a.tool),
+            visible(&a.arguments.to_string()),
+            visible(a.capability.as_deref().unwrap_or("?"))
         );
         let _ = writeln!(out, "{}", describe_effect(&a.effect));
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// The effect as a person reads it: model-controlled text made visible (see
+/// `pocketpilot_protocol::visible`), with a warning when it had hidden characters.
 pub fn describe_effect(effect: &Effect) -> String {
-    match effect {
-        Effect::Diff { diff, .. } => diff.clone(),
-        Effect::Command { command, cwd } => format!("  $ {command}\n  in {cwd}"),
-        Effect::Fetch { url } => format!("  GET {url}"),
-        Effect::Delete { path } => format!("  delete {path}"),
-        Effect::Memory { scope, text } => {
-            format!("  remember ({scope}): {text}\n  kept only if you approve")
-        }
-        Effect::None => String::new(),
+    let (text, raw) = match effect {
+        Effect::Diff { diff, .. } => (visible(diff).into_owned(), diff.as_str()),
+        Effect::Command { command, cwd } => (
+            format!("  $ {}\n  in {}", visible(command), visible(cwd)),
+            command.as_str(),
+        ),
+        Effect::Fetch { url } => (format!("  GET {}", visible(url)), url.as_str()),
+        Effect::Delete { path } => (format!("  delete {}", visible(path)), path.as_str()),
+        Effect::Memory { scope, text } => (
+            format!(
+                "  remember ({scope}): {}\n  kept only if you approve",
+                visible(text)
+            ),
+            text.as_str(),
+        ),
+        Effect::None => (String::new(), ""),
+    };
+    if has_hidden(raw) {
+        format!("{text}\n  ! {HIDDEN_WARNING}")
+    } else {
+        text
     }
 }
+
+/// What an approval says when what it shows had hidden characters.
+pub const HIDDEN_WARNING: &str =
+    "this contains hidden characters (control, bidi or zero-width), shown escaped above";
 
 /// The sandbox line of an approval; "NOT sandboxed: …" in red on a terminal.
 pub fn sandbox_line(line: &str, terminal: bool) -> String {
@@ -121,8 +139,10 @@ pub fn ask(
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,
-        "\nThe agent wants to run {name} {arguments} ({})\n{}",
-        capability.unwrap_or("?"),
+        "\nThe agent wants to run {} {} ({})\n{}",
+        visible(name),
+        visible(&arguments.to_string()),
+        visible(capability.unwrap_or("?")),
         describe_effect(effect)
     );
     // issue 14: how the command will be confined, in red when it will not be.

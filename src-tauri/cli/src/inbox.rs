@@ -178,7 +178,13 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| e.content.to_string());
-                let _ = writeln!(out, "{:>5} {:<12} {}", e.id, e.kind, text);
+                let _ = writeln!(
+                    out,
+                    "{:>5} {:<12} {}",
+                    e.id,
+                    e.kind,
+                    pocketpilot_protocol::visible(&text)
+                );
             }
             for s in submissions {
                 let _ = writeln!(

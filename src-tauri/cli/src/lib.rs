@@ -282,7 +282,13 @@ fn error_exit(e: &CliError) -> ExitCode {
         CliError::Store(pocketpilot_store::StoreError::NotFound { .. }) => EXIT_USAGE,
         CliError::Store(_) | CliError::Other(_) => EXIT_FAILED,
     };
-    let _ = writeln!(std::io::stderr(), "pocketpilot: {e}");
+    // Errors can carry a tool's or the model's text.
+    let e = e.to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "pocketpilot: {}",
+        pocketpilot_protocol::visible(&e)
+    );
     ExitCode::from(code)
 }
 

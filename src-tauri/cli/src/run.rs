@@ -8,7 +8,7 @@ use clap::Args;
 use super::{default_workspace, CliError};
 use pocketpilot_core::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_protocol::task::TaskStatus;
-use pocketpilot_protocol::RuntimeEvent;
+use pocketpilot_protocol::{visible, RuntimeEvent};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -135,7 +135,7 @@ pub async fn follow(
         }
         match &ev.event {
             RuntimeEvent::AssistantDelta { text } if !json => {
-                let _ = write!(out, "{text}");
+                let _ = write!(out, "{}", visible(text));
                 let _ = out.flush();
                 turn_shown.push_str(text);
                 at_line_start = text.ends_with('\n');
@@ -149,7 +149,7 @@ pub async fn follow(
             }
             RuntimeEvent::ModelTurnCompleted { text, .. } if !json => {
                 if turn_shown.is_empty() && !text.is_empty() {
-                    let _ = write!(out, "{text}");
+                    let _ = write!(out, "{}", visible(text));
                     at_line_start = text.ends_with('\n');
                 }
                 if !at_line_start {
@@ -161,13 +161,13 @@ pub async fn follow(
             RuntimeEvent::ToolCallStarted {
                 name, arguments, ..
             } if !json => {
-                let _ = writeln!(err, "→ {name} {arguments}");
+                let _ = writeln!(err, "→ {} {}", visible(name), visible(arguments));
             }
             RuntimeEvent::ToolCallCompleted { name, .. } if !json => {
-                let _ = writeln!(err, "✓ {name}");
+                let _ = writeln!(err, "✓ {}", visible(name));
             }
             RuntimeEvent::ToolCallFailed { name, error, .. } if !json => {
-                let _ = writeln!(err, "✗ {name}: {error}");
+                let _ = writeln!(err, "✗ {}: {}", visible(name), visible(error));
             }
             RuntimeEvent::ApprovalRequired {
                 approval_id,
@@ -189,7 +189,9 @@ pub async fn follow(
                 if !interactive {
                     let _ = writeln!(
                         err,
-                        "task {id} is waiting for approval {approval_id}: {name} {arguments}\n  approve: pocketpilot approve {approval_id}\n  reject:  pocketpilot reject {approval_id} --reason TEXT"
+                        "task {id} is waiting for approval {approval_id}: {} {}\n  approve: pocketpilot approve {approval_id}\n  reject:  pocketpilot reject {approval_id} --reason TEXT",
+                        visible(name),
+                        visible(&arguments.to_string())
                     );
                     if let Some(line) = sandbox {
                         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -223,7 +225,7 @@ pub async fn follow(
                 err,
                 "task {id} {}: {}",
                 task.status,
-                task.error.as_deref().unwrap_or("")
+                visible(task.error.as_deref().unwrap_or(""))
             );
         }
     }

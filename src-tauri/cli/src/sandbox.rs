@@ -27,6 +27,13 @@ pub enum SandboxCommand {
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
+    /// Let the read tools read workspace files hard-linked into DIR (a package store,
+    /// such as pnpm's, that `node_modules` links to).
+    AllowLinks {
+        dir: PathBuf,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
     /// Let the workspace's commands also write DIR.
     AllowWrite {
         dir: PathBuf,
@@ -103,6 +110,22 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
                 }
             })?;
             let _ = writeln!(out, "commands in {ws} may read {}", d.display());
+        }
+        SandboxCommand::AllowLinks {
+            dir: d,
+            workspace: w,
+        } => {
+            let d = dir(&d)?;
+            let ws = edit(w, &|s| {
+                if !s.link_stores.contains(&d) {
+                    s.link_stores.push(d.clone());
+                }
+            })?;
+            let _ = writeln!(
+                out,
+                "files in {ws} hard-linked into {} may be read",
+                d.display()
+            );
         }
         SandboxCommand::AllowWrite {
             dir: d,

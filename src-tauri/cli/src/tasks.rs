@@ -1,3 +1,4 @@
+use pocketpilot_protocol::visible;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliEr
             t.id,
             t.status.as_str(),
             t.session_id,
-            t.goal.lines().next().unwrap_or_default()
+            visible(t.goal.lines().next().unwrap_or_default())
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -35,12 +36,12 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
     }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "task {}  {}", task.id, task.status);
-    let _ = writeln!(out, "goal: {}", task.goal);
+    let _ = writeln!(out, "goal: {}", visible(&task.goal));
     if let Some(a) = &task.final_answer {
-        let _ = writeln!(out, "final answer: {a}");
+        let _ = writeln!(out, "final answer: {}", visible(a));
     }
     if let Some(e) = &task.error {
-        let _ = writeln!(out, "error: {e}");
+        let _ = writeln!(out, "error: {}", visible(e));
     }
     let _ = writeln!(
         out,
@@ -54,7 +55,7 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
             e.sequence,
             e.at,
             e.kind(),
-            e.payload()
+            visible(&e.payload().to_string())
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -50,6 +50,9 @@ pub struct WorkspaceSandbox {
     /// "No sandbox": commands run unconfined (shown in red; each one asks).
     #[serde(default)]
     pub no_sandbox: bool,
+    /// Stores whose hard links into the workspace the read tools accept (issue 15).
+    #[serde(default)]
+    pub link_stores: Vec<PathBuf>,
 }
 
 impl WorkspaceSandbox {
@@ -113,6 +116,7 @@ pub fn command_sandbox(
         network,
         extra_read,
         extra_write,
+        link_stores: ws.link_stores.clone(),
         env_pass,
         // Unconfined only when the person said so or the kernel cannot: then `gate`
         // makes every command ask, and the line says "NOT sandboxed".

@@ -263,14 +263,21 @@ pub fn final_boundary(
         .as_str()
         .unwrap_or("(follow-up)")
         .to_owned();
-    let task_id = start_run(
-        tx,
-        session_id,
-        current.map(|t| t.id),
-        &goal,
-        &first.content,
-        out,
-    )?;
+    // A run that takes a trigger's text is that trigger's run, whoever else spoke in it:
+    // it must not use the grants a person gave (see `RunSource`).
+    let mut meta = first.content.clone();
+    if let Some(t) = sel
+        .users
+        .iter()
+        .map(|&i| &items[i].content["trigger"])
+        .find(|t| {
+            t.as_str()
+                .is_some_and(|t| !pocketpilot_protocol::RunSource::is_interactive(t))
+        })
+    {
+        meta["trigger"] = t.clone();
+    }
+    let task_id = start_run(tx, session_id, current.map(|t| t.id), &goal, &meta, out)?;
     for &i in &sel.users {
         let item = &items[i];
         let text = item.content["text"].as_str().unwrap_or_default().to_owned();

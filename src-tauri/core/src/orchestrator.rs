@@ -8,7 +8,9 @@
 //! - a call is run again after a crash only if its tool is replay-safe; any other
 //!   interrupted call is reported to the model as interrupted, with what it saved;
 //! - the tool guards its arguments itself every time it runs (an approved call's edited
-//!   arguments too).
+//!   arguments too);
+//! - an approved diff runs only against the file it was computed from: if the file's hash
+//!   changed since, the call is asked for again with the new diff.
 use pocketpilot_model::ToolCall;
 use pocketpilot_tools::{
     decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext,
@@ -17,7 +19,7 @@ use pocketpilot_tools::{
 use crate::event::RuntimeEvent;
 use crate::sink::{EventSink, RecordError};
 use crate::store::{Approval, ToolCallRecord};
-use pocketpilot_protocol::{ApprovalStatus, ToolErrorKind};
+use pocketpilot_protocol::{ApprovalStatus, Effect, ToolErrorKind};
 
 /// What a call is carried out with: the run's tools, policy, grants and tool context.
 pub struct CallEnv<'a> {
@@ -91,6 +93,9 @@ pub async fn carry_out(
                 return fail(call, ToolErrorKind::UnknownTool, error, sink);
             };
             let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
+            if let Some(effect) = changed_since_approval(tool.as_ref(), a, &args, agent.ctx) {
+                return ask_again(agent, tool.as_ref(), call, a, args, effect, sink);
+            }
             // A widened sandbox is the recorded source of an approved call too.
             let source = crate::confinement::audited_source(
                 tool.capability(),
@@ -169,6 +174,46 @@ async fn fresh(
         }
         Decision::Allow => execute(agent, tool.as_ref(), call, args, (step, source), sink).await,
     }
+}
+
+/// The diff an approved call would apply now, when it is not the one the person approved
+/// (the file changed on disk since: its hash no longer matches). Edited arguments were
+/// never shown as a diff, and a plan that fails now fails again when the call runs.
+fn changed_since_approval(
+    tool: &dyn Tool,
+    a: &Approval,
+    args: &serde_json::Value,
+    ctx: &ToolContext,
+) -> Option<Effect> {
+    if a.edited_args.is_some() || !matches!(a.effect, Effect::Diff { .. }) {
+        return None;
+    }
+    tool.effect(args, ctx).ok().filter(|now| *now != a.effect)
+}
+
+/// Asks for the call again, showing the diff it would apply now.
+fn ask_again(
+    agent: &CallEnv<'_>,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    a: &Approval,
+    arguments: serde_json::Value,
+    effect: Effect,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    tracing::info!(call_id = %call.id, approval_id = a.id, "file changed since approval: asking again");
+    sink.emit(RuntimeEvent::ApprovalRequired {
+        approval_id: None,
+        step: a.step as u32,
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments,
+        capability: Some(tool.capability().into()),
+        effect,
+        reason: "the file changed after you were asked: this is the diff it would apply now".into(),
+        sandbox: crate::confinement::call_line(tool.capability(), agent.ctx),
+    })?;
+    Ok(Handled::NeedsApproval)
 }
 
 async fn interrupted(

@@ -518,6 +518,9 @@ fn tool_call(
     event: &RuntimeEvent,
 ) -> Result<(), StoreError> {
     let task_id = task.id;
+    // A call's outcome belongs to the turn it was asked in: the task's last step (a run
+    // stops before the next turn while a call waits or is carried out).
+    let step = task.step_count;
     match event {
         RuntimeEvent::ToolCallStarted {
             step,
@@ -544,7 +547,15 @@ fn tool_call(
         RuntimeEvent::ToolCallCompleted {
             call_id, output, ..
         } => {
-            tool_calls::finish(tx, task_id, call_id, ToolCallStatus::Done, output, false)?;
+            tool_calls::finish(
+                tx,
+                task_id,
+                step,
+                call_id,
+                ToolCallStatus::Done,
+                output,
+                false,
+            )?;
             let content =
                 serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
             entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
@@ -556,13 +567,13 @@ fn tool_call(
             kind,
         } => {
             // A call refused before it ran has no journal row; one that ran has.
-            if tool_calls::get(tx, task_id, call_id)?.is_some() {
+            if tool_calls::get(tx, task_id, step, call_id)?.is_some() {
                 let status = if *kind == ToolErrorKind::Interrupted {
                     ToolCallStatus::Interrupted
                 } else {
                     ToolCallStatus::Done
                 };
-                tool_calls::finish(tx, task_id, call_id, status, error, true)?;
+                tool_calls::finish(tx, task_id, step, call_id, status, error, true)?;
             }
             let text = format!("Tool {name} failed: {error}");
             let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });

@@ -14,7 +14,7 @@ use crate::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink, RecordErro
 use crate::config::{workspace_rules_key, Limits, ProviderSettings};
 use crate::event::RuntimeEvent;
 use crate::lease::SessionLease;
-use crate::orchestrator::{self, Origin};
+use crate::orchestrator::{self, Handled, Origin};
 use crate::provider;
 use crate::recorder::Recorder;
 use crate::scheduler::RunRegistry;
@@ -193,7 +193,16 @@ async fn build_agent(
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
         .unwrap_or_default();
     tracing::debug!(allow = ?rules.allow, deny = ?rules.deny, "workspace policy");
-    let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
+    // A trigger's run follows the workspace policy only: no grant a person gave in the
+    // session, none given at its start.
+    let interactive = pocketpilot_protocol::RunSource::is_interactive(&task.trigger);
+    let (grants, user_grants) = if interactive {
+        let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
+        (grants, task.grants.clone())
+    } else {
+        tracing::info!(task_id = task.id, trigger = %task.trigger, "a trigger's run: no grants");
+        (Vec::new(), Vec::new())
+    };
     let mut ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
         forbidden_dirs(&cx.data_dir),
@@ -203,7 +212,7 @@ async fn build_agent(
         ctx = ctx.with_base_env(env);
     }
     // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
-    let all_grants: Vec<String> = grants.iter().chain(&task.grants).cloned().collect();
+    let all_grants: Vec<String> = grants.iter().chain(&user_grants).cloned().collect();
     ctx = ctx.with_sandbox(crate::confinement::load_command_sandbox(
         &cx.store,
         &session.workspace,
@@ -262,8 +271,10 @@ async fn drive_agent(
 ) -> Option<AgentOutcome> {
     let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
     let work = async {
-        if let Err(error) = recover_open_calls(cx, agent, sink, task).await {
-            return AgentOutcome::RecordFailed { error };
+        match recover_open_calls(cx, agent, sink, task).await {
+            Ok(false) => {}
+            Ok(true) => return AgentOutcome::WaitingApproval,
+            Err(error) => return AgentOutcome::RecordFailed { error },
         }
         let context = cx.store.read(|c| {
             Ok((
@@ -478,24 +489,29 @@ async fn recover_open_calls(
     agent: &Agent,
     sink: &Sink,
     task: &tasks::Task,
-) -> Result<(), RecordError> {
+) -> Result<bool, RecordError> {
     let entries = cx.store.read(|c| entries::since_head(c, task.session_id))?;
     let workspace = agent.ctx.workspace.display().to_string();
     let messages = transcript::to_messages(&workspace, &entries);
     for call in agent::open_calls(&messages) {
         let (approval, journal) = cx.store.read(|c| {
             Ok((
-                approvals::for_call(c, task.id, &call.id)?,
-                tool_calls::get(c, task.id, &call.id)?,
+                approvals::for_call(c, task.id, task.step_count, &call.id)?,
+                tool_calls::get(c, task.id, task.step_count, &call.id)?,
             ))
         })?;
         let origin = match (&approval, &journal) {
             (_, Some(j)) if j.status.is_open() => Origin::Interrupted(j),
             (Some(a), None) if a.status != ApprovalStatus::Pending => Origin::Answered(a),
-            _ => return Ok(()),
+            _ => return Ok(false),
         };
-        // Every one of these has a result once carried out: none waits for a person.
-        orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?;
+        // Each has a result once carried out, except an approved diff whose file changed
+        // since: it is asked again, and the run waits for that answer.
+        if orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?
+            == Handled::NeedsApproval
+        {
+            return Ok(true);
+        }
     }
-    Ok(())
+    Ok(false)
 }

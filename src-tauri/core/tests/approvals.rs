@@ -341,3 +341,170 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
     assert!(!f.ws("big.txt").exists());
     assert!(!f.dir.path().join("escape.txt").exists());
 }
+
+/// Turn 1 runs call `c1` (a read, allowed); turn 2 repeats the id `c1` for a write that
+/// needs approval: it is another call, and the person's answer decides it.
+fn reused_id_script(f: &Fixture) -> String {
+    std::fs::write(f.ws("seen.txt"), "seen").unwrap();
+    f.script(
+        "reused.json",
+        json!([
+            { "tool_calls": [{ "id": "c1", "name": "read_file", "arguments": { "path": "seen.txt" } }] },
+            { "tool_calls": [{ "id": "c1", "name": "write_file", "arguments": { "path": "out.txt", "content": "second" } }] },
+            { "text": "Done." }
+        ]),
+    )
+}
+
+#[tokio::test]
+async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
+    let f = Fixture::new();
+    let id =
+        f.rt.submit(&f.task("reuse", &reused_id_script(&f)))
+            .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(
+        (a.tool.as_str(), a.call_id.as_str(), a.step),
+        ("write_file", "c1", 2)
+    );
+    f.rt.resolve_approval(a.id, approve()).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert_eq!(read(&f.ws("out.txt")), "second");
+    assert!(f.rt.pending_approvals().unwrap().is_empty());
+    let asked = f
+        .kinds(id)
+        .iter()
+        .filter(|k| *k == "approval_required")
+        .count();
+    assert_eq!(asked, 1, "the answer was not taken: asked again");
+    let journal =
+        f.rt.store
+            .read(|c| pocketpilot_core::store::tool_calls::list(c, id))
+            .unwrap();
+    let rows: Vec<(i64, &str, &str)> = journal
+        .iter()
+        .map(|j| (j.step, j.call_id.as_str(), j.name.as_str()))
+        .collect();
+    assert_eq!(rows, [(1, "c1", "read_file"), (2, "c1", "write_file")]);
+    assert_eq!(journal[0].output.as_deref(), Some("seen"));
+}
+
+#[tokio::test]
+async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_rejected() {
+    let f = Fixture::new();
+    let id =
+        f.rt.submit(&f.task("reuse", &reused_id_script(&f)))
+            .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let no = ApprovalAnswer {
+        approve: false,
+        note: Some("no".into()),
+        by: "test".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, no).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert!(!f.ws("out.txt").exists());
+    assert_eq!(
+        f.event(id, "tool_call_failed").payload()["kind"],
+        "rejected"
+    );
+    let asked = f
+        .kinds(id)
+        .iter()
+        .filter(|k| *k == "approval_required")
+        .count();
+    assert_eq!(asked, 1, "the answer was not taken: asked again");
+}
+
+/// The person is shown a diff against the file; the file changes on disk before they
+/// answer. Approving does not write under that approval: the call is asked again with the
+/// diff it would apply now, and only that second answer writes.
+#[tokio::test]
+async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again() {
+    let f = Fixture::new();
+    std::fs::write(f.ws("conf.txt"), "mode = safe\nlimit = 1\n").unwrap();
+    let p = f.script(
+        "edit.json",
+        json!([
+            { "tool_calls": [{ "name": "edit_file", "arguments": { "path": "conf.txt",
+                "edits": [{ "old_text": "limit = 1", "new_text": "limit = 2" }] } }] },
+            { "text": "Edited." }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("edit", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let first = f.rt.pending_approvals().unwrap().remove(0);
+    let diff = |a: &pocketpilot_core::store::Approval| {
+        serde_json::to_value(&a.effect).unwrap()["diff"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(diff(&first).contains(" mode = safe"), "{}", diff(&first));
+    // Changed on disk between the request and the answer.
+    let changed = "mode = unsafe\nlimit = 1\n";
+    std::fs::write(f.ws("conf.txt"), changed).unwrap();
+    f.rt.resolve_approval(first.id, approve()).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    assert_eq!(
+        read(&f.ws("conf.txt")),
+        changed,
+        "written under the old approval"
+    );
+    assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
+    let second = f.rt.pending_approvals().unwrap().remove(0);
+    assert_ne!(second.id, first.id);
+    assert_eq!(
+        (second.call_id.as_str(), second.step),
+        (first.call_id.as_str(), first.step)
+    );
+    assert!(
+        diff(&second).contains(" mode = unsafe"),
+        "{}",
+        diff(&second)
+    );
+    assert!(second.reason.contains("changed"), "{}", second.reason);
+    f.rt.resolve_approval(second.id, approve()).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert_eq!(read(&f.ws("conf.txt")), "mode = unsafe\nlimit = 2\n");
+}
+
+/// A write approved as creating a file does not overwrite one that appeared since: the
+/// approval pins the file's state (absent, or its hash).
+#[tokio::test]
+async fn a_write_whose_file_changed_anywhere_is_asked_again() {
+    let f = Fixture::new();
+    let p = f.script(
+        "write.json",
+        json!([
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "new.txt", "content": "mine\n" } }] },
+            { "text": "Written." }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("write", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let first = f.rt.pending_approvals().unwrap().remove(0);
+    // The file did not exist when asked; now it does.
+    std::fs::write(f.ws("new.txt"), "someone else's\n").unwrap();
+    f.rt.resolve_approval(first.id, approve()).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    assert_eq!(read(&f.ws("new.txt")), "someone else's\n");
+    let second = f.rt.pending_approvals().unwrap().remove(0);
+    let effect = serde_json::to_value(&second.effect).unwrap();
+    assert!(
+        effect["diff"].as_str().unwrap().contains("-someone else's"),
+        "{effect}"
+    );
+    assert!(effect["base_sha256"].is_string(), "{effect}");
+    let no = ApprovalAnswer {
+        approve: false,
+        by: "test".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(second.id, no).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert_eq!(read(&f.ws("new.txt")), "someone else's\n");
+}

@@ -68,7 +68,7 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
     let id = f.rt.submit(&f.task("echo", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.pending_approvals().unwrap().remove(0);
-    assert_eq!(a.capability.as_deref(), Some("mcp:execute"));
+    assert_eq!(a.capability.as_deref(), Some("mcp:everything:echo:execute"));
     assert_eq!(serde_json::to_value(&a.effect).unwrap()["kind"], "command");
     assert_eq!(
         serde_json::to_value(&a.effect).unwrap()["command"],
@@ -252,4 +252,105 @@ async fn an_mcp_approval_names_the_servers_widened_sandbox_and_says_not_sandboxe
         line,
         "NOT sandboxed: this MCP server's configuration turns its sandbox off"
     );
+}
+
+/// A session grant given for one MCP tool covers that tool only: another tool of the same
+/// server still asks (issue 15: all of a server's tools shared `mcp:execute`).
+#[tokio::test]
+async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
+    let f = Fixture::new();
+    mcp::add(&f.rt.store, everything()).unwrap();
+    let p = f.script(
+        "grant.json",
+        json!([
+            { "tool_calls": [{ "name": "mcp__everything__echo", "arguments": { "message": "one" } }] },
+            { "tool_calls": [{ "name": "mcp__everything__echo", "arguments": { "message": "two" } }] },
+            { "tool_calls": [{ "name": "mcp__everything__get-env", "arguments": {} }] },
+            { "text": "done" }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("grant", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(a.tool, "mcp__everything__echo");
+    let answer = ApprovalAnswer {
+        approve: true,
+        session_grant: true,
+        by: "t".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, answer).unwrap();
+    // The second echo runs under the grant; get-env must ask.
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    let next = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(next.tool, "mcp__everything__get-env");
+    assert_eq!(
+        next.capability.as_deref(),
+        Some("mcp:everything:get-env:execute")
+    );
+    let sources: Vec<String> =
+        f.rt.events(id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind().as_str() == "tool_call_started")
+            .map(|e| e.payload()["decision_source"].as_str().unwrap().to_owned())
+            .collect();
+    assert_eq!(sources, ["user", "session_grant"]);
+    f.rt.resolve_approval(
+        next.id,
+        ApprovalAnswer {
+            approve: false,
+            by: "t".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+}
+
+/// A server-wide rule is an explicit choice: `mcp:<server>:*` allows every tool of that
+/// server, and a rule naming one tool allows that tool only.
+#[tokio::test]
+async fn rules_name_one_mcp_tool_or_its_whole_server() {
+    let f = Fixture::new();
+    mcp::add(&f.rt.store, everything()).unwrap();
+    let ws = std::fs::canonicalize(&f.workspace)
+        .unwrap()
+        .display()
+        .to_string();
+    let calls = json!([
+        { "tool_calls": [{ "name": "mcp__everything__echo", "arguments": { "message": "one" } }] },
+        { "tool_calls": [{ "name": "mcp__everything__get-env", "arguments": {} }] },
+        { "text": "done" }
+    ]);
+    f.rt.set_policy_rules(
+        &ws,
+        &PolicyRules {
+            allow: vec!["mcp:everything:echo".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
+    let id =
+        f.rt.submit(&f.task("one tool", &f.script("one.json", calls.clone())))
+            .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
+    assert_eq!(
+        f.rt.pending_approvals().unwrap()[0].tool,
+        "mcp__everything__get-env"
+    );
+    f.rt.cancel(id).unwrap();
+    f.settle(id).await;
+    f.rt.set_policy_rules(
+        &ws,
+        &PolicyRules {
+            allow: vec!["mcp:everything:*".into()],
+            deny: vec![],
+        },
+    )
+    .unwrap();
+    let t = f.task("the server", &f.script("all.json", calls));
+    let id = f.rt.submit(&t).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    assert!(!f.kinds(id).contains(&"approval_required".to_string()));
 }

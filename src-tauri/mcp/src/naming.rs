@@ -21,6 +21,14 @@ pub fn identity(server: &str, tool: &str) -> String {
     format!("mcp:{server}:{tool}")
 }
 
+/// The capability the policy decides a tool by: its identity and the verb of the
+/// capability the server's configuration gives it (`mcp:execute` → `mcp:s:t:execute`).
+/// Grants and allow rules then name the tool, never every tool of a server alike.
+pub fn capability(server: &str, tool: &str, configured: &str) -> String {
+    let verb = configured.rsplit(':').next().unwrap_or(configured);
+    format!("{}:{verb}", identity(server, tool))
+}
+
 fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {

@@ -40,7 +40,8 @@ impl McpTool {
             .and_then(|a| a.read_only_hint)
             .unwrap_or(false);
         let identity = identity(&server.name, &info.name);
-        let capability = server.config.capability_for(&info.name, read_only);
+        let configured = server.config.capability_for(&info.name, read_only);
+        let capability = super::naming::capability(&server.name, &info.name, &configured);
         let summary = info
             .description
             .as_deref()

@@ -27,7 +27,7 @@ async fn everything_lists_tools_and_echoes() {
 
     let echo = tool(&session, "mcp__everything__echo");
     assert!(echo.description().contains("mcp:everything:echo"));
-    assert_eq!(echo.capability(), "mcp:execute");
+    assert_eq!(echo.capability(), "mcp:everything:echo:execute");
     assert!(echo.replay_safe(), "echo is annotated readOnlyHint");
     assert_eq!(echo.parameters()["properties"]["message"]["type"], "string");
     let spec = echo.spec();
@@ -108,18 +108,22 @@ async fn capabilities_from_config() {
         .insert("get-env".into(), "mcp:execute".into());
     let session = connect(&[config], &opts(&["everything"])).await;
     assert!(session.problems.is_empty(), "{:?}", session.problems);
-    // echo is annotated read-only → mcp:read (allowed by the default policy).
+    // echo is annotated read-only → read (allowed by the default policy). Each
+    // capability names its tool, so grants and rules can name one tool.
     assert_eq!(
         tool(&session, "mcp__everything__echo").capability(),
-        "mcp:read"
+        "mcp:everything:echo:read"
     );
     assert_eq!(
         tool(&session, "mcp__everything__get-env").capability(),
-        "mcp:execute"
+        "mcp:everything:get-env:execute"
     );
     let toggle = tool(&session, "mcp__everything__toggle-simulated-logging");
     assert!(!toggle.replay_safe());
-    assert_eq!(toggle.capability(), "mcp:network");
+    assert_eq!(
+        toggle.capability(),
+        "mcp:everything:toggle-simulated-logging:network"
+    );
     session.shutdown().await;
 }
 

@@ -11,6 +11,11 @@ pub enum Effect {
     Diff {
         path: String,
         diff: String,
+        /// SHA-256 (hex) of the file the diff was computed against; absent: the file did
+        /// not exist. An approved call whose file no longer hashes the same is asked again
+        /// with the new diff, never run under the old approval.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_sha256: Option<String>,
     },
     Delete {
         path: String,

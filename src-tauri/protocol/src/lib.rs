@@ -28,6 +28,7 @@ pub mod rules;
 pub mod settings;
 pub mod status;
 pub mod task;
+pub mod visible;
 
 pub use chat::{ToolCall, Usage};
 pub use context::{
@@ -44,5 +45,6 @@ pub use settings::{
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
 };
-pub use task::TaskStatus;
+pub use task::{RunSource, TaskStatus};
+pub use visible::{has_hidden, visible};
 pub use wire::{UnknownName, WireName};

@@ -134,3 +134,32 @@ mod tests {
         assert!("planning".parse::<TaskStatus>().is_err());
     }
 }
+
+crate::wire_enum! {
+    /// Who started a run (a task's `trigger`): a person (the window, the CLI, an eval) or
+    /// a trigger. A run a trigger started never uses the grants a person gave
+    /// interactively: it follows the workspace policy only.
+    pub enum RunSource {
+        Chat = "chat",
+        Cli = "cli",
+        Eval = "eval",
+        Webhook = "webhook",
+        Cron = "cron",
+        Watch = "watch",
+    }
+}
+
+impl RunSource {
+    pub fn is_trigger(self) -> bool {
+        matches!(
+            self,
+            RunSource::Webhook | RunSource::Cron | RunSource::Watch
+        )
+    }
+
+    /// Whether a task's `trigger` names a person's run: a name nobody knows does not (it
+    /// gets no grant it might not deserve).
+    pub fn is_interactive(trigger: &str) -> bool {
+        trigger.parse::<Self>().is_ok_and(|s| !s.is_trigger())
+    }
+}

@@ -140,12 +140,17 @@ pub fn resolve(c: &Connection, id: i64, r: &Resolution<'_>) -> Result<Approval> 
     get(c, id)
 }
 
-/// The newest approval asked for a call, whatever its status.
-pub fn for_call(c: &Connection, task_id: i64, call_id: &str) -> Result<Option<Approval>> {
+/// The newest approval asked for a call (its run, step and id), whatever its status.
+pub fn for_call(
+    c: &Connection,
+    task_id: i64,
+    step: i64,
+    call_id: &str,
+) -> Result<Option<Approval>> {
     Ok(c
         .query_row(
-            &format!("SELECT {COLUMNS} FROM approvals WHERE task_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1"),
-            params![task_id, call_id],
+            &format!("SELECT {COLUMNS} FROM approvals WHERE task_id = ?1 AND step = ?2 AND call_id = ?3 ORDER BY id DESC LIMIT 1"),
+            params![task_id, step, call_id],
             from_row,
         )
         .optional()?)

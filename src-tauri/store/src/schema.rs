@@ -209,4 +209,28 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_workspace ON memories(workspace, id);
 "#,
+    // A call id the model repeats in a later turn is a new call (issue 15): the journal
+    // is keyed by task (the run), step and call id, and approvals are found the same way.
+    r#"
+CREATE TABLE tool_calls_by_step (
+    task_id      INTEGER NOT NULL REFERENCES tasks(id),
+    call_id      TEXT NOT NULL,
+    step         INTEGER NOT NULL,
+    name         TEXT NOT NULL,
+    arguments    TEXT NOT NULL,
+    capability   TEXT,
+    replay_safe  INTEGER NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('intent','running','done','interrupted')),
+    output       TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0,
+    created_at   TEXT NOT NULL,
+    finished_at  TEXT,
+    PRIMARY KEY (task_id, step, call_id)
+);
+INSERT INTO tool_calls_by_step SELECT task_id, call_id, step, name, arguments, capability,
+    replay_safe, status, output, is_error, created_at, finished_at FROM tool_calls;
+DROP TABLE tool_calls;
+ALTER TABLE tool_calls_by_step RENAME TO tool_calls;
+CREATE INDEX approvals_call ON approvals(task_id, step, call_id, id);
+"#,
 ];

@@ -6,7 +6,9 @@ use pocketpilot_protocol::ToolCallStatus;
 use super::{now, row::At, Result};
 
 /// The tool journal. `intent` is committed before a call runs; `done` (with the output)
-/// after. A call found in `intent` or `running` after a crash was interrupted.
+/// after. A call found in `intent` or `running` after a crash was interrupted. A call is
+/// known by its run (task), step and id: an id the model repeats in a later turn is
+/// another call.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ToolCallRecord {
     pub task_id: i64,
@@ -54,7 +56,7 @@ pub fn intent(c: &Connection, i: &Intent<'_>) -> Result<()> {
     c.execute(
         "INSERT INTO tool_calls (task_id, call_id, step, name, arguments, capability, replay_safe, status, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'intent', ?8)
-         ON CONFLICT(task_id, call_id) DO UPDATE SET arguments = excluded.arguments, status = 'intent'",
+         ON CONFLICT(task_id, step, call_id) DO UPDATE SET arguments = excluded.arguments, status = 'intent'",
         params![i.task_id, i.call_id, i.step, i.name, i.arguments, i.capability, i.replay_safe, now()],
     )?;
     Ok(())
@@ -63,6 +65,7 @@ pub fn intent(c: &Connection, i: &Intent<'_>) -> Result<()> {
 pub fn finish(
     c: &Connection,
     task_id: i64,
+    step: i64,
     call_id: &str,
     status: ToolCallStatus,
     output: &str,
@@ -70,16 +73,31 @@ pub fn finish(
 ) -> Result<()> {
     c.execute(
         "UPDATE tool_calls SET status = ?3, output = ?4, is_error = ?5, finished_at = ?6
-         WHERE task_id = ?1 AND call_id = ?2",
-        params![task_id, call_id, status.as_str(), output, is_error, now()],
+         WHERE task_id = ?1 AND call_id = ?2 AND step = ?7",
+        params![
+            task_id,
+            call_id,
+            status.as_str(),
+            output,
+            is_error,
+            now(),
+            step
+        ],
     )?;
     Ok(())
 }
 
-pub fn get(c: &Connection, task_id: i64, call_id: &str) -> Result<Option<ToolCallRecord>> {
+pub fn get(
+    c: &Connection,
+    task_id: i64,
+    step: i64,
+    call_id: &str,
+) -> Result<Option<ToolCallRecord>> {
     Ok(c.query_row(
-        &format!("SELECT {COLUMNS} FROM tool_calls WHERE task_id = ?1 AND call_id = ?2"),
-        params![task_id, call_id],
+        &format!(
+            "SELECT {COLUMNS} FROM tool_calls WHERE task_id = ?1 AND step = ?2 AND call_id = ?3"
+        ),
+        params![task_id, step, call_id],
         from_row,
     )
     .optional()?)

@@ -57,6 +57,8 @@ pub enum GuardError {
     Changed { path: String },
     #[error("the workspace root {path} cannot be used: {message}")]
     BadRoot { path: String, message: String },
+    #[error("{path} is hard-linked ({links} links) to a file outside the workspace; it is not read (allow a store of such links with `pocketpilot sandbox allow-links DIR`)")]
+    HardLinked { path: String, links: u64 },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
 }
@@ -82,6 +84,7 @@ impl GuardError {
             GuardError::IsRoot { .. } => "is_root",
             GuardError::Changed { .. } => "changed",
             GuardError::BadRoot { .. } => "bad_root",
+            GuardError::HardLinked { .. } => "hard_linked",
             GuardError::Io { .. } => "io",
         }
     }
@@ -120,6 +123,8 @@ pub const PROTECTED_DIR: &str = ".pocketpilot";
 pub struct WorkspaceGuard {
     root: PathBuf,
     forbidden: Vec<PathBuf>,
+    /// Trees where the other links of a hard-linked file may be (see `links`).
+    link_stores: Vec<PathBuf>,
 }
 
 impl WorkspaceGuard {
@@ -154,11 +159,32 @@ impl WorkspaceGuard {
         Ok(Self {
             root,
             forbidden: kept,
+            link_stores: Vec::new(),
         })
     }
 
     pub fn for_context(ctx: &ToolContext) -> Result<Self, GuardError> {
-        Self::new(&ctx.workspace, &ctx.forbidden)
+        let mut guard = Self::new(&ctx.workspace, &ctx.forbidden)?;
+        guard.link_stores = ctx.sandbox.link_stores.clone();
+        Ok(guard)
+    }
+
+    /// A file with more than one link is read only when all its links are in the
+    /// workspace or an allowed store (see `links`).
+    pub fn check_links(&self, path: &Path, meta: &std::fs::Metadata) -> Result<(), GuardError> {
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_file() || meta.nlink() <= 1 {
+            return Ok(());
+        }
+        let mut trees = vec![self.root.clone()];
+        trees.extend(self.link_stores.iter().cloned());
+        if crate::links::all_links_within(meta, &trees) {
+            return Ok(());
+        }
+        Err(GuardError::HardLinked {
+            path: self.relative(path),
+            links: meta.nlink(),
+        })
     }
 
     /// The canonical workspace root.

@@ -12,6 +12,7 @@
 
 pub mod builtin;
 pub mod guard;
+pub mod links;
 pub mod policy;
 pub mod registry;
 pub mod sandbox;

@@ -7,6 +7,13 @@
 //! 3. a workspace rule that allows it → allow (workspace rule);
 //! 4. a grant for this session or run → allow (session grant);
 //! 5. read/list → allow; write/create/update/delete/execute/network → approval (default).
+//!
+//! An MCP tool's capability names the tool: `mcp:<server>:<tool>:<verb>`. An allow rule or
+//! a grant covers it only when it names that tool (`mcp:<server>:<tool>`), its server as an
+//! explicit choice (`mcp:<server>:*`), all MCP tools (`mcp`, `mcp:*`) or everything (`*`):
+//! a grant given for one tool never covers another. A verb rule (`mcp:execute`) still
+//! denies every MCP tool with that verb, so a deny written before tools were named keeps
+//! its reach; it allows none.
 use serde::{Deserialize, Serialize};
 
 pub use pocketpilot_protocol::{Decision, DecisionSource};
@@ -21,12 +28,34 @@ pub struct PolicyRules {
     pub deny: Vec<String>,
 }
 
-fn rule_matches(rule: &str, capability: &str) -> bool {
-    rule == "*"
-        || rule == capability
-        || capability
-            .split_once(':')
-            .is_some_and(|(area, _)| area == rule || format!("{area}:*") == rule)
+/// What a rule is matched for: a deny reaches further than an allow (see the module doc).
+#[derive(Clone, Copy, PartialEq)]
+enum Reach {
+    Deny,
+    Allow,
+}
+
+fn rule_matches(rule: &str, capability: &str, reach: Reach) -> bool {
+    if rule == "*" || rule == capability {
+        return true;
+    }
+    let Some((area, rest)) = capability.split_once(':') else {
+        return false;
+    };
+    if area == rule || format!("{area}:*") == rule {
+        return true;
+    }
+    // A tool's capability: `<area>:<server>:<tool>:<verb>` (the server has no `:`).
+    let Some((tool, verb)) = capability.rsplit_once(':') else {
+        return false;
+    };
+    let Some((server, _)) = rest.split_once(':').filter(|(_, t)| t.contains(':')) else {
+        return false;
+    };
+    rule == tool
+        || rule == format!("{area}:{server}:*")
+        || rule == format!("{area}:{server}")
+        || (reach == Reach::Deny && rule == format!("{area}:{verb}"))
 }
 
 pub fn decide(
@@ -49,13 +78,25 @@ pub fn decide(
         }
         _ => return (Decision::Deny, DecisionSource::Default),
     };
-    if rules.deny.iter().any(|r| rule_matches(r, capability)) {
+    if rules
+        .deny
+        .iter()
+        .any(|r| rule_matches(r, capability, Reach::Deny))
+    {
         return (Decision::Deny, DecisionSource::WorkspaceRule);
     }
-    if rules.allow.iter().any(|r| rule_matches(r, capability)) {
+    if rules
+        .allow
+        .iter()
+        .any(|r| rule_matches(r, capability, Reach::Allow))
+    {
         return (Decision::Allow, DecisionSource::WorkspaceRule);
     }
-    if default == Decision::RequireApproval && grants.iter().any(|g| rule_matches(g, capability)) {
+    if default == Decision::RequireApproval
+        && grants
+            .iter()
+            .any(|g| rule_matches(g, capability, Reach::Allow))
+    {
         return (Decision::Allow, DecisionSource::SessionGrant);
     }
     (default, DecisionSource::Default)

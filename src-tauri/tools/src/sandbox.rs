@@ -113,7 +113,11 @@ impl Sandbox {
                 kind: file_kind_cap(&meta.file_type()),
             });
         }
-        Ok((file.into_std(), meta.len()))
+        let file = file.into_std();
+        // Checked on the opened file: its links are what this read would reach.
+        let std_meta = file.metadata().map_err(|e| GuardError::io(path, &e))?;
+        self.guard.check_links(path, &std_meta)?;
+        Ok((file, meta.len()))
     }
 
     /// Reads at most `cap` bytes of a regular file.

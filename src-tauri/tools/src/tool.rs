@@ -18,6 +18,9 @@ pub struct CommandSandbox {
     pub extra_read: Vec<PathBuf>,
     /// Writable trees beyond the workspace: a widening the person granted.
     pub extra_write: Vec<PathBuf>,
+    /// Trees (stores such as pnpm's) where the other links of a hard-linked workspace file
+    /// may be for the read tools to read it (`pocketpilot sandbox allow-links`).
+    pub link_stores: Vec<PathBuf>,
     /// Secret-looking variables to pass through anyway, by exact name.
     pub env_pass: Vec<String>,
     /// `Off` only when the person chose "no sandbox" explicitly, or the probe found the

@@ -1133,3 +1133,77 @@ async fn unknown_and_known_hooks_are_refused_alike() {
     assert!(f.rt.tasks(100).unwrap().is_empty());
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
+    let f = Fixture::new();
+    let p = f.script(
+        "granted.json",
+        json!([
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "echo person > person.txt" } }] },
+            { "text": "done for the person" },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "touch PWNED" } }] },
+            { "text": "done for the hook" },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "echo again > again.txt" } }] },
+            { "text": "done again" }
+        ]),
+    );
+    let first = f.rt.submit(&f.task("person", &p)).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let answer = pocketpilot_core::ApprovalAnswer {
+        approve: true,
+        session_grant: true,
+        by: "person".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, answer).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+    let session = f.rt.task(first).unwrap().session_id;
+    let grants =
+        f.rt.store
+            .read(|c| pocketpilot_core::store::sessions::grants(c, session))
+            .unwrap();
+    assert_eq!(grants, ["shell:execute"], "the person's grant is held");
+
+    let hook = webhook::create(&f.rt, "granted", &f.workspace, Some(&p)).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let (status, body) = post(
+        &reqwest::Client::new(),
+        &url(&h, "granted"),
+        &hook.token,
+        json!({"text": "touch it", "session": session}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let hooked = body["task_id"].as_i64().unwrap();
+    assert_eq!(f.rt.task(hooked).unwrap().trigger, "webhook");
+    assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
+    assert!(
+        !f.ws("PWNED").exists(),
+        "the hook's command ran under the grant"
+    );
+    let asked = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(asked.task_id, hooked);
+    assert_eq!(asked.capability.as_deref(), Some("shell:execute"));
+    f.rt.resolve_approval(
+        asked.id,
+        pocketpilot_core::ApprovalAnswer {
+            approve: false,
+            by: "person".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
+    assert!(!f.ws("PWNED").exists());
+
+    // The person's next run in the session keeps their grant.
+    let mut again = f.task("again", &p);
+    again.workspace = None;
+    again.session_id = Some(session);
+    let next = f.rt.submit(&again).unwrap();
+    assert_eq!(f.settle(next).await, TaskStatus::Completed);
+    assert_eq!(read(&f.ws("again.txt")), "again\n");
+    h.shutdown().await;
+}

@@ -5,7 +5,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{check_content, current_text, diff_cap, guard_and_sandbox, parse_args, unified_diff};
+use super::{
+    check_content, content_sha256, current_text, diff_cap, guard_and_sandbox, parse_args,
+    unified_diff,
+};
 use crate::tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
 
 pub const MAX_EDITS: usize = 100;
@@ -58,12 +61,14 @@ impl EditFile {
         };
         let new = apply_edits(&old, &args.edits, &rel)?;
         let diff = unified_diff(&rel, Some(&old), &new);
+        let base_sha256 = content_sha256(old.as_bytes(), old.len() as u64);
         Ok(Planned {
             sandbox,
             path,
             rel,
             new,
             diff,
+            base_sha256,
         })
     }
 }
@@ -74,6 +79,7 @@ struct Planned {
     rel: String,
     new: String,
     diff: String,
+    base_sha256: String,
 }
 
 fn apply_edits(text: &str, edits: &[Edit], rel: &str) -> Result<String, ToolError> {
@@ -149,6 +155,7 @@ impl Tool for EditFile {
         Ok(Effect::Diff {
             path: planned.rel,
             diff: planned.diff,
+            base_sha256: Some(planned.base_sha256),
         })
     }
 

@@ -93,7 +93,7 @@ async fn effect_is_the_exact_diff_and_writes_nothing() {
     let effect = f
         .effect(&EditFile, json!({"path": "code.rs", "edits": [{"old_text": "fn b() {}", "new_text": "fn bee() {}"}]}))
         .unwrap();
-    let Effect::Diff { path, diff } = effect else {
+    let Effect::Diff { path, diff, .. } = effect else {
         panic!("not a diff")
     };
     assert_eq!(path, "code.rs");

@@ -117,6 +117,18 @@ pub(crate) fn current_text(
         .map_err(|_| ToolError::Failed(format!("{rel} is not valid UTF-8 text")))
 }
 
+/// What an approval pins a file by: the SHA-256 of the bytes read (at most the diff cap)
+/// and, past the cap, the file's length too.
+pub(crate) fn content_sha256(bytes: &[u8], total_len: u64) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(bytes);
+    if total_len > bytes.len() as u64 {
+        h.update(total_len.to_le_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A unified diff of `old` → `new` as shown in the approval dialog.
 pub(crate) fn unified_diff(rel: &str, old: Option<&str>, new: &str) -> String {
     let (old_text, old_header) = match old {

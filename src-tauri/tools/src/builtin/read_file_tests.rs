@@ -111,3 +111,93 @@ async fn reading_outside_or_the_data_dir_is_rejected() {
         .unwrap_err();
     assert_eq!(err.kind().as_str(), "path_rejected");
 }
+
+// Hard links (issue 15): a workspace name for an outside inode is not read.
+
+#[tokio::test]
+async fn a_file_hard_linked_to_one_outside_is_not_read() {
+    let f = Fixture::new();
+    std::fs::write(f.outside().join("secret.txt"), "TOP-SECRET").unwrap();
+    std::fs::hard_link(f.outside().join("secret.txt"), f.path("notes.txt")).unwrap();
+    let err = f
+        .call(&ReadFile, json!({"path": "notes.txt"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind().as_str(), "path_rejected", "{err}");
+    assert!(err.to_string().contains("hard-linked (2 links)"), "{err}");
+    let found = f
+        .call(
+            &crate::builtin::search_files::SearchFiles,
+            json!({"pattern": "SECRET"}),
+        )
+        .await
+        .unwrap();
+    assert!(!found.text.contains("TOP-SECRET"), "{}", found.text);
+}
+
+#[tokio::test]
+async fn hard_links_that_stay_inside_the_workspace_are_read() {
+    let f = Fixture::new();
+    f.write("node_modules/.pnpm/pkg@1/index.js", "module.exports = 1;\n");
+    std::fs::create_dir_all(f.path("node_modules/pkg")).unwrap();
+    std::fs::hard_link(
+        f.path("node_modules/.pnpm/pkg@1/index.js"),
+        f.path("node_modules/pkg/index.js"),
+    )
+    .unwrap();
+    let out = f
+        .call(&ReadFile, json!({"path": "node_modules/pkg/index.js"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text, "module.exports = 1;\n");
+}
+
+#[tokio::test]
+async fn hard_links_into_an_allowed_store_are_read_and_others_are_not() {
+    let mut f = Fixture::new();
+    let store = f.outside().join("pnpm-store");
+    std::fs::create_dir_all(store.join("v3/files/ab")).unwrap();
+    std::fs::write(store.join("v3/files/ab/cdef"), "export const x = 1;\n").unwrap();
+    std::fs::create_dir_all(f.path("node_modules/pkg")).unwrap();
+    std::fs::hard_link(
+        store.join("v3/files/ab/cdef"),
+        f.path("node_modules/pkg/index.js"),
+    )
+    .unwrap();
+    let args = json!({"path": "node_modules/pkg/index.js"});
+    let err = f.call(&ReadFile, args.clone()).await.unwrap_err();
+    assert_eq!(err.kind().as_str(), "path_rejected", "{err}");
+    f.ctx.sandbox.link_stores = vec![store.clone()];
+    let out = f.call(&ReadFile, args).await.unwrap();
+    assert_eq!(out.text, "export const x = 1;\n");
+    // The store covers its own files only: a link to a file elsewhere is still refused.
+    std::fs::write(f.outside().join("secret.txt"), "TOP-SECRET").unwrap();
+    std::fs::hard_link(
+        f.outside().join("secret.txt"),
+        f.path("node_modules/pkg/x.js"),
+    )
+    .unwrap();
+    let err = f
+        .call(&ReadFile, json!({"path": "node_modules/pkg/x.js"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind().as_str(), "path_rejected", "{err}");
+}
+
+#[tokio::test]
+async fn a_write_to_a_hard_linked_file_replaces_the_name_and_leaves_the_outside_file() {
+    let f = Fixture::new();
+    std::fs::write(f.outside().join("secret.txt"), "TOP-SECRET").unwrap();
+    std::fs::hard_link(f.outside().join("secret.txt"), f.path("notes.txt")).unwrap();
+    f.call(
+        &crate::builtin::write_file::WriteFile,
+        json!({"path": "notes.txt", "content": "mine\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f.read("notes.txt"), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(f.outside().join("secret.txt")).unwrap(),
+        "TOP-SECRET"
+    );
+}

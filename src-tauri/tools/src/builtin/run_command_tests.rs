@@ -410,3 +410,31 @@ async fn sandbox_unavailable_fails_the_call_unless_explicitly_off() {
     assert!(err.to_string().contains("cannot sandbox"), "{err}");
     assert!(!f.path("ran").exists());
 }
+
+/// Issue 15: a command cannot make a workspace name for an outside file under the OS
+/// sandbox; made without it, the read tools still refuse the link.
+#[tokio::test]
+async fn sandbox_refuses_a_hard_link_to_an_outside_file_and_read_refuses_one_made_without() {
+    let f = sandboxed();
+    let secret = f.outside().join("canary.txt");
+    let cmd = format!("ln '{}' hl.txt; echo done", secret.display());
+    let out = f
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert!(!f.path("hl.txt").exists(), "{}", out.text);
+    assert!(out.text.contains("done"), "{}", out.text);
+    unsandboxed(&f)
+        .call(&RunCommand, json!({ "command": cmd }))
+        .await
+        .unwrap();
+    assert!(f.path("hl.txt").exists(), "the control made no link");
+    let err = f
+        .call(
+            &crate::builtin::read_file::ReadFile,
+            json!({"path": "hl.txt"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind().as_str(), "path_rejected", "{err}");
+}

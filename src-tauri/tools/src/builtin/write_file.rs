@@ -4,7 +4,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{check_content, diff_cap, guard_and_sandbox, looks_binary, parse_args, unified_diff};
+use super::{
+    check_content, content_sha256, diff_cap, guard_and_sandbox, looks_binary, parse_args,
+    unified_diff,
+};
 use crate::tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
 
 #[derive(Debug, Deserialize)]
@@ -60,7 +63,9 @@ impl Tool for WriteFile {
         let (guard, sandbox) = guard_and_sandbox(ctx)?;
         let path = guard.resolve_for_write(&args.path)?;
         let rel = guard.relative(&path);
-        let diff = match sandbox.read_if_exists(&path, diff_cap())? {
+        let head = sandbox.read_if_exists(&path, diff_cap())?;
+        let base_sha256 = head.as_ref().map(|h| content_sha256(&h.bytes, h.total_len));
+        let diff = match head {
             None => unified_diff(&rel, None, &args.content),
             Some(head) if head.total_len > diff_cap() || looks_binary(&head.bytes) => format!(
                 "{rel}: the existing file ({} bytes, binary or too large to diff) will be \
@@ -73,7 +78,11 @@ impl Tool for WriteFile {
                 unified_diff(&rel, Some(&old), &args.content)
             }
         };
-        Ok(Effect::Diff { path: rel, diff })
+        Ok(Effect::Diff {
+            path: rel,
+            diff,
+            base_sha256,
+        })
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

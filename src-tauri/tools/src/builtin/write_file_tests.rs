@@ -46,7 +46,7 @@ async fn effect_is_a_diff_and_changes_nothing() {
             json!({"path": "a.txt", "content": "one\nthree\n"}),
         )
         .unwrap();
-    let Effect::Diff { path, diff } = effect else {
+    let Effect::Diff { path, diff, .. } = effect else {
         panic!("not a diff")
     };
     assert_eq!(path, "a.txt");

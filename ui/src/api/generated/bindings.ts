@@ -351,7 +351,13 @@ export type Effect =
 /**  Nothing beyond reading. */
 { kind: "none" } | 
 /**  A file is created or changed: a unified diff against what is on disk now. */
-{ kind: "diff"; path: string; diff: string } | { kind: "delete"; path: string } | { kind: "command"; command: string; cwd: string } | { kind: "fetch"; url: string } | 
+{ kind: "diff"; path: string; diff: string; 
+/**
+ *  SHA-256 (hex) of the file the diff was computed against; absent: the file did
+ *  not exist. An approved call whose file no longer hashes the same is asked again
+ *  with the new diff, never run under the old approval.
+ */
+base_sha256?: string | null } | { kind: "delete"; path: string } | { kind: "command"; command: string; cwd: string } | { kind: "fetch"; url: string } | 
 /**  A durable note the agent proposes to remember: kept only once the person accepts. */
 { kind: "memory"; scope: MemoryScope; text: string };
 

@@ -8,6 +8,7 @@ import { Inline } from "./inline";
 import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 import { SandboxLine, useApprovalSandbox } from "./SandboxLine";
+import { effectText, HiddenWarning, visible } from "./hidden";
 
 export function EffectView({ effect }: { effect: Effect }) {
   switch (effect.kind) {
@@ -15,12 +16,12 @@ export function EffectView({ effect }: { effect: Effect }) {
       return (
         <div class="effect" data-testid="effect" data-kind="diff">
           <div class="effect-label">
-            Changes <code data-testid="effect-path">{effect.path}</code>
+            Changes <code data-testid="effect-path">{visible(effect.path)}</code>
           </div>
           <pre class="diff" data-testid="effect-diff">
             {effect.diff.split("\n").map((line, i) => (
               <span key={i} class={diffClass(line)}>
-                {line}
+                {visible(line)}
                 {"\n"}
               </span>
             ))}
@@ -31,9 +32,9 @@ export function EffectView({ effect }: { effect: Effect }) {
       return (
         <div class="effect" data-testid="effect" data-kind="command">
           <div class="effect-label">Runs</div>
-          <pre data-testid="effect-command">{effect.command}</pre>
+          <pre data-testid="effect-command">{visible(effect.command)}</pre>
           <div class="effect-label">
-            in <code data-testid="effect-cwd">{effect.cwd}</code>
+            in <code data-testid="effect-cwd">{visible(effect.cwd)}</code>
           </div>
         </div>
       );
@@ -41,14 +42,14 @@ export function EffectView({ effect }: { effect: Effect }) {
       return (
         <div class="effect" data-testid="effect" data-kind="fetch">
           <div class="effect-label">Fetches</div>
-          <pre data-testid="effect-url">{effect.url}</pre>
+          <pre data-testid="effect-url">{visible(effect.url)}</pre>
         </div>
       );
     case "delete":
       return (
         <div class="effect" data-testid="effect" data-kind="delete">
           <div class="effect-label">Deletes</div>
-          <pre data-testid="effect-path">{effect.path}</pre>
+          <pre data-testid="effect-path">{visible(effect.path)}</pre>
         </div>
       );
     case "memory":
@@ -57,7 +58,7 @@ export function EffectView({ effect }: { effect: Effect }) {
           <div class="effect-label">
             Remember ({effect.scope === "global" ? "every workspace" : "this workspace"}); kept only if you approve
           </div>
-          <pre data-testid="effect-memory">{effect.text}</pre>
+          <pre data-testid="effect-memory">{visible(effect.text)}</pre>
         </div>
       );
     default:
@@ -190,7 +191,7 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
         onKeyDown={onKeyDown}
       >
         <h2 id="approval-title">
-          Approve <code>{approval.name}</code>?
+          Approve <code>{visible(approval.name)}</code>?
         </h2>
         <p class="muted" id="approval-reason" data-testid="approval-reason">
           <Inline text={approval.reason} />
@@ -201,6 +202,7 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
             </>
           )}
         </p>
+        <HiddenWarning texts={[effectText(approval.effect), JSON.stringify(approval.arguments)]} />
         <EffectView effect={approval.effect} />
         {sandbox !== null && <SandboxLine line={sandbox} testid="approval-sandbox" />}
         {mode === "edit" && (

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { COLLAPSE_LINES, type ToolItem } from "../stream/items";
 import { prettyJson } from "../../lib/format";
+import { visible } from "../approvals/hidden";
 
 const LABEL: Record<ToolItem["status"], string> = {
   planned: "planned",
@@ -61,10 +62,10 @@ export function ToolCard({ item }: { item: ToolItem }) {
     <div class={`tool-card status-${item.status}`} data-testid="tool-card" data-status={item.status} data-tool={item.name}>
       <div class="tool-head">
         <span class="tool-title">
-          <span class="tool-name">{item.name}</span>
+          <span class="tool-name">{visible(item.name)}</span>
           {subject && (
             <code class="tool-subject" data-testid="tool-subject" title={subject}>
-              {subject}
+              {visible(subject)}
             </code>
           )}
         </span>
@@ -95,16 +96,16 @@ export function ToolCard({ item }: { item: ToolItem }) {
       )}
       <details class="tool-args">
         <summary>arguments</summary>
-        <pre>{prettyJson(item.arguments)}</pre>
+        <pre>{visible(prettyJson(item.arguments))}</pre>
       </details>
       {output &&
         (long ? (
           <details class="tool-output">
             <summary>output ({output.split("\n").length} lines)</summary>
-            <pre>{output}</pre>
+            <pre>{visible(output)}</pre>
           </details>
         ) : (
-          <pre class="tool-output">{output}</pre>
+          <pre class="tool-output">{visible(output)}</pre>
         ))}
     </div>
   );
