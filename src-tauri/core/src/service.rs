@@ -32,6 +32,8 @@ pub enum RuntimeError {
     AlreadyEnded { id: i64, status: TaskStatus },
     #[error("approval {0} is not pending")]
     NotPending(i64),
+    #[error("task {id} is not paused ({status}): only a paused task can be continued or stopped")]
+    NotPaused { id: i64, status: TaskStatus },
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     #[error(transparent)]
@@ -47,7 +49,7 @@ impl RuntimeError {
             RuntimeError::EmptyGoal => ErrorKind::EmptyGoal,
             RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => ErrorKind::Workspace,
             RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
-            RuntimeError::NotPending(_) => ErrorKind::NotPending,
+            RuntimeError::NotPending(_) | RuntimeError::NotPaused { .. } => ErrorKind::NotPending,
             RuntimeError::InvalidArguments(_) => ErrorKind::InvalidArguments,
             RuntimeError::Inbox(e) => e.kind(),
             RuntimeError::Store(e) => store_kind(e),
@@ -92,6 +94,9 @@ pub struct SessionHistory {
 pub struct Counts {
     pub running: i64,
     pub waiting_approval: i64,
+    /// Paused for the person: a budget ran out or the agent repeated itself (issue 19).
+    #[serde(default)]
+    pub paused: i64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -325,6 +330,7 @@ impl Runtime {
             Ok(Counts {
                 running: tasks::count_with_status(c, &[TaskStatus::Running, TaskStatus::Queued])?,
                 waiting_approval: tasks::count_with_status(c, &[TaskStatus::WaitingApproval])?,
+                paused: tasks::count_with_status(c, &[TaskStatus::Paused])?,
             })
         })?)
     }
@@ -341,7 +347,7 @@ impl Runtime {
         }
     }
 
-    fn drive_in_background(self: &Arc<Self>, session_id: i64) {
+    pub(crate) fn drive_in_background(self: &Arc<Self>, session_id: i64) {
         let rt = self.clone();
         tokio::spawn(async move { rt.drive(session_id).await });
     }
@@ -387,7 +393,7 @@ impl Runtime {
                 return Ok(());
             }
             let after = self.task(task)?;
-            if !after.status.is_terminal() && after.status != TaskStatus::WaitingApproval {
+            if !after.status.is_terminal() && !after.status.needs_person() {
                 // The worker could not finish it (already running here, or a store error).
                 return Ok(());
             }
@@ -622,9 +628,11 @@ impl Runtime {
         let mut sub = self.subscribe(task_id, 0)?;
         while let Some(ev) = sub.next().await {
             let ev = ev?;
-            if ev.kind() == EventKind::ApprovalRequired || ev.kind().is_terminal() {
+            if matches!(ev.kind(), EventKind::ApprovalRequired | EventKind::RunPaused)
+                || ev.kind().is_terminal()
+            {
                 let status = self.task(task_id)?.status;
-                if status == TaskStatus::WaitingApproval || status.is_terminal() {
+                if status.needs_person() || status.is_terminal() {
                     return Ok(status);
                 }
             }

@@ -21,7 +21,7 @@ use crate::scheduler::RunRegistry;
 use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, Store};
 use crate::task::TaskStatus;
 use crate::transcript;
-use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind};
+use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind, PauseReason};
 
 /// What a worker needs of the runtime: the store, the recorder, this process's runs and
 /// its data directory. Passed in, so the worker does not depend on the service.
@@ -36,8 +36,10 @@ pub struct RunContext {
 /// Records a run's events, each only while this process still holds the session's lease.
 struct Sink {
     recorder: Arc<Recorder>,
+    store: Arc<Store>,
     task_id: i64,
     lease: Arc<SessionLease>,
+    limits: Limits,
 }
 
 impl EventSink for Sink {
@@ -58,6 +60,14 @@ impl EventSink for Sink {
             steers: placed.steers.into_iter().map(|(_, text)| text).collect(),
             end_run: placed.end_run,
         })
+    }
+    fn money_out(&self) -> Result<Option<String>, RecordError> {
+        let now = self.recorder.now();
+        let out = self.store.read(|c| {
+            let task = tasks::get(c, self.task_id)?;
+            crate::cost::money_out(c, &task, &self.limits, now)
+        })?;
+        Ok(out.map(|o| o.message))
     }
 }
 
@@ -100,16 +110,18 @@ async fn run_registered(
     lease: &Arc<SessionLease>,
     cancel: CancellationToken,
 ) -> Result<(), RecordError> {
-    let sink = Sink {
-        recorder: cx.recorder.clone(),
-        task_id,
-        lease: lease.clone(),
-    };
     let task = cx.store.read(|c| tasks::get(c, task_id))?;
     if task.status.is_terminal() {
         return Ok(());
     }
     let limits = Limits::load(&cx.store)?;
+    let sink = Sink {
+        recorder: cx.recorder.clone(),
+        store: cx.store.clone(),
+        task_id,
+        lease: lease.clone(),
+        limits: limits.clone(),
+    };
     let settings = ProviderSettings::load(&cx.store)?;
     let provider = match provider::build(task.provider.as_deref(), &settings) {
         Ok(p) => p,
@@ -126,7 +138,9 @@ async fn run_registered(
     if cancel.is_cancelled() {
         return sink.finish(&cancelled(), false);
     }
-    if task.status == TaskStatus::WaitingApproval {
+    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
+    // nothing, also after a crash.
+    if task.status.needs_person() {
         return Ok(());
     }
     sink.emit(RuntimeEvent::TaskStarted {
@@ -151,6 +165,7 @@ async fn run_registered(
     cx.store
         .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
+    let limits = with_extra(&limits, &task);
     if let Some(event) = terminal_event(outcome, &limits) {
         // A task the service already ended (cancelled while queued) stays as it is.
         let ended = cx
@@ -158,7 +173,11 @@ async fn run_registered(
             .read(|c| tasks::get(c, task_id))
             .map(|t| t.status.is_terminal())
             .unwrap_or(true);
-        if !ended {
+        let paused = event.kind() == crate::event::EventKind::RunPaused;
+        if !ended && paused {
+            // Paused, not ended: the run's inputs stay placed for when it continues.
+            sink.emit(event)?;
+        } else if !ended {
             sink.finish(&event, ended_by_reset)?;
         }
     }
@@ -217,10 +236,14 @@ async fn build_agent(
         grants,
         user_grants: task.grants.clone(),
         ctx,
-        limits: AgentLimits {
-            max_steps: limits.max_steps,
-            max_tokens: limits.max_task_tokens,
-            stream: settings.stream,
+        limits: {
+            let l = with_extra(limits, task);
+            AgentLimits {
+                max_steps: l.max_steps,
+                max_tokens: l.max_task_tokens,
+                stream: settings.stream,
+                repeat_limit: l.repeat_limit,
+            }
         },
     };
     Ok((agent, mcp_session))
@@ -237,7 +260,8 @@ async fn drive_agent(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Option<AgentOutcome> {
-    let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
+    let budget_ms = (with_extra(limits, task).max_task_seconds * 1000)
+        .saturating_sub(task.active_ms.max(0) as u64);
     let work = async {
         if let Err(error) = recover_open_calls(cx, agent, sink, task).await {
             return AgentOutcome::RecordFailed { error };
@@ -279,17 +303,38 @@ async fn drive_agent(
     }
 }
 
-/// The event that ends a run after `outcome` (`None`: the time budget ran out); `None`
-/// when the run only paused (waiting for a person).
+/// The limits with what people raised for this task added (issue 19).
+fn with_extra(limits: &Limits, task: &tasks::Task) -> Limits {
+    let mut l = limits.clone();
+    l.max_steps = l.max_steps.saturating_add(task.extra.steps);
+    l.max_task_seconds = l.max_task_seconds.saturating_add(task.extra.seconds.into());
+    l.max_task_tokens = l
+        .max_task_tokens
+        .map(|t| t.saturating_add(task.extra.tokens.into()));
+    l
+}
+
+fn budget_pause(budget: Budget, message: String) -> RuntimeEvent {
+    RuntimeEvent::RunPaused {
+        reason: PauseReason::Budget,
+        budget: Some(budget),
+        message,
+        repeated: None,
+    }
+}
+
+/// The event that ends or pauses a run after `outcome` (`None`: the time budget ran
+/// out); `None` when the run only waits for an approval. A budget that runs out pauses
+/// the task (issue 19): the person raises it and continues, or stops it.
 fn terminal_event(outcome: Option<AgentOutcome>, limits: &Limits) -> Option<RuntimeEvent> {
     let Some(outcome) = outcome else {
-        return Some(RuntimeEvent::BudgetExceeded {
-            budget: Budget::Seconds,
-            reason: format!(
+        return Some(budget_pause(
+            Budget::Seconds,
+            format!(
                 "the task used its time budget of {} s (POCKETPILOT_MAX_TASK_SECONDS)",
                 limits.max_task_seconds
             ),
-        });
+        ));
     };
     Some(match outcome {
         AgentOutcome::EndedByReset => RuntimeEvent::TaskCancelled {
@@ -297,15 +342,22 @@ fn terminal_event(outcome: Option<AgentOutcome>, limits: &Limits) -> Option<Runt
         },
         AgentOutcome::Completed { final_answer } => RuntimeEvent::TaskCompleted { final_answer },
         AgentOutcome::WaitingApproval => return None,
-        AgentOutcome::StepsExhausted { steps } => RuntimeEvent::TaskFailed {
-            error: format!(
+        AgentOutcome::StepsExhausted { steps } => budget_pause(
+            Budget::Steps,
+            format!(
                 "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
             ),
-            kind: ErrorKind::StepsExhausted,
-        },
-        AgentOutcome::TokenBudget { used, limit } => RuntimeEvent::BudgetExceeded {
-            budget: Budget::Tokens,
-            reason: format!("the task used {used} tokens, over its budget of {limit}"),
+        ),
+        AgentOutcome::TokenBudget { used, limit } => budget_pause(
+            Budget::Tokens,
+            format!("the task used {used} tokens, over its budget of {limit}"),
+        ),
+        AgentOutcome::MoneyBudget { message } => budget_pause(Budget::Usd, message),
+        AgentOutcome::Repeating { repeated } => RuntimeEvent::RunPaused {
+            reason: PauseReason::Repetition,
+            budget: None,
+            message: crate::repetition::describe(&repeated),
+            repeated: Some(repeated),
         },
         AgentOutcome::ModelFailed { error } => RuntimeEvent::TaskFailed {
             error: error.to_string(),

@@ -462,6 +462,9 @@ fn record_crashed_turn(
         tool_calls: calls.clone(),
         finish_reason: Some("tool_calls".into()),
         usage: None,
+        cached_prompt_tokens: None,
+        model: None,
+        cost_usd: None,
     })?;
     let registry = Registry::builtin();
     for call in calls {

@@ -26,9 +26,11 @@ pub mod status;
 pub mod task;
 
 pub use chat::{ToolCall, Usage};
-pub use effect::{Budget, Decision, DecisionSource, Effect};
+pub use effect::{Budget, Decision, DecisionSource, Effect, PauseReason, Raise};
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
-pub use event::{CompactionCause, EventKind, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS};
+pub use event::{
+    CompactionCause, EventKind, Repeated, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS,
+};
 pub use feed::Change;
 pub use settings::{EnvOverride, LimitsForm, NewMcpServer, ProviderForm, SettingField, Setup};
 pub use status::{
