@@ -3,6 +3,8 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preac
 import { cancelTask, errorMessage, say } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
+import { CostBadge } from "./CostBadge";
+import { PausedCard } from "./PausedCard";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
 import { useInbox } from "./useInbox";
@@ -37,6 +39,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
   const [actionError, setActionError] = useState<string | null>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
+  const paused = s.views.find((v) => v.task.status === "paused")?.task ?? null;
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
   const leaveBottom = useStickToBottom(scroller, tail);
 
@@ -88,6 +91,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           <h1 data-testid="session-title">{session?.title ?? `Session ${sessionId}`}</h1>
           {session && <div class="muted workspace" title="workspace">{session.workspace}</div>}
         </div>
+        <CostBadge taskId={last?.task.id ?? null} version={`${last?.task.status}:${last?.task.step_count}:${s.views.length}`} />
         {s.busyTask !== null && (
           <button type="button" class="danger" data-testid="stop" onClick={stop}>
             Stop
@@ -108,6 +112,16 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
       </div>
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
       <MemoComposer onSend={onSend} busy={busy} />
+      {paused && (
+        <PausedCard
+          key={paused.id}
+          task={paused}
+          onDone={() => {
+            void s.refresh();
+            onChanged();
+          }}
+        />
+      )}
       {s.approval && <ApprovalDialog
           approval={s.approval}
           onDone={() => {

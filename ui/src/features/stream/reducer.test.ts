@@ -160,6 +160,7 @@ describe("history from entries", () => {
     id: 7, session_id: 1, goal: "write a haiku", trigger: "chat", provider: null, follow_up_of: null,
     status: "completed", step_count: 2, prompt_tokens: 0, completion_tokens: 0, active_ms: 0, grants: [], mcp: [],
     final_answer: "Done: h.txt written.", error: null, created_at: "", started_at: null, finished_at: null,
+    extra: { steps: 0, seconds: 0, tokens: 0, usd: 0 }, pause: null,
   };
   const entry = (id: number, kind: string, content: JsonObject, taskId = 7): Entry => ({
     id, session_id: 1, task_id: taskId, kind, content, created_at: "",
