@@ -124,7 +124,10 @@ pub async fn continue_task(
     raise: pocketpilot_protocol::Raise,
     steer: Option<String>,
 ) -> Result<()> {
-    call(&state, move |rt| rt.continue_task(task_id, raise, steer, "window")).await
+    call(&state, move |rt| {
+        rt.continue_task(task_id, raise, steer, "window")
+    })
+    .await
 }
 
 /// Stops a paused task: `budget_exceeded`, or `cancelled` after repetition.

@@ -62,7 +62,11 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
         "cost: {}{} this task (turns: {}), {} this session",
         usd(cost.task.cost_usd),
         super::budget::unpriced(cost.task.unpriced_turns),
-        if turns.is_empty() { "none".into() } else { turns.join(" ") },
+        if turns.is_empty() {
+            "none".into()
+        } else {
+            turns.join(" ")
+        },
         usd(cost.session.cost_usd)
     );
     for e in events {

@@ -188,7 +188,10 @@ mod tests {
         };
         assert_eq!(prices.find("openai:gpt-4o").unwrap().input_per_mtok, 2.5);
         assert_eq!(prices.find("openai:other").unwrap().input_per_mtok, 10.0);
-        assert_eq!(prices.find("scripted:/x.json").unwrap().input_per_mtok, 100.0);
+        assert_eq!(
+            prices.find("scripted:/x.json").unwrap().input_per_mtok,
+            100.0
+        );
         // 1000 prompt of which 400 cached, 100 out.
         let c = prices.cost("openai:gpt-4o", 1000, 400, 100).unwrap();
         let want = (600.0 * 2.5 + 400.0 * 1.25 + 100.0 * 10.0) / 1e6;
@@ -280,15 +283,7 @@ pub struct TaskCost {
     pub task: costs::Totals,
     pub session: costs::Totals,
     /// Each model turn: its step and cost (`None`: no price for its model).
-    pub turns: Vec<TurnFigure>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct TurnFigure {
-    pub step: u32,
-    pub model: Option<String>,
-    pub cost_usd: Option<f64>,
+    pub turns: Vec<costs::TurnFigure>,
 }
 
 /// `pocketpilot usage`: per day and model from `since`, and today's totals.
@@ -303,15 +298,19 @@ pub struct Usage {
 
 impl crate::service::Runtime {
     pub fn prices(&self) -> crate::service::Result<Prices> {
-        Ok(self.store.read(|c| Prices::load(c))?)
+        Ok(self.store.read(Prices::load)?)
     }
 
     pub fn set_prices(&self, prices: &Prices) -> crate::service::Result<()> {
         for p in &prices.models {
-            let bad = [Some(p.input_per_mtok), Some(p.output_per_mtok), p.cached_input_per_mtok]
-                .into_iter()
-                .flatten()
-                .any(|v| !v.is_finite() || v < 0.0);
+            let bad = [
+                Some(p.input_per_mtok),
+                Some(p.output_per_mtok),
+                p.cached_input_per_mtok,
+            ]
+            .into_iter()
+            .flatten()
+            .any(|v| !v.is_finite() || v < 0.0);
             if bad || p.model.trim().is_empty() {
                 return Err(crate::service::RuntimeError::InvalidArguments(format!(
                     "a price needs a model and prices of 0 or more dollars per million tokens ({})",
@@ -328,14 +327,7 @@ impl crate::service::Runtime {
             Ok(TaskCost {
                 task: costs::for_task(c, task_id)?,
                 session: costs::for_session(c, task.session_id)?,
-                turns: costs::turns_of(c, task_id)?
-                    .into_iter()
-                    .map(|(step, model, cost_usd)| TurnFigure {
-                        step,
-                        model,
-                        cost_usd,
-                    })
-                    .collect(),
+                turns: costs::turns_of(c, task_id)?,
             })
         })?)
     }

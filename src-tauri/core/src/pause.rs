@@ -99,7 +99,11 @@ impl Runtime {
             task_id,
             &RuntimeEvent::RunContinued {
                 raise,
-                by: if by.is_empty() { "user".into() } else { by.into() },
+                by: if by.is_empty() {
+                    "user".into()
+                } else {
+                    by.into()
+                },
                 steer,
             },
         )?;

@@ -628,8 +628,10 @@ impl Runtime {
         let mut sub = self.subscribe(task_id, 0)?;
         while let Some(ev) = sub.next().await {
             let ev = ev?;
-            if matches!(ev.kind(), EventKind::ApprovalRequired | EventKind::RunPaused)
-                || ev.kind().is_terminal()
+            if matches!(
+                ev.kind(),
+                EventKind::ApprovalRequired | EventKind::RunPaused
+            ) || ev.kind().is_terminal()
             {
                 let status = self.task(task_id)?.status;
                 if status.needs_person() || status.is_terminal() {

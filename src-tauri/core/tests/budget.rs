@@ -58,7 +58,8 @@ async fn a_model_repeating_a_failing_call_is_paused_after_three_and_continue_run
     // The tray counts it as needing the person.
     assert_eq!(f.rt.counts().unwrap().paused, 1);
 
-    f.rt.continue_task(id, Raise::default(), None, "test").unwrap();
+    f.rt.continue_task(id, Raise::default(), None, "test")
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let task = f.rt.task(id).unwrap();
     assert_eq!(
@@ -84,7 +85,9 @@ async fn stopping_a_repeating_run_cancels_it_and_a_steer_reaches_the_model() {
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(tool_calls(&f, id), 6);
-    let entries = f.rt.session_entries(f.rt.task(id).unwrap().session_id).unwrap();
+    let entries =
+        f.rt.session_entries(f.rt.task(id).unwrap().session_id)
+            .unwrap();
     assert!(entries
         .iter()
         .any(|e| e.kind == "user" && e.content["text"] == "try b.txt"));
@@ -132,13 +135,35 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
     let id = f.rt.submit(&f.task("what does a.txt say", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = paused_payload(&f, id);
-    assert_eq!((pause["reason"].clone(), pause["budget"].clone()), (json!("budget"), json!("steps")));
+    assert_eq!(
+        (pause["reason"].clone(), pause["budget"].clone()),
+        (json!("budget"), json!("steps"))
+    );
 
     // A raise that does not add steps is refused with what is needed.
-    let err = f.rt.continue_task(id, Raise { usd: 1.0, ..Raise::default() }, None, "t").unwrap_err();
+    let err =
+        f.rt.continue_task(
+            id,
+            Raise {
+                usd: 1.0,
+                ..Raise::default()
+            },
+            None,
+            "t",
+        )
+        .unwrap_err();
     assert!(err.to_string().contains("--steps"), "{err}");
 
-    f.rt.continue_task(id, Raise { steps: 3, ..Raise::default() }, None, "t").unwrap();
+    f.rt.continue_task(
+        id,
+        Raise {
+            steps: 3,
+            ..Raise::default()
+        },
+        None,
+        "t",
+    )
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let task = f.rt.task(id).unwrap();
     assert_eq!(task.extra.steps, 3);
@@ -154,9 +179,15 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
     let third = requests[2]["messages"].as_array().unwrap();
     let text = serde_json::to_string(third).unwrap();
     assert!(text.contains("what does a.txt say"), "{text}");
-    assert!(text.contains("alpha"), "the first tool result is there: {text}");
+    assert!(
+        text.contains("alpha"),
+        "the first tool result is there: {text}"
+    );
     let roles: Vec<&str> = third.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "tool"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "tool"]
+    );
 }
 
 fn set_prices(rt: &Runtime) {
@@ -193,15 +224,30 @@ async fn the_money_budget_pauses_at_known_prices_and_a_raise_in_dollars_continue
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = paused_payload(&f, id);
     assert_eq!(pause["budget"], "usd");
-    assert!(pause["message"].as_str().unwrap().contains("$3.80"), "{pause}");
+    assert!(
+        pause["message"].as_str().unwrap().contains("$3.80"),
+        "{pause}"
+    );
     let cost = f.rt.task_cost(id).unwrap();
     assert_eq!(cost.task.turns, 2);
     assert!((cost.task.cost_usd - 3.8).abs() < 1e-9, "{cost:?}");
     assert_eq!(cost.task.cached_prompt_tokens, 400);
     let turn = f.event(id, "model_turn_completed").payload();
-    assert!((turn["cost_usd"].as_f64().unwrap() - 1.9).abs() < 1e-9, "{turn}");
+    assert!(
+        (turn["cost_usd"].as_f64().unwrap() - 1.9).abs() < 1e-9,
+        "{turn}"
+    );
 
-    f.rt.continue_task(id, Raise { usd: 2.0, ..Raise::default() }, None, "t").unwrap();
+    f.rt.continue_task(
+        id,
+        Raise {
+            usd: 2.0,
+            ..Raise::default()
+        },
+        None,
+        "t",
+    )
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     // The last turn: 1000 × $1000 + 500 × $2000 per million = $2.00.
     let cost = f.rt.task_cost(id).unwrap();
@@ -220,7 +266,10 @@ async fn a_stopped_budget_pause_ends_budget_exceeded_and_the_day_budget_holds_th
         ..Limits::default()
     });
     set_prices(&f.rt);
-    let p = f.script("priced.json", json!([priced_call("a"), { "text": "never" }]));
+    let p = f.script(
+        "priced.json",
+        json!([priced_call("a"), { "text": "never" }]),
+    );
     let id = f.rt.submit(&f.task("spend", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
@@ -253,7 +302,16 @@ async fn the_token_and_seconds_budgets_pause_and_a_raise_continues_them() {
     let id = f.rt.submit(&f.task("spend", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(paused_payload(&f, id)["budget"], "tokens");
-    f.rt.continue_task(id, Raise { tokens: 100, ..Raise::default() }, None, "t").unwrap();
+    f.rt.continue_task(
+        id,
+        Raise {
+            tokens: 100,
+            ..Raise::default()
+        },
+        None,
+        "t",
+    )
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     // The call the model asked for before the budget ran out ran after the raise.
     assert!(f.kinds(id).contains(&"tool_call_completed".to_string()));
@@ -278,7 +336,10 @@ async fn a_paused_task_stays_paused_across_a_restart_and_costs_no_time() {
     assert!(rt.resume_all().unwrap().is_empty());
     let task = rt.task(id).unwrap();
     assert_eq!(task.status, TaskStatus::Paused);
-    assert_eq!(task.active_ms, active, "waiting for the person cost no time");
+    assert_eq!(
+        task.active_ms, active,
+        "waiting for the person cost no time"
+    );
     // Cancel works on a paused task too.
     rt.cancel(id).unwrap();
     assert_eq!(rt.task(id).unwrap().status, TaskStatus::Cancelled);

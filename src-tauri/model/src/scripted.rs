@@ -201,9 +201,7 @@ impl ScriptedProvider {
             .append(true)
             .open(path)
             .and_then(|mut f| writeln!(f, "{line}"))
-            .map_err(|e| {
-                ProviderError::Scripted(format!("cannot log to {}: {e}", path.display()))
-            })
+            .map_err(|e| ProviderError::Scripted(format!("cannot log to {}: {e}", path.display())))
     }
 
     fn turn_for(&self, messages: &[Message]) -> Result<(usize, Turn), ProviderError> {

@@ -131,11 +131,27 @@ pub fn by_day(c: &Connection, from: &str) -> Result<Vec<DayModel>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Each turn of a task, in order: (step, model, cost).
-pub fn turns_of(c: &Connection, task_id: i64) -> Result<Vec<(u32, Option<String>, Option<f64>)>> {
+/// One model turn's cost, in a task's order.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TurnFigure {
+    pub step: u32,
+    pub model: Option<String>,
+    /// `None`: no price for its model when it was recorded.
+    pub cost_usd: Option<f64>,
+}
+
+/// Each turn of a task, in order.
+pub fn turns_of(c: &Connection, task_id: i64) -> Result<Vec<TurnFigure>> {
     let mut stmt = c.prepare(
         "SELECT step, model, cost_usd FROM turn_costs WHERE task_id = ?1 ORDER BY sequence",
     )?;
-    let rows = stmt.query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map([task_id], |r| {
+        Ok(TurnFigure {
+            step: r.get(0)?,
+            model: r.get(1)?,
+            cost_usd: r.get(2)?,
+        })
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -1157,7 +1157,10 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
         Some("report done")
     );
     let usage = f.rt.usage(None).unwrap();
-    assert!((usage.today_unattended.cost_usd - 1.5).abs() < 1e-9, "{usage:?}");
+    assert!(
+        (usage.today_unattended.cost_usd - 1.5).abs() < 1e-9,
+        "{usage:?}"
+    );
     assert!((usage.total.cost_usd - 3.0).abs() < 1e-9, "{usage:?}");
     h.shutdown().await;
 }

@@ -754,9 +754,11 @@ export type TriggerStatus = {
 	all_paused: boolean,
 };
 
+/**  One model turn's cost, in a task's order. */
 export type TurnFigure = {
 	step: number,
 	model: string | null,
+	/**  `None`: no price for its model when it was recorded. */
 	cost_usd: number | null,
 };
 
