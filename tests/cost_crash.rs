@@ -75,20 +75,42 @@ fn cost_figures_survive_kill_9_and_count_each_answered_request_once() {
             "tool_calls": [{ "name": "list_dir", "arguments": { "path": "." } }],
             "usage": { "prompt_tokens": 600, "completion_tokens": 400 } }));
     }
-    turns.push(json!({ "text": "done", "usage": { "prompt_tokens": 600, "completion_tokens": 400 } }));
+    turns.push(
+        json!({ "text": "done", "usage": { "prompt_tokens": 600, "completion_tokens": 400 } }),
+    );
     let script = h.dir.path().join("script.json");
     std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-    let set = h.output(&["prices", "set", "scripted:*", "--input", "1000", "--output", "1000"]);
-    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let set = h.output(&[
+        "prices",
+        "set",
+        "scripted:*",
+        "--input",
+        "1000",
+        "--output",
+        "1000",
+    ]);
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
     let ws = h.ws().display().to_string();
     let provider = format!("scripted:{}", script.display());
 
     let mut last_total = 0.0;
     for i in 0..8u64 {
         let mut child = if i == 0 {
-            h.cmd(&["run", "--workspace", &ws, "--goal", "count", "--provider", &provider])
-                .spawn()
-                .unwrap()
+            h.cmd(&[
+                "run",
+                "--workspace",
+                &ws,
+                "--goal",
+                "count",
+                "--provider",
+                &provider,
+            ])
+            .spawn()
+            .unwrap()
         } else {
             h.cmd(&["resume"]).spawn().unwrap()
         };
@@ -101,12 +123,19 @@ fn cost_figures_survive_kill_9_and_count_each_answered_request_once() {
         let total = h.json(&["usage", "--json"])["total"]["cost_usd"]
             .as_f64()
             .unwrap();
-        assert!(total >= last_total, "cost went from {last_total} to {total} after a kill");
+        assert!(
+            total >= last_total,
+            "cost went from {last_total} to {total} after a kill"
+        );
         last_total = total;
     }
     for _ in 0..100 {
         let out = h.output(&["resume"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         if String::from_utf8_lossy(&out.stderr).contains("nothing to resume") {
             break;
         }
@@ -117,7 +146,10 @@ fn cost_figures_survive_kill_9_and_count_each_answered_request_once() {
     let total = usage["total"]["cost_usd"].as_f64().unwrap();
     println!("cost crash: {turns} turns recorded, ${total}");
     assert_eq!(rows, turns, "one cost row per recorded model turn");
-    assert!((total - turns as f64 * TURN_USD).abs() < 1e-9, "{total} for {turns} turns");
+    assert!(
+        (total - turns as f64 * TURN_USD).abs() < 1e-9,
+        "{total} for {turns} turns"
+    );
     assert!((total - event_cost).abs() < 1e-9);
     assert!(turns >= 61, "the task ran to its answer: {turns} turns");
     let task = h.json(&["tasks", "--json"])[0].clone();
