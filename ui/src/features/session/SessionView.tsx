@@ -110,8 +110,6 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <Transcript views={s.views} />
       </div>
-      <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
-      <MemoComposer onSend={onSend} busy={busy} />
       {paused && (
         <PausedCard
           key={paused.id}
@@ -122,6 +120,8 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           }}
         />
       )}
+      <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
+      <MemoComposer onSend={onSend} busy={busy} />
       {s.approval && <ApprovalDialog
           approval={s.approval}
           onDone={() => {

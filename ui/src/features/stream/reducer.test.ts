@@ -79,6 +79,19 @@ describe("live reducer", () => {
     expect(s.items.find((i) => i.kind === "tool")).toMatchObject({ status: "rejected" });
   });
 
+  it("pauses on run_paused without closing, and runs again on run_continued", () => {
+    restart();
+    const started = reduceAll(1, [
+      ev("task_created", { goal: "g", session_id: 1, trigger: "chat" }),
+      ev("task_started", { provider: "scripted:x", resumed: false }),
+    ]);
+    const paused = reduceLive(started, ev("run_paused", { reason: "repetition", budget: null, message: "the agent is repeating itself", repeated: null }));
+    expect(paused.status).toBe("paused");
+    expect(paused.closed).toBe(false);
+    const going = reduceLive(paused, ev("run_continued", { raise: {}, by: "window", steer: null }));
+    expect(going.status).toBe("running");
+  });
+
   it("stays open after agent_completed and closes only on the terminal event", () => {
     const events = run();
     const atAgentCompleted = reduceAll(7, events.slice(0, -1));
