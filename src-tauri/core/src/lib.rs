@@ -20,6 +20,8 @@
 //! - `settings_api`: the settings screen's entry points (stored values, env overrides,
 //!   API key, MCP servers).
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
+//! - `cost`: prices, each turn's cost, the money budgets and `usage`; `repetition`: the
+//!   repetition guard; `pause`: a paused task continued (raise, steer) or stopped (issue 19).
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
