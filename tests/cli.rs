@@ -147,7 +147,16 @@ fn exit_codes_follow_the_terminal_status() {
         .env("POCKETPILOT_MAX_TASK_SECONDS", "1")
         .output()
         .unwrap();
-    assert_eq!(code(&out), 5, "{}", text(&out.stderr));
+    // A budget that runs out pauses the task (exit 9); stopping it ends it budget_exceeded.
+    assert_eq!(code(&out), 9, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("pocketpilot raise 2"),
+        "{}",
+        text(&out.stderr)
+    );
+    let stopped = e.run(&["stop", "2"]);
+    assert_eq!(code(&stopped), 5, "{}", text(&stopped.stderr));
+    assert!(text(&stopped.stdout).contains("budget_exceeded"));
 
     let looping = e.script(
         "l.json",
@@ -158,8 +167,36 @@ fn exit_codes_follow_the_terminal_status() {
         .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
         .output()
         .unwrap();
-    assert_eq!(code(&out), 1);
+    assert_eq!(code(&out), 9);
     assert!(text(&out.stderr).contains("all 2 steps"));
+    // Raising another budget than the one that ran out is a usage error that says which.
+    let wrong = e.run(&["raise", "3", "--usd", "1"]);
+    assert_eq!(code(&wrong), 2, "{}", text(&wrong.stderr));
+    assert!(
+        text(&wrong.stderr).contains("--steps"),
+        "{}",
+        text(&wrong.stderr)
+    );
+    // One more step runs on from the same context, and pauses at the new limit.
+    let raised = e
+        .cmd(&["raise", "3", "--steps", "1"])
+        .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&raised), 9, "{}", text(&raised.stderr));
+    assert!(
+        text(&raised.stderr).contains("all 3 steps"),
+        "{}",
+        text(&raised.stderr)
+    );
+    let stopped = e.run(&["stop", "3"]);
+    assert_eq!(code(&stopped), 5, "{}", text(&stopped.stderr));
+    let shown = e.run(&["show", "3"]);
+    assert!(
+        text(&shown.stdout).contains("cost: $0.00"),
+        "{}",
+        text(&shown.stdout)
+    );
 }
 
 #[test]

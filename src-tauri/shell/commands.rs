@@ -126,6 +126,41 @@ pub async fn cancel_task(state: State<'_, AppState>, task_id: i64) -> Result<()>
     call(&state, move |rt| rt.cancel(task_id)).await
 }
 
+/// Continues a paused task with more budget and, optionally, a steer (issue 19).
+#[tauri::command]
+#[specta::specta]
+pub async fn continue_task(
+    state: State<'_, AppState>,
+    task_id: i64,
+    raise: pocketpilot_protocol::Raise,
+    steer: Option<String>,
+) -> Result<()> {
+    call(&state, move |rt| {
+        rt.continue_task(task_id, raise, steer, "window")
+    })
+    .await
+}
+
+/// Stops a paused task: `budget_exceeded`, or `cancelled` after repetition.
+#[tauri::command]
+#[specta::specta]
+pub async fn stop_task(
+    state: State<'_, AppState>,
+    task_id: i64,
+) -> Result<pocketpilot_protocol::TaskStatus> {
+    call(&state, move |rt| rt.stop_task(task_id)).await
+}
+
+/// What a task and its session cost, turn by turn (issue 19).
+#[tauri::command]
+#[specta::specta]
+pub async fn task_cost(
+    state: State<'_, AppState>,
+    task_id: i64,
+) -> Result<pocketpilot_core::cost::TaskCost> {
+    call(&state, move |rt| rt.task_cost(task_id)).await
+}
+
 #[tauri::command]
 #[specta::specta]
 pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Approval>> {

@@ -116,7 +116,7 @@ pub fn keep_in_tray(state: &AppState) -> bool {
     let busy = state
         .runtime
         .counts()
-        .map(|c| c.running + c.waiting_approval > 0)
+        .map(|c| c.running + c.waiting_approval + c.paused > 0)
         .unwrap_or(false);
     busy || (state.has_trigger_host() && triggers_armed(&state.runtime))
 }
@@ -144,12 +144,17 @@ pub fn refresh(app: &AppHandle) {
             return;
         }
     };
-    let text = if counts.running == 0 && counts.waiting_approval == 0 {
+    let text = if counts.running == 0 && counts.waiting_approval == 0 && counts.paused == 0 {
         "No tasks running".to_owned()
-    } else {
+    } else if counts.paused == 0 {
         format!(
             "{} running · {} waiting for approval",
             counts.running, counts.waiting_approval
+        )
+    } else {
+        format!(
+            "{} running · {} waiting for approval · {} paused, needs you",
+            counts.running, counts.waiting_approval, counts.paused
         )
     };
     let _ = tray.status.set_text(&text);
@@ -157,7 +162,7 @@ pub fn refresh(app: &AppHandle) {
     // Next to the icon (Linux panels, the macOS menu bar): the counts while there are any.
     let parts: Vec<String> = [
         (counts.running, "running"),
-        (counts.waiting_approval, "waiting"),
+        (counts.waiting_approval + counts.paused, "waiting"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)
@@ -197,11 +202,17 @@ pub async fn follow_changes(app: AppHandle, rt: Arc<Runtime>) {
 /// A notification for a task that needs a person or ended on its own, unless the person
 /// is looking at the window.
 fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
-    let title = match change.kind.as_str() {
-        "approval_required" => "A task needs your approval",
-        "task_completed" => "Task finished",
-        "task_failed" => "Task failed",
-        "budget_exceeded" => "Task stopped: budget exceeded",
+    use pocketpilot_protocol::{EventKind, PauseReason};
+    let paused_for = || rt.task(change.task_id).ok().and_then(|t| t.pause);
+    let title = match change.kind {
+        EventKind::ApprovalRequired => "A task needs your approval",
+        EventKind::RunPaused => match paused_for().map(|p| p.reason) {
+            Some(PauseReason::Repetition) => "A task is paused: the agent is repeating itself",
+            _ => "A task is paused: a budget ran out",
+        },
+        EventKind::TaskCompleted => "Task finished",
+        EventKind::TaskFailed => "Task failed",
+        EventKind::BudgetExceeded => "Task stopped: budget exceeded",
         _ => return,
     };
     let focused = app

@@ -2,10 +2,12 @@
 //!
 //! Exit codes: 0 completed, 1 failed (or an error), 2 usage error, 3 left waiting for an
 //! approval, 4 cancelled, 5 budget exceeded, 6 the session is busy (`--reject-if-busy`),
-//! 7 the session is idle (`--reject-if-idle`).
+//! 7 the session is idle (`--reject-if-idle`), 8 the inbox is full, 9 paused (a budget ran
+//! out or the agent repeated itself: `pocketpilot raise` or `stop`).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod approvals;
 mod autostart;
+mod budget;
 mod context;
 mod doctor;
 mod eval;
@@ -64,6 +66,24 @@ pub enum Command {
     },
     /// Cancel a task in any non-terminal state.
     Cancel { task: i64 },
+    /// Continue a paused task with more budget (`--steps N | --seconds N | --tokens N | --usd X`).
+    Raise(budget::RaiseArgs),
+    /// Stop a paused task: `budget_exceeded` (a budget paused it) or `cancelled` (repetition).
+    Stop { task: i64 },
+    /// What the model turns cost, per UTC day and model.
+    Usage {
+        /// A UTC day, `YYYY-MM-DD` (default: the last 30 days).
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Model prices per million tokens (what costs are computed with).
+    #[command(subcommand)]
+    Prices(budget::PricesCommand),
+    /// Money budgets and the repetition guard.
+    #[command(subcommand)]
+    Budget(budget::BudgetCommand),
     /// List sessions.
     Sessions {
         #[arg(long)]
@@ -202,6 +222,11 @@ async fn dispatch(
         Command::Tasks { json, limit } => tasks::list(rt, json, limit),
         Command::Show { task, json } => tasks::show(rt, task, json),
         Command::Cancel { task } => tasks::cancel(rt, task).await,
+        Command::Raise(args) => budget::raise(rt, args).await,
+        Command::Stop { task } => budget::stop(rt, task),
+        Command::Usage { since, json } => budget::usage(rt, since, json),
+        Command::Prices(cmd) => budget::prices(rt, cmd),
+        Command::Budget(cmd) => budget::budget(rt, cmd),
         Command::Sessions { json } => tasks::sessions(rt, json),
         Command::Logs { task } => {
             let lines = pocketpilot_core::logging::read(data_dir, task)

@@ -85,7 +85,7 @@ pub async fn follow_from(
     let mut after = after;
     loop {
         let code = follow(rt, task, after, json).await?;
-        if rt.task(task)?.status == TaskStatus::WaitingApproval {
+        if rt.task(task)?.status.needs_person() {
             return Ok(code);
         }
         let next = rt
@@ -211,6 +211,16 @@ pub async fn follow(
                     sandbox.as_deref(),
                 )?;
                 rt.resolve_approval(approval_id, answer)?;
+            }
+            RuntimeEvent::RunPaused { message, .. } => {
+                if rt.task(id)?.status != TaskStatus::Paused {
+                    continue;
+                }
+                let _ = writeln!(
+                    err,
+                    "task {id} paused: {message}\n  continue: pocketpilot raise {id} [--steps N | --seconds N | --tokens N | --usd X] [--steer TEXT]\n  stop:     pocketpilot stop {id}"
+                );
+                return Ok(ExitCode::from(TaskStatus::Paused.exit_code()));
             }
             _ => {}
         }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{print_json, CliError};
+use pocketpilot_core::cost::usd;
 use pocketpilot_core::service::Runtime;
 
 pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliError> {
@@ -30,8 +31,9 @@ pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliEr
 pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError> {
     let task = rt.task(id)?;
     let events = rt.events(id)?;
+    let cost = rt.task_cost(id)?;
     if json {
-        print_json(&serde_json::json!({ "task": task, "events": events }));
+        print_json(&serde_json::json!({ "task": task, "cost": cost, "events": events }));
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
@@ -47,6 +49,26 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
         out,
         "steps: {}  tokens: {} prompt / {} completion",
         task.step_count, task.prompt_tokens, task.completion_tokens
+    );
+    if let Some(p) = &task.pause {
+        let _ = writeln!(out, "paused ({}): {}", p.reason, p.message);
+    }
+    let turns: Vec<String> = cost
+        .turns
+        .iter()
+        .map(|t| t.cost_usd.map(usd).unwrap_or_else(|| "?".into()))
+        .collect();
+    let _ = writeln!(
+        out,
+        "cost: {}{} this task (turns: {}), {} this session",
+        usd(cost.task.cost_usd),
+        super::budget::unpriced(cost.task.unpriced_turns),
+        if turns.is_empty() {
+            "none".into()
+        } else {
+            turns.join(" ")
+        },
+        usd(cost.session.cost_usd)
     );
     for e in events {
         let _ = writeln!(

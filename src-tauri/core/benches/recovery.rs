@@ -71,6 +71,9 @@ fn main() {
                         tool_calls: vec![call.clone()],
                         finish_reason: Some("tool_calls".into()),
                         usage: None,
+                        cached_prompt_tokens: None,
+                        model: None,
+                        cost_usd: None,
                     },
                     RuntimeEvent::ToolCallStarted {
                         step: 1,

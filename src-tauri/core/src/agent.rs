@@ -8,7 +8,8 @@
 //!     turn = model(messages)        # deltas streamed; tools only from the complete turn
 //!     no tool calls → agent_completed
 //!     each call: policy → allow (run, guarded) | approval (stop before it runs) | deny (tell the model)
-//! steps exhausted → failed with the reason
+//!     the same call with the same result N times, or N identical turns → paused (repetition)
+//! a money budget out before a request, tokens or steps exhausted → paused (budget)
 //! ```
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 
 use crate::event::RuntimeEvent;
 use crate::orchestrator::{self, CallEnv, Handled, Origin};
+use crate::repetition::RepetitionGuard;
 pub use crate::sink::{Boundary, EventSink, RecordError};
 
 #[derive(Debug, Clone)]
@@ -28,6 +30,8 @@ pub struct AgentLimits {
     /// Tokens (prompt + completion) the task may use in all; `None`: unbounded.
     pub max_tokens: Option<u64>,
     pub stream: bool,
+    /// The repetition guard's limit (0: off).
+    pub repeat_limit: u32,
 }
 
 #[derive(Debug)]
@@ -53,6 +57,14 @@ pub enum AgentOutcome {
     },
     /// A queued reset ended the run at its `postTools` boundary.
     EndedByReset,
+    /// The repetition guard tripped: the run pauses for the person.
+    Repeating {
+        repeated: pocketpilot_protocol::Repeated,
+    },
+    /// A money budget ran out before the next model request: the run pauses.
+    MoneyBudget {
+        message: String,
+    },
 }
 
 pub struct Agent {
@@ -109,8 +121,9 @@ impl Agent {
         let step_of_last = start_step.saturating_sub(1).max(1);
         let mut after_tools = !open_calls(&messages).is_empty()
             || messages.last().is_some_and(|m| m.role == Role::Tool);
+        let mut guard = RepetitionGuard::new(self.limits.repeat_limit);
         match self
-            .finish_open_calls(&mut messages, step_of_last, sink)
+            .finish_open_calls(&mut messages, step_of_last, sink, &mut guard)
             .await
         {
             Ok(CallResult::Done) => {}
@@ -126,6 +139,11 @@ impl Agent {
                     return outcome;
                 }
             }
+            match sink.money_out() {
+                Ok(Some(message)) => return AgentOutcome::MoneyBudget { message },
+                Ok(None) => {}
+                Err(error) => return AgentOutcome::RecordFailed { error },
+            }
             if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
                 return AgentOutcome::RecordFailed { error: e };
             }
@@ -140,6 +158,9 @@ impl Agent {
                 tool_calls: response.tool_calls.clone(),
                 finish_reason: response.finish_reason.clone(),
                 usage: response.usage,
+                cached_prompt_tokens: response.cached_prompt_tokens,
+                model: Some(self.provider.label()),
+                cost_usd: None,
             }) {
                 return AgentOutcome::RecordFailed { error: e };
             }
@@ -168,10 +189,19 @@ impl Agent {
                     final_answer: response.text,
                 };
             }
-            match self.finish_open_calls(&mut messages, step, sink).await {
+            match self
+                .finish_open_calls(&mut messages, step, sink, &mut guard)
+                .await
+            {
                 Ok(CallResult::Done) => after_tools = true,
                 Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
                 Err(outcome) => return outcome,
+            }
+            guard.observe_turn(&response);
+            if let Some(repeated) = guard.tripped() {
+                return AgentOutcome::Repeating {
+                    repeated: repeated.clone(),
+                };
             }
         }
         AgentOutcome::StepsExhausted {
@@ -185,6 +215,7 @@ impl Agent {
         messages: &mut Vec<Message>,
         step: u32,
         sink: &dyn EventSink,
+        guard: &mut RepetitionGuard,
     ) -> Result<CallResult, AgentOutcome> {
         for call in open_calls(messages) {
             if self.ctx.cancel.is_cancelled() {
@@ -202,6 +233,7 @@ impl Agent {
                 Ok(Handled::NeedsApproval) => return Ok(CallResult::NeedsApproval),
                 Err(error) => return Err(AgentOutcome::RecordFailed { error }),
             };
+            guard.observe_call(&call, &text);
             messages.push(Message::tool_result(
                 call.id.clone(),
                 wrap_untrusted("tool result", &text),

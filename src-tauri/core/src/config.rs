@@ -30,6 +30,15 @@ pub struct Limits {
     pub max_task_seconds: u64,
     pub max_task_tokens: Option<u64>,
     pub delta_window_ms: u64,
+    /// The repetition guard: this many identical calls with identical results (or
+    /// identical turns) in a row pause the run; 0 turns it off (issue 19).
+    pub repeat_limit: u32,
+    /// Dollars a task may cost (at the prices set); `None`: no money budget.
+    pub max_task_usd: Option<f64>,
+    /// Dollars all runs of one UTC day may cost.
+    pub max_day_usd: Option<f64>,
+    /// Dollars the unattended runs (schedules, watches, webhooks) of one UTC day may cost.
+    pub max_trigger_day_usd: Option<f64>,
 }
 
 impl Default for Limits {
@@ -39,8 +48,19 @@ impl Default for Limits {
             max_task_seconds: 300,
             max_task_tokens: Some(200_000),
             delta_window_ms: 30,
+            repeat_limit: 3,
+            max_task_usd: None,
+            max_day_usd: None,
+            max_trigger_day_usd: None,
         }
     }
+}
+
+fn env_usd(name: &str) -> Option<f64> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 fn env_num(name: &str) -> Option<u64> {
@@ -51,6 +71,10 @@ const MAX_STEPS_VAR: &str = "POCKETPILOT_MAX_AGENT_STEPS";
 const MAX_SECONDS_VAR: &str = "POCKETPILOT_MAX_TASK_SECONDS";
 const MAX_TOKENS_VAR: &str = "POCKETPILOT_MAX_TASK_TOKENS";
 const DELTA_WINDOW_VAR: &str = "POCKETPILOT_DELTA_WINDOW_MS";
+const REPEAT_VAR: &str = "POCKETPILOT_REPEAT_LIMIT";
+const TASK_USD_VAR: &str = "POCKETPILOT_MAX_TASK_USD";
+const DAY_USD_VAR: &str = "POCKETPILOT_MAX_DAY_USD";
+const TRIGGER_DAY_USD_VAR: &str = "POCKETPILOT_MAX_TRIGGER_DAY_USD";
 const BASE_URL_VAR: &str = "POCKETPILOT_BASE_URL";
 const MODEL_VAR: &str = "POCKETPILOT_MODEL";
 const STREAM_VAR: &str = "POCKETPILOT_LLM_STREAM";
@@ -91,6 +115,26 @@ impl Limits {
         if let Some(v) = env_num(DELTA_WINDOW_VAR) {
             self.delta_window_ms = v.min(1_000);
         }
+        if let Some(v) = env_num(REPEAT_VAR) {
+            self.repeat_limit = v.min(1_000) as u32;
+        }
+        if let Some(v) = env_usd(TASK_USD_VAR) {
+            self.max_task_usd = Some(v);
+        }
+        if let Some(v) = env_usd(DAY_USD_VAR) {
+            self.max_day_usd = Some(v);
+        }
+        if let Some(v) = env_usd(TRIGGER_DAY_USD_VAR) {
+            self.max_trigger_day_usd = Some(v);
+        }
+    }
+
+    /// The form's fields over these limits (the fields the form does not show stay).
+    pub fn apply_form(&mut self, l: LimitsForm) {
+        self.max_steps = l.max_steps;
+        self.max_task_seconds = l.max_task_seconds;
+        self.max_task_tokens = l.max_task_tokens;
+        self.delta_window_ms = l.delta_window_ms;
     }
 
     /// The fields the environment overrides now, with the values runs see.
@@ -139,12 +183,9 @@ impl From<Limits> for LimitsForm {
 
 impl From<LimitsForm> for Limits {
     fn from(l: LimitsForm) -> Self {
-        Self {
-            max_steps: l.max_steps,
-            max_task_seconds: l.max_task_seconds,
-            max_task_tokens: l.max_task_tokens,
-            delta_window_ms: l.delta_window_ms,
-        }
+        let mut limits = Self::default();
+        limits.apply_form(l);
+        limits
     }
 }
 

@@ -22,6 +22,8 @@
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
 //! - `instructions`: the workspace's AGENTS.md, memories and skills as the model reads them
 //!   (issue 18); `memory`: the `remember` tool; `rules_api`: their window/CLI entry points.
+//! - `cost`: prices, each turn's cost, the money budgets and `usage`; `repetition`: the
+//!   repetition guard; `pause`: a paused task continued (raise, steer) or stopped (issue 19).
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
@@ -33,6 +35,7 @@ pub mod autostart;
 pub mod config;
 pub mod confinement;
 pub mod context;
+pub mod cost;
 pub mod error_kind;
 pub mod feed;
 pub mod inbox;
@@ -42,8 +45,10 @@ pub mod logging;
 pub mod mcp;
 pub mod memory;
 pub mod orchestrator;
+pub mod pause;
 pub mod provider;
 pub mod recorder;
+pub mod repetition;
 pub mod rules_api;
 pub mod scheduler;
 pub mod secret_env;

@@ -51,6 +51,8 @@ pub struct Recorder {
     store: Arc<store::Store>,
     fan: Arc<FanOut>,
     window: Duration,
+    /// The time usage rows are stamped with and day budgets are counted by (issue 19).
+    clock: std::sync::RwLock<crate::cost::Clock>,
 }
 
 /// The live side: per-task channels and the change feed. Shared with the store's
@@ -154,7 +156,21 @@ impl Recorder {
                 changes: broadcast::channel(1024).0,
             }),
             window,
+            clock: std::sync::RwLock::new(crate::cost::system_clock()),
         })
+    }
+
+    /// Replaces the clock (a test's injected one).
+    pub fn set_clock(&self, clock: crate::cost::Clock) {
+        *self.clock.write().unwrap_or_else(|p| p.into_inner()) = clock;
+    }
+
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        (self.clock.read().unwrap_or_else(|p| p.into_inner()))()
+    }
+
+    fn stamp(&self) -> String {
+        crate::cost::stamp(self.now())
     }
 
     /// Task state changes made by this process, as they commit.
@@ -250,8 +266,9 @@ impl Recorder {
         self.flush(task_id);
         let event = event.clone();
         let fan = self.fan.clone();
+        let at = self.stamp();
         let stored = self.store.write_queued(
-            move |tx| apply(tx, task_id, &event),
+            move |tx| apply(tx, task_id, &event, &at),
             move |ev| fan.published(std::iter::once(ev)),
         )?;
         Ok(Some(stored))
@@ -269,10 +286,11 @@ impl Recorder {
         }
         self.flush(task_id);
         let fan = self.fan.clone();
+        let at = self.stamp();
         let stored = self
             .store
             .write_async_then(
-                move |tx| apply(tx, task_id, &event),
+                move |tx| apply(tx, task_id, &event, &at),
                 move |ev| fan.published(std::iter::once(ev)),
             )
             .await?;
@@ -296,11 +314,12 @@ impl Recorder {
         self.flush(task_id);
         let burst = burst.to_vec();
         let fan = self.fan.clone();
+        let at = self.stamp();
         self.store.write_queued(
             move |tx| {
                 burst
                     .iter()
-                    .map(|ev| apply(tx, task_id, ev))
+                    .map(|ev| apply(tx, task_id, ev, &at))
                     .collect::<Result<Vec<_>, _>>()
             },
             move |stored: &Vec<TaskEvent>| fan.published(stored.iter()),
@@ -388,8 +407,9 @@ impl Recorder {
         terminal: &RuntimeEvent,
         ended_by_reset: bool,
     ) -> Result<Option<i64>, StoreError> {
+        let at = self.stamp();
         let (_, next) = self.commit(task_id, |tx, out| {
-            let stored = apply(tx, task_id, terminal)?;
+            let stored = apply(tx, task_id, terminal, &at)?;
             let task = tasks::get(tx, task_id)?;
             let answered = matches!(terminal, RuntimeEvent::TaskCompleted { .. });
             let reason = match terminal {
@@ -434,14 +454,19 @@ impl Recorder {
     }
 }
 
-/// Writes one event and what it means, inside the caller's transaction.
+/// Writes one event and what it means, inside the caller's transaction. `at` stamps the
+/// cost row of a model turn (the recorder's clock).
 fn apply(
     tx: &rusqlite::Transaction<'_>,
     task_id: i64,
     event: &RuntimeEvent,
+    at: &str,
 ) -> Result<TaskEvent, StoreError> {
     let task = tasks::get(tx, task_id)?;
     let mut recorded = event.clone();
+    if let RuntimeEvent::ModelTurnCompleted { cost_usd, .. } = &mut recorded {
+        *cost_usd = crate::cost::turn_cost(tx, event)?;
+    }
     match event {
         RuntimeEvent::TaskStarted { .. } => {
             // A resumed run is already running; it records that it started again.
@@ -471,6 +496,9 @@ fn apply(
         | RuntimeEvent::TaskFailed { .. }
         | RuntimeEvent::TaskCancelled { .. }
         | RuntimeEvent::BudgetExceeded { .. } => task_ended(tx, &task, event)?,
+        RuntimeEvent::RunPaused { .. } | RuntimeEvent::RunContinued { .. } => {
+            crate::pause::apply(tx, &task, event)?
+        }
         RuntimeEvent::TaskCreated { .. }
         | RuntimeEvent::ModelTurnStarted { .. }
         | RuntimeEvent::InputPlaced { .. }
@@ -483,7 +511,9 @@ fn apply(
         }
     }
     sessions::touch(tx, task.session_id)?;
-    events::append(tx, task_id, &recorded)
+    let stored = events::append(tx, task_id, &recorded)?;
+    crate::cost::record_turn(tx, &task, &stored, at)?;
+    Ok(stored)
 }
 
 /// The assistant's turn: its transcript entry, the step reached, the tokens used.
@@ -681,6 +711,9 @@ fn task_ended(
         _ => return Ok(()),
     };
     tasks::set_status(tx, task.id, status)?;
+    if task.pause.is_some() {
+        tasks::set_pause(tx, task.id, None)?;
+    }
     tasks::finish(
         tx,
         task.id,

@@ -32,6 +32,8 @@ pub enum RuntimeError {
     AlreadyEnded { id: i64, status: TaskStatus },
     #[error("approval {0} is not pending")]
     NotPending(i64),
+    #[error("task {id} is not paused ({status}): only a paused task can be continued or stopped")]
+    NotPaused { id: i64, status: TaskStatus },
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
     /// The model server failed: `summary` is a plain sentence, `source` the detail.
@@ -56,7 +58,7 @@ impl RuntimeError {
             RuntimeError::EmptyGoal => ErrorKind::EmptyGoal,
             RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => ErrorKind::Workspace,
             RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
-            RuntimeError::NotPending(_) => ErrorKind::NotPending,
+            RuntimeError::NotPending(_) | RuntimeError::NotPaused { .. } => ErrorKind::NotPending,
             RuntimeError::InvalidArguments(_) => ErrorKind::InvalidArguments,
             RuntimeError::Model { source, .. } => source.kind(),
             RuntimeError::ProviderSetup(crate::provider::ProviderSetupError::NoModel) => {
@@ -116,6 +118,9 @@ pub struct SessionHistory {
 pub struct Counts {
     pub running: i64,
     pub waiting_approval: i64,
+    /// Paused for the person: a budget ran out or the agent repeated itself (issue 19).
+    #[serde(default)]
+    pub paused: i64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -391,6 +396,7 @@ impl Runtime {
             Ok(Counts {
                 running: tasks::count_with_status(c, &[TaskStatus::Running, TaskStatus::Queued])?,
                 waiting_approval: tasks::count_with_status(c, &[TaskStatus::WaitingApproval])?,
+                paused: tasks::count_with_status(c, &[TaskStatus::Paused])?,
             })
         })?)
     }
@@ -407,7 +413,7 @@ impl Runtime {
         }
     }
 
-    fn drive_in_background(self: &Arc<Self>, session_id: i64) {
+    pub(crate) fn drive_in_background(self: &Arc<Self>, session_id: i64) {
         let rt = self.clone();
         tokio::spawn(async move { rt.drive(session_id).await });
     }
@@ -453,7 +459,7 @@ impl Runtime {
                 return Ok(());
             }
             let after = self.task(task)?;
-            if !after.status.is_terminal() && after.status != TaskStatus::WaitingApproval {
+            if !after.status.is_terminal() && !after.status.needs_person() {
                 // The worker could not finish it (already running here, or a store error).
                 return Ok(());
             }
@@ -688,9 +694,13 @@ impl Runtime {
         let mut sub = self.subscribe(task_id, 0)?;
         while let Some(ev) = sub.next().await {
             let ev = ev?;
-            if ev.kind() == EventKind::ApprovalRequired || ev.kind().is_terminal() {
+            if matches!(
+                ev.kind(),
+                EventKind::ApprovalRequired | EventKind::RunPaused
+            ) || ev.kind().is_terminal()
+            {
                 let status = self.task(task_id)?.status;
-                if status == TaskStatus::WaitingApproval || status.is_terminal() {
+                if status.needs_person() || status.is_terminal() {
                     return Ok(status);
                 }
             }

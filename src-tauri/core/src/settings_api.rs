@@ -86,7 +86,10 @@ impl Runtime {
     }
 
     pub fn save_limits_form(&self, form: LimitsForm) -> Result<()> {
-        self.set_limits(&form.into())?;
+        // Budgets the form does not show (money, the repetition guard) stay as stored.
+        let mut limits = Limits::stored(&self.store)?;
+        limits.apply_form(form);
+        self.set_limits(&limits)?;
         Ok(())
     }
 

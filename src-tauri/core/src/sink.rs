@@ -21,6 +21,11 @@ pub trait EventSink: Send + Sync {
     /// The `postTools` boundary: after a round of tool results, before the model is asked
     /// again. Returns the steers placed into this run, or that a queued reset ends it.
     fn post_tools(&self) -> Result<Boundary, RecordError>;
+    /// Before each model request: a money budget that has run out (issue 19), as the
+    /// reason the run pauses. Sinks outside a run have none.
+    fn money_out(&self) -> Result<Option<String>, RecordError> {
+        Ok(None)
+    }
 }
 
 /// What the `postTools` boundary decided.

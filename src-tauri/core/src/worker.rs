@@ -21,7 +21,7 @@ use crate::scheduler::RunRegistry;
 use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, Store};
 use crate::task::TaskStatus;
 use crate::transcript;
-use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind};
+use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind, PauseReason};
 
 /// What a worker needs of the runtime: the store, the recorder, this process's runs and
 /// its data directory. Passed in, so the worker does not depend on the service.
@@ -36,8 +36,10 @@ pub struct RunContext {
 /// Records a run's events, each only while this process still holds the session's lease.
 struct Sink {
     recorder: Arc<Recorder>,
+    store: Arc<Store>,
     task_id: i64,
     lease: Arc<SessionLease>,
+    limits: Limits,
 }
 
 impl EventSink for Sink {
@@ -58,6 +60,14 @@ impl EventSink for Sink {
             steers: placed.steers.into_iter().map(|(_, text)| text).collect(),
             end_run: placed.end_run,
         })
+    }
+    fn money_out(&self) -> Result<Option<String>, RecordError> {
+        let now = self.recorder.now();
+        let out = self.store.read(|c| {
+            let task = tasks::get(c, self.task_id)?;
+            crate::cost::money_out(c, &task, &self.limits, now)
+        })?;
+        Ok(out.map(|o| o.message))
     }
 }
 
@@ -100,16 +110,18 @@ async fn run_registered(
     lease: &Arc<SessionLease>,
     cancel: CancellationToken,
 ) -> Result<(), RecordError> {
-    let sink = Sink {
-        recorder: cx.recorder.clone(),
-        task_id,
-        lease: lease.clone(),
-    };
     let task = cx.store.read(|c| tasks::get(c, task_id))?;
     if task.status.is_terminal() {
         return Ok(());
     }
     let limits = Limits::load(&cx.store)?;
+    let sink = Sink {
+        recorder: cx.recorder.clone(),
+        store: cx.store.clone(),
+        task_id,
+        lease: lease.clone(),
+        limits: limits.clone(),
+    };
     let mut settings = ProviderSettings::load(&cx.store)?;
     // The output reserve the context budget keeps free is what the model may write: sent
     // as `max_tokens`, so that a long answer cannot run past the window the budget kept.
@@ -133,7 +145,9 @@ async fn run_registered(
     if cancel.is_cancelled() {
         return sink.finish(&cancelled(), false);
     }
-    if task.status == TaskStatus::WaitingApproval {
+    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
+    // nothing, also after a crash.
+    if task.status.needs_person() {
         return Ok(());
     }
     sink.emit(RuntimeEvent::TaskStarted {
@@ -158,6 +172,7 @@ async fn run_registered(
     cx.store
         .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
+    let limits = with_extra(&limits, &task);
     // The configured server, named in a failure's plain sentence (a scripted run has none).
     let server = match task.provider {
         None => settings.base_url.as_deref().and_then(server_of),
@@ -170,7 +185,11 @@ async fn run_registered(
             .read(|c| tasks::get(c, task_id))
             .map(|t| t.status.is_terminal())
             .unwrap_or(true);
-        if !ended {
+        let paused = event.kind() == crate::event::EventKind::RunPaused;
+        if !ended && paused {
+            // Paused, not ended: the run's inputs stay placed for when it continues.
+            sink.emit(event)?;
+        } else if !ended {
             sink.finish(&event, ended_by_reset)?;
         }
     }
@@ -249,10 +268,14 @@ async fn build_agent(
         user_grants,
         preamble: Some(preamble),
         ctx,
-        limits: AgentLimits {
-            max_steps: limits.max_steps,
-            max_tokens: limits.max_task_tokens,
-            stream: settings.stream,
+        limits: {
+            let l = with_extra(limits, task);
+            AgentLimits {
+                max_steps: l.max_steps,
+                max_tokens: l.max_task_tokens,
+                stream: settings.stream,
+                repeat_limit: l.repeat_limit,
+            }
         },
     };
     Ok((agent, mcp_session))
@@ -269,7 +292,8 @@ async fn drive_agent(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Option<AgentOutcome> {
-    let budget_ms = (limits.max_task_seconds * 1000).saturating_sub(task.active_ms.max(0) as u64);
+    let budget_ms = (with_extra(limits, task).max_task_seconds * 1000)
+        .saturating_sub(task.active_ms.max(0) as u64);
     let work = async {
         match recover_open_calls(cx, agent, sink, task).await {
             Ok(false) => {}
@@ -313,21 +337,42 @@ async fn drive_agent(
     }
 }
 
-/// The event that ends a run after `outcome` (`None`: the time budget ran out); `None`
-/// when the run only paused (waiting for a person).
+/// The limits with what people raised for this task added (issue 19).
+fn with_extra(limits: &Limits, task: &tasks::Task) -> Limits {
+    let mut l = limits.clone();
+    l.max_steps = l.max_steps.saturating_add(task.extra.steps);
+    l.max_task_seconds = l.max_task_seconds.saturating_add(task.extra.seconds.into());
+    l.max_task_tokens = l
+        .max_task_tokens
+        .map(|t| t.saturating_add(task.extra.tokens.into()));
+    l
+}
+
+fn budget_pause(budget: Budget, message: String) -> RuntimeEvent {
+    RuntimeEvent::RunPaused {
+        reason: PauseReason::Budget,
+        budget: Some(budget),
+        message,
+        repeated: None,
+    }
+}
+
+/// The event that ends or pauses a run after `outcome` (`None`: the time budget ran
+/// out); `None` when the run only waits for an approval. A budget that runs out pauses
+/// the task (issue 19): the person raises it and continues, or stops it.
 fn terminal_event(
     outcome: Option<AgentOutcome>,
     limits: &Limits,
     server: Option<&str>,
 ) -> Option<RuntimeEvent> {
     let Some(outcome) = outcome else {
-        return Some(RuntimeEvent::BudgetExceeded {
-            budget: Budget::Seconds,
-            reason: format!(
+        return Some(budget_pause(
+            Budget::Seconds,
+            format!(
                 "the task used its time budget of {} s (POCKETPILOT_MAX_TASK_SECONDS)",
                 limits.max_task_seconds
             ),
-        });
+        ));
     };
     Some(match outcome {
         AgentOutcome::EndedByReset => RuntimeEvent::TaskCancelled {
@@ -335,16 +380,22 @@ fn terminal_event(
         },
         AgentOutcome::Completed { final_answer } => RuntimeEvent::TaskCompleted { final_answer },
         AgentOutcome::WaitingApproval => return None,
-        AgentOutcome::StepsExhausted { steps } => RuntimeEvent::TaskFailed {
-            error: format!(
+        AgentOutcome::StepsExhausted { steps } => budget_pause(
+            Budget::Steps,
+            format!(
                 "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
             ),
-            kind: ErrorKind::StepsExhausted,
-            summary: Some(ErrorKind::StepsExhausted.plain_sentence(None)),
-        },
-        AgentOutcome::TokenBudget { used, limit } => RuntimeEvent::BudgetExceeded {
-            budget: Budget::Tokens,
-            reason: format!("the task used {used} tokens, over its budget of {limit}"),
+        ),
+        AgentOutcome::TokenBudget { used, limit } => budget_pause(
+            Budget::Tokens,
+            format!("the task used {used} tokens, over its budget of {limit}"),
+        ),
+        AgentOutcome::MoneyBudget { message } => budget_pause(Budget::Usd, message),
+        AgentOutcome::Repeating { repeated } => RuntimeEvent::RunPaused {
+            reason: PauseReason::Repetition,
+            budget: None,
+            message: crate::repetition::describe(&repeated),
+            repeated: Some(repeated),
         },
         AgentOutcome::ModelFailed { error } => RuntimeEvent::TaskFailed {
             error: error.to_string(),

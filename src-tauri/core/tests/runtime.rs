@@ -71,6 +71,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
     let f = Fixture::with_limits(Limits {
         max_steps: 260,
         max_task_tokens: None,
+        repeat_limit: 0,
         ..Limits::default()
     });
     std::fs::write(f.ws("a.txt"), "x").unwrap();
@@ -81,6 +82,14 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
         ]}),
     );
     let id = f.rt.submit(&f.task("loop", &p)).unwrap();
+    // The step budget pauses the task; stopping it ends the record (and the streams).
+    {
+        let rt = f.rt.clone();
+        tokio::spawn(async move {
+            assert_eq!(rt.wait_settled(id).await.unwrap(), TaskStatus::Paused);
+            rt.stop_task(id).unwrap();
+        });
+    }
     let mut joins = Vec::new();
     for i in 0..6 {
         let rt = f.rt.clone();
@@ -102,7 +111,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
         let events = j.await.unwrap();
         let seqs = sequences(&events);
         assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
-        assert_eq!(events.last().unwrap().kind().as_str(), "task_failed");
+        assert_eq!(events.last().unwrap().kind().as_str(), "budget_exceeded");
         counts.push(seqs.len());
     }
     assert!(counts.iter().all(|c| *c == counts[0]));
@@ -110,7 +119,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
     let late = sequences(&late.await.unwrap());
     assert_eq!(late, (101..=counts[0] as i64).collect::<Vec<_>>());
     let task = f.rt.task(id).unwrap();
-    assert_eq!(task.status, TaskStatus::Failed);
+    assert_eq!(task.status, TaskStatus::BudgetExceeded);
     assert!(task.error.unwrap().contains("all 260 steps"));
 }
 
@@ -149,9 +158,10 @@ async fn a_subscriber_joining_mid_answer_gets_the_whole_text_exactly_once() {
 }
 
 #[tokio::test]
-async fn the_step_limit_fails_the_task_with_its_reason() {
+async fn the_step_limit_pauses_the_task_with_its_reason_and_stop_ends_it_budget_exceeded() {
     let f = Fixture::with_limits(Limits {
         max_steps: 3,
+        repeat_limit: 0,
         ..Limits::default()
     });
     let p = f.script(
@@ -161,20 +171,23 @@ async fn the_step_limit_fails_the_task_with_its_reason() {
         ]}),
     );
     let id = f.rt.submit(&f.task("never stop", &p)).unwrap();
-    assert_eq!(f.settle(id).await, TaskStatus::Failed);
+    assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let task = f.rt.task(id).unwrap();
     assert_eq!(task.step_count, 3);
-    let error = task.error.unwrap();
+    let pause = task.pause.unwrap();
     assert!(
-        error.contains("all 3 steps") && error.contains("POCKETPILOT_MAX_AGENT_STEPS"),
-        "{error}"
+        pause.message.contains("all 3 steps")
+            && pause.message.contains("POCKETPILOT_MAX_AGENT_STEPS"),
+        "{pause:?}"
     );
+    assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
     let last = f.rt.events(id).unwrap().pop().unwrap();
-    assert_eq!(last.payload()["kind"], "steps_exhausted");
+    assert_eq!(last.kind().as_str(), "budget_exceeded");
+    assert_eq!(last.payload()["budget"], "steps");
 }
 
 #[tokio::test]
-async fn the_seconds_budget_ends_the_task_as_budget_exceeded() {
+async fn the_seconds_budget_pauses_the_task_and_stop_ends_it_budget_exceeded() {
     let f = Fixture::with_limits(Limits {
         max_task_seconds: 1,
         ..Limits::default()
@@ -184,7 +197,8 @@ async fn the_seconds_budget_ends_the_task_as_budget_exceeded() {
         json!([{ "text": "never", "delay_ms": 60_000 }]),
     );
     let id = f.rt.submit(&f.task("wait", &p)).unwrap();
-    assert_eq!(f.settle(id).await, TaskStatus::BudgetExceeded);
+    assert_eq!(f.settle(id).await, TaskStatus::Paused);
+    assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
     let last = f.rt.events(id).unwrap().pop().unwrap();
     assert_eq!(last.kind().as_str(), "budget_exceeded");
     assert_eq!(last.payload()["budget"], "seconds");
@@ -195,7 +209,7 @@ async fn the_seconds_budget_ends_the_task_as_budget_exceeded() {
 }
 
 #[tokio::test]
-async fn the_token_budget_ends_the_task_as_budget_exceeded() {
+async fn the_token_budget_pauses_the_task_before_its_calls_run() {
     let f = Fixture::with_limits(Limits {
         max_task_tokens: Some(50),
         ..Limits::default()
@@ -208,8 +222,9 @@ async fn the_token_budget_ends_the_task_as_budget_exceeded() {
         ]),
     );
     let id = f.rt.submit(&f.task("spend", &p)).unwrap();
-    assert_eq!(f.settle(id).await, TaskStatus::BudgetExceeded);
+    assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let last = f.rt.events(id).unwrap().pop().unwrap();
+    assert_eq!(last.kind().as_str(), "run_paused");
     assert_eq!(last.payload()["budget"], "tokens");
     assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
 }

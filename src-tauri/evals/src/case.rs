@@ -37,6 +37,9 @@
 //!   answering (a durable approval answered after a restart); `wait_ms` is how long the
 //!   person takes to answer. Approvals beyond the list are
 //!   left pending (the task stays `waiting_approval`).
+//! - `pauses` answer, in order, the task pausing (issue 19): `{"action": "continue",
+//!   "raise": {"steps": 3}, "steer": "…"}` or `{"action": "stop"}`; pauses beyond the list
+//!   are left (the task stays `paused`). `setup.prices` is the prices setting.
 //! - `inbox` steps are said to the session while the first run works, each after the first
 //!   run recorded the event `after` (if given); `expect_error` is the error kind the step
 //!   must get (`conversation_busy`).
@@ -70,6 +73,9 @@ pub struct Case {
     pub approvals: Vec<Answer>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inbox: Vec<InboxStep>,
+    /// Answers, in order, to the task pausing (a budget ran out, or it repeated itself).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pauses: Vec<PauseAnswer>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash: Option<Crash>,
     #[serde(default)]
@@ -96,6 +102,9 @@ pub struct Setup {
     /// Fields of `config::Limits` to change from the defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<serde_json::Value>,
+    /// The prices setting (`pocketpilot_core::cost::Prices`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<pocketpilot_tools::PolicyRules>,
     /// Capabilities allowed for the run when it starts (`--allow`).
@@ -122,6 +131,25 @@ pub struct Setup {
     /// Global memories the person kept before the run (issue 18).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories: Vec<String>,
+}
+
+/// What the person does when the task pauses: `continue` with `raise` (and a `steer`),
+/// or `stop`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PauseAnswer {
+    pub action: PauseAction,
+    #[serde(default)]
+    pub raise: pocketpilot_protocol::Raise,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steer: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseAction {
+    Continue,
+    Stop,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

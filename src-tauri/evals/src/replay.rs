@@ -163,6 +163,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
             ..Setup::default()
         },
         script: json!({ "turns": turns }),
+        pauses: Vec::new(),
         approvals,
         inbox: Vec::new(),
         crash: None,

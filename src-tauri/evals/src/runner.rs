@@ -191,6 +191,12 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     rt.store.write(|c| {
         pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
     })?;
+    if let Some(prices) = &setup.prices {
+        let prices: pocketpilot_core::cost::Prices = serde_json::from_value(prices.clone())
+            .map_err(|e| CaseError::context("setup.prices", e))?;
+        rt.set_prices(&prices)
+            .map_err(|e| CaseError::context("setup.prices", e))?;
+    }
     if let Some(rules) = &setup.policy {
         rt.set_policy_rules(&workspace.display().to_string(), rules)?;
     }
@@ -353,11 +359,15 @@ async fn answer_approvals(
     session: i64,
 ) -> Result<(), CaseError> {
     let mut answers = case.approvals.iter();
+    let mut pauses = case.pauses.iter();
     let mut extra = 0;
     loop {
         settle(&env.rt()?, session).await?;
         let pending = env.rt()?.pending_approvals()?;
         let Some(approval) = pending.into_iter().next() else {
+            if answer_pause(&env.rt()?, session, pauses.next())? {
+                continue;
+            }
             return Ok(());
         };
         let answer = match answers.next() {
@@ -404,13 +414,39 @@ async fn answer_approvals(
     }
 }
 
+/// Answers the session's paused task, if it has one and the case an answer; whether the
+/// run goes on.
+fn answer_pause(
+    rt: &Arc<Runtime>,
+    session: i64,
+    answer: Option<&super::case::PauseAnswer>,
+) -> Result<bool, CaseError> {
+    let paused = rt
+        .session_tasks(session)?
+        .into_iter()
+        .find(|t| t.status == TaskStatus::Paused);
+    let (Some(task), Some(answer)) = (paused, answer) else {
+        return Ok(false);
+    };
+    match answer.action {
+        super::case::PauseAction::Continue => rt
+            .continue_task(task.id, answer.raise.clone(), answer.steer.clone(), "eval")
+            .map_err(|e| CaseError::context(format!("continuing task {}", task.id), e))?,
+        super::case::PauseAction::Stop => {
+            rt.stop_task(task.id)
+                .map_err(|e| CaseError::context(format!("stopping task {}", task.id), e))?;
+        }
+    }
+    Ok(true)
+}
+
 /// Until every task of the session is terminal or waiting for a person.
 async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
     loop {
         let tasks = rt.session_tasks(session)?;
         let busy = tasks
             .iter()
-            .any(|t| !t.status.is_terminal() && t.status != TaskStatus::WaitingApproval);
+            .any(|t| !t.status.is_terminal() && !t.status.needs_person());
         if !busy {
             return Ok(());
         }
@@ -476,6 +512,9 @@ fn record_crashed_turn(
         tool_calls: calls.clone(),
         finish_reason: Some("tool_calls".into()),
         usage: None,
+        cached_prompt_tokens: None,
+        model: None,
+        cost_usd: None,
     })?;
     let registry = Registry::builtin();
     for call in calls {

@@ -46,6 +46,10 @@ pub struct Script {
     /// request when it compacts) is answered with; none declared, such a request fails.
     #[serde(default)]
     pub summary: Option<Turn>,
+    /// Appends each request's messages to this file as one JSON line, so a test can show
+    /// what the model was sent (e.g. that a continued run kept its context).
+    #[serde(default)]
+    pub requests_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -104,6 +108,9 @@ pub struct ScriptedUsage {
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    /// Prompt tokens served from the cache, as a server that reports them would.
+    #[serde(default)]
+    pub cached_prompt_tokens: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -183,7 +190,22 @@ impl ScriptedProvider {
         })
     }
 
+    fn log_request(&self, messages: &[Message]) -> Result<(), ProviderError> {
+        let Some(path) = &self.script.requests_log else {
+            return Ok(());
+        };
+        use std::io::Write;
+        let line = serde_json::json!({ "messages": messages }).to_string();
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "{line}"))
+            .map_err(|e| ProviderError::Scripted(format!("cannot log to {}: {e}", path.display())))
+    }
+
     fn turn_for(&self, messages: &[Message]) -> Result<(usize, Turn), ProviderError> {
+        self.log_request(messages)?;
         let index = messages
             .iter()
             .filter(|m| m.role == Role::Assistant)
@@ -300,7 +322,7 @@ impl Turn {
             tool_calls,
             finish_reason,
             usage: Some(usage),
-            cached_prompt_tokens: None,
+            cached_prompt_tokens: self.usage.and_then(|u| u.cached_prompt_tokens),
         }
     }
 }

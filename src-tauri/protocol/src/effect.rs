@@ -65,5 +65,39 @@ crate::wire_enum! {
         Steps = "steps",
         Seconds = "seconds",
         Tokens = "tokens",
+        /// Money: the task's own budget, the day's, or the day's cap for triggers.
+        Usd = "usd",
+    }
+}
+
+crate::wire_enum! {
+    /// Why a run paused for the person (issue 19).
+    pub enum PauseReason {
+        /// A budget ran out: continue with more, or stop (`budget_exceeded`).
+        Budget = "budget",
+        /// The same call got the same result N times in a row, or the model's turns
+        /// stopped changing.
+        Repetition = "repetition",
+    }
+}
+
+/// What a person added when continuing a paused task: more of each budget (all optional).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Raise {
+    #[serde(default)]
+    pub steps: u32,
+    #[serde(default)]
+    pub seconds: u32,
+    #[serde(default)]
+    pub tokens: u32,
+    /// Dollars.
+    #[serde(default)]
+    pub usd: f64,
+}
+
+impl Raise {
+    pub fn is_empty(&self) -> bool {
+        self.steps == 0 && self.seconds == 0 && self.tokens == 0 && self.usd <= 0.0
     }
 }

@@ -2,7 +2,7 @@
 //! what subscribers see. `assistant_delta` and `stream_reset` are live only (sequence 0);
 //! everything else is persisted with a gapless per-task sequence.
 use crate::chat::{ToolCall, Usage};
-use crate::effect::{Budget, Decision, DecisionSource, Effect};
+use crate::effect::{Budget, Decision, DecisionSource, Effect, PauseReason, Raise};
 use crate::error::{ErrorKind, McpProblemKind, ToolErrorKind};
 use crate::status::{Boundary, SubmissionMode};
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,8 @@ crate::wire_enum! {
         TaskFailed = "task_failed",
         TaskCancelled = "task_cancelled",
         BudgetExceeded = "budget_exceeded",
+        RunPaused = "run_paused",
+        RunContinued = "run_continued",
     }
 }
 
@@ -60,6 +62,8 @@ impl EventKind {
                     | EventKind::TaskStarted
                     | EventKind::ApprovalRequired
                     | EventKind::ApprovalResolved
+                    | EventKind::RunPaused
+                    | EventKind::RunContinued
             )
     }
 }
@@ -104,6 +108,16 @@ pub enum RuntimeEvent {
         tool_calls: Vec<ToolCall>,
         finish_reason: Option<String>,
         usage: Option<Usage>,
+        /// Prompt tokens the server answered from its cache, when it says (issue 19).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cached_prompt_tokens: Option<u64>,
+        /// The provider's label (`openai:<model>`), what prices are looked up by.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// What the turn cost in dollars at the prices set when it was recorded (filled
+        /// in by the recorder; `None` without a price for the model or without usage).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
     ToolCallStarted {
         step: u32,
@@ -209,6 +223,35 @@ pub enum RuntimeEvent {
         budget: Budget,
         reason: String,
     },
+    /// The run stopped for the person with its context intact (issue 19): a budget ran
+    /// out (`budget`), or the repetition guard tripped (`repeated`). Nothing runs and no
+    /// budget is spent until someone continues or stops it.
+    RunPaused {
+        reason: PauseReason,
+        #[serde(default)]
+        budget: Option<Budget>,
+        message: String,
+        #[serde(default)]
+        repeated: Option<Repeated>,
+    },
+    /// A person continued a paused task, adding `raise` to its budgets.
+    RunContinued {
+        raise: Raise,
+        by: String,
+        #[serde(default)]
+        steer: Option<String>,
+    },
+}
+
+/// What the repetition guard saw repeated: the call (or the model's turn) and its result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Repeated {
+    /// The tool's name; `None` when the model's whole turn repeated.
+    pub name: Option<String>,
+    pub arguments: String,
+    pub result: String,
+    pub times: u32,
 }
 
 impl RuntimeEvent {
@@ -233,6 +276,8 @@ impl RuntimeEvent {
             RuntimeEvent::TaskFailed { .. } => EventKind::TaskFailed,
             RuntimeEvent::TaskCancelled { .. } => EventKind::TaskCancelled,
             RuntimeEvent::BudgetExceeded { .. } => EventKind::BudgetExceeded,
+            RuntimeEvent::RunPaused { .. } => EventKind::RunPaused,
+            RuntimeEvent::RunContinued { .. } => EventKind::RunContinued,
         }
     }
 

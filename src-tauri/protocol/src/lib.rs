@@ -34,9 +34,11 @@ pub use chat::{ToolCall, Usage};
 pub use context::{
     CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextTurn, ContextUse,
 };
-pub use effect::{Budget, Decision, DecisionSource, Effect};
+pub use effect::{Budget, Decision, DecisionSource, Effect, PauseReason, Raise};
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
-pub use event::{CompactionCause, EventKind, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS};
+pub use event::{
+    CompactionCause, EventKind, Repeated, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS,
+};
 pub use feed::Change;
 pub use rules::{InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo, SkillSource};
 pub use settings::{

@@ -1,10 +1,13 @@
 //! The task state machine, the only place transitions are decided.
 //!
 //! ```text
-//! queued → running → (waiting_approval → running)* → completed | failed | cancelled | budget_exceeded
+//! queued → running → (waiting_approval → running | paused → running)* → completed | failed | cancelled | budget_exceeded
 //! ```
-//! `queued` and `waiting_approval` may also end directly (cancel, no model configured).
-//! A terminal task never changes again.
+//! `queued`, `waiting_approval` and `paused` may also end directly (cancel, no model
+//! configured; a paused task stopped by the person ends `budget_exceeded` or `cancelled`).
+//! `paused` is a run that stopped for the person with its context intact: a budget ran out
+//! or the agent kept repeating itself (issue 19). A terminal task never changes again.
+//! The table as built: `docs/states.md`.
 
 crate::wire_enum! {
     pub enum TaskStatus {
@@ -15,10 +18,13 @@ crate::wire_enum! {
         Failed = "failed",
         Cancelled = "cancelled",
         BudgetExceeded = "budget_exceeded",
+        /// Stopped for the person, resumable: a budget ran out, or the repetition guard
+        /// tripped. Continue (with more budget) or stop.
+        Paused = "paused",
     }
 }
 
-pub const ALL_STATUSES: [TaskStatus; 7] = [
+pub const ALL_STATUSES: [TaskStatus; 8] = [
     TaskStatus::Queued,
     TaskStatus::Running,
     TaskStatus::WaitingApproval,
@@ -26,6 +32,7 @@ pub const ALL_STATUSES: [TaskStatus; 7] = [
     TaskStatus::Failed,
     TaskStatus::Cancelled,
     TaskStatus::BudgetExceeded,
+    TaskStatus::Paused,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,8 +64,16 @@ impl TaskStatus {
             (Running, Completed | Failed | Cancelled | BudgetExceeded) => true,
             (WaitingApproval, Running) => true,
             (WaitingApproval, Cancelled | Failed) => true,
+            (Running, Paused) => true,
+            (Paused, Running) => true,
+            (Paused, BudgetExceeded | Cancelled | Failed) => true,
             _ => false,
         }
+    }
+
+    /// Whether the task waits for a person (an approval, or a pause to continue or stop).
+    pub fn needs_person(self) -> bool {
+        matches!(self, TaskStatus::WaitingApproval | TaskStatus::Paused)
     }
 
     pub fn check(self, task_id: i64, to: TaskStatus) -> Result<(), IllegalTransition> {
@@ -81,6 +96,7 @@ impl TaskStatus {
             TaskStatus::WaitingApproval => 3,
             TaskStatus::Cancelled => 4,
             TaskStatus::BudgetExceeded => 5,
+            TaskStatus::Paused => 9,
             TaskStatus::Queued | TaskStatus::Running => 1,
         }
     }
@@ -105,6 +121,11 @@ mod tests {
             (WaitingApproval, Running),
             (WaitingApproval, Cancelled),
             (WaitingApproval, Failed),
+            (Running, Paused),
+            (Paused, Running),
+            (Paused, BudgetExceeded),
+            (Paused, Cancelled),
+            (Paused, Failed),
         ];
         for from in ALL_STATUSES {
             for to in ALL_STATUSES {

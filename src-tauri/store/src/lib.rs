@@ -31,6 +31,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod approvals;
 pub mod compactions;
+pub mod costs;
 pub mod entries;
 pub mod events;
 pub mod leases;
@@ -50,7 +51,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
 pub use writer::WriterStats;
 use writer::{Call, Reply, Writer};
@@ -206,6 +207,19 @@ impl Store {
     }
 
     fn migrate(conn: &mut Connection, from: i64) -> Result<()> {
+        if from as usize >= schema::MIGRATIONS.len() {
+            return Ok(());
+        }
+        // A migration may rebuild a table (SQLite's documented way to change a CHECK):
+        // foreign keys are off while they run (the pragma is a no-op inside a transaction)
+        // and checked before each commits.
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        let migrated = Self::apply_migrations(conn, from);
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrated
+    }
+
+    fn apply_migrations(conn: &mut Connection, from: i64) -> Result<()> {
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             // Another process may have migrated between our read and our lock.
@@ -214,6 +228,15 @@ impl Store {
                 continue;
             }
             tx.execute_batch(sql)?;
+            let broken: Option<String> = tx
+                .query_row("PRAGMA foreign_key_check", [], |r| r.get(0))
+                .optional()?;
+            if let Some(table) = broken {
+                return Err(StoreError::Invalid(format!(
+                    "migration {} left a broken reference in {table}",
+                    i + 1
+                )));
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }

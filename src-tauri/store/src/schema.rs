@@ -233,4 +233,65 @@ DROP TABLE tool_calls;
 ALTER TABLE tool_calls_by_step RENAME TO tool_calls;
 CREATE INDEX approvals_call ON approvals(task_id, step, call_id, id);
 "#,
+    // Issue 19: the `paused` status (the tasks table is rebuilt: SQLite cannot change a
+    // CHECK), the budget a person added to a task when continuing it, why it paused, and
+    // the recorded cost of every model turn, keyed by its `model_turn_completed` event so a
+    // turn is counted once. Keep `tasks_open` equal to `tasks::OPEN_STATUSES_SQL`.
+    r#"
+CREATE TABLE tasks_new (
+    id                INTEGER PRIMARY KEY,
+    session_id        INTEGER NOT NULL REFERENCES sessions(id),
+    goal              TEXT NOT NULL,
+    trigger           TEXT NOT NULL,
+    provider          TEXT,
+    follow_up_of      INTEGER REFERENCES tasks(id),
+    status            TEXT NOT NULL CHECK (status IN ('queued','running','waiting_approval','completed','failed','cancelled','budget_exceeded','paused')),
+    step_count        INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    active_ms         INTEGER NOT NULL DEFAULT 0,
+    grants            TEXT NOT NULL DEFAULT '[]',
+    cancel_requested  INTEGER NOT NULL DEFAULT 0,
+    mcp               TEXT NOT NULL DEFAULT '["*"]',
+    final_answer      TEXT,
+    error             TEXT,
+    created_at        TEXT NOT NULL,
+    started_at        TEXT,
+    finished_at       TEXT,
+    extra_steps       INTEGER NOT NULL DEFAULT 0,
+    extra_seconds     INTEGER NOT NULL DEFAULT 0,
+    extra_tokens      INTEGER NOT NULL DEFAULT 0,
+    extra_usd         REAL NOT NULL DEFAULT 0,
+    pause_reason      TEXT,
+    pause_budget      TEXT,
+    pause_message     TEXT
+);
+INSERT INTO tasks_new (id, session_id, goal, trigger, provider, follow_up_of, status, step_count,
+    prompt_tokens, completion_tokens, active_ms, grants, cancel_requested, mcp, final_answer,
+    error, created_at, started_at, finished_at)
+SELECT id, session_id, goal, trigger, provider, follow_up_of, status, step_count,
+    prompt_tokens, completion_tokens, active_ms, grants, cancel_requested, mcp, final_answer,
+    error, created_at, started_at, finished_at FROM tasks;
+DROP TABLE tasks;
+ALTER TABLE tasks_new RENAME TO tasks;
+CREATE INDEX tasks_session ON tasks(session_id, id);
+CREATE INDEX tasks_status ON tasks(status);
+CREATE INDEX tasks_open ON tasks(session_id, id) WHERE status IN ('queued','running','waiting_approval','paused');
+CREATE TABLE turn_costs (
+    task_id               INTEGER NOT NULL REFERENCES tasks(id),
+    sequence              INTEGER NOT NULL,
+    session_id            INTEGER NOT NULL REFERENCES sessions(id),
+    step                  INTEGER NOT NULL,
+    trigger               TEXT NOT NULL,
+    model                 TEXT,
+    prompt_tokens         INTEGER NOT NULL,
+    cached_prompt_tokens  INTEGER NOT NULL,
+    completion_tokens     INTEGER NOT NULL,
+    cost_usd              REAL,
+    at                    TEXT NOT NULL,
+    PRIMARY KEY (task_id, sequence)
+) WITHOUT ROWID;
+CREATE INDEX turn_costs_at ON turn_costs(at);
+CREATE INDEX turn_costs_session ON turn_costs(session_id);
+"#,
 ];

@@ -307,3 +307,62 @@ fn a_row_that_does_not_parse_is_an_error_naming_its_table_row_and_column() {
     );
     assert!(err.to_string().contains("planning"), "{err}");
 }
+
+/// Issue 19's migration rebuilds `tasks` (for the `paused` status): a database made
+/// before it keeps its tasks, events and references, and takes the new status.
+#[test]
+fn the_paused_migration_keeps_existing_tasks_and_their_references() {
+    use pocketpilot_protocol::task::TaskStatus;
+    let dir = temp();
+    let path = dir.path().join(DB_FILE);
+    let before = schema::MIGRATIONS.len() - 1;
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        for sql in &schema::MIGRATIONS[..before] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", before as i64)
+            .unwrap();
+        c.execute_batch(
+            "INSERT INTO sessions (id, title, workspace, created_at, updated_at) VALUES (1, 't', '/w', 'x', 'x');
+             INSERT INTO tasks (id, session_id, goal, trigger, status, step_count, created_at) VALUES (5, 1, 'old goal', 'cli', 'waiting_approval', 2, 'x');
+             INSERT INTO task_events (task_id, sequence, type, payload, at) VALUES (5, 1, 'task_created', '{}', 'x');",
+        )
+        .unwrap();
+    }
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let task = store.read(|c| tasks::get(c, 5)).unwrap();
+    assert_eq!(
+        (task.goal.as_str(), task.status, task.step_count),
+        ("old goal", TaskStatus::WaitingApproval, 2)
+    );
+    assert_eq!(task.extra, tasks::Extra::default());
+    assert!(task.pause.is_none());
+    let fk: i64 = store
+        .read(|c| Ok(c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(fk, 1, "foreign keys are back on after the rebuild");
+    store
+        .write(|tx| {
+            tasks::set_status(tx, 5, TaskStatus::Running)?;
+            tasks::set_status(tx, 5, TaskStatus::Paused)?;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(
+        store
+            .read(|c| tasks::open_for_session(c, 1))
+            .unwrap()
+            .map(|t| t.id),
+        Some(5),
+        "a paused task keeps its session busy"
+    );
+    // The reference from events to the rebuilt table still holds.
+    let err = store.write(|tx| {
+        Ok(tx.execute(
+            "INSERT INTO task_events (task_id, sequence, type, payload, at) VALUES (99, 1, 'x', '{}', 'x')",
+            [],
+        )?)
+    });
+    assert!(err.is_err(), "a row naming no task is refused");
+}

@@ -26,10 +26,33 @@ pub struct Task {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// What people added to this task's budgets when continuing it (issue 19).
+    pub extra: Extra,
+    /// Why it is paused, while it is.
+    pub pause: Option<Pause>,
+}
+
+/// Budget added to a task on top of the limits (`pocketpilot raise`).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Extra {
+    pub steps: u32,
+    pub seconds: u32,
+    pub tokens: u32,
+    pub usd: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Pause {
+    pub reason: pocketpilot_protocol::PauseReason,
+    pub budget: Option<pocketpilot_protocol::Budget>,
+    pub message: String,
 }
 
 const COLUMNS: &str = "id, session_id, goal, trigger, provider, follow_up_of, status, step_count, \
-    prompt_tokens, completion_tokens, active_ms, grants, final_answer, error, created_at, started_at, finished_at, mcp";
+    prompt_tokens, completion_tokens, active_ms, grants, final_answer, error, created_at, started_at, finished_at, mcp, \
+    extra_steps, extra_seconds, extra_tokens, extra_usd, pause_reason, pause_budget, pause_message";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
     let at = At::new("tasks", r, 0)?;
@@ -52,7 +75,45 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
         started_at: r.get(15)?,
         finished_at: r.get(16)?,
         mcp: at.json(17, "mcp")?,
+        extra: Extra {
+            steps: r.get(18)?,
+            seconds: r.get(19)?,
+            tokens: r.get(20)?,
+            usd: r.get(21)?,
+        },
+        pause: match r.get::<_, Option<String>>(22)? {
+            None => None,
+            Some(_) => Some(Pause {
+                reason: at.name(22, "pause_reason")?,
+                budget: at.opt_name(23, "pause_budget")?,
+                message: r.get::<_, Option<String>>(24)?.unwrap_or_default(),
+            }),
+        },
     })
+}
+
+/// The task pauses for the person (its status is set by the caller's transition).
+pub fn set_pause(c: &Connection, id: i64, pause: Option<&Pause>) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET pause_reason = ?2, pause_budget = ?3, pause_message = ?4 WHERE id = ?1",
+        params![
+            id,
+            pause.map(|p| p.reason.as_str()),
+            pause.and_then(|p| p.budget).map(|b| b.as_str()),
+            pause.map(|p| p.message.as_str()),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Adds what a person raised to the task's budgets.
+pub fn add_extra(c: &Connection, id: i64, raise: &pocketpilot_protocol::Raise) -> Result<()> {
+    c.execute(
+        "UPDATE tasks SET extra_steps = extra_steps + ?2, extra_seconds = extra_seconds + ?3, \
+         extra_tokens = extra_tokens + ?4, extra_usd = extra_usd + ?5 WHERE id = ?1",
+        params![id, raise.steps, raise.seconds, raise.tokens, raise.usd],
+    )?;
+    Ok(())
 }
 
 pub struct NewTask<'a> {
@@ -108,7 +169,7 @@ pub fn list_for_session(c: &Connection, session_id: i64) -> Result<Vec<Task>> {
 
 /// The statuses a task is not done in, as the SQL of [`open_for_session`] and the
 /// `tasks_open` index spell them (literals, so that SQLite can use the partial index).
-pub const OPEN_STATUSES_SQL: &str = "('queued','running','waiting_approval')";
+pub const OPEN_STATUSES_SQL: &str = "('queued','running','waiting_approval','paused')";
 
 /// The session's task that is not terminal, if any (there is at most one). Through the
 /// `tasks_open` partial index: one row read however many tasks the session has ended.

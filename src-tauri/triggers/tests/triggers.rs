@@ -1207,3 +1207,71 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     assert_eq!(read(&f.ws("again.txt")), "again\n");
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_the_next_day() {
+    let f = Fixture::with_limits(pocketpilot_core::config::Limits {
+        max_trigger_day_usd: Some(1.0),
+        ..Default::default()
+    });
+    f.rt.set_prices(&pocketpilot_core::cost::Prices {
+        models: vec![pocketpilot_core::cost::Price {
+            model: "scripted:*".into(),
+            input_per_mtok: 1000.0,
+            output_per_mtok: 1000.0,
+            cached_input_per_mtok: None,
+        }],
+    })
+    .unwrap();
+    // Each run: one turn of 1000 + 500 tokens at $1000 per million = $1.50.
+    let p = f.script(
+        "report.json",
+        json!([{ "text": "report done", "usage": { "prompt_tokens": 1000, "completion_tokens": 500 } }]),
+    );
+    let clock = ManualClock::new(t("2030-01-01T23:57:30Z"));
+    let c = clock.clone();
+    f.rt.set_clock(Arc::new(move || c.now()));
+    let s = cron::create(
+        &f.rt,
+        &cron::NewSchedule {
+            expr: "* * * * *".into(),
+            workspace: f.workspace.clone(),
+            goal: "nightly report".into(),
+            provider: Some(p),
+            catch_up: false,
+        },
+        clock.now(),
+    )
+    .unwrap();
+    let h = host(&f, settings(), clock.clone()).await;
+
+    clock.set(t("2030-01-01T23:58:00Z"));
+    let first = runs_len(&f, "cron", s.id, 1).await[0].task_id.unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+
+    // $1.50 spent today: the next scheduled run parks before it asks the model anything.
+    clock.set(t("2030-01-01T23:59:00Z"));
+    let parked = runs_len(&f, "cron", s.id, 2).await[1].task_id.unwrap();
+    assert_eq!(f.settle(parked).await, TaskStatus::Paused);
+    assert!(!f.kinds(parked).contains(&"model_turn_started".to_string()));
+    let pause = f.rt.task(parked).unwrap().pause.unwrap();
+    assert!(pause.message.contains("daily cap"), "{}", pause.message);
+    assert_eq!(f.rt.counts().unwrap().paused, 1);
+    assert_eq!(f.rt.stop_task(parked).unwrap(), TaskStatus::BudgetExceeded);
+
+    // A new UTC day: the cap starts again and the next tick runs.
+    clock.set(t("2030-01-02T00:00:00Z"));
+    let next = runs_len(&f, "cron", s.id, 3).await[2].task_id.unwrap();
+    assert_eq!(f.settle(next).await, TaskStatus::Completed);
+    assert_eq!(
+        f.rt.task(next).unwrap().final_answer.as_deref(),
+        Some("report done")
+    );
+    let usage = f.rt.usage(None).unwrap();
+    assert!(
+        (usage.today_unattended.cost_usd - 1.5).abs() < 1e-9,
+        "{usage:?}"
+    );
+    assert!((usage.total.cost_usd - 3.0).abs() < 1e-9, "{usage:?}");
+    h.shutdown().await;
+}

@@ -44,6 +44,15 @@ export const pendingApprovals = () => commands.pendingApprovals();
 
 export const cancelTask = (taskId: number) => commands.cancelTask(taskId).then(() => undefined);
 
+/** Continues a paused task with more budget (and, optionally, a steer for the agent). */
+export const continueTask = (taskId: number, raise: Wire.Raise, steer: string | null) =>
+  commands.continueTask(taskId, raise, steer).then(() => undefined);
+
+/** Stops a paused task: `budget_exceeded`, or `cancelled` after the agent repeated itself. */
+export const stopTask = (taskId: number) => commands.stopTask(taskId);
+
+export const taskCost = (taskId: number) => commands.taskCost(taskId);
+
 export const getTask = (taskId: number): Promise<Task> => commands.getTask(taskId);
 
 /** Creates and starts a task in a new session; resolves with its id before the model is asked anything. */

@@ -17,3 +17,8 @@ export function prettyJson(raw: string | unknown): string {
     return raw;
   }
 }
+
+/** Dollars as the CLI shows them: four decimals under a cent, else two. */
+export function usd(v: number): string {
+  return v !== 0 && Math.abs(v) < 0.01 ? `$${v.toFixed(4)}` : `$${v.toFixed(2)}`;
+}

@@ -33,6 +33,12 @@ export const commands = {
 	 */
 	followChanges: (onChange: Channel<Change>) => __TAURI_INVOKE<null>("follow_changes", { onChange }),
 	cancelTask: (taskId: number) => __TAURI_INVOKE<null>("cancel_task", { taskId }),
+	/**  Continues a paused task with more budget and, optionally, a steer (issue 19). */
+	continueTask: (taskId: number, raise: Raise, steer: string | null) => __TAURI_INVOKE<null>("continue_task", { taskId, raise, steer }),
+	/**  Stops a paused task: `budget_exceeded`, or `cancelled` after repetition. */
+	stopTask: (taskId: number) => __TAURI_INVOKE<TaskStatus>("stop_task", { taskId }),
+	/**  What a task and its session cost, turn by turn (issue 19). */
+	taskCost: (taskId: number) => __TAURI_INVOKE<TaskCost>("task_cost", { taskId }),
 	pendingApprovals: () => __TAURI_INVOKE<Approval[]>("pending_approvals"),
 	/**  The answer continues the run on a worker. */
 	resolveApproval: (approvalId: number, answer: ApprovalAnswer) => __TAURI_INVOKE<number>("resolve_approval", { approvalId, answer }),
@@ -173,7 +179,9 @@ export type ApprovalStatus = "pending" | "approved" | "rejected";
 export type Boundary = "post_tools" | "final";
 
 /**  The budgets a task can run out of. */
-export type Budget = "steps" | "seconds" | "tokens";
+export type Budget = "steps" | "seconds" | "tokens" | 
+/**  Money: the task's own budget, the day's, or the day's cap for triggers. */
+"usd";
 
 export type Change = 
 /**
@@ -400,7 +408,15 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
+
+/**  Budget added to a task on top of the limits (`pocketpilot raise`). */
+export type Extra = {
+	steps: number,
+	seconds: number,
+	tokens: number,
+	usd: number | null,
+};
 
 /**  One instruction file (`AGENTS.md`) as it is given to the model. */
 export type InstructionFile = {
@@ -509,6 +525,22 @@ export type NewWebhook = {
 	workspace: string,
 };
 
+export type Pause = {
+	reason: PauseReason,
+	budget: Budget | null,
+	message: string,
+};
+
+/**  Why a run paused for the person (issue 19). */
+export type PauseReason = 
+/**  A budget ran out: continue with more, or stop (`budget_exceeded`). */
+"budget" | 
+/**
+ *  The same call got the same result N times in a row, or the model's turns
+ *  stopped changing.
+ */
+"repetition";
+
 /**
  *  A workspace's rules: capabilities (`fs:write`), areas (`mcp`) or `*`. Deny beats allow;
  *  what neither lists follows the default (read/list allowed, the rest asks).
@@ -530,6 +562,24 @@ export type ProviderForm = {
 	temperature: number | null,
 	max_tokens: number | null,
 	stream: boolean,
+};
+
+/**  What a person added when continuing a paused task: more of each budget (all optional). */
+export type Raise = {
+	steps?: number,
+	seconds?: number,
+	tokens?: number,
+	/**  Dollars. */
+	usd?: number | null,
+};
+
+/**  What the repetition guard saw repeated: the call (or the model's turn) and its result. */
+export type Repeated = {
+	/**  The tool's name; `None` when the model's whole turn repeated. */
+	name: string | null,
+	arguments: string,
+	result: string,
+	times: number,
 };
 
 /**  What the "Instructions in effect" screen shows for a workspace (or a session in it). */
@@ -571,6 +621,15 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	tool_calls: ToolCall[],
 	finish_reason: string | null,
 	usage: Usage | null,
+	/**  Prompt tokens the server answered from its cache, when it says (issue 19). */
+	cached_prompt_tokens?: number | null,
+	/**  The provider's label (`openai:<model>`), what prices are looked up by. */
+	model?: string | null,
+	/**
+	 *  What the turn cost in dollars at the prices set when it was recorded (filled
+	 *  in by the recorder; `None` without a price for the model or without usage).
+	 */
+	cost_usd?: number | null,
 } } | { type: "tool_call_started"; payload: {
 	step: number,
 	call_id: string,
@@ -669,6 +728,23 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 } } | { type: "budget_exceeded"; payload: {
 	budget: Budget,
 	reason: string,
+} } | 
+/**
+ *  The run stopped for the person with its context intact (issue 19): a budget ran
+ *  out (`budget`), or the repetition guard tripped (`repeated`). Nothing runs and no
+ *  budget is spent until someone continues or stops it.
+ */
+{ type: "run_paused"; payload: {
+	reason: PauseReason,
+	budget?: Budget | null,
+	message: string,
+	repeated?: Repeated | null,
+} } | 
+/**  A person continued a paused task, adding `raise` to its budgets. */
+{ type: "run_continued"; payload: {
+	raise: Raise,
+	by: string,
+	steer?: string | null,
 } };
 
 /**
@@ -808,6 +884,18 @@ export type Task = {
 	created_at: string,
 	started_at: string | null,
 	finished_at: string | null,
+	/**  What people added to this task's budgets when continuing it (issue 19). */
+	extra: Extra,
+	/**  Why it is paused, while it is. */
+	pause: Pause | null,
+};
+
+/**  What a task cost, turn by turn, for `pocketpilot show` and the window. */
+export type TaskCost = {
+	task: Totals,
+	session: Totals,
+	/**  Each model turn: its step and cost (`None`: no price for its model). */
+	turns: TurnFigure[],
 };
 
 /**
@@ -822,7 +910,12 @@ export type TaskEvent = {
 	at: string,
 } & RuntimeEvent;
 
-export type TaskStatus = "queued" | "running" | "waiting_approval" | "completed" | "failed" | "cancelled" | "budget_exceeded";
+export type TaskStatus = "queued" | "running" | "waiting_approval" | "completed" | "failed" | "cancelled" | "budget_exceeded" | 
+/**
+ *  Stopped for the person, resumable: a budget ran out, or the repetition guard
+ *  tripped. Continue (with more budget) or stop.
+ */
+"paused";
 
 /**
  *  A complete tool call. `arguments` is the raw JSON text the model produced: it is parsed
@@ -840,12 +933,31 @@ export type ToolErrorKind = "unknown_tool" | "invalid_arguments" | "path_rejecte
 /**  The process stopped while the call ran; it may have partly happened. */
 "interrupted";
 
+/**  What a set of turns used and cost. */
+export type Totals = {
+	turns: number,
+	/**  Turns recorded without a price for their model: their cost is not in `cost_usd`. */
+	unpriced_turns: number,
+	prompt_tokens: number,
+	cached_prompt_tokens: number,
+	completion_tokens: number,
+	cost_usd: number | null,
+};
+
 /**  The trigger host as the settings screen shows it. */
 export type TriggerStatus = {
 	/**  `http://127.0.0.1:PORT` while the webhook listener runs; hooks are under `/hooks/NAME`. */
 	webhook_base: string | null,
 	/**  "Pause all triggers" is on: hooks answer 503, ticks and changes are skipped. */
 	all_paused: boolean,
+};
+
+/**  One model turn's cost, in a task's order. */
+export type TurnFigure = {
+	step: number,
+	model: string | null,
+	/**  `None`: no price for its model when it was recorded. */
+	cost_usd: number | null,
 };
 
 export type Usage = {

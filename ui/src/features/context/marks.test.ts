@@ -56,6 +56,7 @@ describe("compaction items", () => {
     id: 7, session_id: 1, goal: "g", trigger: "chat", provider: null, follow_up_of: null, status: "completed",
     step_count: 1, prompt_tokens: 0, completion_tokens: 0, active_ms: 0, grants: [], mcp: [], final_answer: null,
     error: null, created_at: "", started_at: null, finished_at: null,
+    extra: { steps: 0, seconds: 0, tokens: 0, usd: null }, pause: null,
   };
 
   it("history draws a stored compaction the runtime made where it stands, and leaves a manual one to the marks", () => {

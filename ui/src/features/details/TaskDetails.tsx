@@ -123,4 +123,6 @@ const EVENT_NAMES: Record<EventKind, string> = {
   task_failed: "Task failed",
   task_cancelled: "Task cancelled",
   budget_exceeded: "Budget exceeded",
+  run_paused: "Run paused",
+  run_continued: "Run continued",
 };

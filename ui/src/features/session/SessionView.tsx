@@ -8,6 +8,8 @@ import { ActionsContext, type TranscriptActions } from "./Notice";
 import { RunMeter } from "./RunMeter";
 import { TitleEditor } from "./TitleEditor";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
+import { CostBadge } from "./CostBadge";
+import { PausedCard } from "./PausedCard";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
 import { useInbox } from "./useInbox";
@@ -61,6 +63,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   };
   const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
+  const paused = s.views.find((v) => v.task.status === "paused")?.task ?? null;
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
   const leaveBottom = useStickToBottom(scroller, tail);
 
@@ -126,6 +129,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         </div>
         <div class="head-meters" data-testid="head-meters">
           {current && <RunMeter view={current} />}
+          <CostBadge taskId={last?.task.id ?? null} version={`${last?.task.status}:${last?.task.step_count}:${s.views.length}`} />
           <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
         </div>
         <a class="button" href={`#/rules/${sessionId}`} data-testid="open-rules">
@@ -161,6 +165,16 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
           </ActionsContext.Provider>
         </EntriesContext.Provider>
       </div>
+      {paused && (
+        <PausedCard
+          key={paused.id}
+          task={paused}
+          onDone={() => {
+            void s.refresh();
+            onChanged();
+          }}
+        />
+      )}
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
       <MemoComposer onSend={onSend} busy={busy} blocked={blocked} onStop={onStop} />
       {approval && (

@@ -206,5 +206,7 @@ function placeholderTask(id: number, sessionId: number, l: LiveState): Task {
     created_at: "",
     started_at: null,
     finished_at: null,
+    extra: { steps: 0, seconds: 0, tokens: 0, usd: 0 },
+    pause: null,
   };
 }

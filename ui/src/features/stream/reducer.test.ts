@@ -79,6 +79,19 @@ describe("live reducer", () => {
     expect(s.items.find((i) => i.kind === "tool")).toMatchObject({ status: "rejected" });
   });
 
+  it("pauses on run_paused without closing, and runs again on run_continued", () => {
+    restart();
+    const started = reduceAll(1, [
+      ev("task_created", { goal: "g", session_id: 1, trigger: "chat" }),
+      ev("task_started", { provider: "scripted:x", resumed: false }),
+    ]);
+    const paused = reduceLive(started, ev("run_paused", { reason: "repetition", budget: null, message: "the agent is repeating itself", repeated: null }));
+    expect(paused.status).toBe("paused");
+    expect(paused.closed).toBe(false);
+    const going = reduceLive(paused, ev("run_continued", { raise: {}, by: "window", steer: null }));
+    expect(going.status).toBe("running");
+  });
+
   it("stays open after agent_completed and closes only on the terminal event", () => {
     const events = run();
     const atAgentCompleted = reduceAll(7, events.slice(0, -1));
@@ -160,6 +173,7 @@ describe("history from entries", () => {
     id: 7, session_id: 1, goal: "write a haiku", trigger: "chat", provider: null, follow_up_of: null,
     status: "completed", step_count: 2, prompt_tokens: 0, completion_tokens: 0, active_ms: 0, grants: [], mcp: [],
     final_answer: "Done: h.txt written.", error: null, created_at: "", started_at: null, finished_at: null,
+    extra: { steps: 0, seconds: 0, tokens: 0, usd: 0 }, pause: null,
   };
   const entry = (id: number, kind: string, content: JsonObject, taskId = 7): Entry => ({
     id, session_id: 1, task_id: taskId, kind, content, created_at: "",

@@ -143,6 +143,11 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
     }
     case "agent_completed":
       return { ...state, finalAnswer: ev.payload.final_answer, streaming: null };
+    // Issue 19: the run stopped for the person (a budget, or repetition), then went on.
+    case "run_paused":
+      return { ...state, streaming: null, status: "paused" };
+    case "run_continued":
+      return { ...state, status: "running" };
     default:
       if (isTerminalEvent(ev.type)) return closeOn(state, ev);
       return state;

@@ -1,0 +1,141 @@
+//! A paused task (issue 19): the run stopped for the person with its context intact,
+//! because a budget ran out or the repetition guard tripped. Nothing runs and no budget
+//! is spent while it waits. Continuing adds what the person raised (and, optionally, a
+//! steer) and runs on from the same context; stopping ends it `budget_exceeded` (a budget)
+//! or `cancelled` (repetition).
+use std::sync::Arc;
+
+use crate::event::RuntimeEvent;
+use crate::service::{Result, Runtime, RuntimeError};
+use crate::store::{self, entries, tasks, StoreError};
+use crate::task::TaskStatus;
+use pocketpilot_protocol::{Budget, PauseReason, Raise};
+
+/// What a `run_paused` or `run_continued` event means for the task, in its transaction.
+pub(crate) fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    match event {
+        RuntimeEvent::RunPaused {
+            reason,
+            budget,
+            message,
+            ..
+        } => {
+            tasks::set_status(tx, task.id, TaskStatus::Paused)?;
+            tasks::set_pause(
+                tx,
+                task.id,
+                Some(&tasks::Pause {
+                    reason: *reason,
+                    budget: *budget,
+                    message: message.clone(),
+                }),
+            )
+        }
+        RuntimeEvent::RunContinued { raise, steer, .. } => {
+            tasks::set_status(tx, task.id, TaskStatus::Running)?;
+            tasks::add_extra(tx, task.id, raise)?;
+            tasks::set_pause(tx, task.id, None)?;
+            if let Some(text) = steer.as_deref().filter(|t| !t.trim().is_empty()) {
+                let content = serde_json::json!({ "text": text });
+                entries::append(tx, task.session_id, Some(task.id), "user", &content)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Checks a raise: finite, not negative, and more of the budget that ran out.
+fn vet(task: &store::Task, raise: &Raise) -> Result<()> {
+    if !raise.usd.is_finite() || raise.usd < 0.0 {
+        return Err(RuntimeError::InvalidArguments(
+            "--usd must be a positive number of dollars".into(),
+        ));
+    }
+    let Some(pause) = &task.pause else {
+        return Ok(());
+    };
+    let needed = match pause.budget {
+        Some(Budget::Steps) if raise.steps == 0 => Some("--steps"),
+        Some(Budget::Seconds) if raise.seconds == 0 => Some("--seconds"),
+        Some(Budget::Tokens) if raise.tokens == 0 => Some("--tokens"),
+        Some(Budget::Usd) if raise.usd <= 0.0 => Some("--usd"),
+        _ => None,
+    };
+    match needed {
+        Some(flag) if pause.reason == PauseReason::Budget => {
+            Err(RuntimeError::InvalidArguments(format!(
+                "task {} paused because {}; continuing needs more of that budget ({flag})",
+                task.id, pause.message
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Runtime {
+    /// Continues a paused task with `raise` added to its budgets and, if given, `steer`
+    /// as the person's message before the model is asked again.
+    pub fn continue_task(
+        self: &Arc<Self>,
+        task_id: i64,
+        raise: Raise,
+        steer: Option<String>,
+        by: &str,
+    ) -> Result<()> {
+        let task = self.task(task_id)?;
+        if task.status != TaskStatus::Paused {
+            return Err(RuntimeError::NotPaused {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        vet(&task, &raise)?;
+        self.recorder.record(
+            task_id,
+            &RuntimeEvent::RunContinued {
+                raise,
+                by: if by.is_empty() {
+                    "user".into()
+                } else {
+                    by.into()
+                },
+                steer,
+            },
+        )?;
+        self.drive_in_background(task.session_id);
+        Ok(())
+    }
+
+    /// Ends a paused task: `budget_exceeded` when a budget paused it (as before there
+    /// were pauses), `cancelled` when the repetition guard did.
+    pub fn stop_task(&self, task_id: i64) -> Result<TaskStatus> {
+        let task = self.task(task_id)?;
+        if task.status != TaskStatus::Paused {
+            return Err(RuntimeError::NotPaused {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        let event = match &task.pause {
+            Some(p) if p.reason == PauseReason::Budget => RuntimeEvent::BudgetExceeded {
+                budget: p.budget.unwrap_or(Budget::Steps),
+                reason: p.message.clone(),
+            },
+            _ => RuntimeEvent::TaskCancelled {
+                reason: "stopped by the user: the agent was repeating itself".into(),
+            },
+        };
+        self.recorder.finish_run(task_id, &event, false)?;
+        Ok(self.task(task_id)?.status)
+    }
+
+    /// Replaces the clock of day budgets and usage rows (tests inject one).
+    pub fn set_clock(&self, clock: crate::cost::Clock) {
+        self.recorder.set_clock(clock);
+    }
+}
