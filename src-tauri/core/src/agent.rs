@@ -67,6 +67,8 @@ pub struct Agent {
     pub limits: AgentLimits,
     /// Issue 13: the run's context budget; `None` sends the messages as they are.
     pub context: Option<Arc<crate::context::SessionContext>>,
+    /// Issue 16: the run's change journal.
+    pub changes: Option<Arc<crate::changes::RunChanges>>,
 }
 
 use crate::context::{ContextFailure, MAX_OVERFLOW_RETRIES};
@@ -87,6 +89,7 @@ impl Agent {
             session_grants: &self.grants,
             run_grants: &self.user_grants,
             ctx: &self.ctx,
+            changes: self.changes.as_ref(),
         }
     }
 

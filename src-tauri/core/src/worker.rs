@@ -209,8 +209,23 @@ async fn build_agent(
         settings,
     )
     .await?;
+    // Issue 16: without a journal the run still works; its changes are not undoable.
+    let changes = match crate::changes::RunChanges::open(
+        cx.store.clone(),
+        &cx.data_dir,
+        session.id,
+        task.id,
+        &ctx,
+    ) {
+        Ok(j) => Some(Arc::new(j)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no change journal for this run");
+            None
+        }
+    };
     let agent = Agent {
         context,
+        changes,
         provider,
         tools,
         rules,
@@ -415,10 +430,7 @@ fn watch_cancel_requests(
 
 /// The app's own data and config: no tool may touch them, whatever the workspace.
 fn forbidden_dirs(data_dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut dirs = vec![data_dir.to_owned()];
-    dirs.extend(dirs::config_dir().map(|d| d.join("pocketpilot")));
-    dirs.extend(std::fs::canonicalize(data_dir).ok());
-    dirs
+    crate::changes::forbidden_dirs(data_dir)
 }
 
 fn cancelled() -> RuntimeEvent {

@@ -24,6 +24,11 @@ crate::wire_enum! {
         InvalidExpression = "invalid_expression",
         OutsideWorkspace = "outside_workspace",
         InvalidPattern = "invalid_pattern",
+        /// Nothing to undo or redo as asked (none recorded, already undone or redone, or
+        /// the kept contents were pruned).
+        NothingToUndo = "nothing_to_undo",
+        /// Undo or redo refused: files changed since (the report lists them).
+        UndoConflict = "undo_conflict",
         // Tasks that could not go on.
         NoModel = "no_model",
         StepsExhausted = "steps_exhausted",
@@ -49,6 +54,8 @@ crate::wire_enum! {
         Store = "store",
         Keychain = "keychain",
         Io = "io",
+        /// The change journal's files (blob store, workspace) failed.
+        ChangeJournal = "change_journal",
     }
 }
 
@@ -61,11 +68,14 @@ impl ErrorKind {
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
             | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
-            | InvalidExpression | OutsideWorkspace | InvalidPattern => true,
+            | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
+            | UndoConflict => true,
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
             | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
-            | ModelContextOverflow | Store | Keychain | Io | Listen | Watch => false,
+            | ModelContextOverflow | Store | Keychain | Io | Listen | Watch | ChangeJournal => {
+                false
+            }
         }
     }
 
@@ -80,7 +90,9 @@ impl ErrorKind {
             | InvalidConfig | NoModel | StepsExhausted | Record | LeaseLost | ModelAuth
             | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
             | ModelContextOverflow | Keychain | InvalidName | Duplicate | InvalidExpression
-            | OutsideWorkspace | InvalidPattern => false,
+            | OutsideWorkspace | InvalidPattern | NothingToUndo | UndoConflict | ChangeJournal => {
+                false
+            }
         }
     }
 
