@@ -214,7 +214,7 @@ impl Walk<'_> {
                 format!("{rel}/{name}")
             };
             let is_dir = item.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            if is_dir && self.opts.ignored.iter().any(|i| *i == name) {
+            if is_dir && self.opts.ignored.contains(&name) {
                 continue;
             }
             // `DirEntry::metadata` does not follow a symlink.

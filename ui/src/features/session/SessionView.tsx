@@ -9,6 +9,7 @@ import { useInbox } from "./useInbox";
 import { Transcript } from "./Transcript";
 import { useSession } from "./useSession";
 import { useChanges } from "../../store/useStore";
+import { useTaskChanges } from "../changes/useTaskChanges";
 
 interface Props {
   session: Session | undefined;
@@ -24,6 +25,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
   const s = useSession(sessionId);
   const busy = s.busyTask !== null;
   const inbox = useInbox(sessionId, () => void s.refresh());
+  const changes = useTaskChanges(sessionId);
   // A run of this session started, waited or ended (here or in another process): re-read
   // its history, which also follows a run it did not know of.
   useChanges(
@@ -104,7 +106,7 @@ export function SessionView({ session, sessionId, onChanged }: Props) {
           </button>
         )}
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
-        <Transcript views={s.views} />
+        <Transcript views={s.views} changes={changes.byTask} />
       </div>
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
       <MemoComposer onSend={onSend} busy={busy} />

@@ -8,6 +8,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
+import type { TaskChanges } from "../../api/generated/bindings";
+import { ChangesLine } from "../changes/ChangesLine";
 import { hrefOf } from "../../lib/route";
 import { loadMarkdown, markdownHtml } from "../../lib/markdown";
 
@@ -82,7 +84,7 @@ function StreamingBubble({ text }: { text: string }) {
   );
 }
 
-function TaskSection({ view }: { view: TaskView }) {
+function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges | undefined }) {
   const { task, items, streaming } = view;
   return (
     <section class="task" data-testid="task" data-task-id={task.id} data-status={task.status}>
@@ -96,6 +98,7 @@ function TaskSection({ view }: { view: TaskView }) {
         <a href={hrefOf({ name: "task", id: task.id })} data-testid="task-details-link">
           details
         </a>
+        {changes && <ChangesLine changes={changes} />}
       </div>
     </section>
   );
@@ -107,14 +110,15 @@ const MemoTask = memo(
     prev.view.task.id === next.view.task.id &&
     prev.view.task.status === next.view.task.status &&
     prev.view.items === next.view.items &&
-    prev.view.streaming === next.view.streaming,
+    prev.view.streaming === next.view.streaming &&
+    prev.changes === next.changes,
 );
 
-export function Transcript({ views }: { views: TaskView[] }) {
+export function Transcript({ views, changes }: { views: TaskView[]; changes?: Map<number, TaskChanges> }) {
   return (
     <div class="transcript" data-testid="transcript">
       {views.map((v) => (
-        <MemoTask view={v} key={v.task.id} />
+        <MemoTask view={v} key={v.task.id} changes={changes?.get(v.task.id)} />
       ))}
     </div>
   );
