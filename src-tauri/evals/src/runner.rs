@@ -328,10 +328,32 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
     }
     drop(rt);
     answer_approvals(case, opts, env, session).await?;
+    if !case.undo.is_empty() {
+        quiet(&env.rt()?, session).await?;
+    }
     for (i, step) in case.undo.iter().enumerate() {
         undo_step(env, session, i + 1, step)?;
     }
     Ok(())
+}
+
+/// Until the session has nothing running and nothing queued (follow-ups included): an
+/// undo is asked for by a person looking at a finished session.
+async fn quiet(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
+    loop {
+        settle(rt, session).await?;
+        if rt.inbox(session)?.is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let tasks = rt.session_tasks(session)?;
+            let busy = tasks
+                .iter()
+                .any(|t| !t.status.is_terminal() && t.status != TaskStatus::WaitingApproval);
+            if rt.inbox(session)?.is_empty() && !busy {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// Plays one `undo` step and notes where it went otherwise than expected.
