@@ -529,3 +529,39 @@ fn killed_in_the_middle_of_a_command_its_changes_are_undone_after_the_restart() 
     e.ok(&["undo", &task.to_string()]);
     assert_eq!(snapshot(&e.ws(), false), before);
 }
+
+#[test]
+fn past_the_size_cap_a_task_is_pruned_and_says_so_instead_of_undoing() {
+    let e = Env::new();
+    let old = e.task(
+        "old.json",
+        vec![sh("head -c 3145728 /dev/urandom > big.txt")],
+    );
+    let new = e.task(
+        "new.json",
+        vec![
+            json!({ "name": "write_file", "arguments": { "path": "small.txt", "content": "s\n" } }),
+        ],
+    );
+    let said = e.ok(&["changes", "--prune", "--max-mib", "2"]);
+    assert!(said.contains("pruned 1 change set"), "{said}");
+    let list = e.json(&["changes", &old.to_string(), "--json"]);
+    assert_eq!(list["undoable"], "pruned");
+    assert!(e
+        .ok(&["changes", &old.to_string()])
+        .contains("snapshot pruned"));
+    let out = e.run(&["undo", &old.to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("pruned"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        e.ws().join("big.txt").exists(),
+        "a pruned task's files stay as they are"
+    );
+    // The newer task is within the cap: still undoable.
+    e.ok(&["undo", &new.to_string()]);
+    assert!(!e.ws().join("small.txt").exists());
+}

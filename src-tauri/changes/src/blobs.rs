@@ -57,7 +57,9 @@ impl BlobStore {
     pub fn put_bytes(&self, bytes: &[u8]) -> Result<String> {
         let hash = hex::encode(Sha256::digest(bytes));
         let dest = self.path_of(&hash)?;
-        if !dest.exists() {
+        if dest.exists() {
+            freshen(&dest);
+        } else {
             let tmp = self.temp_path();
             write_new(&tmp, bytes)?;
             self.settle(&tmp, &dest)?;
@@ -104,6 +106,7 @@ impl BlobStore {
         let dest = self.path_of(&hash)?;
         if dest.exists() {
             let _ = fs::remove_file(&tmp);
+            freshen(&dest);
         } else {
             self.settle(&tmp, &dest)?;
         }
@@ -142,8 +145,8 @@ impl BlobStore {
         Ok(bytes)
     }
 
-    /// Every blob kept, with its size on disk (for retention).
-    pub fn list(&self) -> Result<Vec<(String, u64)>> {
+    /// Every blob kept, with its size on disk and when it was last kept (for retention).
+    pub fn list(&self) -> Result<Vec<(String, u64, std::time::SystemTime)>> {
         let mut out = Vec::new();
         let top = fs::read_dir(&self.root).map_err(|e| ChangesError::io(&self.root, e))?;
         for dir in top.flatten() {
@@ -155,11 +158,10 @@ impl BlobStore {
                 continue;
             };
             for blob in inner.flatten() {
-                let size = blob.metadata().map(|m| m.len()).unwrap_or(0);
-                out.push((
-                    format!("{prefix}{}", blob.file_name().to_string_lossy()),
-                    size,
-                ));
+                let Ok(meta) = blob.metadata() else { continue };
+                let at = meta.modified().unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+                let name = format!("{prefix}{}", blob.file_name().to_string_lossy());
+                out.push((name, meta.len(), at));
             }
         }
         Ok(out)
@@ -190,6 +192,14 @@ impl BlobStore {
 }
 
 /// A path that became a symlink since it was listed is refused, not read through.
+/// A blob kept again is marked as just kept, so retention (which spares recent blobs a
+/// snapshot in progress may not have committed yet) does not take it.
+fn freshen(path: &Path) {
+    if let Ok(f) = File::options().write(true).open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
 fn libc_nofollow() -> i32 {
     libc::O_NOFOLLOW
 }

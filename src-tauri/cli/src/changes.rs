@@ -27,6 +27,12 @@ pub struct ChangesArgs {
     /// Apply the retention settings now (size cap, age limit) and say what was pruned.
     #[arg(long, conflicts_with_all = ["task", "session"])]
     pub prune: bool,
+    /// Set the size cap of kept contents (MiB; default 2048), then prune.
+    #[arg(long, requires = "prune")]
+    pub max_mib: Option<u32>,
+    /// Set the age limit of kept contents (days; default 30), then prune.
+    #[arg(long, requires = "prune")]
+    pub max_age_days: Option<u32>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -76,6 +82,12 @@ impl HowArgs {
 
 pub fn changes(rt: &Arc<Runtime>, a: ChangesArgs) -> Result<ExitCode, CliError> {
     if a.prune {
+        if a.max_mib.is_some() || a.max_age_days.is_some() {
+            let mut s = rt.change_settings()?;
+            s.max_mib = a.max_mib.unwrap_or(s.max_mib);
+            s.max_age_days = a.max_age_days.unwrap_or(s.max_age_days);
+            rt.set_change_settings(&s)?;
+        }
         let p = rt.prune_changes()?;
         if a.json {
             print_json(&p);

@@ -162,7 +162,27 @@ async fn run_registered(
             sink.finish(&event, ended_by_reset)?;
         }
     }
+    prune_changes(cx);
     Ok(())
+}
+
+/// Issue 16: retention runs after each run, off the run's path.
+fn prune_changes(cx: &RunContext) {
+    let (store, data_dir) = (cx.store.clone(), cx.data_dir.clone());
+    tokio::task::spawn_blocking(move || {
+        match crate::changes::retention::prune(&store, &data_dir, chrono::Utc::now()) {
+            Ok(p) if p.sets > 0 || p.blobs > 0 => {
+                tracing::info!(
+                    sets = p.sets,
+                    blobs = p.blobs,
+                    freed = p.bytes_freed,
+                    "kept contents pruned"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "retention could not prune kept contents"),
+        }
+    });
 }
 
 /// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run.

@@ -31,6 +31,22 @@ fn names_of(set: &ChangeSet, out: &mut HashSet<String>) {
     }
 }
 
+/// A pending set's prior state is the index it names: every blob in it stays.
+fn names_in_index(blobs: &pocketpilot_changes::BlobStore, name: &str, out: &mut HashSet<String>) {
+    if let Ok(index) = blobs.read(name).and_then(|b| Index::from_bytes(name, &b)) {
+        for e in index.entries.values() {
+            if let Node::File { hash, .. } = &e.node {
+                out.insert(hash.clone());
+            }
+        }
+    }
+    out.insert(name.to_owned());
+}
+
+/// Blobs kept this recently are spared: a snapshot in progress may not have committed the
+/// set naming them yet.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Prunes by the stored settings; `now` is passed in (tests age sets without sleeping).
 pub fn prune(
     store: &Store,
@@ -52,14 +68,23 @@ pub fn prune(
         })
         .map(|s| s.id)
         .collect();
-    let sizes: std::collections::HashMap<String, u64> = blobs.list()?.into_iter().collect();
+    let listed = blobs.list()?;
+    let sizes: std::collections::HashMap<String, u64> =
+        listed.iter().map(|(n, s, _)| (n.clone(), *s)).collect();
     let mut live: Vec<&ChangeSet> = sets
         .iter()
         .filter(|s| s.status != ChangeSetStatus::Pruned && !prune_ids.contains(&s.id))
         .collect();
-    let keep_baselines = baseline_names(data_dir, &blobs);
+    let mut keep_baselines = baseline_names(data_dir, &blobs);
+    for s in sets.iter().filter(|s| s.status == ChangeSetStatus::Pending) {
+        if let Some(p) = &s.pre_index {
+            names_in_index(&blobs, p, &mut keep_baselines);
+        }
+    }
+    // The cap bounds the history: the copy of the workspace as it is now (the baselines)
+    // is not counted against it.
     loop {
-        let mut names = keep_baselines.clone();
+        let mut names = HashSet::new();
         live.iter().for_each(|s| names_of(s, &mut names));
         let used: u64 = names.iter().filter_map(|n| sizes.get(n)).sum();
         let oldest = live
@@ -82,8 +107,9 @@ pub fn prune(
         sets: prune_ids.len(),
         ..Pruned::default()
     };
-    for (name, size) in &sizes {
-        if names.contains(name) {
+    let recent = std::time::SystemTime::now() - GRACE;
+    for (name, size, at) in &listed {
+        if names.contains(name) || *at > recent {
             out.bytes_kept += size;
         } else {
             blobs.remove(name)?;
