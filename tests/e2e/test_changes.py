@@ -65,3 +65,21 @@ def test_review_panel_undo_and_redo(app_env: AppEnv, launch) -> None:
     app.css("[data-testid=close-review]")[0].click()
     app.wait("the line says it can be undone again",
              lambda: app.css("[data-testid=changes-line][data-undoable=yes]"))
+
+
+def test_settings_show_the_undo_history_defaults_and_save_them(app_env: AppEnv, launch) -> None:
+    app: App = launch()
+    app.go("#/settings")
+    section = app.wait_css("[data-testid=undo-history-settings]")
+    assert app.css("[data-testid=undo-max-mib]")[0].get_attribute("value") == "2048"
+    assert app.css("[data-testid=undo-max-days]")[0].get_attribute("value") == "30"
+    assert "node_modules" in app.css("[data-testid=undo-ignored]")[0].get_attribute("value")
+    days = app.css("[data-testid=undo-max-days]")[0]
+    app.clear(days)
+    app.type_into(days, "7")
+    app.css("[data-testid=save-undo-history]")[0].click()
+    app.wait("saved", lambda: "Saved." in " ".join(app.texts("[data-testid=undo-history-status]")))
+    assert section.is_displayed()
+    app.screenshot("undo-history-settings")
+    # The CLI reads the same stored settings: a prune now uses 7 days.
+    assert "pruned 0 change set(s)" in app_env.cli("changes", "--prune").stdout
