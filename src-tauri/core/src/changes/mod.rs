@@ -159,7 +159,9 @@ impl RunChanges {
     }
 
     /// What a call of `capability` with `args` may touch; `None`: nothing (reads, lists,
-    /// the network). File tools name their path; anything else may touch the workspace.
+    /// the network). `fs:` tools name their path; anything else (commands, MCP tools, whose
+    /// default capability is `mcp:execute`) may touch the whole workspace, and so does an
+    /// `fs:` call whose path the guard cannot resolve (it fails, but is never unkept).
     pub fn scope_for(&self, capability: &str, args: &serde_json::Value) -> Option<Scope> {
         let (area, verb) = capability.split_once(':').unwrap_or((capability, ""));
         if matches!(verb, "read" | "list" | "network") {
@@ -167,14 +169,14 @@ impl RunChanges {
         }
         let path = args.get("path").and_then(|p| p.as_str());
         match (area, verb, path) {
-            ("fs", "delete", Some(p)) => {
-                let real = self.guard.resolve_entry(p).ok()?;
-                Some(Scope::Paths(vec![self.guard.relative(&real)]))
-            }
-            ("fs", _, Some(p)) => {
-                let real = self.guard.resolve_for_write(p).ok()?;
-                Some(Scope::Paths(vec![first_missing(self.guard.root(), &real)]))
-            }
+            ("fs", "delete", Some(p)) => Some(match self.guard.resolve_entry(p) {
+                Ok(real) => Scope::Paths(vec![self.guard.relative(&real)]),
+                Err(_) => Scope::Workspace,
+            }),
+            ("fs", _, Some(p)) => Some(match self.guard.resolve_for_write(p) {
+                Ok(real) => Scope::Paths(vec![first_missing(self.guard.root(), &real)]),
+                Err(_) => Scope::Workspace,
+            }),
             _ => Some(Scope::Workspace),
         }
     }
