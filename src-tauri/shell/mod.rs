@@ -13,6 +13,7 @@
 //! Every command is async and runs its core call on the blocking pool (`call`): core's
 //! writes fsync, and neither the main thread nor the async workers wait for a disk.
 mod bindings;
+mod changes;
 mod commands;
 mod context;
 mod desktop;

@@ -3,11 +3,13 @@
 //! Exit codes: 0 completed, 1 failed (or an error), 2 usage error, 3 left waiting for an
 //! approval, 4 cancelled, 5 budget exceeded, 6 the session is busy (`--reject-if-busy`),
 //! 7 the session is idle (`--reject-if-idle`), 8 the inbox is full, 9 paused (a budget ran
-//! out or the agent repeated itself: `pocketpilot raise` or `stop`).
+//! out or the agent repeated itself: `pocketpilot raise` or `stop`), 10 an undo or redo
+//! refused because files were changed since.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod approvals;
 mod autostart;
 mod budget;
+mod changes;
 mod context;
 mod doctor;
 mod eval;
@@ -175,6 +177,12 @@ pub enum Command {
     /// The workspace's instructions, memories and skills in effect; switch a skill on/off.
     #[command(subcommand)]
     Rules(memory::RulesCommand),
+    /// The files a task (or a session) changed, with diffs.
+    Changes(changes::ChangesArgs),
+    /// Undo a task's changes (or one call's, or a session's after a task).
+    Undo(changes::UndoArgs),
+    /// Redo an undo.
+    Redo(changes::RedoArgs),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -255,6 +263,9 @@ async fn dispatch(
         Command::Sandbox(cmd) => sandbox::sandbox(rt, cmd),
         Command::Memory(cmd) => memory::memory(rt, cmd, &mut std::io::stdout().lock()),
         Command::Rules(cmd) => memory::rules(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Changes(args) => changes::changes(rt, args),
+        Command::Undo(args) => changes::undo(rt, args),
+        Command::Redo(args) => changes::redo(rt, args),
         Command::Autostart { switch } => {
             autostart::command(switch, &mut std::io::stdout().lock())
                 .map_err(|e| CliError::Other(e.to_string()))?;

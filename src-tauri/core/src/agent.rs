@@ -82,6 +82,8 @@ pub struct Agent {
     /// Issue 18: the workspace's instructions, memories and skills for the path without a
     /// context (with one, the view carries them).
     pub preamble: Option<Arc<crate::instructions::Preamble>>,
+    /// Issue 16: the run's change journal.
+    pub changes: Option<Arc<crate::changes::RunChanges>>,
 }
 
 use crate::context::{ContextFailure, MAX_OVERFLOW_RETRIES};
@@ -102,6 +104,7 @@ impl Agent {
             session_grants: &self.grants,
             run_grants: &self.user_grants,
             ctx: &self.ctx,
+            changes: self.changes.as_ref(),
         }
     }
 

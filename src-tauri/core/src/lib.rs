@@ -19,6 +19,8 @@
 //!   and a slow store poll for other processes' commits).
 //! - `settings_api`: the settings screen's entry points (stored values, env overrides,
 //!   API key, MCP servers).
+//! - `changes`: the change journal in a run (prior state kept before an effect, changes
+//!   recorded after), undo/redo and change lists, retention (issue 16).
 //! - `logging`: JSON-lines logs with `task_id`/`session_id` spans.
 //! - `instructions`: the workspace's AGENTS.md, memories and skills as the model reads them
 //!   (issue 18); `memory`: the `remember` tool; `rules_api`: their window/CLI entry points.
@@ -32,6 +34,7 @@ pub mod about;
 pub mod admission;
 pub mod agent;
 pub mod autostart;
+pub mod changes;
 pub mod config;
 pub mod confinement;
 pub mod context;

@@ -30,6 +30,8 @@ pub struct CallEnv<'a> {
     /// Allowed for this run when it was started (`--allow`).
     pub run_grants: &'a [String],
     pub ctx: &'a ToolContext,
+    /// The run's change journal (issue 16); `None` keeps nothing.
+    pub changes: Option<&'a std::sync::Arc<crate::changes::RunChanges>>,
 }
 
 /// Where a call comes from.
@@ -222,6 +224,8 @@ async fn interrupted(
     j: &ToolCallRecord,
     sink: &dyn EventSink,
 ) -> Result<Handled, RecordError> {
+    // What it changed before it was cut off, against the state kept before it ran.
+    crate::changes::interrupted(agent.changes, &call.id).await;
     if j.replay_safe {
         if let Some(tool) = agent.tools.get(&j.name) {
             match serde_json::from_str(&j.arguments) {
@@ -274,6 +278,16 @@ async fn execute(
     (step, source): (u32, DecisionSource),
     sink: &dyn EventSink,
 ) -> Result<Handled, RecordError> {
+    // The prior state of what it may touch is kept and committed before the intent.
+    let kept = match crate::changes::before(agent.changes, tool.capability(), &args, &call.id).await
+    {
+        Ok(k) => k,
+        Err(e) => {
+            let error =
+                format!("the prior state could not be kept for undo, so it did not run: {e}");
+            return fail(call, ToolErrorKind::Failed, error, sink);
+        }
+    };
     sink.emit(RuntimeEvent::ToolCallStarted {
         step,
         call_id: call.id.clone(),
@@ -284,7 +298,9 @@ async fn execute(
         decision: Decision::Allow,
         decision_source: source,
     })?;
-    match tool.call(args, agent.ctx).await {
+    let outcome = tool.call(args, agent.ctx).await;
+    crate::changes::after(agent.changes, kept).await;
+    match outcome {
         Ok(out) => {
             sink.emit(RuntimeEvent::ToolCallCompleted {
                 call_id: call.id.clone(),

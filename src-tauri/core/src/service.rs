@@ -18,6 +18,7 @@ use crate::store::{
 };
 use crate::task::TaskStatus;
 use crate::worker::{self, RunContext};
+use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
 use pocketpilot_protocol::{ApprovalStatus, ErrorKind};
 
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +50,8 @@ pub enum RuntimeError {
     Inbox(#[from] InboxError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Changes(#[from] crate::changes::ChangeError),
 }
 
 impl RuntimeError {
@@ -69,6 +72,7 @@ impl RuntimeError {
             }
             RuntimeError::Inbox(e) => e.kind(),
             RuntimeError::Store(e) => store_kind(e),
+            RuntimeError::Changes(e) => e.kind(),
         }
     }
 
@@ -607,6 +611,68 @@ impl Runtime {
         let session_id = self.task(task_id)?.session_id;
         self.drive_in_background(session_id);
         Ok(task_id)
+    }
+
+    /// Issue 16: the changes of a task, a call or a session from a task on, with diffs.
+    pub fn change_list(&self, target: &crate::changes::undo::Target) -> Result<ChangeList> {
+        Ok(crate::changes::undo::list(
+            &self.store,
+            &self.data_dir,
+            target,
+        )?)
+    }
+
+    /// Per task of a session: files changed and whether they can be undone.
+    pub fn change_summaries(
+        &self,
+        session_id: i64,
+    ) -> Result<Vec<crate::changes::undo::TaskChanges>> {
+        Ok(crate::changes::undo::summaries(&self.store, session_id)?)
+    }
+
+    /// Undoes a target's changes; conflicts refuse unless `keep_theirs` (see the report).
+    pub fn undo(
+        &self,
+        target: &crate::changes::undo::Target,
+        opts: crate::changes::undo::Options,
+    ) -> Result<UndoReport> {
+        let report = crate::changes::undo::undo(&self.store, &self.data_dir, target, opts)?;
+        self.feed_changed();
+        Ok(report)
+    }
+
+    /// Redoes an undo.
+    pub fn redo(&self, undo_id: i64, opts: crate::changes::undo::Options) -> Result<UndoReport> {
+        let report = crate::changes::undo::redo(&self.store, &self.data_dir, undo_id, opts)?;
+        self.feed_changed();
+        Ok(report)
+    }
+
+    /// Applies the retention settings now.
+    pub fn prune_changes(&self) -> Result<crate::changes::retention::Pruned> {
+        Ok(crate::changes::retention::prune(
+            &self.store,
+            &self.data_dir,
+            chrono::Utc::now(),
+        )?)
+    }
+
+    pub fn change_settings(&self) -> Result<ChangeSettings> {
+        Ok(crate::changes::load_settings(&self.store)?)
+    }
+
+    pub fn set_change_settings(&self, s: &ChangeSettings) -> Result<()> {
+        if s.max_mib == 0 || s.max_age_days == 0 {
+            return Err(RuntimeError::InvalidArguments(
+                "the size cap and the age limit must be at least 1".into(),
+            ));
+        }
+        Ok(crate::changes::save_settings(&self.store, s)?)
+    }
+
+    /// An undo or redo changed files and the transcript: the window re-reads.
+    fn feed_changed(&self) {
+        self.feed.announce(crate::feed::Change::Refresh);
     }
 
     pub fn task(&self, id: i64) -> Result<tasks::Task> {

@@ -193,7 +193,27 @@ async fn run_registered(
             sink.finish(&event, ended_by_reset)?;
         }
     }
+    prune_changes(cx);
     Ok(())
+}
+
+/// Issue 16: retention runs after each run, off the run's path.
+fn prune_changes(cx: &RunContext) {
+    let (store, data_dir) = (cx.store.clone(), cx.data_dir.clone());
+    tokio::task::spawn_blocking(move || {
+        match crate::changes::retention::prune(&store, &data_dir, chrono::Utc::now()) {
+            Ok(p) if p.sets > 0 || p.blobs > 0 => {
+                tracing::info!(
+                    sets = p.sets,
+                    blobs = p.blobs,
+                    freed = p.bytes_freed,
+                    "kept contents pruned"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "retention could not prune kept contents"),
+        }
+    });
 }
 
 /// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run.
@@ -259,8 +279,23 @@ async fn build_agent(
         settings,
     )
     .await?;
+    // Issue 16: without a journal the run still works; its changes are not undoable.
+    let changes = match crate::changes::RunChanges::open(
+        cx.store.clone(),
+        &cx.data_dir,
+        session.id,
+        task.id,
+        &ctx,
+    ) {
+        Ok(j) => Some(Arc::new(j)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no change journal for this run");
+            None
+        }
+    };
     let agent = Agent {
         context,
+        changes,
         provider,
         tools,
         rules,
@@ -517,10 +552,7 @@ fn watch_cancel_requests(
 
 /// The app's own data and config: no tool may touch them, whatever the workspace.
 fn forbidden_dirs(data_dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut dirs = vec![data_dir.to_owned()];
-    dirs.extend(dirs::config_dir().map(|d| d.join("pocketpilot")));
-    dirs.extend(std::fs::canonicalize(data_dir).ok());
-    dirs
+    crate::changes::forbidden_dirs(data_dir)
 }
 
 fn cancelled() -> RuntimeEvent {

@@ -43,6 +43,9 @@
 //! - `inbox` steps are said to the session while the first run works, each after the first
 //!   run recorded the event `after` (if given); `expect_error` is the error kind the step
 //!   must get (`conversation_busy`).
+//! - `undo` steps run once the session settled (before `expect` is checked): each undoes
+//!   one task of the session, optionally after the person edited files or someone
+//!   tampered with the journal, and checks the error, the refused and the restored paths.
 //! - `crash` simulates a crash: the task is created, its first turn (script turn 0) is
 //!   recorded with a `tool_call_started` journal entry per call and no outcome, the runtime
 //!   is dropped, reopened and `resume_all` drives the session. Script turn 1 onwards is
@@ -78,6 +81,9 @@ pub struct Case {
     pub pauses: Vec<PauseAnswer>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash: Option<Crash>,
+    /// Undos asked for once the session settled, in order (issue 16).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undo: Vec<UndoStep>,
     #[serde(default)]
     pub expect: Expect,
     /// Seconds the whole case may take (default 30 scripted, 300 with `--real`).
@@ -203,6 +209,31 @@ pub struct Crash {
 pub struct CrashCall {
     pub name: String,
     pub arguments: serde_json::Value,
+}
+
+/// One undo: of the session's `task`-th task (1 = the first), after the person edited
+/// `edit_files`; `tamper_paths` rewrites the task's journal first (each recorded change's
+/// path in turn takes the next of these, placeholders allowed), playing a journal someone
+/// altered on disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UndoStep {
+    pub task: usize,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub edit_files: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tamper_paths: Vec<String>,
+    #[serde(default)]
+    pub keep_theirs: bool,
+    /// The error kind the undo must end with (`outside_workspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_error: Option<pocketpilot_protocol::ErrorKind>,
+    /// The paths it must refuse as changed since (then nothing is restored); `[]`: none.
+    #[serde(default)]
+    pub expect_conflicts: Vec<String>,
+    /// Paths it must restore (a subset).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect_restored: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -167,6 +167,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
         approvals,
         inbox: Vec::new(),
         crash: None,
+        undo: Vec::new(),
         expect: Expect {
             status: Some(task.status),
             answer_contains: answer.into_iter().collect(),

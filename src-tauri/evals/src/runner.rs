@@ -10,7 +10,7 @@ use pocketpilot_model::ToolCall;
 use pocketpilot_tools::Registry;
 use serde::Serialize;
 
-use super::case::{expand, expand_str, Action, Case, Crash};
+use super::case::{expand, expand_str, Action, Case, Crash, UndoStep};
 use super::score::{self, Snapshot};
 use pocketpilot_core::config::{Limits, ProviderSettings};
 use pocketpilot_core::inbox::{Say, Submit};
@@ -347,7 +347,110 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
         }
     }
     drop(rt);
-    answer_approvals(case, opts, env, session).await
+    answer_approvals(case, opts, env, session).await?;
+    if !case.undo.is_empty() {
+        quiet(&env.rt()?, session).await?;
+    }
+    for (i, step) in case.undo.iter().enumerate() {
+        undo_step(env, session, i + 1, step)?;
+    }
+    Ok(())
+}
+
+/// Until the session has nothing running and nothing queued (follow-ups included): an
+/// undo is asked for by a person looking at a finished session.
+async fn quiet(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
+    loop {
+        settle(rt, session).await?;
+        if rt.inbox(session)?.is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let tasks = rt.session_tasks(session)?;
+            let busy = tasks
+                .iter()
+                .any(|t| !t.status.is_terminal() && t.status != TaskStatus::WaitingApproval);
+            if rt.inbox(session)?.is_empty() && !busy {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Plays one `undo` step and notes where it went otherwise than expected.
+fn undo_step(env: &CaseEnv, session: i64, n: usize, step: &UndoStep) -> Result<(), CaseError> {
+    use pocketpilot_core::changes::undo::{Options, Target};
+    let rt = env.rt()?;
+    let tasks = rt.session_tasks(session)?;
+    let task = tasks
+        .get(step.task.wrapping_sub(1))
+        .ok_or_else(|| CaseError::Case(format!("undo {n}: the session has no task {}", step.task)))?
+        .id;
+    for (rel, content) in &step.edit_files {
+        write(&inside(&env.workspace, rel)?, content)?;
+    }
+    if !step.tamper_paths.is_empty() {
+        tamper(&rt, task, &step.tamper_paths, &env.vars)?;
+    }
+    let target = Target::Task {
+        task_id: task,
+        call_id: None,
+    };
+    let opts = Options {
+        dry_run: false,
+        keep_theirs: step.keep_theirs,
+    };
+    match (rt.undo(&target, opts), &step.expect_error) {
+        (Err(e), Some(kind)) if e.kind() == *kind => {}
+        (Err(e), _) => env.note(format!("undo {n}: failed: {} ({e})", e.kind())),
+        (Ok(r), Some(kind)) => env.note(format!(
+            "undo {n}: expected {kind}, it restored {:?}",
+            r.restored
+        )),
+        (Ok(r), None) => {
+            let refused: Vec<&str> = r.conflicts.iter().map(|c| c.path.as_str()).collect();
+            if refused != step.expect_conflicts {
+                env.note(format!(
+                    "undo {n}: refused {refused:?}, expected {:?}",
+                    step.expect_conflicts
+                ));
+            }
+            for p in &step.expect_restored {
+                if !r.restored.contains(p) {
+                    env.note(format!(
+                        "undo {n}: did not restore {p} (restored {:?})",
+                        r.restored
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites the paths in a task's recorded changes, as someone editing the database would.
+fn tamper(
+    rt: &Arc<Runtime>,
+    task: i64,
+    paths: &[String],
+    vars: &[(&'static str, String)],
+) -> Result<(), CaseError> {
+    use pocketpilot_protocol::changes::ChangeSetKind;
+    use pocketpilot_store::change_sets;
+    let sets = rt
+        .store
+        .read(|c| change_sets::of_task(c, task, ChangeSetKind::Call))?;
+    let mut next = paths.iter().cycle();
+    for set in sets {
+        let mut changes = set.changes.clone();
+        for c in &mut changes {
+            if let Some(p) = next.next() {
+                c.path = expand_str(p, vars);
+            }
+        }
+        rt.store
+            .write(|tx| change_sets::set_changes(tx, set.id, &changes))?;
+    }
+    Ok(())
 }
 
 /// Answers approvals in the case's order until the session settles with none pending (or

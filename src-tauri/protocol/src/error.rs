@@ -24,6 +24,11 @@ crate::wire_enum! {
         InvalidExpression = "invalid_expression",
         OutsideWorkspace = "outside_workspace",
         InvalidPattern = "invalid_pattern",
+        /// Nothing to undo or redo as asked (none recorded, already undone or redone, or
+        /// the kept contents were pruned).
+        NothingToUndo = "nothing_to_undo",
+        /// Undo or redo refused: files changed since (the report lists them).
+        UndoConflict = "undo_conflict",
         // Tasks that could not go on.
         NoModel = "no_model",
         StepsExhausted = "steps_exhausted",
@@ -52,6 +57,8 @@ crate::wire_enum! {
         Store = "store",
         Keychain = "keychain",
         Io = "io",
+        /// The change journal's files (blob store, workspace) failed.
+        ChangeJournal = "change_journal",
     }
 }
 
@@ -64,13 +71,13 @@ impl ErrorKind {
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
             | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
-            | InvalidExpression | OutsideWorkspace | InvalidPattern => true,
+            | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
+            | UndoConflict => true,
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
             | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
-            | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch => {
-                false
-            }
+            | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch
+            | ChangeJournal => false,
         }
     }
 
@@ -85,7 +92,8 @@ impl ErrorKind {
             | InvalidConfig | NoModel | StepsExhausted | Record | LeaseLost | ModelAuth
             | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
             | ModelContextOverflow | ModelStreamLimit | Keychain | InvalidName | Duplicate
-            | InvalidExpression | OutsideWorkspace | InvalidPattern => false,
+            | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
+            | UndoConflict | ChangeJournal => false,
         }
     }
 
@@ -157,6 +165,9 @@ impl ErrorKind {
             Record | Store => "The run could not be saved.".into(),
             LeaseLost => "Another process took this session over.".into(),
             Keychain => "The keychain could not be used.".into(),
+            NothingToUndo => "There is nothing to undo.".into(),
+            UndoConflict => "Files were changed since, so they were not put back.".into(),
+            ChangeJournal => "The record of the agent's changes could not be used.".into(),
             Io | Listen | Watch => "A file or network operation failed.".into(),
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound

@@ -10,6 +10,7 @@
 //! - `effect`: `Effect` (what a call would do), the policy's `Decision` and its source,
 //!   the budgets.
 //! - `error`: `ErrorKind` with `is_usage` / `is_retryable`, tool and MCP problem kinds.
+//! - `changes`: the change journal's nodes, change sets, lists and undo reports.
 //! - `chat`: the tool call and usage figures that events carry.
 //! - `settings`: the records the settings screen edits, and the environment's overrides.
 //! - `feed`: the change feed that tells the window what to re-read.
@@ -18,6 +19,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
 pub mod wire;
+pub mod changes;
 pub mod chat;
 pub mod context;
 pub mod effect;

@@ -30,6 +30,7 @@
 //! - one file per table holds its queries.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod approvals;
+pub mod change_sets;
 pub mod compactions;
 pub mod costs;
 pub mod entries;
@@ -57,6 +58,7 @@ pub use writer::WriterStats;
 use writer::{Call, Reply, Writer};
 
 pub use approvals::Approval;
+pub use change_sets::ChangeSet;
 pub use entries::Entry;
 pub use events::StoredEvent;
 pub use row::CorruptRow;

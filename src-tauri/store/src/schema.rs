@@ -294,4 +294,28 @@ CREATE TABLE turn_costs (
 CREATE INDEX turn_costs_at ON turn_costs(at);
 CREATE INDEX turn_costs_session ON turn_costs(session_id);
 "#,
+    // 5: the change journal (issue 16): per tool call, the prior state kept before the
+    // effect (`pending`, with the pre-scan's index blob) and the changes found after it
+    // (`recorded`); undos and redos are change sets too. Contents live in `<data>/blobs`.
+    r#"
+CREATE TABLE change_sets (
+    id          INTEGER PRIMARY KEY,
+    session_id  INTEGER NOT NULL REFERENCES sessions(id),
+    task_id     INTEGER NOT NULL REFERENCES tasks(id),
+    call_id     TEXT,
+    kind        TEXT NOT NULL CHECK (kind IN ('call','undo','redo')),
+    status      TEXT NOT NULL CHECK (status IN ('pending','recorded','applying','applied','pruned')),
+    workspace   TEXT NOT NULL,
+    scope       TEXT NOT NULL,
+    pre_index   TEXT,
+    changes     TEXT NOT NULL DEFAULT '[]',
+    reverts     TEXT NOT NULL DEFAULT '[]',
+    undone_by   INTEGER REFERENCES change_sets(id),
+    bytes       INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX change_sets_task ON change_sets(task_id, id);
+CREATE INDEX change_sets_session ON change_sets(session_id, id);
+CREATE UNIQUE INDEX change_sets_call ON change_sets(task_id, call_id) WHERE kind = 'call';
+"#,
 ];

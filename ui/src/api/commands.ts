@@ -213,3 +213,16 @@ export async function pickFolder(): Promise<string | null> {
   const picked = await open({ directory: true, multiple: false, title: "Choose a workspace folder" });
   return typeof picked === "string" ? picked : null;
 }
+
+// Issue 16: what each task changed, its review, undo and redo.
+export const sessionChanges = (sessionId: number) => commands.sessionChanges(sessionId);
+
+export const taskChanges = (taskId: number) => commands.taskChanges(taskId);
+
+export const undoTask = (taskId: number, keepTheirs: boolean) => commands.undoTask(taskId, keepTheirs);
+
+export const redoUndo = (undoId: number) => commands.redoUndo(undoId);
+
+export const changeSettings = () => commands.changeSettings();
+
+export const setChangeSettings = (s: Wire.ChangeSettings) => commands.setChangeSettings(s).then(() => undefined);

@@ -50,6 +50,16 @@ export const commands = {
 	compactNow: (sessionId: number) => __TAURI_INVOKE<CompactReport>("compact_now", { sessionId }),
 	/**  Starts a new model view for the session (a `reset` submission). */
 	freshContext: (sessionId: number) => __TAURI_INVOKE<Admitted>("fresh_context", { sessionId }),
+	/**  Per task of a session: how many files it changed and whether that can be undone. */
+	sessionChanges: (sessionId: number) => __TAURI_INVOKE<TaskChanges[]>("session_changes", { sessionId }),
+	/**  A task's changed files with their diffs. */
+	taskChanges: (taskId: number) => __TAURI_INVOKE<ChangeList>("task_changes", { taskId }),
+	/**  Undoes a task's changes; files changed since refuse it unless `keep_theirs`. */
+	undoTask: (taskId: number, keepTheirs: boolean) => __TAURI_INVOKE<UndoReport>("undo_task", { taskId, keepTheirs }),
+	/**  Redoes an undo. */
+	redoUndo: (undoId: number) => __TAURI_INVOKE<UndoReport>("redo_undo", { undoId }),
+	changeSettings: () => __TAURI_INVOKE<ChangeSettings>("change_settings"),
+	setChangeSettings: (settings: ChangeSettings) => __TAURI_INVOKE<null>("set_change_settings", { settings }),
 	/**  Whether a model is configured; the window leads to the settings screen when not. */
 	setupStatus: () => __TAURI_INVOKE<Setup>("setup_status"),
 	/**  The provider as stored (the environment's overrides are `setting_overrides`). */
@@ -206,6 +216,36 @@ event: EventKind } |
  */
 { kind: "refresh" };
 
+/**  The changes of a task (or of one call, or of a session after a point). */
+export type ChangeList = {
+	task_ids: number[],
+	/**  Directories are left out: these are the files, symlinks included. */
+	files: FileChange[],
+	undoable: Undoable,
+	/**  The undo that reverted them, when `undoable` is `undone`. */
+	undone_by: number | null,
+	/**  The change sets listed (call sets), oldest first. */
+	set_ids: number[],
+};
+
+/**  What a change set records: a tool call's effect, an undo, or a redo of an undo. */
+export type ChangeSetKind = "call" | "undo" | "redo";
+
+/**
+ *  The change journal's settings (shown in Settings): what is scanned and how long kept
+ *  contents stay.
+ */
+export type ChangeSettings = {
+	/**  Kept contents may use this much disk (MiB); the oldest tasks' are pruned first. */
+	max_mib?: number,
+	/**  Kept contents older than this many days are pruned. */
+	max_age_days?: number,
+	/**  Directory names never scanned. */
+	ignored?: string[],
+	/**  Files larger than this (MiB) are listed as changed but not kept. */
+	max_file_mib?: number,
+};
+
 /**
  *  What the window may ask for when it starts a task in a new session. The provider and
  *  any capability grants are not the webview's to choose: the provider comes from the
@@ -262,6 +302,19 @@ export type CompactionInfo = {
 	tokens_before: number | null,
 	tokens_after: number | null,
 	created_at: string,
+};
+
+/**  A file an undo (or redo) refuses: someone changed it since. Its three versions. */
+export type Conflict = {
+	path: string,
+	/**  What it was before the task. */
+	original: Node | null,
+	/**  What the task left. */
+	task_left: Node | null,
+	/**  What is there now. */
+	current: Node | null,
+	/**  Diff from what the task left to what is there now (text files). */
+	diff_since: string | null,
 };
 
 /**
@@ -392,7 +445,14 @@ export type EnvOverride = {
 };
 
 /**  Why a request to the runtime, or a task, failed. */
-export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_config" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
+export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pending" | "invalid_arguments" | "conversation_busy" | "conversation_idle" | "request_mismatch" | "not_queued" | "not_found" | "inbox_full" | "settings" | "invalid_config" | "invalid_name" | "duplicate" | "invalid_expression" | "outside_workspace" | "invalid_pattern" | 
+/**
+ *  Nothing to undo or redo as asked (none recorded, already undone or redone, or
+ *  the kept contents were pruned).
+ */
+"nothing_to_undo" | 
+/**  Undo or redo refused: files changed since (the report lists them). */
+"undo_conflict" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
 /**
  *  The request did not fit the model's context window; the runtime compacts and
  *  asks again rather than sending the same request.
@@ -402,7 +462,9 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  The answer went over a per-turn cap (text, tool-argument bytes, tool calls);
  *  the connection was closed. Asking again would stream the same.
  */
-"model_stream_limit" | "listen" | "watch" | "store" | "keychain" | "io";
+"model_stream_limit" | "listen" | "watch" | "store" | "keychain" | "io" | 
+/**  The change journal's files (blob store, workspace) failed. */
+"change_journal";
 
 /**
  *  What an event is, without its payload: the `type` column of `task_events` and the
@@ -417,6 +479,28 @@ export type Extra = {
 	tokens: number,
 	usd: number | null,
 };
+
+/**  One file of a change list, with its diff. */
+export type FileChange = {
+	path: string,
+	kind: FileChangeKind,
+	/**  The old path of a rename. */
+	from: string | null,
+	before: Node | null,
+	after: Node | null,
+	/**
+	 *  A unified diff for text files; `None` for binary or large files, directories and
+	 *  contents that were pruned.
+	 */
+	diff: string | null,
+	call_id: string | null,
+};
+
+/**
+ *  How a file changed, as listed. A deletion and an addition of the same content in
+ *  one list are shown as one rename.
+ */
+export type FileChangeKind = "added" | "modified" | "deleted" | "renamed";
 
 /**  One instruction file (`AGENTS.md`) as it is given to the model. */
 export type InstructionFile = {
@@ -524,6 +608,12 @@ export type NewWebhook = {
 	name: string,
 	workspace: string,
 };
+
+/**
+ *  One workspace entry as the journal keeps it. A file's content is the blob `hash` in the
+ *  data dir's blob store (SHA-256, hex); a symlink is its target, never followed.
+ */
+export type Node = { type: "file"; hash: string; size: number; mode: number } | { type: "symlink"; target: string } | { type: "dir"; mode: number };
 
 export type Pause = {
 	reason: PauseReason,
@@ -890,6 +980,14 @@ export type Task = {
 	pause: Pause | null,
 };
 
+/**  One task's line under its answer. */
+export type TaskChanges = {
+	task_id: number,
+	files: number,
+	undoable: Undoable,
+	undone_by: number | null,
+};
+
 /**  What a task cost, turn by turn, for `pocketpilot show` and the window. */
 export type TaskCost = {
 	task: Totals,
@@ -959,6 +1057,31 @@ export type TurnFigure = {
 	/**  `None`: no price for its model when it was recorded. */
 	cost_usd: number | null,
 };
+
+/**  What an undo (or redo) did or, dry, would do. */
+export type UndoReport = {
+	/**  The undo (or redo) change set; `None` when nothing was applied (dry run, refusal). */
+	id: number | null,
+	kind: ChangeSetKind,
+	dry_run: boolean,
+	/**  Paths restored (or, dry, to restore), files and directories. */
+	restored: string[],
+	/**  Paths already as they should be. */
+	unchanged: string[],
+	/**  Refused paths. Without `keep_theirs` any conflict refuses the whole undo. */
+	conflicts: Conflict[],
+	/**  Conflicting paths left as the person has them (`keep_theirs`). */
+	kept: string[],
+};
+
+/**  Whether a task's (or a call's) changes can be undone now. */
+export type Undoable = "yes" | 
+/**  Already undone (see `undone_by`): redo the undo to bring them back. */
+"undone" | 
+/**  Retention removed the kept contents. */
+"pruned" | 
+/**  Nothing to undo. */
+"nothing";
 
 export type Usage = {
 	prompt_tokens: number,

@@ -21,6 +21,7 @@ import { EntriesContext } from "../context/CompactionDivider";
 import { placeMarks } from "../context/marks";
 import { contextRevision } from "../context/meter";
 import { useContextState } from "../context/useContextState";
+import { useTaskChanges } from "../changes/useTaskChanges";
 
 interface Props {
   session: Session | undefined;
@@ -41,6 +42,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const [dismissed, setDismissed] = useState<number | null>(null);
   const busy = s.busyTask !== null;
   const inbox = useInbox(sessionId, () => void s.refresh());
+  const changes = useTaskChanges(sessionId);
   // A run of this session started, waited or ended (here or in another process): re-read
   // its history, which also follows a run it did not know of.
   useChanges(
@@ -161,7 +163,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <EntriesContext.Provider value={entriesById}>
           <ActionsContext.Provider value={actions}>
-            <Transcript views={s.views} marks={placed} />
+            <Transcript views={s.views} marks={placed} changes={changes.byTask} />
           </ActionsContext.Provider>
         </EntriesContext.Provider>
       </div>

@@ -10,6 +10,8 @@ import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
 import { Notice } from "./Notice";
+import type { TaskChanges } from "../../api/generated/bindings";
+import { ChangesLine } from "../changes/ChangesLine";
 import { hrefOf } from "../../lib/route";
 import { loadMarkdown, markdownHtml, streamingHtml } from "../../lib/markdown";
 import { CompactionDivider, ResetDivider } from "../context/CompactionDivider";
@@ -143,7 +145,7 @@ function appendPlain(tail: HTMLElement, drawn: { text: string; exact: boolean },
   return true;
 }
 
-function TaskSection({ view }: { view: TaskView }) {
+function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges | undefined }) {
   const { task, items, streaming } = view;
   // What Retry says again: the last thing the person said in this task.
   const users = items.filter((i) => i.kind === "user");
@@ -169,6 +171,7 @@ function TaskSection({ view }: { view: TaskView }) {
         <a href={hrefOf({ name: "task", id: task.id })} data-testid="task-details-link">
           details
         </a>
+        {changes && <ChangesLine changes={changes} />}
       </div>
     </section>
   );
@@ -181,7 +184,8 @@ const MemoTask = memo(
     prev.view.task.status === next.view.task.status &&
     prev.view.items === next.view.items &&
     prev.view.streaming === next.view.streaming &&
-    prev.view.live === next.view.live,
+    prev.view.live === next.view.live &&
+    prev.changes === next.changes,
 );
 
 function Between({ marks }: { marks: BetweenMark[] | undefined }) {
@@ -196,13 +200,21 @@ function Between({ marks }: { marks: BetweenMark[] | undefined }) {
 }
 
 /** `marks`: the dividers between tasks (a compaction asked for, a fresh context). */
-export function Transcript({ views, marks }: { views: TaskView[]; marks?: PlacedMarks }) {
+export function Transcript({
+  views,
+  marks,
+  changes,
+}: {
+  views: TaskView[];
+  marks?: PlacedMarks;
+  changes?: Map<number, TaskChanges>;
+}) {
   return (
     <div class="transcript" data-testid="transcript">
       <Between marks={marks?.top} />
       {views.map((v) => (
         <Fragment key={v.task.id}>
-          <MemoTask view={v} />
+          <MemoTask view={v} changes={changes?.get(v.task.id)} />
           <Between marks={marks?.after.get(v.task.id)} />
         </Fragment>
       ))}

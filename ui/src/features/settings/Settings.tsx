@@ -18,6 +18,7 @@ import {
   settingOverrides,
   testConnection,
 } from "../../api/commands";
+import { UndoHistorySettings } from "../changes/UndoHistorySettings";
 import type { EnvOverride, LimitsForm, PolicyRules, ProviderForm, SettingField } from "../../api/generated/bindings";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
@@ -91,6 +92,7 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <ProviderSection onSaved={onSaved} />
         <SettingsSandboxLine />
         <LimitsSection />
+        <UndoHistorySettings />
         <PolicySection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />

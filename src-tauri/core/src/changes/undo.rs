@@ -1,0 +1,427 @@
+//! Undo, redo and the change lists (issue 16). An undo reverts the recorded change sets
+//! of a task, of one call, or of a session from a task on: the sets are folded into one
+//! transition per path, inverted, planned against the disk (conflicts refuse) and applied;
+//! the undo is itself a change set, so it can be redone. The session's next turn sees a
+//! `system` entry saying what the person reverted.
+use std::path::Path;
+
+use pocketpilot_changes::diff;
+use pocketpilot_changes::restore::{self, Planned, Step};
+use pocketpilot_changes::BlobStore;
+use pocketpilot_protocol::changes::{
+    Change, ChangeList, ChangeSetKind, ChangeSetStatus, Conflict, Node, UndoReport, Undoable,
+};
+use pocketpilot_tools::guard::WorkspaceGuard;
+
+use super::{blob_store, finish_pending, forbidden_dirs, load_settings, scan_options, ChangeError};
+use crate::store::{change_sets, entries, leases, tasks, ChangeSet, Store};
+
+/// Whose changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A task's, or one of its calls'.
+    Task {
+        task_id: i64,
+        call_id: Option<String>,
+    },
+    /// A session's from task `from_task` on (that task included).
+    Session { session_id: i64, from_task: i64 },
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Plan only: nothing is touched or recorded.
+    pub dry_run: bool,
+    /// Files someone changed since are left as they are; the rest is undone.
+    pub keep_theirs: bool,
+}
+
+impl Target {
+    fn describe(&self) -> String {
+        match self {
+            Target::Task {
+                task_id,
+                call_id: None,
+            } => format!("task {task_id}"),
+            Target::Task {
+                task_id,
+                call_id: Some(c),
+            } => format!("call {c} of task {task_id}"),
+            Target::Session {
+                session_id,
+                from_task,
+            } => {
+                format!("session {session_id} from task {from_task} on")
+            }
+        }
+    }
+}
+
+/// The call sets of a target, oldest first; pending ones whose run is gone are finished
+/// first (a crash cut them off).
+fn call_sets(
+    store: &Store,
+    data_dir: &Path,
+    target: &Target,
+) -> Result<Vec<ChangeSet>, ChangeError> {
+    let read = |store: &Store| -> Result<Vec<ChangeSet>, ChangeError> {
+        Ok(store.read(|c| match target {
+            Target::Task { task_id, call_id } => {
+                tasks::get(c, *task_id)?;
+                let all = change_sets::of_task(c, *task_id, ChangeSetKind::Call)?;
+                Ok(all
+                    .into_iter()
+                    .filter(|s| call_id.is_none() || s.call_id == *call_id)
+                    .collect())
+            }
+            Target::Session {
+                session_id,
+                from_task,
+            } => change_sets::of_session(c, *session_id, *from_task, ChangeSetKind::Call),
+        })?)
+    };
+    let sets = read(store)?;
+    if !sets.iter().any(|s| s.status == ChangeSetStatus::Pending) {
+        return Ok(sets);
+    }
+    let blobs = blob_store(data_dir)?;
+    let opts = scan_options(&load_settings(store)?);
+    for s in sets.iter().filter(|s| s.status == ChangeSetStatus::Pending) {
+        if session_is_worked(store, s.session_id)? {
+            return Err(ChangeError::Busy(s.task_id));
+        }
+        finish_pending(store, &blobs, &opts, s)?;
+    }
+    read(store)
+}
+
+/// Whether a live process holds the session's lease (its run may still be changing files).
+fn session_is_worked(store: &Store, session_id: i64) -> Result<bool, ChangeError> {
+    let holder = store.read(|c| leases::holder(c, session_id))?;
+    Ok(holder
+        .is_some_and(|(_, pid)| pid != i64::from(std::process::id()) && leases::pid_alive(pid)))
+}
+
+fn guard_for(data_dir: &Path, workspace: &str) -> Result<WorkspaceGuard, ChangeError> {
+    WorkspaceGuard::new(workspace, &forbidden_dirs(data_dir))
+        .map_err(|e| ChangeError::Workspace(workspace.to_owned(), e.to_string()))
+}
+
+/// Undoes `target`'s changes (see the module doc).
+pub fn undo(
+    store: &Store,
+    data_dir: &Path,
+    target: &Target,
+    opts: Options,
+) -> Result<UndoReport, ChangeError> {
+    let sets = call_sets(store, data_dir, target)?;
+    let what = target.describe();
+    if sets.is_empty() {
+        return Err(ChangeError::Nothing(what));
+    }
+    let active: Vec<&ChangeSet> = sets.iter().filter(|s| s.undone_by.is_none()).collect();
+    if active.is_empty() {
+        let by = sets
+            .iter()
+            .filter_map(|s| s.undone_by)
+            .max()
+            .unwrap_or_default();
+        return Err(ChangeError::AlreadyUndone { what, by });
+    }
+    if active.iter().any(|s| s.status == ChangeSetStatus::Pruned) {
+        return Err(ChangeError::Pruned(what));
+    }
+    let transitions: Vec<Change> = diff::collapse(active.iter().map(|s| s.changes.as_slice()))
+        .iter()
+        .map(Change::inverted)
+        .collect();
+    let first = active[0];
+    let mut task_ids: Vec<i64> = active.iter().map(|s| s.task_id).collect();
+    task_ids.dedup();
+    let act = Act {
+        kind: ChangeSetKind::Undo,
+        session_id: first.session_id,
+        task_id: first.task_id,
+        workspace: &first.workspace,
+        reverts: active.iter().map(|s| s.id).collect(),
+        brings_back: Vec::new(),
+        message_what: match target {
+            Target::Task {
+                call_id: Some(c),
+                task_id,
+            } => format!("tool call {c} of task {task_id}"),
+            _ => tasks_phrase(&task_ids),
+        },
+    };
+    carry(store, data_dir, &act, &transitions, opts)
+}
+
+/// Redoes an undo: its transitions the other way round, with the same conflict checks.
+pub fn redo(
+    store: &Store,
+    data_dir: &Path,
+    undo_id: i64,
+    opts: Options,
+) -> Result<UndoReport, ChangeError> {
+    let u = store
+        .read(|c| change_sets::get(c, undo_id))?
+        .filter(|u| u.kind == ChangeSetKind::Undo && u.status == ChangeSetStatus::Applied)
+        .ok_or(ChangeError::NotAnUndo(undo_id))?;
+    if let Some(by) = u.undone_by {
+        return Err(ChangeError::AlreadyRedone { undo: undo_id, by });
+    }
+    let reverted = store.read(|c| {
+        u.reverts
+            .iter()
+            .map(|id| change_sets::get(c, *id))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let mut task_ids: Vec<i64> = reverted.iter().flatten().map(|s| s.task_id).collect();
+    task_ids.dedup();
+    let transitions: Vec<Change> = u.changes.iter().map(Change::inverted).collect();
+    let act = Act {
+        kind: ChangeSetKind::Redo,
+        session_id: u.session_id,
+        task_id: u.task_id,
+        workspace: &u.workspace,
+        reverts: vec![u.id],
+        brings_back: u.reverts.clone(),
+        message_what: tasks_phrase(&task_ids),
+    };
+    carry(store, data_dir, &act, &transitions, opts)
+}
+
+fn tasks_phrase(ids: &[i64]) -> String {
+    match ids {
+        [one] => format!("task {one}"),
+        many => format!(
+            "tasks {}",
+            many.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// An undo or a redo about to be carried out.
+struct Act<'a> {
+    kind: ChangeSetKind,
+    session_id: i64,
+    task_id: i64,
+    workspace: &'a str,
+    /// Sets this one reverts (marked `undone_by` it).
+    reverts: Vec<i64>,
+    /// Sets a redo brings back (their `undone_by` cleared).
+    brings_back: Vec<i64>,
+    message_what: String,
+}
+
+/// Plans, and unless dry or refused, journals, applies and tells the session.
+fn carry(
+    store: &Store,
+    data_dir: &Path,
+    act: &Act<'_>,
+    transitions: &[Change],
+    opts: Options,
+) -> Result<UndoReport, ChangeError> {
+    let guard = guard_for(data_dir, act.workspace)?;
+    let blobs = blob_store(data_dir)?;
+    let planned = restore::plan(&guard, &blobs, transitions)?;
+    let mut report = report_of(&planned, &blobs, act.kind, opts);
+    if opts.dry_run || (!report.conflicts.is_empty() && !opts.keep_theirs) {
+        return Ok(report);
+    }
+    let kept_changes: Vec<Change> = planned
+        .iter()
+        .filter(|p| !matches!(p.step, Step::Conflict { .. }))
+        .map(|p| p.change.clone())
+        .collect();
+    let id = store.write(|tx| {
+        change_sets::insert(
+            tx,
+            &change_sets::NewSet {
+                session_id: act.session_id,
+                task_id: act.task_id,
+                call_id: None,
+                kind: act.kind,
+                status: ChangeSetStatus::Applying,
+                workspace: act.workspace,
+                scope: "{\"type\":\"workspace\"}",
+                pre_index: None,
+                changes: &kept_changes,
+                reverts: &act.reverts,
+            },
+        )
+    })?;
+    restore::apply(&guard, &blobs, &planned)?;
+    let message = model_message(act, &kept_changes, &report.kept);
+    store.write(|tx| {
+        change_sets::set_status(tx, id, ChangeSetStatus::Applied)?;
+        change_sets::set_undone_by(tx, &act.reverts, Some(id))?;
+        change_sets::set_undone_by(tx, &act.brings_back, None)?;
+        entries::append(
+            tx,
+            act.session_id,
+            None,
+            "system",
+            &serde_json::json!({ "text": message, "change_set": id }),
+        )?;
+        Ok(())
+    })?;
+    report.id = Some(id);
+    Ok(report)
+}
+
+/// What the model reads at the session's next turn.
+fn model_message(act: &Act<'_>, changes: &[Change], kept: &[String]) -> String {
+    let files: Vec<&str> = changes
+        .iter()
+        .filter(|c| {
+            !matches!(
+                (&c.before, &c.after),
+                (Some(Node::Dir { .. }) | None, Some(Node::Dir { .. }) | None)
+            )
+        })
+        .map(|c| c.path.as_str())
+        .collect();
+    let verb = match act.kind {
+        ChangeSetKind::Redo => "re-applied the changes of",
+        _ => "reverted the changes of",
+    };
+    let mut text = format!(
+        "The person {verb} {}: {} file(s) are now as they were before: {}.",
+        act.message_what,
+        files.len(),
+        files.join(", ")
+    );
+    if !kept.is_empty() {
+        text.push_str(&format!(
+            " They kept their own versions of: {}.",
+            kept.join(", ")
+        ));
+    }
+    text.push_str(" Do not assume those changes are still there.");
+    text
+}
+
+fn report_of(
+    planned: &[Planned],
+    blobs: &BlobStore,
+    kind: ChangeSetKind,
+    opts: Options,
+) -> UndoReport {
+    let mut r = UndoReport {
+        id: None,
+        kind,
+        dry_run: opts.dry_run,
+        restored: Vec::new(),
+        unchanged: Vec::new(),
+        conflicts: Vec::new(),
+        kept: Vec::new(),
+    };
+    for p in planned {
+        match &p.step {
+            Step::Apply => r.restored.push(p.change.path.clone()),
+            Step::Already => r.unchanged.push(p.change.path.clone()),
+            Step::Conflict { current } => {
+                r.conflicts.push(Conflict {
+                    path: p.change.path.clone(),
+                    original: p.change.after.clone(),
+                    task_left: p.change.before.clone(),
+                    current: current.clone(),
+                    diff_since: diff::text_diff(
+                        blobs,
+                        &p.change.path,
+                        p.change.before.as_ref(),
+                        current.as_ref(),
+                    ),
+                });
+                if opts.keep_theirs {
+                    r.kept.push(p.change.path.clone());
+                }
+            }
+        }
+    }
+    r
+}
+
+/// The changes of a target, with diffs, and whether they can be undone now.
+pub fn list(store: &Store, data_dir: &Path, target: &Target) -> Result<ChangeList, ChangeError> {
+    let sets = call_sets(store, data_dir, target)?;
+    let blobs = blob_store(data_dir)?;
+    let collapsed = diff::collapse(sets.iter().map(|s| s.changes.as_slice()));
+    let call_of = |path: &str| {
+        sets.iter()
+            .rev()
+            .find(|s| s.changes.iter().any(|c| c.path == path))
+            .and_then(|s| s.call_id.clone())
+    };
+    let files = diff::file_changes(&collapsed, &blobs, &call_of);
+    let (undoable, undone_by) = undoable(&sets, files.is_empty());
+    let mut task_ids: Vec<i64> = sets.iter().map(|s| s.task_id).collect();
+    task_ids.dedup();
+    Ok(ChangeList {
+        task_ids,
+        files,
+        undoable,
+        undone_by,
+        set_ids: sets.iter().map(|s| s.id).collect(),
+    })
+}
+
+fn undoable(sets: &[ChangeSet], no_files: bool) -> (Undoable, Option<i64>) {
+    if sets.is_empty() || no_files {
+        return (Undoable::Nothing, None);
+    }
+    if sets.iter().any(|s| s.status == ChangeSetStatus::Pruned) {
+        return (Undoable::Pruned, None);
+    }
+    if sets.iter().all(|s| s.undone_by.is_some()) {
+        return (
+            Undoable::Undone,
+            sets.iter().filter_map(|s| s.undone_by).max(),
+        );
+    }
+    (Undoable::Yes, None)
+}
+
+/// Per task of a session: how many files its calls changed and whether it can be undone
+/// (for "N files changed" under each answer). Tasks without changes are left out.
+pub fn summaries(store: &Store, session_id: i64) -> Result<Vec<TaskChanges>, ChangeError> {
+    let sets = store.read(|c| change_sets::of_session(c, session_id, 0, ChangeSetKind::Call))?;
+    let mut out: Vec<TaskChanges> = Vec::new();
+    let mut by_task: std::collections::BTreeMap<i64, Vec<ChangeSet>> = Default::default();
+    for s in sets {
+        by_task.entry(s.task_id).or_default().push(s);
+    }
+    for (task_id, sets) in by_task {
+        let collapsed = diff::collapse(sets.iter().map(|s| s.changes.as_slice()));
+        let files = collapsed
+            .iter()
+            .filter(|c| {
+                matches!(c.before, Some(Node::File { .. } | Node::Symlink { .. }))
+                    || matches!(c.after, Some(Node::File { .. } | Node::Symlink { .. }))
+            })
+            .count() as u32;
+        let pending = sets.iter().any(|s| s.status == ChangeSetStatus::Pending);
+        let (undoable, undone_by) = undoable(&sets, files == 0 && !pending);
+        out.push(TaskChanges {
+            task_id,
+            files,
+            undoable,
+            undone_by,
+        });
+    }
+    Ok(out)
+}
+
+/// One task's line under its answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TaskChanges {
+    pub task_id: i64,
+    pub files: u32,
+    pub undoable: Undoable,
+    pub undone_by: Option<i64>,
+}

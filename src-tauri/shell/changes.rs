@@ -1,0 +1,72 @@
+//! The change review commands (issue 16): what each task changed, its diffs, undo and
+//! redo, and the journal's retention settings. Each is one call into core.
+use pocketpilot_core::changes::undo::{Options, Target, TaskChanges};
+use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
+use tauri::State;
+
+use super::wire::CommandError;
+use super::{call, AppState};
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// Per task of a session: how many files it changed and whether that can be undone.
+#[tauri::command]
+#[specta::specta]
+pub async fn session_changes(
+    state: State<'_, AppState>,
+    session_id: i64,
+) -> Result<Vec<TaskChanges>> {
+    call(&state, move |rt| rt.change_summaries(session_id)).await
+}
+
+/// A task's changed files with their diffs.
+#[tauri::command]
+#[specta::specta]
+pub async fn task_changes(state: State<'_, AppState>, task_id: i64) -> Result<ChangeList> {
+    let target = Target::Task {
+        task_id,
+        call_id: None,
+    };
+    call(&state, move |rt| rt.change_list(&target)).await
+}
+
+/// Undoes a task's changes; files changed since refuse it unless `keep_theirs`.
+#[tauri::command]
+#[specta::specta]
+pub async fn undo_task(
+    state: State<'_, AppState>,
+    task_id: i64,
+    keep_theirs: bool,
+) -> Result<UndoReport> {
+    let target = Target::Task {
+        task_id,
+        call_id: None,
+    };
+    let opts = Options {
+        dry_run: false,
+        keep_theirs,
+    };
+    call(&state, move |rt| rt.undo(&target, opts)).await
+}
+
+/// Redoes an undo.
+#[tauri::command]
+#[specta::specta]
+pub async fn redo_undo(state: State<'_, AppState>, undo_id: i64) -> Result<UndoReport> {
+    call(&state, move |rt| rt.redo(undo_id, Options::default())).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn change_settings(state: State<'_, AppState>) -> Result<ChangeSettings> {
+    call(&state, |rt| rt.change_settings()).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn set_change_settings(
+    state: State<'_, AppState>,
+    settings: ChangeSettings,
+) -> Result<()> {
+    call(&state, move |rt| rt.set_change_settings(&settings)).await
+}
