@@ -317,7 +317,8 @@ fn a_switched_off_skill_is_neither_listed_nor_loadable() {
     assert!(!preamble(&chats[0]).contains("deploy"));
     let last = chats[1].iter().rev().find(|m| m["role"] == "tool").unwrap();
     let result = last["content"].as_str().unwrap();
-    assert!(result.contains("no skill named `deploy`"), "{result}");
+    // With its only skill switched off, the run is not even offered `load_skill`.
+    assert!(result.contains("no tool named `load_skill`"), "{result}");
     assert!(!result.contains("DEPLOY-BODY"));
     let shown = e.json(&["rules", "show", "--workspace", &ws, "--json"]);
     assert_eq!(shown["skills"][0]["enabled"], false, "{shown}");

@@ -465,7 +465,7 @@ async fn streamable_http() {
     let _ = child.kill().await;
 }
 
-/// The reference `echo` (read-only, so `mcp:read` when allowed) takes a `message`, not a
+/// The reference `echo` (read-only, so `mcp:everything:echo:read` when allowed) takes a `message`, not a
 /// path: a path hidden in it by `..`, `//`, a newline or leading spaces is refused before
 /// the server sees it (the echo would hand back whatever it got).
 #[tokio::test]
@@ -478,7 +478,7 @@ async fn path_strings_under_any_key_are_checked_after_normalising() {
     let session = connect(&[config], &options).await;
     assert!(session.problems.is_empty(), "{:?}", session.problems);
     let echo = tool(&session, "mcp__everything__echo");
-    assert_eq!(echo.capability(), "mcp:read");
+    assert_eq!(echo.capability(), "mcp:everything:echo:read");
     std::os::unix::fs::symlink(t.path().join("secret.txt"), ws.join("link")).unwrap();
     let secret = t.path().join("secret.txt").to_string_lossy().into_owned();
     for message in [

@@ -903,15 +903,35 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
 
     // A person's change after it: the next watch task names it, and only it. Had the
     // agent's write triggered, it would be a run before this one or listed in its goal.
+    // (On a loaded machine one write's events can straddle two debounce windows and
+    // bring a second run for notes.txt; what matters is which files the runs name.)
     std::fs::write(f.ws("later.txt"), "again").unwrap();
-    let runs = runs_len(&f, "watch", w.id, 2).await;
-    let second = f.rt.task(runs[1].task_id.unwrap()).unwrap();
-    assert!(second.goal.contains("- later.txt"), "{}", second.goal);
-    assert!(!second.goal.contains("agent.txt"), "{}", second.goal);
-    f.settle(second.id).await;
+    let later = until("a watch run naming later.txt", || {
+        trigger::runs(&f.rt, "watch", w.id)
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| r.task_id)
+            .map(|id| f.rt.task(id).unwrap())
+            .find(|t| t.goal.contains("- later.txt"))
+    })
+    .await;
+    f.settle(later.id).await;
     h.shutdown().await;
-    assert_eq!(trigger::runs(&f.rt, "watch", w.id).unwrap().len(), 2);
-    assert_eq!(tasks_with_trigger(&f, "watch").len(), 2);
+    let goals: Vec<String> = tasks_with_trigger(&f, "watch")
+        .into_iter()
+        .map(|t| t.goal)
+        .collect();
+    assert_eq!(
+        goals.len(),
+        trigger::runs(&f.rt, "watch", w.id).unwrap().len()
+    );
+    for goal in &goals {
+        assert!(!goal.contains("agent.txt"), "{goal}");
+        assert!(
+            goal.contains("- notes.txt") || goal.contains("- later.txt"),
+            "{goal}"
+        );
+    }
 }
 
 #[test]
