@@ -70,15 +70,10 @@ fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
 }
 
-/// Inserts a set; a call's set replaces an earlier one of the same call (a call run again
-/// after an approval edit keeps one journal row).
+/// Inserts a set. A call id can come back (the model may reuse one in a later step, and
+/// a call cut off by a crash runs again after its set was finished): each run of it keeps
+/// its own set, so undo reverts them all, newest first.
 pub fn insert(c: &Connection, s: &NewSet<'_>) -> Result<i64> {
-    if let (ChangeSetKind::Call, Some(call)) = (s.kind, s.call_id) {
-        c.execute(
-            "DELETE FROM change_sets WHERE task_id = ?1 AND call_id = ?2 AND kind = 'call'",
-            params![s.task_id, call],
-        )?;
-    }
     c.execute(
         "INSERT INTO change_sets (session_id, task_id, call_id, kind, status, workspace, scope, pre_index, changes, reverts, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -146,9 +141,10 @@ pub fn get(c: &Connection, id: i64) -> Result<Option<ChangeSet>> {
     .optional()?)
 }
 
+/// The newest set of `call_id` in the task.
 pub fn of_call(c: &Connection, task_id: i64, call_id: &str) -> Result<Option<ChangeSet>> {
     Ok(c.query_row(
-        &format!("SELECT {COLUMNS} FROM change_sets WHERE task_id = ?1 AND call_id = ?2 AND kind = 'call'"),
+        &format!("SELECT {COLUMNS} FROM change_sets WHERE task_id = ?1 AND call_id = ?2 AND kind = 'call' ORDER BY id DESC LIMIT 1"),
         params![task_id, call_id],
         from_row,
     )

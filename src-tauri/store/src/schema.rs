@@ -316,6 +316,6 @@ CREATE TABLE change_sets (
 );
 CREATE INDEX change_sets_task ON change_sets(task_id, id);
 CREATE INDEX change_sets_session ON change_sets(session_id, id);
-CREATE UNIQUE INDEX change_sets_call ON change_sets(task_id, call_id) WHERE kind = 'call';
+CREATE INDEX change_sets_call ON change_sets(task_id, call_id) WHERE kind = 'call';
 "#,
 ];

@@ -366,3 +366,64 @@ fn the_paused_migration_keeps_existing_tasks_and_their_references() {
     });
     assert!(err.is_err(), "a row naming no task is refused");
 }
+
+/// A call id the model reuses in a later step (issue 15) is a new call: its change set
+/// joins the first one's instead of replacing it, so undo still has both (issue 16).
+#[test]
+fn a_reused_call_id_keeps_each_runs_change_set() {
+    use change_sets::NewSet;
+    use pocketpilot_protocol::changes::{ChangeSetKind, ChangeSetStatus};
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let (session, task) = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "s", "/w")?;
+            let t = tasks::insert(
+                tx,
+                &tasks::NewTask {
+                    session_id: s,
+                    goal: "g",
+                    trigger: "cli",
+                    provider: None,
+                    follow_up_of: None,
+                    grants: &[],
+                    mcp: &[],
+                },
+            )?;
+            Ok((s, t))
+        })
+        .unwrap();
+    let set = |pre: &'static str| {
+        move |tx: &rusqlite::Transaction<'_>| {
+            change_sets::insert(
+                tx,
+                &NewSet {
+                    session_id: session,
+                    task_id: task,
+                    call_id: Some("call_1"),
+                    kind: ChangeSetKind::Call,
+                    status: ChangeSetStatus::Pending,
+                    workspace: "/w",
+                    scope: "workspace",
+                    pre_index: Some(pre),
+                    changes: &[],
+                    reverts: &[],
+                },
+            )
+        }
+    };
+    let first = store.write(set("pre-1")).unwrap();
+    let second = store.write(set("pre-2")).unwrap();
+    let sets = store
+        .read(|c| change_sets::of_task(c, task, ChangeSetKind::Call))
+        .unwrap();
+    assert_eq!(
+        sets.iter().map(|s| s.id).collect::<Vec<_>>(),
+        vec![first, second]
+    );
+    let newest = store
+        .read(|c| change_sets::of_call(c, task, "call_1"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(newest.id, second);
+}
