@@ -32,7 +32,11 @@ fn fixture(server: &LlamaServer) -> Fixture {
 }
 
 async fn converse(f: &Fixture, messages: &[String]) -> (i64, Vec<i64>) {
-    let mut session = None;
+    converse_in(f, None, messages).await
+}
+
+async fn converse_in(f: &Fixture, session: Option<i64>, messages: &[String]) -> (i64, Vec<i64>) {
+    let mut session = session;
     let mut ids = Vec::new();
     for m in messages {
         let task = NewTask {
@@ -148,4 +152,49 @@ async fn fifty_turns_never_exceed_the_window_and_the_estimate_tracks_the_servers
         p(0.95),
         p(1.0)
     );
+}
+
+/// A tool result larger than the whole window, then the real server: the run that read it
+/// (scripted, the only way to make the small model call a tool) leaves the session holding
+/// ~7,000 tokens of output; the next question goes to llama-server with that output capped
+/// in its context, the request fits, and the full output is still in the event log.
+#[tokio::test]
+async fn a_tool_result_larger_than_the_window_then_the_real_server_answers_within_it() {
+    let Some(server) = LlamaServer::start(4096).await else {
+        return;
+    };
+    let f = fixture(&server);
+    let big = prose(7, 5_000);
+    std::fs::write(f.workspace.join("big.txt"), &big).unwrap();
+    let reader = f.script(
+        "reader.json",
+        serde_json::json!([
+            { "tool_calls": [{ "name": "read_file", "arguments": { "path": "big.txt" } }] },
+            { "text": "I read it." }
+        ]),
+    );
+    let first = f.rt.submit(&f.task("read big.txt", &reader)).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+    let session = f.rt.task(first).unwrap().session_id;
+    let done = f.event(first, "tool_call_completed").payload();
+    assert!(done["output"].as_str().unwrap().len() >= big.len() / 2);
+
+    let (_, ids) = converse_in(
+        &f,
+        Some(session),
+        &["What was the file about? One line.".into()],
+    )
+    .await;
+    assert_no_context_failure(&f, &ids);
+    let turns: Vec<_> =
+        f.rt.context_turns(session)
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.task_id == ids[0])
+            .collect();
+    assert!(!turns.is_empty());
+    for t in &turns {
+        let sent = t.prompt_tokens.expect("the server counted the request");
+        assert!(sent + 48 <= 4096, "{t:?}");
+    }
 }
