@@ -130,6 +130,21 @@ def test_compactions_are_expandable_dividers_in_their_task(app_env: AppEnv, laun
     app.screenshot("compaction-divider-expanded")
 
 
+def open_divider(app, divider) -> None:
+    """Opens a divider once it is laid out (it may arrive while the result line still
+    moves the transcript)."""
+
+    def opened():
+        try:
+            app.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", divider)
+            divider.find_element("css selector", "summary").click()
+            return True
+        except Exception:
+            return False
+
+    app.wait("the divider to open", opened)
+
+
 def test_compact_now_and_fresh_context_from_the_window(app_env: AppEnv, launch) -> None:
     ws = app_env.workspace("fox")
     script = chatty(app_env, 8192)
@@ -146,7 +161,7 @@ def test_compact_now_and_fresh_context_from_the_window(app_env: AppEnv, launch) 
     result = app.wait("the compaction's result", lambda: next(iter(app.texts("[data-testid=context-action-result]")), None))
     assert result.startswith("Compacted: "), result
     divider = app.wait("the manual divider", lambda: next(iter(app.css("[data-testid=compaction-divider][data-cause=manual]")), None))
-    divider.find_element("css selector", "summary").click()
+    open_divider(app, divider)
     app.wait("the manual divider open", lambda: SUMMARY in divider.find_element("css selector", "[data-testid=compaction-details]").text)
     manual = [c for c in show(app_env, session)["compactions"] if c["cause"] == "manual"]
     assert len(manual) == 1

@@ -284,7 +284,7 @@ def test_work_in_progress_is_visible(app_env: AppEnv, launch) -> None:
     app.wait("the elapsed time to tick", lambda: app.texts("[data-testid=tool-elapsed]") and app.texts("[data-testid=tool-elapsed]")[0] != first, timeout=5)
     steps = app.texts("[data-testid=run-steps]")[0]
     assert steps.startswith("Step 1/"), steps
-    assert app.css(".head-meters [data-slot=context-meter]")
+    assert app.css(".head-meters [data-testid=context-meter]")
     app.screenshot("running-tool")
     app.wait("the answer", lambda: app.css("[data-testid=task][data-status=completed]"), timeout=30)
     app.wait("the marker to clear", lambda: app.css("[data-testid=session-item][data-activity=idle]"))
@@ -305,10 +305,12 @@ def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launc
         app.screenshot("dark-mode-system")
     # The manual choice wins and is kept across a reload.
     app.go("#/settings")
-    app.wait_css("[data-testid=theme-light]").click()
-    assert root_bg() == "#f7f7f8"
-    app.wait_css("[data-testid=theme-dark]").click()
-    assert root_bg() == "#18181b"
+    # (Clicked through the DOM: the long Settings page may still be scrolling to a section.)
+    choose = lambda which: app.driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", app.wait_css(f"[data-testid=theme-{which}]"))
+    choose("light")
+    app.wait("the light theme", lambda: root_bg() == "#f7f7f8")
+    choose("dark")
+    app.wait("the dark theme", lambda: root_bg() == "#18181b")
     app.driver.refresh()
     app.wait("the app again", lambda: app.css("[data-testid=app][data-loaded=true]"))
     assert root_bg() == "#18181b"
