@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 APT_PKGS=(libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev pkg-config xvfb xauth dbus dbus-x11
   webkit2gtk-driver imagemagick gnome-keyring libsecret-tools keyutils python3-venv
-  desktop-file-utils)
+  desktop-file-utils git)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
