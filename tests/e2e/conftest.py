@@ -130,6 +130,44 @@ def app_env(tmp_path: Path) -> AppEnv:
     return AppEnv(root=root, binary=app_binary(), env=env)
 
 
+# Resolves true once the element has kept the same box for two frames and nothing covers
+# its centre; false otherwise (it is scrolled into view first).
+STEADY_JS = """
+const [el, done] = [arguments[0], arguments[arguments.length - 1]];
+if (!el.isConnected) return done(false);
+el.scrollIntoView({ block: "nearest", inline: "nearest" });
+const box = () => { const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; };
+const before = box();
+requestAnimationFrame(() => requestAnimationFrame(() => {
+  const after = box();
+  const [x, y, w, h] = after;
+  const top = w > 0 && h > 0 ? document.elementFromPoint(x + w / 2, y + h / 2) : null;
+  done(before.every((v, i) => v === after[i]) && top !== null && (top === el || el.contains(top)));
+}));
+"""
+
+
+class SteadyElement(WebElement):
+    """A WebDriver click lands on coordinates taken a moment before. The settings screen
+    loads its sections one by one, and a click aimed at a button that moves meanwhile hits
+    whatever slid under it. So a click waits, as a person's eye would, until its target
+    holds still and is on top; a target that never does fails the test plainly."""
+
+    def click(self) -> None:
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                self.parent.set_script_timeout(10)
+                if self.parent.execute_async_script(STEADY_JS, self):
+                    break
+            except WebDriverException:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the element to click never held still or stayed covered: {self.get_attribute('outerHTML')[:200]}")
+            time.sleep(0.05)
+        super().click()
+
+
 class App:
     """A running app window under WebDriver, with small helpers for waiting."""
 
@@ -259,7 +297,7 @@ def launch(request: pytest.FixtureRequest, app_env: AppEnv):
         opts = ArgOptions()
         opts.set_capability("browserName", "wry")
         opts.set_capability("tauri:options", {"application": str(app_env.launcher(provider_script))})
-        driver = webdriver.Remote(command_executor=DRIVER_URL, options=opts)
+        driver = webdriver.Remote(command_executor=DRIVER_URL, options=opts, web_element_cls=SteadyElement)
         driver.implicitly_wait(0)
         app = App(driver, request.node.name)
         apps.append(app)
