@@ -168,6 +168,9 @@ pub struct PlannedItem {
     tokens: u32,
     /// The count of the original text (capping starts from it, tier after tier).
     original: u32,
+    /// Elided into the marker of an earlier item: not sent.
+    #[serde(default)]
+    merged: bool,
 }
 
 /// What the planner decided. Without a summary to make, [`Plan::finish`] with `None`
@@ -251,7 +254,7 @@ impl Plan {
                     messages.push(Message::assistant(shown.clone(), vec![]));
                 }
             }
-            if item.action != Action::Summarized {
+            if item.action != Action::Summarized && !item.merged {
                 messages.push(item.message.clone());
             }
         }
@@ -344,6 +347,7 @@ pub fn plan_compaction_after(
                 _ => 0,
             },
             message: item.message.clone(),
+            merged: false,
         })
         .collect();
     let mut plan = Plan {
@@ -369,6 +373,33 @@ pub fn plan_compaction_after(
         let messages: Vec<Message> = view.iter().map(|i| i.message.clone()).collect();
         estimator.request(&messages, tools, Some(a))
     });
+    let target = ((f64::from(limit) * options.target_fraction.clamp(0.1, 1.0)) as u32).max(1);
+    // The person's messages elided last time, elided again: when that is enough, the
+    // request's prefix is the one the server saw last (its prompt cache holds), and
+    // nothing else changes. They come back verbatim once everything fits under the
+    // target again (after a fresh context, or when a summary made the room).
+    let raw = match anchored {
+        Some(e) if e.anchored.is_some() => e.tokens,
+        _ => total,
+    };
+    if !elided_before.is_empty() && raw > target {
+        let mut again = items.clone();
+        let mut t = total;
+        let ids = elide_instructions(
+            &mut again,
+            view,
+            elided_before,
+            &mut t,
+            More::None,
+            estimator,
+        );
+        if !ids.is_empty() && t <= limit {
+            plan.steps.push(Step::InstructionsElided { ids });
+            plan.estimate = t;
+            plan.items = again;
+            return Ok(plan);
+        }
+    }
     let fits_as_is = match anchored {
         Some(e) if e.anchored.is_some() => e.tokens <= limit,
         _ => total <= limit,
@@ -381,7 +412,6 @@ pub fn plan_compaction_after(
         plan.items = items;
         return Ok(plan);
     }
-    let target = ((f64::from(limit) * options.target_fraction.clamp(0.1, 1.0)) as u32).max(1);
 
     // Turns: an assistant message and the tool results after it; a summary alone.
     let turns = turns_of(&items);
@@ -518,6 +548,23 @@ pub fn plan_compaction_after(
         }
     }
 
+    // 3. A summary that cannot reach the target because the person's own messages fill
+    //    the room would run again on the next turn, and the one after: the oldest of
+    //    those messages go now, down to the target, so the next turns have room.
+    if plan.summary_at != usize::MAX && total > target {
+        let ids = elide_instructions(
+            &mut items,
+            view,
+            elided_before,
+            &mut total,
+            More::Until(target),
+            estimator,
+        );
+        if !ids.is_empty() {
+            plan.steps.push(Step::InstructionsElided { ids });
+        }
+    }
+
     // 4. What is always kept does not fit: recent tool results first, then the oldest
     //    person instructions, then recent tool results again.
     if total > limit {
@@ -528,47 +575,14 @@ pub fn plan_compaction_after(
         let mut capped_count = capped.0;
         let mut capped_bytes = capped.1;
         if total > limit {
-            let mut ids = Vec::new();
-            // The ones elided last time, all of them (while the rest then fits, nothing
-            // new goes); then the oldest, down to the target.
-            let again: Vec<usize> = (0..items.len())
-                .filter(|&i| elided_before.contains(&items[i].id))
-                .collect();
-            let order: Vec<(usize, bool)> = again
-                .iter()
-                .map(|&i| (i, true))
-                .chain((0..items.len()).map(|i| (i, false)))
-                .collect();
-            // Once those are elided again: does the rest fit? Then nothing new goes.
-            let mut settled = again.is_empty().then_some(false);
-            for (i, again) in order {
-                if !again {
-                    let fits_again = *settled.get_or_insert(total <= limit);
-                    if fits_again || total <= target {
-                        break;
-                    }
-                }
-                if items[i].kind != ItemKind::PersonInstruction || items[i].action != Action::Keep {
-                    continue;
-                }
-                let text = view[i].text();
-                let marker = format!(
-                    "[An earlier message from the person ({} bytes) was elided to fit the model's context window. It began: \"{}\"]",
-                    thousands(text.len()),
-                    shorten(text, INSTRUCTION_EXCERPT)
-                );
-                let mut message = items[i].message.clone();
-                message.content = Some(marker);
-                let after = estimator.message(&message);
-                if after >= items[i].tokens {
-                    continue;
-                }
-                total = total - items[i].tokens + after;
-                items[i].tokens = after;
-                items[i].message = message;
-                items[i].action = Action::InstructionElided { bytes: text.len() };
-                ids.push(items[i].id);
-            }
+            let ids = elide_instructions(
+                &mut items,
+                view,
+                elided_before,
+                &mut total,
+                More::UnlessUnder { limit, target },
+                estimator,
+            );
             if !ids.is_empty() {
                 plan.steps.push(Step::InstructionsElided { ids });
             }
@@ -602,6 +616,110 @@ pub fn plan_compaction_after(
     plan.estimate = total;
     plan.items = items;
     Ok(plan)
+}
+
+/// How far [`elide_instructions`] goes past the ones elided last time.
+#[derive(Clone, Copy)]
+enum More {
+    /// Those only.
+    None,
+    /// Nothing more when the rest then fits under `limit`; otherwise down to `target`.
+    UnlessUnder { limit: u32, target: u32 },
+    /// The oldest, until the total reaches this.
+    Until(u32),
+}
+
+/// Replaces the oldest person instructions (never the goal) by one marker, standing where
+/// the first of them stood: many short messages elided one by one would each leave a
+/// marker nearly as long. The ones elided last time go first, all of them; then as many
+/// more as `more` says. Returns the ids elided.
+fn elide_instructions(
+    items: &mut [PlannedItem],
+    view: &[Item],
+    elided_before: &[ItemId],
+    total: &mut u32,
+    more: More,
+    estimator: &Estimator,
+) -> Vec<ItemId> {
+    let candidate = |i: usize, items: &[PlannedItem]| {
+        items[i].kind == ItemKind::PersonInstruction && items[i].action == Action::Keep
+    };
+    let again: Vec<usize> = (0..items.len())
+        .filter(|&i| elided_before.contains(&items[i].id) && candidate(i, items))
+        .collect();
+    let base = *total;
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut cost = 0u32;
+    let mut apply = |chosen: &mut Vec<usize>, i: usize, items: &[PlannedItem]| {
+        chosen.push(i);
+        chosen.sort_unstable();
+        let marker =
+            instructions_marker(&chosen.iter().map(|&c| view[c].text()).collect::<Vec<_>>());
+        let saved: u32 = chosen.iter().map(|&c| items[c].tokens).sum();
+        let mut message = items[chosen[0]].message.clone();
+        message.content = Some(marker);
+        cost = estimator.message(&message);
+        (base + cost).saturating_sub(saved)
+    };
+    let mut now = base;
+    for &i in &again {
+        now = apply(&mut chosen, i, items);
+    }
+    let target = match more {
+        More::None => None,
+        More::UnlessUnder { limit, .. } if !again.is_empty() && now <= limit => None,
+        More::UnlessUnder { target, .. } | More::Until(target) => Some(target),
+    };
+    if let Some(target) = target {
+        for i in 0..items.len() {
+            if now <= target {
+                break;
+            }
+            // A lone short message can cost more as a marker than it saves; with the
+            // next ones in the same marker it does not.
+            if candidate(i, items) && !chosen.contains(&i) {
+                now = apply(&mut chosen, i, items);
+            }
+        }
+    }
+    if chosen.is_empty() || now >= base {
+        return Vec::new();
+    }
+    let marker = instructions_marker(&chosen.iter().map(|&c| view[c].text()).collect::<Vec<_>>());
+    for (n, &c) in chosen.iter().enumerate() {
+        items[c].action = Action::InstructionElided {
+            bytes: view[c].text().len(),
+        };
+        if n == 0 {
+            items[c].message.content = Some(marker.clone());
+            items[c].tokens = cost;
+        } else {
+            items[c].tokens = 0;
+            items[c].merged = true;
+        }
+    }
+    *total = now;
+    chosen.iter().map(|&c| items[c].id).collect()
+}
+
+/// The visible stand-in for the person's elided messages.
+fn instructions_marker(texts: &[&str]) -> String {
+    let bytes: usize = texts.iter().map(|t| t.len()).sum();
+    match texts {
+        [one] => format!(
+            "[An earlier message from the person ({} bytes) was elided to fit the model's context window. It began: \"{}\"]",
+            thousands(bytes),
+            shorten(one, INSTRUCTION_EXCERPT)
+        ),
+        [first, .., last] => format!(
+            "[{} earlier messages from the person ({} bytes) were elided to fit the model's context window. The first began: \"{}\" The last began: \"{}\"]",
+            texts.len(),
+            thousands(bytes),
+            shorten(first, INSTRUCTION_EXCERPT / 2),
+            shorten(last, INSTRUCTION_EXCERPT / 2)
+        ),
+        [] => String::new(),
+    }
 }
 
 /// The tool results of the last turns, biggest first, capped so that each takes at most

@@ -591,6 +591,22 @@ impl SessionContext {
         if let Some(c) = stored {
             estimator = estimator.with_calibration(c);
         }
+        // The person's messages the session's last compaction elided stay elided in this
+        // task's first request too: a new task must not restore them only to compact again.
+        let last = store.read(|c| {
+            crate::store::events::last_in_session(
+                c,
+                session_id,
+                pocketpilot_protocol::EventKind::ContextCompacted,
+            )
+        })?;
+        let instructions_elided = match last.map(|e| e.event) {
+            Some(RuntimeEvent::ContextCompacted {
+                instructions_elided,
+                ..
+            }) => instructions_elided,
+            _ => Vec::new(),
+        };
         Ok(Self {
             store,
             session_id,
@@ -604,7 +620,7 @@ impl SessionContext {
                 estimator,
                 anchor: None,
                 last_elided: Vec::new(),
-                instructions_elided: Vec::new(),
+                instructions_elided,
             }),
         })
     }

@@ -93,3 +93,19 @@ pub fn list_after(c: &Connection, task_id: i64, after: i64) -> Result<Vec<Stored
     let rows = stmt.query_map(params![task_id, after], from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// The latest event of `kind` among the session's tasks.
+pub fn last_in_session(
+    c: &Connection,
+    session_id: i64,
+    kind: EventKind,
+) -> Result<Option<StoredEvent>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT e.task_id, e.sequence, e.type, e.payload, e.at FROM task_events e
+         JOIN tasks t ON t.id = e.task_id
+         WHERE t.session_id = ?1 AND e.type = ?2
+         ORDER BY e.at DESC, e.task_id DESC, e.sequence DESC LIMIT 1",
+    )?;
+    let mut rows = stmt.query_map(params![session_id, kind.as_str()], from_row)?;
+    Ok(rows.next().transpose()?)
+}
