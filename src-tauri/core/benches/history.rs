@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::ms;
 use pocketpilot_core::store::{entries, tasks};
 use pocketpilot_core::{NewTask, Runtime};
+use pocketpilot_protocol::EntryKind;
 use serde_json::json;
 
 const SHOWN: u32 = 50;
@@ -39,12 +40,18 @@ fn fill(rt: &Runtime, session: i64, count: usize) {
                             mcp: &[],
                         },
                     )?;
-                    entries::append(tx, session, Some(task), "user", &json!({ "text": goal }))?;
                     entries::append(
                         tx,
                         session,
                         Some(task),
-                        "assistant",
+                        &EntryKind::User,
+                        &json!({ "text": goal }),
+                    )?;
+                    entries::append(
+                        tx,
+                        session,
+                        Some(task),
+                        &EntryKind::Assistant,
                         &json!({ "text": format!("answer {i}: {body}"), "tool_calls": [] }),
                     )?;
                 }

@@ -10,7 +10,7 @@
 //!    `final` boundary that places it and starts a run.
 //!
 //! A refusal writes nothing: the decision comes before the first write.
-use pocketpilot_protocol::{SubmissionKind, SubmissionMode, SubmissionStatus};
+use pocketpilot_protocol::{EntryKind, SubmissionKind, SubmissionMode, SubmissionStatus};
 use rusqlite::Transaction;
 
 use crate::config::InboxSettings;
@@ -56,7 +56,6 @@ pub enum Verdict {
 }
 
 /// Kinds of entry only the runtime writes.
-const RESERVED_KINDS: [&str; 4] = ["user", "assistant", "tool_result", "reset"];
 
 /// The pure rule: see the module doc and `inbox`'s.
 pub fn decide(say: &Say, f: &SessionFacts) -> Result<Verdict, InboxError> {
@@ -84,7 +83,7 @@ pub fn decide(say: &Say, f: &SessionFacts) -> Result<Verdict, InboxError> {
         Say::Continue if f.busy => return Err(InboxError::ConversationBusy(f.session_id)),
         Say::Continue => Verdict::Continue,
         Say::Write { kind, .. } => {
-            if kind.trim().is_empty() || RESERVED_KINDS.contains(&kind.as_str()) {
+            if EntryKind::written(kind).is_none() {
                 return Err(InboxError::Invalid(format!(
                     "`{kind}` is not a kind a write may have"
                 )));
@@ -207,7 +206,10 @@ pub fn write(
                     "only a write is appended at once".into(),
                 ));
             };
-            let entry = entries::append(tx, session_id, None, kind, data)?;
+            let kind = EntryKind::written(kind).ok_or_else(|| {
+                StoreError::Invalid(format!("`{kind}` is not a kind a write may have"))
+            })?;
+            let entry = entries::append(tx, session_id, None, &kind, data)?;
             let id = insert(None, SubmissionStatus::Done)?;
             submissions::done(tx, id, Some(entry), None)?;
             (id, None)

@@ -25,7 +25,7 @@ use pocketpilot_model::{
     discover_context_window, Message, ModelResponse, Provider, Role, ScriptedProvider, ToolCall,
     ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
-use pocketpilot_protocol::{CompactionCause, WindowOrigin};
+use pocketpilot_protocol::{CompactionCause, EntryKind, WindowOrigin};
 use rusqlite::Connection;
 use serde::Serialize;
 
@@ -238,7 +238,7 @@ fn view_of(
 ) -> View {
     let replaced: HashSet<i64> = all
         .iter()
-        .filter(|e| e.kind == compactions::KIND)
+        .filter(|e| e.kind == EntryKind::Compaction)
         .flat_map(|e| replaces_of(e).into_iter())
         .collect();
     let mut placed: Vec<(i64, Item)> =
@@ -255,8 +255,8 @@ fn view_of(
     for e in all.iter().filter(|e| !replaced.contains(&e.id)) {
         let id = e.id as u64;
         let text = text_of(e);
-        let item = match e.kind.as_str() {
-            "user" => {
+        let item = match &e.kind {
+            EntryKind::User => {
                 if !goal_seen && task_id.is_some() && e.task_id == task_id {
                     goal_seen = true;
                     Item::goal(id, text)
@@ -264,8 +264,8 @@ fn view_of(
                     Item::person(id, text)
                 }
             }
-            "system" => Item::workspace_instructions(id, text),
-            "assistant" => {
+            EntryKind::System => Item::workspace_instructions(id, text),
+            EntryKind::Assistant => {
                 let tc: Vec<ToolCall> = e
                     .content
                     .get("tool_calls")
@@ -277,7 +277,7 @@ fn view_of(
                 }
                 Item::assistant(id, text, tc)
             }
-            "tool_result" => {
+            EntryKind::ToolResult => {
                 let call_id = e
                     .content
                     .get("call_id")
@@ -291,8 +291,8 @@ fn view_of(
                 let capped = cap_tool_output_tokens(text, cap, est).text;
                 Item::tool_result(id, &call, wrap_untrusted("tool result", &capped))
             }
-            "reset" if !text.is_empty() => Item::person(id, text),
-            k if k == compactions::KIND => {
+            EntryKind::Reset if !text.is_empty() => Item::person(id, text),
+            EntryKind::Compaction => {
                 let at = e
                     .content
                     .get("placed_at")
@@ -301,7 +301,7 @@ fn view_of(
                 placed.push((at, Item::summary(id, text)));
                 continue;
             }
-            _ => continue,
+            EntryKind::Reset | EntryKind::Written(_) => continue,
         };
         placed.push((e.id, item));
     }

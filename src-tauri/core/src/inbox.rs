@@ -15,7 +15,9 @@
 //!   steers placed at `postTools` join the current run.
 //! - A run that fails leaves the inbox as it is; the next submission or `continue` places
 //!   the queued items.
-use pocketpilot_protocol::{ErrorKind, SubmissionKind, SubmissionMode, SubmissionStatus};
+use pocketpilot_protocol::{
+    EntryKind, ErrorKind, SubmissionKind, SubmissionMode, SubmissionStatus,
+};
 use rusqlite::Transaction;
 use serde::{Deserialize, Serialize};
 
@@ -224,12 +226,20 @@ fn place_writes(
                 tx,
                 session_id,
                 None,
-                "reset",
+                &EntryKind::Reset,
                 &serde_json::json!({ "text": w.content["text"] }),
             )?
         } else {
-            let kind = w.content["kind"].as_str().unwrap_or("app.note");
-            entries::append(tx, session_id, None, kind, &w.content["data"])?
+            let kind = w.content["kind"]
+                .as_str()
+                .and_then(EntryKind::written)
+                .ok_or_else(|| {
+                    StoreError::Invalid(format!(
+                        "submission {}: a write without a kind it may have",
+                        w.id
+                    ))
+                })?;
+            entries::append(tx, session_id, None, &kind, &w.content["data"])?
         };
         submissions::done(tx, w.id, Some(entry), None)?;
     }
@@ -285,7 +295,7 @@ pub fn final_boundary(
             tx,
             session_id,
             Some(task_id),
-            "user",
+            &EntryKind::User,
             &serde_json::json!({ "text": text }),
         )?;
         submissions::place(tx, item.id, task_id, entry)?;
@@ -388,7 +398,7 @@ pub fn post_tools_boundary(
             tx,
             task.session_id,
             Some(task.id),
-            "user",
+            &EntryKind::User,
             &serde_json::json!({ "text": text }),
         )?;
         submissions::place(tx, item.id, task.id, entry)?;

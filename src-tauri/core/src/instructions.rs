@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use pocketpilot_model::{Message, Role, ToolCall};
-use pocketpilot_protocol::{InstructionFile, Memory, MemoryScope};
+use pocketpilot_protocol::{EntryKind, InstructionFile, Memory, MemoryScope};
 use pocketpilot_tools::skills::{self, Skill, SkillSources};
 use pocketpilot_tools::text::cut_at;
 use pocketpilot_tools::WorkspaceGuard;
@@ -255,7 +255,7 @@ fn read_instructions(guard: &WorkspaceGuard, rel: &Path) -> Option<LoadedFile> {
 pub fn calls_of_entries(entries: &[Entry]) -> Vec<ToolCall> {
     entries
         .iter()
-        .filter(|e| e.kind == "assistant")
+        .filter(|e| e.kind == EntryKind::Assistant)
         .filter_map(|e| e.content.get("tool_calls").cloned())
         .filter_map(|v| serde_json::from_value::<Vec<ToolCall>>(v).ok())
         .flatten()

@@ -9,7 +9,7 @@ use crate::event::RuntimeEvent;
 use crate::service::{Result, Runtime, RuntimeError};
 use crate::store::{self, entries, tasks, StoreError};
 use crate::task::TaskStatus;
-use pocketpilot_protocol::{Budget, PauseReason, Raise};
+use pocketpilot_protocol::{Budget, EntryKind, PauseReason, Raise};
 
 /// What a `run_paused` or `run_continued` event means for the task, in its transaction.
 pub(crate) fn apply(
@@ -41,7 +41,13 @@ pub(crate) fn apply(
             tasks::set_pause(tx, task.id, None)?;
             if let Some(text) = steer.as_deref().filter(|t| !t.trim().is_empty()) {
                 let content = serde_json::json!({ "text": text });
-                entries::append(tx, task.session_id, Some(task.id), "user", &content)?;
+                entries::append(
+                    tx,
+                    task.session_id,
+                    Some(task.id),
+                    &EntryKind::User,
+                    &content,
+                )?;
             }
             Ok(())
         }

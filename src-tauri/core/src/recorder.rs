@@ -22,7 +22,7 @@ use crate::store::{
     self, approvals, entries, events, sessions, tasks, tool_calls, StoreError, StoredEvent,
 };
 use crate::task::TaskStatus;
-use pocketpilot_protocol::{ToolCallStatus, ToolErrorKind};
+use pocketpilot_protocol::{EntryKind, ToolCallStatus, ToolErrorKind};
 
 pub type TaskEvent = StoredEvent;
 
@@ -533,7 +533,13 @@ fn model_turn_completed(
         return Ok(());
     };
     let content = serde_json::json!({ "text": text, "tool_calls": tool_calls });
-    entries::append(tx, task.session_id, Some(task.id), "assistant", &content)?;
+    entries::append(
+        tx,
+        task.session_id,
+        Some(task.id),
+        &EntryKind::Assistant,
+        &content,
+    )?;
     tasks::set_step(tx, task.id, *step)?;
     if let Some(u) = usage {
         tasks::add_usage(tx, task.id, u.prompt_tokens, u.completion_tokens)?;
@@ -588,7 +594,13 @@ fn tool_call(
             )?;
             let content =
                 serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
-            entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
+            entries::append(
+                tx,
+                task.session_id,
+                Some(task_id),
+                &EntryKind::ToolResult,
+                &content,
+            )?;
         }
         RuntimeEvent::ToolCallFailed {
             call_id,
@@ -607,7 +619,13 @@ fn tool_call(
             }
             let text = format!("Tool {name} failed: {error}");
             let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });
-            entries::append(tx, task.session_id, Some(task_id), "tool_result", &content)?;
+            entries::append(
+                tx,
+                task.session_id,
+                Some(task_id),
+                &EntryKind::ToolResult,
+                &content,
+            )?;
         }
         _ => {}
     }

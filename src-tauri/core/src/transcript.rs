@@ -2,6 +2,7 @@
 //! run, a run resumed after an approval, and a run resumed after a crash, so all three see
 //! exactly the same context.
 use pocketpilot_model::{Message, Role, ToolCall};
+use pocketpilot_protocol::EntryKind;
 
 use crate::store::Entry;
 
@@ -31,16 +32,16 @@ pub fn system_prompt(workspace: &str) -> String {
     )
 }
 
-/// `entries` are the session's entries since its newest head. Display-only kinds (`app.*`)
-/// are skipped; tool results are untrusted data.
+/// `entries` are the session's entries since its newest head. Written (display-only)
+/// kinds are skipped; tool results are untrusted data.
 pub fn to_messages(workspace: &str, entries: &[Entry]) -> Vec<Message> {
     let mut out = vec![Message::system(system_prompt(workspace))];
     for e in entries {
         let text = e.content.get("text").and_then(|t| t.as_str()).unwrap_or("");
-        match e.kind.as_str() {
-            "user" => out.push(Message::user(text)),
-            "system" => out.push(Message::system(text)),
-            "assistant" => {
+        match &e.kind {
+            EntryKind::User => out.push(Message::user(text)),
+            EntryKind::System => out.push(Message::system(text)),
+            EntryKind::Assistant => {
                 let calls: Vec<ToolCall> = e
                     .content
                     .get("tool_calls")
@@ -49,7 +50,7 @@ pub fn to_messages(workspace: &str, entries: &[Entry]) -> Vec<Message> {
                     .unwrap_or_default();
                 out.push(Message::assistant(text, calls));
             }
-            "tool_result" => {
+            EntryKind::ToolResult => {
                 let call_id = e
                     .content
                     .get("call_id")
@@ -61,8 +62,8 @@ pub fn to_messages(workspace: &str, entries: &[Entry]) -> Vec<Message> {
                 ));
             }
             // A reset's hand-off text opens the new context.
-            "reset" if !text.is_empty() => out.push(Message::user(text)),
-            _ => {}
+            EntryKind::Reset if !text.is_empty() => out.push(Message::user(text)),
+            EntryKind::Reset | EntryKind::Compaction | EntryKind::Written(_) => {}
         }
     }
     close_unanswered_calls(out)

@@ -88,9 +88,9 @@ async fn stopping_a_repeating_run_cancels_it_and_a_steer_reaches_the_model() {
     let entries =
         f.rt.session_entries(f.rt.task(id).unwrap().session_id)
             .unwrap();
-    assert!(entries
-        .iter()
-        .any(|e| e.kind == "user" && e.content["text"] == "try b.txt"));
+    assert!(entries.iter().any(
+        |e| e.kind == pocketpilot_protocol::EntryKind::User && e.content["text"] == "try b.txt"
+    ));
 
     assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::Cancelled);
     let task = f.rt.task(id).unwrap();

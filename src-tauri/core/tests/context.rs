@@ -86,7 +86,7 @@ async fn the_persons_instructions_stay_verbatim_through_three_compactions() {
         f.rt.session_entries(session)
             .unwrap()
             .into_iter()
-            .filter(|e| e.kind == "assistant")
+            .filter(|e| e.kind == pocketpilot_protocol::EntryKind::Assistant)
             .count();
     assert_eq!(answers, ids.len());
     // Audit: each compaction is an event with the figures.

@@ -289,7 +289,7 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
         f.rt.session_entries(session)
             .unwrap()
             .into_iter()
-            .filter(|e| e.kind == "tool_result")
+            .filter(|e| e.kind == pocketpilot_protocol::EntryKind::ToolResult)
             .collect();
     assert_eq!(results.len(), 3);
     assert!(results.iter().all(|r| r.content["is_error"] == true));
@@ -365,7 +365,7 @@ async fn a_follow_up_continues_the_session_with_its_context() {
         f.rt.session_entries(session)
             .unwrap()
             .into_iter()
-            .map(|e| e.kind)
+            .map(|e| e.kind.to_string())
             .collect();
     assert_eq!(kinds, ["user", "assistant", "user", "assistant"]);
 }

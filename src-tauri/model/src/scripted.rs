@@ -88,8 +88,8 @@ pub struct ScriptedCall {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedError {
-    #[serde(default = "default_error_kind")]
-    pub kind: String,
+    #[serde(default)]
+    pub kind: ScriptedErrorKind,
     pub message: String,
     /// For `"kind": "context_overflow"`: the sizes the server would report.
     #[serde(default)]
@@ -98,8 +98,21 @@ pub struct ScriptedError {
     pub window: Option<u32>,
 }
 
-fn default_error_kind() -> String {
-    "server".into()
+/// Which failure a scripted turn plays: the provider errors a real server gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptedErrorKind {
+    Auth,
+    RateLimited,
+    Connect,
+    Timeout,
+    Stream,
+    Request,
+    ContextOverflow,
+    /// A 500; also what a kind the script names but this list lacks plays.
+    #[default]
+    #[serde(other)]
+    Server,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -229,28 +242,28 @@ impl ScriptedProvider {
 
 fn scripted_error(e: &ScriptedError) -> ProviderError {
     let message = e.message.clone();
-    match e.kind.as_str() {
-        "auth" => ProviderError::Auth {
+    match e.kind {
+        ScriptedErrorKind::Auth => ProviderError::Auth {
             status: 401,
             message,
         },
-        "rate_limited" => ProviderError::RateLimited {
+        ScriptedErrorKind::RateLimited => ProviderError::RateLimited {
             message,
             retry_after: None,
         },
-        "connect" => ProviderError::Connect(message),
-        "timeout" => ProviderError::Timeout(message),
-        "stream" => ProviderError::Stream(message),
-        "request" => ProviderError::Request {
+        ScriptedErrorKind::Connect => ProviderError::Connect(message),
+        ScriptedErrorKind::Timeout => ProviderError::Timeout(message),
+        ScriptedErrorKind::Stream => ProviderError::Stream(message),
+        ScriptedErrorKind::Request => ProviderError::Request {
             status: 400,
             message,
         },
-        "context_overflow" => ProviderError::ContextOverflow {
+        ScriptedErrorKind::ContextOverflow => ProviderError::ContextOverflow {
             requested: e.requested,
             window: e.window,
             message,
         },
-        _ => ProviderError::Server {
+        ScriptedErrorKind::Server => ProviderError::Server {
             status: 500,
             message,
         },

@@ -15,6 +15,7 @@
 //! - `settings`: the records the settings screen edits, and the environment's overrides.
 //! - `feed`: the change feed that tells the window what to re-read.
 //! - `context`: the context meter, compactions and resets, per-request token figures.
+//! - `entry`: the kinds of transcript entries (the runtime's, and the ones a write names).
 //! - `rules`: the workspace's instructions, memories and skills as the window shows them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
@@ -23,6 +24,7 @@ pub mod changes;
 pub mod chat;
 pub mod context;
 pub mod effect;
+pub mod entry;
 pub mod error;
 pub mod event;
 pub mod feed;
@@ -37,6 +39,7 @@ pub use context::{
     CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextTurn, ContextUse,
 };
 pub use effect::{Budget, Decision, DecisionSource, Effect, PauseReason, Raise};
+pub use entry::EntryKind;
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{
     CompactionCause, EventKind, Repeated, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS,

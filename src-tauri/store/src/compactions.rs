@@ -1,13 +1,10 @@
 //! The context budget's records (issue 13): compaction entries (kind `compaction` in
 //! `entries`, written with their `context_compacted` event in one transaction) and the
 //! per-request figures in `context_turns`.
-use pocketpilot_protocol::{ContextReset, WindowOrigin};
+use pocketpilot_protocol::{ContextReset, EntryKind, WindowOrigin};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::{entries, now, row::At, Entry, Result};
-
-/// The entry kind of a compaction.
-pub const KIND: &str = "compaction";
 
 /// Appends a compaction entry: `content` holds the summary, the entries it replaces and
 /// where it sits in the view. The caller's transaction also holds the event.
@@ -17,11 +14,8 @@ pub fn append(
     task_id: Option<i64>,
     content: &serde_json::Value,
 ) -> Result<i64> {
-    entries::append(c, session_id, task_id, KIND, content)
+    entries::append(c, session_id, task_id, &EntryKind::Compaction, content)
 }
-
-/// The entry kind of a reset: the model's view starts after it.
-pub const RESET_KIND: &str = "reset";
 
 /// A reset entry's content: the hand-off text, if any.
 #[derive(serde::Deserialize)]
@@ -40,7 +34,7 @@ pub fn resets(c: &Connection, session_id: i64) -> Result<Vec<ContextReset>> {
               ORDER BY e.id DESC LIMIT 1)
          FROM entries r WHERE r.session_id = ?1 AND r.kind = ?2 ORDER BY r.id",
     )?;
-    let rows = stmt.query_map(params![session_id, RESET_KIND], |r| {
+    let rows = stmt.query_map(params![session_id, EntryKind::Reset.as_str()], |r| {
         let at = At::new("entries", r, 0)?;
         let content: ResetContent = at.json(1, "content")?;
         Ok(ContextReset {
@@ -56,7 +50,10 @@ pub fn resets(c: &Connection, session_id: i64) -> Result<Vec<ContextReset>> {
 /// A session's compactions, oldest first (all of them, also before its last reset).
 pub fn list(c: &Connection, session_id: i64) -> Result<Vec<Entry>> {
     let all = entries::list(c, session_id)?;
-    Ok(all.into_iter().filter(|e| e.kind == KIND).collect())
+    Ok(all
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::Compaction)
+        .collect())
 }
 
 pub use pocketpilot_protocol::ContextTurn;

@@ -1,17 +1,19 @@
+use pocketpilot_protocol::EntryKind;
 use rusqlite::{params, Connection, Row};
 use serde::Serialize;
 
 use super::{now, row::At, Result};
 
-/// One immutable item of a session's transcript. Kinds: `user`, `assistant`,
-/// `tool_result`, `system`, `reset`, and display-only app kinds (`app.*`) the model never sees.
+/// One immutable item of a session's transcript: one of the runtime's kinds, or a
+/// display-only kind a write named, which the model never sees.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Entry {
     pub id: i64,
     pub session_id: i64,
     pub task_id: Option<i64>,
-    pub kind: String,
+    #[cfg_attr(feature = "specta", specta(type = String))]
+    pub kind: EntryKind,
     pub content: serde_json::Value,
     pub created_at: String,
 }
@@ -22,7 +24,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Entry> {
         id: at.id,
         session_id: r.get(1)?,
         task_id: r.get(2)?,
-        kind: r.get(3)?,
+        kind: EntryKind::of(&r.get::<_, String>(3)?),
         content: at.json(4, "content")?,
         created_at: r.get(5)?,
     })
@@ -32,12 +34,12 @@ pub fn append(
     c: &Connection,
     session_id: i64,
     task_id: Option<i64>,
-    kind: &str,
+    kind: &EntryKind,
     content: &serde_json::Value,
 ) -> Result<i64> {
     c.execute(
         "INSERT INTO entries (session_id, task_id, kind, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![session_id, task_id, kind, content.to_string(), now()],
+        params![session_id, task_id, kind.as_str(), content.to_string(), now()],
     )?;
     Ok(c.last_insert_rowid())
 }

@@ -500,7 +500,7 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
         f.rt.session_entries(busy_session)
             .unwrap()
             .into_iter()
-            .filter(|e| e.kind == "user")
+            .filter(|e| e.kind == pocketpilot_protocol::EntryKind::User)
             .map(|e| e.content["text"].as_str().unwrap_or("").to_owned())
             .collect();
     assert_eq!(said, ["busy", "from the hook"]);

@@ -11,6 +11,7 @@ use pocketpilot_changes::BlobStore;
 use pocketpilot_protocol::changes::{
     Change, ChangeList, ChangeSetKind, ChangeSetStatus, Conflict, Node, UndoReport, Undoable,
 };
+use pocketpilot_protocol::EntryKind;
 use pocketpilot_tools::guard::WorkspaceGuard;
 
 use super::{blob_store, finish_pending, forbidden_dirs, load_settings, scan_options, ChangeError};
@@ -264,7 +265,7 @@ fn carry(
             tx,
             act.session_id,
             None,
-            "system",
+            &EntryKind::System,
             &serde_json::json!({ "text": message, "change_set": id }),
         )?;
         Ok(())

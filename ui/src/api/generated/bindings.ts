@@ -423,8 +423,8 @@ base_sha256?: string | null } | { kind: "delete"; path: string } | { kind: "comm
 { kind: "memory"; scope: MemoryScope; text: string };
 
 /**
- *  One immutable item of a session's transcript. Kinds: `user`, `assistant`,
- *  `tool_result`, `system`, `reset`, and display-only app kinds (`app.*`) the model never sees.
+ *  One immutable item of a session's transcript: one of the runtime's kinds, or a
+ *  display-only kind a write named, which the model never sees.
  */
 export type Entry = {
 	id: number,
