@@ -318,7 +318,7 @@ def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launc
     app.wait("the answer", lambda: app.css("[data-testid=assistant-message]"))
     app.screenshot("dark-mode")
     app.go("#/settings")
-    app.wait_css("[data-testid=theme-system]").click()
+    choose("system")
     assert app.driver.execute_script("return document.documentElement.dataset.theme") is None
     # Back to the system's scheme: dark, as the GTK theme says.
     assert root_bg() == "#18181b"
@@ -573,6 +573,11 @@ def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> N
     def open_dialog(title: str) -> None:
         app.by_text("[data-testid=session-item]", title).click()
         app.wait("the session", lambda: app.texts("[data-testid=session-title]") == [title])
+        if title == "Wait for me":
+            # Its approval opens on its own; Esc leaves it waiting.
+            app.wait("the approval dialog", lambda: focus_in_dialog(app))
+            key(app, Keys.ESCAPE)
+            app.wait("the approval dialog to close", lambda: not app.css("[data-testid=approval-dialog]"))
         app.wait_css("[data-testid=delete-session]").click()
         app.wait("the confirmation", lambda: app.css("[data-testid=delete-confirm]"))
 

@@ -52,7 +52,7 @@ pub enum RuntimeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Changes(#[from] crate::changes::ChangeError),
-    #[error("session {session_id} is still working (task {task_id} is {status}): stop that task first, then delete the session")]
+    #[error("session {session_id} is still working (task {task_id} is {}): stop that task first, then delete the session", crate::session_delete::doing(*.status))]
     SessionActive {
         session_id: i64,
         task_id: i64,

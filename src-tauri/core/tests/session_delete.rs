@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use pocketpilot_changes::BlobStore;
 use pocketpilot_core::store::{leases, memories};
 use pocketpilot_core::{ApprovalAnswer, NewTask, TaskStatus};
-use pocketpilot_protocol::ErrorKind;
+use pocketpilot_protocol::{Change, ErrorKind};
 use pocketpilot_test_support::Fixture;
 use serde_json::json;
 
@@ -184,6 +184,7 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
     let mut follow = f.task("Once more", &later_reply(&f, "a2.json", "Again."));
     follow.session_id = Some(a);
     follow.workspace = None;
+    follow.follow_up_of = Some(a1); // a link inside the session, deleted with it
     let a2 = run_approving(&f, follow).await;
     // Session B follows up a task of A's and keeps the shared content too.
     let b_script = writes(&f, "b.json", &[("shared-b.txt", "shared\n")]);
@@ -246,7 +247,19 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
     let before_b = rows_of(&f, b, &[b1]);
     age_blobs(&f);
 
+    let mut feed = f.rt.changes();
     let deleted = f.rt.delete_session(a).unwrap();
+    // The window hears of it through the change feed.
+    let heard = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(c) = feed.next().await {
+            if c == (Change::SessionDeleted { session_id: a }) {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(heard.ok(), Some(true), "no session_deleted change");
     assert_eq!(deleted.session.id, a);
     assert_eq!(deleted.tasks, 2);
     assert!(deleted.blobs >= 1, "{deleted:?}");
@@ -337,7 +350,8 @@ async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
     assert_eq!(err.kind(), ErrorKind::SessionActive);
     let text = err.to_string();
     assert!(
-        text.contains(&format!("task {waiting} is waiting_approval")) && text.contains("stop"),
+        text.contains(&format!("task {waiting} is waiting for an approval"))
+            && text.contains("stop"),
         "{text}"
     );
     assert_eq!(rows_of(&f, session, &[waiting]), before);
