@@ -637,3 +637,104 @@ fn say_into_a_full_inbox_exits_eight_and_writes_nothing() {
         .collect();
     assert_eq!(texts, ["write", "one"], "the refused say wrote nothing");
 }
+
+#[test]
+fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working_session() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let hi = e.script("hi.json", json!([{ "text": "Hi." }]));
+    assert_eq!(code(&e.run(&run_args(&ws, "First", &hi))), 0);
+    assert_eq!(code(&e.run(&run_args(&ws, "Second", &hi))), 0);
+    let cron = e.run(&[
+        "cron",
+        "add",
+        "@daily",
+        "--workspace",
+        &ws,
+        "--goal",
+        "tidy",
+    ]);
+    assert_eq!(code(&cron), 0, "{}", text(&cron.stderr));
+    let titles = |e: &Env| -> Vec<String> {
+        let mut t: Vec<String> = e
+            .json(&["sessions", "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["title"].as_str().unwrap().to_owned())
+            .collect();
+        t.sort();
+        t
+    };
+    let id_of = |e: &Env, title: &str| -> String {
+        e.json(&["sessions", "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["title"] == title)
+            .map(|s| s["id"].to_string())
+            .unwrap()
+    };
+    let first = id_of(&e, "First");
+
+    // Without a terminal, only with --yes: refused (usage), and nothing is lost.
+    let out = e.run(&["session", "delete", &first]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out.stderr).contains("--yes"), "{}", text(&out.stderr));
+    assert_eq!(titles(&e), ["First", "Second"]);
+
+    // On a terminal it asks, naming the session; anything but yes keeps it.
+    let (c, screen) = on_a_terminal(&e, &["session", "delete", &first], &[("[y/N]", "n\n")]);
+    assert_eq!(c, 0, "{screen}");
+    assert!(
+        screen.contains("\"First\"") && screen.contains("cannot be undone"),
+        "{screen}"
+    );
+    assert_eq!(titles(&e), ["First", "Second"]);
+    let (c, screen) = on_a_terminal(&e, &["session", "delete", &first], &[("[y/N]", "y\n")]);
+    assert_eq!(c, 0, "{screen}");
+    assert!(screen.contains("deleted session"), "{screen}");
+    assert_eq!(titles(&e), ["Second"]);
+
+    // A session whose task waits for an approval is refused (exit 6) until it is stopped.
+    let waits = e.script(
+        "w.json",
+        json!([{ "tool_calls": [{ "name": "run_command", "arguments": { "command": "echo hi" } }] }, { "text": "ok" }]),
+    );
+    assert_eq!(code(&e.run(&run_args(&ws, "Waiting", &waits))), 3);
+    let waiting = id_of(&e, "Waiting");
+    let out = e.run(&["session", "delete", &waiting, "--yes"]);
+    assert_eq!(code(&out), 6, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("stop that task first"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(titles(&e), ["Second", "Waiting"]);
+    let task = e
+        .json(&["tasks", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["status"] == "waiting_approval")
+        .map(|t| t["id"].to_string())
+        .unwrap();
+    assert_eq!(code(&e.run(&["cancel", &task])), 0);
+    let out = e.run(&["session", "delete", &waiting, "--yes"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    assert_eq!(titles(&e), ["Second"]);
+    assert!(e
+        .json(&["approvals", "--json"])
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    // The schedule on the workspace is untouched; an unknown session is a usage error.
+    let crons = e.run(&["cron", "list"]);
+    assert!(
+        text(&crons.stdout).contains("tidy"),
+        "{}",
+        text(&crons.stdout)
+    );
+    assert_eq!(code(&e.run(&["session", "delete", "9999", "--yes"])), 2);
+}

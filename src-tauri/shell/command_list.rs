@@ -5,6 +5,7 @@
 window_commands! {
     commands::list_sessions,
     commands::rename_session,
+    commands::delete_session,
     commands::session_history,
     commands::get_task,
     commands::create_task,

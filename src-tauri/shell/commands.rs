@@ -29,6 +29,14 @@ pub async fn rename_session(
     call(&state, move |rt| rt.rename_session(session_id, &title)).await
 }
 
+/// Deletes a session and everything in it; refused (`session_active`) while one of its
+/// tasks is open. The change feed tells every view (`session_deleted`).
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_session(state: State<'_, AppState>, session_id: i64) -> Result<()> {
+    call(&state, move |rt| rt.delete_session(session_id).map(|_| ())).await
+}
+
 /// The newest `tasks` tasks of a session and their transcript entries.
 #[tauri::command]
 #[specta::specta]

@@ -58,8 +58,9 @@ pub fn ensure_window(app: &AppHandle) {
     };
     // Two requests at once (the tray and a second launch): the later build finds the
     // label taken and fails harmlessly.
-    if let Err(e) = WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
-        tracing::warn!(error = %e, "could not make the window");
+    match WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+        Ok(window) => super::theme::follow_gtk(&window),
+        Err(e) => tracing::warn!(error = %e, "could not make the window"),
     }
 }
 

@@ -19,6 +19,7 @@ mod context;
 mod desktop;
 mod rules;
 mod settings;
+mod theme;
 mod tray;
 mod triggers;
 mod wire;

@@ -49,6 +49,9 @@ class AppEnv:
     root: Path
     binary: Path
     env: dict[str, str] = field(default_factory=dict)
+    # Variables the launched app gets whatever their name (the launcher passes on only the
+    # isolating ones from `env`).
+    app_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def data_dir(self) -> Path:
@@ -57,6 +60,13 @@ class AppEnv:
     def workspace(self, name: str = "ws") -> Path:
         path = self.root / name
         path.mkdir(exist_ok=True)
+        return path
+
+    def config_file(self, relative: str, text: str) -> Path:
+        """Writes a file under the test's own XDG_CONFIG_HOME (e.g. `gtk-3.0/settings.ini`)."""
+        path = Path(self.env["XDG_CONFIG_HOME"]) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
         return path
 
     def script(self, name: str, turns: list[dict]) -> Path:
@@ -86,6 +96,7 @@ class AppEnv:
     def launcher(self, provider_script: Path | None = None) -> Path:
         """The executable tauri-driver starts: the isolated env, then the app, no arguments."""
         env = {k: v for k, v in self.env.items() if k.startswith(("POCKETPILOT_", "XDG_", "GTK_")) or k == "HOME"}
+        env.update(self.app_env)
         if provider_script is not None:
             env["POCKETPILOT_PROVIDER"] = f"scripted:{provider_script}"
         lines = ["#!/bin/sh"] + [f"export {k}={shell_quote(v)}" for k, v in sorted(env.items())]

@@ -295,14 +295,13 @@ def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launc
     app_env.env["GTK_THEME"] = "Adwaita:dark"
     app_env.seed("Say hello", app_env.script("hi", [{"text": "Hello **there**.\n\n```sh\necho dark\n```"}]))
     app = launch()
-    system_dark = app.driver.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches;")
     app.by_text("[data-testid=session-item]", "Say hello").click()
     app.wait("the answer", lambda: app.css("[data-testid=assistant-message]"))
-    bg = lambda: app.driver.execute_script("return getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor;")
     root_bg = lambda: app.driver.execute_script("return getComputedStyle(document.documentElement).getPropertyValue('--bg').trim();")
-    if system_dark:
-        assert root_bg() == "#18181b"
-        app.screenshot("dark-mode-system")
+    # GTK_THEME=Adwaita:dark reaches the page through the window theme (no settings portal
+    # here, so prefers-color-scheme alone would say light).
+    app.wait("the system's dark theme", lambda: root_bg() == "#18181b")
+    app.screenshot("dark-mode-system")
     # The manual choice wins and is kept across a reload.
     app.go("#/settings")
     # (Clicked through the DOM: the long Settings page may still be scrolling to a section.)
@@ -319,11 +318,10 @@ def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launc
     app.wait("the answer", lambda: app.css("[data-testid=assistant-message]"))
     app.screenshot("dark-mode")
     app.go("#/settings")
-    app.wait_css("[data-testid=theme-system]").click()
+    choose("system")
     assert app.driver.execute_script("return document.documentElement.dataset.theme") is None
-    # Back to the system's scheme (WebKitGTK's prefers-color-scheme; under Xvfb without a
-    # settings portal it reports light whatever the GTK theme, so this is not asserted dark).
-    assert root_bg() == ("#18181b" if system_dark else "#f7f7f8")
+    # Back to the system's scheme: dark, as the GTK theme says.
+    assert root_bg() == "#18181b"
 
 
 def test_a_small_window_collapses_the_sidebar(app_env: AppEnv, launch) -> None:
@@ -509,3 +507,125 @@ def test_sessions_list_timeline_and_composer_polish(app_env: AppEnv, launch) -> 
     app.screenshot("confirm-stop")
     app.css("[data-testid=confirm-stop-yes]")[0].click()
     app.wait("the run to stop", lambda: app.css("[data-testid=task][data-status=cancelled]"), timeout=20)
+
+
+def page_colours(app: App) -> dict:
+    return app.driver.execute_script(
+        "const r = document.documentElement;"
+        "return { bg: getComputedStyle(r).backgroundColor, text: getComputedStyle(r).color,"
+        " theme: r.dataset.theme || null, desktop: r.dataset.desktopTheme || null,"
+        " media: matchMedia('(prefers-color-scheme: dark)').matches };"
+    )
+
+
+def test_system_follows_a_dark_gtk_setting(app_env: AppEnv, launch) -> None:
+    # The desktop says dark only through GTK's own settings file (no portal, no GTK_THEME).
+    app_env.env.pop("GTK_THEME", None)
+    app_env.config_file("gtk-3.0/settings.ini", "[Settings]\ngtk-application-prefer-dark-theme=1\n")
+    app_env.seed("Say hello", app_env.script("hi", [{"text": "Hello in the **dark**."}]))
+    app = launch()
+    app.wait("the window theme", lambda: page_colours(app)["desktop"] is not None)
+    colours = page_colours(app)
+    assert colours["theme"] is None, colours  # the choice is System
+    assert colours["desktop"] == "dark", colours
+    assert colours["bg"] == "rgb(24, 24, 27)", colours
+    app.by_text("[data-testid=session-item]", "Say hello").click()
+    app.wait("the answer", lambda: app.css("[data-testid=assistant-message]"))
+    app.screenshot("system-dark-from-gtk")
+    # A manual Light still wins over the desktop, and System goes back to it.
+    app.go("#/settings")
+    choose = lambda which: app.driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", app.wait_css(f"[data-testid=theme-{which}]"))
+    assert app.wait_css("[data-testid=theme-system]").get_attribute("aria-checked") == "true"
+    choose("light")
+    app.wait("light", lambda: page_colours(app)["bg"] == "rgb(247, 247, 248)")
+    choose("system")
+    app.wait("dark again", lambda: page_colours(app)["bg"] == "rgb(24, 24, 27)")
+
+
+def test_system_is_light_without_a_dark_gtk_setting(app_env: AppEnv, launch) -> None:
+    app_env.env.pop("GTK_THEME", None)
+    app_env.config_file("gtk-3.0/settings.ini", "[Settings]\ngtk-application-prefer-dark-theme=0\n")
+    app = launch()
+    app.wait("the window theme", lambda: page_colours(app)["desktop"] is not None)
+    colours = page_colours(app)
+    assert colours["theme"] is None and colours["desktop"] == "light" and not colours["media"], colours
+    assert colours["bg"] == "rgb(247, 247, 248)", colours
+    app.screenshot("system-light")
+
+
+def session_ids(app_env: AppEnv) -> dict[str, int]:
+    """Title → id, as the CLI lists the sessions."""
+    return {s["title"]: s["id"] for s in json.loads(app_env.cli("sessions", "--json").stdout)}
+
+
+def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> None:
+    app_env.seed("Keep this one", app_env.script("k", [{"text": "Kept."}]))
+    app_env.seed("Delete me", app_env.script("d", [{"text": "Soon gone."}]))
+    # A third session waits for an approval (a CLI run without a terminal leaves it so).
+    ws = app_env.workspace("busy")
+    waits = app_env.script("w", [{"tool_calls": [{"name": "run_command", "arguments": {"command": "echo hi"}}]}, {"text": "ok"}])
+    app_env.cli("run", "--workspace", str(ws), "--goal", "Wait for me", "--provider", f"scripted:{waits}", check=False)
+    ids = session_ids(app_env)
+    assert set(ids) == {"Keep this one", "Delete me", "Wait for me"}
+    app = launch()
+    app.wait("three sessions", lambda: len(app.css("[data-testid=session-item]")) == 3)
+
+    def open_dialog(title: str) -> None:
+        app.by_text("[data-testid=session-item]", title).click()
+        app.wait("the session", lambda: app.texts("[data-testid=session-title]") == [title])
+        if title == "Wait for me":
+            # Its approval opens on its own; Esc leaves it waiting.
+            app.wait("the approval dialog", lambda: focus_in_dialog(app))
+            key(app, Keys.ESCAPE)
+            app.wait("the approval dialog to close", lambda: not app.css("[data-testid=approval-dialog]"))
+        app.wait_css("[data-testid=delete-session]").click()
+        app.wait("the confirmation", lambda: app.css("[data-testid=delete-confirm]"))
+
+    open_dialog("Delete me")
+    # It names the session, says it cannot be undone, and starts on Cancel.
+    assert app.texts("[data-testid=delete-session-name]") == ["Delete me"]
+    assert "cannot be undone" in app.texts("[data-testid=delete-confirm]")[0]
+    assert app.css("[data-testid=delete-confirm]")[0].get_attribute("role") == "alertdialog"
+    app.wait("focus on Cancel", lambda: active_testid(app) == "delete-confirm-no")
+    app.screenshot("delete-confirmation")
+    # Tab stays inside the dialog.
+    in_dialog = "return document.querySelector('[data-testid=delete-confirm]').contains(document.activeElement);"
+    key(app, Keys.TAB)
+    assert app.driver.execute_script(in_dialog) and active_testid(app) == "delete-confirm-yes"
+    key(app, Keys.TAB)
+    assert app.driver.execute_script(in_dialog) and active_testid(app) == "delete-confirm-no"
+    # Esc cancels; so does Cancel. The session stays, here and for the CLI.
+    key(app, Keys.ESCAPE)
+    app.wait("the dialog to close", lambda: not app.css("[data-testid=delete-confirm]"))
+    assert "Delete me" in app.texts("[data-testid=session-item] .session-title")
+    app.wait_css("[data-testid=delete-session]").click()
+    app.wait_css("[data-testid=delete-confirm-no]").click()
+    app.wait("the dialog to close", lambda: not app.css("[data-testid=delete-confirm]"))
+    assert "Delete me" in session_ids(app_env)
+    assert app.texts("[data-testid=session-title]") == ["Delete me"]
+
+    # Confirmed: the list drops it (through the change feed) and the window leaves it.
+    app.wait_css("[data-testid=delete-session]").click()
+    app.wait_css("[data-testid=delete-confirm-yes]").click()
+    app.wait("the session to leave the list", lambda: "Delete me" not in app.texts("[data-testid=session-item] .session-title"))
+    app.wait("the new-session screen", lambda: app.css("[data-testid=new-session-view]"))
+    assert set(session_ids(app_env)) == {"Keep this one", "Wait for me"}
+    app.screenshot("deleted")
+
+    # A session still waiting for its approval is refused, with the reason, and stays.
+    open_dialog("Wait for me")
+    app.wait_css("[data-testid=delete-confirm-yes]").click()
+    err = app.wait_css("[data-testid=delete-error]")
+    assert err.get_attribute("data-error-kind") == "session_active"
+    assert "stop that task first" in err.text
+    app.screenshot("delete-refused-while-waiting")
+    app.wait_css("[data-testid=delete-confirm-no]").click()
+    assert "Wait for me" in session_ids(app_env)
+
+    # Deleted from the CLI while the window shows it: the window follows.
+    app.by_text("[data-testid=session-item]", "Keep this one").click()
+    app.wait("the session", lambda: app.texts("[data-testid=session-title]") == ["Keep this one"])
+    out = app_env.cli("session", "delete", str(ids["Keep this one"]), "--yes").stdout
+    assert "deleted session" in out
+    app.wait("the list to follow the CLI", lambda: app.texts("[data-testid=session-item] .session-title") == ["Wait for me"])
+    app.wait("the new-session screen", lambda: app.css("[data-testid=new-session-view]"))

@@ -12,6 +12,7 @@ import { ApprovalDialog } from "./features/approvals/ApprovalDialog";
 import { fromRecord } from "./features/approvals/fromRecord";
 import { TaskDetails } from "./features/details/TaskDetails";
 import { Sidebar } from "./features/sessions/Sidebar";
+import { useLeaveDeleted } from "./features/sessions/useLeaveDeleted";
 import { SessionView } from "./features/session/SessionView";
 import { Settings } from "./features/settings/Settings";
 import { NewSession } from "./features/workspace/NewSession";
@@ -55,6 +56,7 @@ function Shell({ store }: { store: SessionStore }) {
   // null until known; false leads a first run to the settings screen.
   const [configured, setConfigured] = useState<boolean | null>(null);
   const reload = useCallback(() => store.reloadLists(), [store]);
+  useLeaveDeleted(route, sessions, loaded);
 
   const checkSetup = useCallback(async () => {
     try {

@@ -2,11 +2,12 @@ import { render } from "preact";
 import { App } from "./app";
 import { installCodeCopy } from "./lib/copy";
 import { loadMarkdown } from "./lib/markdown";
-import { applyTheme, storedTheme } from "./lib/theme";
+import { applyTheme, followDesktopTheme, storedTheme } from "./lib/theme";
 import "./styles.css";
 
 // Before the first render, so a dark choice never flashes light.
 applyTheme(storedTheme());
+void followDesktopTheme();
 installCodeCopy();
 
 const root = document.getElementById("app");

@@ -45,6 +45,14 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Deletes the session with its tasks, transcript, approvals, costs and kept changes
+    /// (it cannot be undone). Asks first on a terminal; `--yes` skips the question.
+    /// Refused (exit 6) while one of its tasks is open: cancel or stop it first.
+    Delete {
+        session: i64,
+        #[arg(long)]
+        yes: bool,
+    },
     /// How many queued steers and follow-ups a boundary takes: `one-at-a-time` or `all`.
     Modes {
         session: i64,
@@ -198,6 +206,7 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
             }
             Ok(ExitCode::SUCCESS)
         }
+        SessionCommand::Delete { session, yes } => super::tasks::delete_session(rt, session, yes),
         SessionCommand::Compact { session, json } => {
             super::context::compact(rt, session, json).await
         }

@@ -309,7 +309,7 @@ fn error_exit(e: &CliError) -> ExitCode {
     let code = match e {
         CliError::Usage(_) => EXIT_USAGE,
         CliError::Runtime(r) => match r.kind() {
-            ErrorKind::ConversationBusy => EXIT_BUSY,
+            ErrorKind::ConversationBusy | ErrorKind::SessionActive => EXIT_BUSY,
             ErrorKind::ConversationIdle => EXIT_IDLE,
             ErrorKind::InboxFull => EXIT_INBOX_FULL,
             kind if kind.is_usage() => EXIT_USAGE,

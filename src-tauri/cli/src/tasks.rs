@@ -96,6 +96,50 @@ pub async fn cancel(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `session delete`: on a terminal, asks (naming the session) unless `yes`; without one,
+/// only with `yes`, so a script never deletes by accident.
+pub fn delete_session(rt: &Arc<Runtime>, session: i64, yes: bool) -> Result<ExitCode, CliError> {
+    use std::io::{BufRead, IsTerminal};
+    let s = rt.session(session)?;
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(CliError::Usage(format!(
+                "deleting session {session} cannot be undone; not on a terminal, so pass --yes to confirm"
+            )));
+        }
+        let tasks = rt.session_tasks(session)?.len();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "Delete session {} \"{}\" ({}, {tasks} task{})? This cannot be undone. [y/N] ",
+            s.id,
+            pocketpilot_protocol::visible(&s.title),
+            pocketpilot_protocol::visible(&s.workspace),
+            if tasks == 1 { "" } else { "s" },
+        );
+        let _ = err.flush();
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| CliError::Other(format!("cannot read the answer: {e}")))?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            let _ = writeln!(err, "Kept session {session}.");
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let d = rt.delete_session(session)?;
+    let _ = writeln!(
+        std::io::stdout(),
+        "deleted session {} \"{}\" ({} task{})",
+        d.session.id,
+        pocketpilot_protocol::visible(&d.session.title),
+        d.tasks,
+        if d.tasks == 1 { "" } else { "s" },
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn sessions(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
     let sessions = rt.sessions()?;
     if json {

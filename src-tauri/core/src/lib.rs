@@ -33,6 +33,7 @@
 pub mod about;
 pub mod admission;
 pub mod agent;
+pub mod appearance;
 pub mod autostart;
 pub mod changes;
 pub mod config;
@@ -56,6 +57,7 @@ pub mod rules_api;
 pub mod scheduler;
 pub mod secret_env;
 pub mod service;
+pub mod session_delete;
 pub mod settings_api;
 mod sink;
 pub mod transcript;

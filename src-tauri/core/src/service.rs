@@ -52,6 +52,12 @@ pub enum RuntimeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Changes(#[from] crate::changes::ChangeError),
+    #[error("session {session_id} is still working (task {task_id} is {}): stop that task first, then delete the session", crate::session_delete::doing(*.status))]
+    SessionActive {
+        session_id: i64,
+        task_id: i64,
+        status: TaskStatus,
+    },
 }
 
 impl RuntimeError {
@@ -73,6 +79,7 @@ impl RuntimeError {
             RuntimeError::Inbox(e) => e.kind(),
             RuntimeError::Store(e) => store_kind(e),
             RuntimeError::Changes(e) => e.kind(),
+            RuntimeError::SessionActive { .. } => ErrorKind::SessionActive,
         }
     }
 

@@ -29,6 +29,9 @@ crate::wire_enum! {
         NothingToUndo = "nothing_to_undo",
         /// Undo or redo refused: files changed since (the report lists them).
         UndoConflict = "undo_conflict",
+        /// A session cannot be deleted while one of its tasks is not done (queued,
+        /// running, waiting for an approval, paused): stop it first.
+        SessionActive = "session_active",
         // Tasks that could not go on.
         NoModel = "no_model",
         StepsExhausted = "steps_exhausted",
@@ -72,7 +75,7 @@ impl ErrorKind {
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound
             | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
             | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
-            | UndoConflict => true,
+            | UndoConflict | SessionActive => true,
             NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
             | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
             | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
@@ -93,7 +96,7 @@ impl ErrorKind {
             | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
             | ModelContextOverflow | ModelStreamLimit | Keychain | InvalidName | Duplicate
             | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
-            | UndoConflict | ChangeJournal => false,
+            | UndoConflict | ChangeJournal | SessionActive => false,
         }
     }
 
@@ -168,6 +171,7 @@ impl ErrorKind {
             NothingToUndo => "There is nothing to undo.".into(),
             UndoConflict => "Files were changed since, so they were not put back.".into(),
             ChangeJournal => "The record of the agent's changes could not be used.".into(),
+            SessionActive => "The session is still working: stop its task first.".into(),
             Io | Listen | Watch => "A file or network operation failed.".into(),
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound

@@ -24,6 +24,9 @@ pub enum Change {
     /// A webhook, schedule, watch or the "pause all" switch changed, or the trigger host
     /// started (its webhook address is known).
     Triggers,
+    /// A session was deleted with everything in it: the sessions list, and a view that
+    /// shows it goes away.
+    SessionDeleted { session_id: i64 },
     /// Something changed that this process did not announce (another process sharing the
     /// data directory, e.g. the CLI, or announcements lost to a slow reader): re-read all.
     Refresh,

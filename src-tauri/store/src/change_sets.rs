@@ -174,6 +174,16 @@ pub fn of_session(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Every set of a session, whatever its kind, oldest first (deleting the session frees the
+/// blobs they alone name).
+pub fn in_session(c: &Connection, session_id: i64) -> Result<Vec<ChangeSet>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM change_sets WHERE session_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([session_id], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Every set, oldest first (retention walks them).
 pub fn all(c: &Connection) -> Result<Vec<ChangeSet>> {
     let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM change_sets ORDER BY id"))?;

@@ -127,3 +127,40 @@ pub fn set_modes(
     )?;
     Ok(())
 }
+
+/// Deletes a session and every row that belongs to it alone, children first (foreign keys
+/// are on): its tasks' events, tool calls, approvals, costs, context figures and change
+/// sets, its entries, submissions and lease. Rows of others that only point at one of its
+/// tasks keep their own data and lose the pointer: a schedule's or watch's last task, a
+/// trigger run's task, the task a memory came from, another session's follow-up link.
+/// Returns the number of tasks deleted; `NotFound` when there is no such session. Run it
+/// inside one write: it is all or nothing.
+pub fn delete(c: &Connection, id: i64) -> Result<usize> {
+    get(c, id)?;
+    const OWN_TASKS: &str = "(SELECT id FROM tasks WHERE session_id = ?1)";
+    let statements = [
+        format!("UPDATE tasks SET follow_up_of = NULL WHERE session_id != ?1 AND follow_up_of IN {OWN_TASKS}"),
+        format!("UPDATE schedules SET last_task_id = NULL WHERE last_task_id IN {OWN_TASKS}"),
+        format!("UPDATE watches SET last_task_id = NULL WHERE last_task_id IN {OWN_TASKS}"),
+        format!("UPDATE trigger_runs SET task_id = NULL WHERE task_id IN {OWN_TASKS}"),
+        format!("UPDATE memories SET task_id = NULL WHERE task_id IN {OWN_TASKS}"),
+        "UPDATE change_sets SET undone_by = NULL WHERE session_id != ?1 \
+         AND undone_by IN (SELECT id FROM change_sets WHERE session_id = ?1)"
+            .to_owned(),
+        format!("DELETE FROM change_sets WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM turn_costs WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM context_turns WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM approvals WHERE task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM tool_calls WHERE task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM task_events WHERE task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM submissions WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM entries WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        "DELETE FROM session_leases WHERE session_id = ?1".to_owned(),
+    ];
+    for sql in &statements {
+        c.execute(sql, [id])?;
+    }
+    let tasks = c.execute("DELETE FROM tasks WHERE session_id = ?1", [id])?;
+    c.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
+    Ok(tasks)
+}

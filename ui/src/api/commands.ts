@@ -36,6 +36,9 @@ export const listSessions = (): Promise<Session[]> => commands.listSessions();
 export const renameSession = (sessionId: number, title: string): Promise<Session> =>
   commands.renameSession(sessionId, title);
 
+/** Deletes a session and everything in it; refused (`session_active`) while it works. */
+export const deleteSession = (sessionId: number): Promise<null> => commands.deleteSession(sessionId);
+
 export const sessionHistory = (sessionId: number, tasks: number) => commands.sessionHistory(sessionId, tasks);
 
 export const taskEvents = (taskId: number) => commands.taskEvents(taskId);

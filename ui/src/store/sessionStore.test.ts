@@ -107,6 +107,23 @@ describe("the session store", () => {
     expect(store.snapshot.sessions.map((s) => s.title)).toEqual(["two", "one"]);
   });
 
+  it("drops a deleted session at once, then reads the list again", async () => {
+    const rt = fakeRuntime();
+    rt.state.sessions = [session(1, "one"), session(2, "two")];
+    const store = new SessionStore(rt.source);
+    await store.start();
+    const reads = rt.reads.sessions;
+    const open = rt.hold();
+    rt.state.sessions = [session(2, "two")];
+    rt.push({ kind: "session_deleted", session_id: 1 });
+    // Before the re-read answers, the list no longer shows it.
+    expect(store.snapshot.sessions.map((s) => s.title)).toEqual(["two"]);
+    open();
+    await settle();
+    expect(rt.reads.sessions).toBe(reads + 1);
+    expect(store.snapshot.sessions.map((s) => s.title)).toEqual(["two"]);
+  });
+
   it("keeps a watched inbox current from inbox changes and ignores other sessions'", async () => {
     const rt = fakeRuntime();
     const store = new SessionStore(rt.source);

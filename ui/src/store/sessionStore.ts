@@ -180,6 +180,11 @@ export class SessionStore {
         break;
       case "triggers":
         break;
+      case "session_deleted":
+        // Gone at once from the list (and its inbox), then the list is read again.
+        this.set({ sessions: this.snap.sessions.filter((s) => s.id !== change.session_id) });
+        void this.lists.run();
+        break;
       case "refresh":
         void this.refreshAll();
         break;

@@ -18,7 +18,7 @@ pub struct Pruned {
     pub bytes_kept: u64,
 }
 
-fn names_of(set: &ChangeSet, out: &mut HashSet<String>) {
+pub(crate) fn names_of(set: &ChangeSet, out: &mut HashSet<String>) {
     for c in &set.changes {
         for n in [&c.before, &c.after].into_iter().flatten() {
             if let Node::File { hash, .. } = n {
@@ -32,7 +32,11 @@ fn names_of(set: &ChangeSet, out: &mut HashSet<String>) {
 }
 
 /// A pending set's prior state is the index it names: every blob in it stays.
-fn names_in_index(blobs: &pocketpilot_changes::BlobStore, name: &str, out: &mut HashSet<String>) {
+pub(crate) fn names_in_index(
+    blobs: &pocketpilot_changes::BlobStore,
+    name: &str,
+    out: &mut HashSet<String>,
+) {
     if let Ok(index) = blobs.read(name).and_then(|b| Index::from_bytes(name, &b)) {
         for e in index.entries.values() {
             if let Node::File { hash, .. } = &e.node {
@@ -144,4 +148,38 @@ fn baseline_names(data_dir: &Path, blobs: &pocketpilot_changes::BlobStore) -> Ha
         out.insert(name);
     }
     out
+}
+
+/// Removes the blobs among `candidates` (those a deleted session's sets named) that no
+/// remaining set, pending index nor workspace baseline names. Blobs kept within the grace
+/// are spared, as in `prune` (a snapshot in progress may be about to name them): the next
+/// prune takes them. Returns how many were removed.
+pub fn sweep(
+    store: &Store,
+    data_dir: &Path,
+    candidates: &HashSet<String>,
+    now: std::time::SystemTime,
+) -> Result<usize, ChangeError> {
+    if candidates.is_empty() {
+        return Ok(0);
+    }
+    let blobs = blob_store(data_dir)?;
+    let mut live = baseline_names(data_dir, &blobs);
+    for s in store.read(change_sets::all)? {
+        names_of(&s, &mut live);
+        if s.status == ChangeSetStatus::Pending {
+            if let Some(p) = &s.pre_index {
+                names_in_index(&blobs, p, &mut live);
+            }
+        }
+    }
+    let recent = now - GRACE;
+    let mut removed = 0;
+    for (name, _, at) in blobs.list()? {
+        if candidates.contains(&name) && !live.contains(&name) && at <= recent {
+            blobs.remove(&name)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }

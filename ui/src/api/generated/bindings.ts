@@ -10,6 +10,11 @@ export const commands = {
 	listSessions: () => __TAURI_INVOKE<Session[]>("list_sessions"),
 	/**  Renames a session; answers it as stored. */
 	renameSession: (sessionId: number, title: string) => __TAURI_INVOKE<Session>("rename_session", { sessionId, title }),
+	/**
+	 *  Deletes a session and everything in it; refused (`session_active`) while one of its
+	 *  tasks is open. The change feed tells every view (`session_deleted`).
+	 */
+	deleteSession: (sessionId: number) => __TAURI_INVOKE<null>("delete_session", { sessionId }),
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
@@ -210,6 +215,11 @@ event: EventKind } |
  *  started (its webhook address is known).
  */
 { kind: "triggers" } | 
+/**
+ *  A session was deleted with everything in it: the sessions list, and a view that
+ *  shows it goes away.
+ */
+{ kind: "session_deleted"; session_id: number } | 
 /**
  *  Something changed that this process did not announce (another process sharing the
  *  data directory, e.g. the CLI, or announcements lost to a slow reader): re-read all.
@@ -452,7 +462,12 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  */
 "nothing_to_undo" | 
 /**  Undo or redo refused: files changed since (the report lists them). */
-"undo_conflict" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
+"undo_conflict" | 
+/**
+ *  A session cannot be deleted while one of its tasks is not done (queued,
+ *  running, waiting for an approval, paused): stop it first.
+ */
+"session_active" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
 /**
  *  The request did not fit the model's context window; the runtime compacts and
  *  asks again rather than sending the same request.

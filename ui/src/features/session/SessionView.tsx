@@ -7,6 +7,7 @@ import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
 import { RunMeter } from "./RunMeter";
 import { TitleEditor } from "./TitleEditor";
+import { DeleteSession } from "../sessions/DeleteSession";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { CostBadge } from "./CostBadge";
 import { PausedCard } from "./PausedCard";
@@ -126,7 +127,10 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
     <main class="session-view" data-testid="session-view" data-session-id={sessionId}>
       <header class="view-head">
         <div class="head-text">
-          <TitleEditor sessionId={sessionId} title={session?.title ?? `Session ${sessionId}`} onRenamed={onChanged} />
+          <div class="title-actions">
+            <TitleEditor sessionId={sessionId} title={session?.title ?? `Session ${sessionId}`} onRenamed={onChanged} />
+            {session && <DeleteSession session={session} />}
+          </div>
           {session && <div class="muted workspace" title={session.workspace}>{session.workspace}</div>}
         </div>
         <div class="head-meters" data-testid="head-meters">
