@@ -55,8 +55,6 @@ pub enum Verdict {
     Continue,
 }
 
-/// Kinds of entry only the runtime writes.
-
 /// The pure rule: see the module doc and `inbox`'s.
 pub fn decide(say: &Say, f: &SessionFacts) -> Result<Verdict, InboxError> {
     let verdict = match say {
