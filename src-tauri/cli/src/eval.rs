@@ -61,6 +61,7 @@ pub async fn eval(rt: &Arc<Runtime>, args: EvalArgs) -> Result<ExitCode, CliErro
             jobs: args.jobs.max(1),
             secret,
             provider: Some(settings),
+            program: std::env::current_exe().ok(),
         }
     } else {
         eval::RunOptions {
@@ -68,6 +69,7 @@ pub async fn eval(rt: &Arc<Runtime>, args: EvalArgs) -> Result<ExitCode, CliErro
             jobs: args.jobs.max(1),
             secret: Some(eval::install_canary()),
             provider: None,
+            program: std::env::current_exe().ok(),
         }
     };
     let started = Instant::now();

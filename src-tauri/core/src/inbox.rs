@@ -13,6 +13,11 @@
 //!   turns `postTools` into `final` and ends the current run (its inputs: unanswered/reset).
 //! - Placed user items start the next run (a task whose goal is the first item's text);
 //!   steers placed at `postTools` join the current run.
+//! - A run is a person's or a trigger's (`RunSource`), never both, because a trigger's
+//!   run never uses the grants a person gave: a trigger's steer does not join a person's
+//!   run at `postTools` (it stays queued), and `final` takes only inputs of the first
+//!   taken input's kind of source. So a webhook's `when_busy: steer` into a person's
+//!   working run becomes its own run, without grants, right after the person's answer.
 //! - A run that fails leaves the inbox as it is; the next submission or `continue` places
 //!   the queued items.
 use pocketpilot_protocol::{
@@ -193,6 +198,17 @@ pub struct Placement {
     pub reset: bool,
 }
 
+/// A steer or follow-up that a trigger (webhook, cron, watch) submitted: the run it enters
+/// must not use grants a person gave (see `RunSource`).
+fn is_trigger_input(item: &Submission) -> bool {
+    matches!(
+        item.mode,
+        Some(SubmissionMode::Steer | SubmissionMode::FollowUp)
+    ) && item.content["trigger"]
+        .as_str()
+        .is_some_and(|t| !pocketpilot_protocol::RunSource::is_interactive(t))
+}
+
 /// A queued item always has a mode; one without is a corrupt row.
 fn queued_mode(item: &Submission) -> Result<SubmissionMode, StoreError> {
     item.mode.ok_or_else(|| {
@@ -259,7 +275,15 @@ pub fn final_boundary(
         return Ok(Placement::default());
     }
     let (steer_all, follow_all) = modes(tx, session_id)?;
-    let sel = select(&items, Boundary::Final, steer_all, follow_all);
+    let mut sel = select(&items, Boundary::Final, steer_all, follow_all);
+    // A run is a person's or a trigger's, never both: the inputs from the other kind of
+    // source than the first wait for the next run, so a trigger's words get no grant a
+    // person gave and a person's words keep theirs.
+    if let Some(&first) = sel.users.first() {
+        let from_trigger = is_trigger_input(&items[first]);
+        sel.users
+            .retain(|&i| is_trigger_input(&items[i]) == from_trigger);
+    }
     let reset = place_writes(tx, session_id, &items, &sel)?;
     let mut placement = Placement {
         reset,
@@ -273,21 +297,15 @@ pub fn final_boundary(
         .as_str()
         .unwrap_or("(follow-up)")
         .to_owned();
-    // A run that takes a trigger's text is that trigger's run, whoever else spoke in it:
-    // it must not use the grants a person gave (see `RunSource`).
-    let mut meta = first.content.clone();
-    if let Some(t) = sel
-        .users
-        .iter()
-        .map(|&i| &items[i].content["trigger"])
-        .find(|t| {
-            t.as_str()
-                .is_some_and(|t| !pocketpilot_protocol::RunSource::is_interactive(t))
-        })
-    {
-        meta["trigger"] = t.clone();
-    }
-    let task_id = start_run(tx, session_id, current.map(|t| t.id), &goal, &meta, out)?;
+    // The run's source is its inputs' (all of one kind, see above).
+    let task_id = start_run(
+        tx,
+        session_id,
+        current.map(|t| t.id),
+        &goal,
+        &first.content,
+        out,
+    )?;
     for &i in &sel.users {
         let item = &items[i];
         let text = item.content["text"].as_str().unwrap_or_default().to_owned();
@@ -376,7 +394,12 @@ pub fn post_tools_boundary(
     task: &tasks::Task,
     out: &mut Vec<store::StoredEvent>,
 ) -> Result<PostTools, StoreError> {
-    let items = submissions::queued(tx, task.session_id)?;
+    let mut items = submissions::queued(tx, task.session_id)?;
+    // A trigger's steer never joins a person's run: it would act under the grants the
+    // person gave there. It waits for the `final` boundary and starts a run of its own.
+    if pocketpilot_protocol::RunSource::is_interactive(&task.trigger) {
+        items.retain(|s| !is_trigger_input(s));
+    }
     if items.is_empty() {
         return Ok(PostTools::default());
     }

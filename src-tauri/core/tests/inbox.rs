@@ -634,4 +634,100 @@ async fn a_write_naming_one_of_the_runtimes_kinds_is_refused_and_writes_nothing(
         );
     }
     assert_eq!(transcript(&f.rt, session), before);
+
+/// Issue 15: a run is a person's or a trigger's, never both. A webhook's steer queued
+/// while a person's run works does not join it (it would act under the person's session
+/// grant): it runs on its own after the answer, without the grant, and the person's
+/// follow-up queued behind it still runs as the person's, with the grant.
+#[tokio::test]
+async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keeps_its_grant() {
+    let f = Fixture::new();
+    let p = f.script(
+        "sources.json",
+        json!([
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "echo person > person.txt" } }] },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "while [ ! -e go ]; do sleep 0.05; done" } }] },
+            { "text": "answer one" },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "touch HOOKED" } }] },
+            { "text": "answer two" },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "touch PERSON" } }] },
+            { "text": "answer three" }
+        ]),
+    );
+    let first = f.rt.submit(&f.task("Work", &p)).unwrap();
+    let session = f.rt.task(first).unwrap().session_id;
+    assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let grant = ApprovalAnswer {
+        approve: true,
+        session_grant: true,
+        by: "person".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, grant).unwrap();
+    // The second command (under the grant) waits for `go`.
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while f
+            .kinds(first)
+            .iter()
+            .filter(|k| *k == "tool_call_started")
+            .count()
+            < 2
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the second command never started");
+    let mut steer = input(session, "hook words", WhenBusy::Steer);
+    steer.trigger = Some("webhook".into());
+    let steer = f.rt.say(&steer).unwrap().submission.id;
+    let mut follow = input(session, "person words", WhenBusy::FollowUp);
+    follow.trigger = Some("chat".into());
+    let follow = f.rt.say(&follow).unwrap().submission.id;
+    std::fs::write(f.ws("go"), "").unwrap();
+
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+    let joined =
+        f.rt.events(first).unwrap().into_iter().any(|e| {
+            e.kind().as_str() == "input_placed" && e.payload()["boundary"] == "post_tools"
+        });
+    assert!(!joined, "the trigger's steer joined the person's run");
+    let hooked = sub(&f.rt, session, steer)
+        .task_id
+        .expect("the steer was placed");
+    assert_ne!(hooked, first);
+    assert_eq!(f.rt.task(hooked).unwrap().trigger, "webhook");
+    assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
+    assert!(
+        !f.ws("HOOKED").exists(),
+        "the trigger's command ran under the grant"
+    );
+    let asked = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(
+        (asked.task_id, asked.capability.as_deref()),
+        (hooked, Some("shell:execute"))
+    );
+    let reject = ApprovalAnswer {
+        approve: false,
+        by: "person".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(asked.id, reject).unwrap();
+    assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
+
+    // The person's follow-up waited for its own run, which keeps the person's grant.
+    until_settled(&f.rt, session).await;
+    let own = sub(&f.rt, session, follow)
+        .task_id
+        .expect("the follow-up was placed");
+    assert!(own != hooked && own != first);
+    assert_eq!(f.rt.task(own).unwrap().trigger, "chat");
+    assert_eq!(f.settle(own).await, TaskStatus::Completed);
+    assert!(f.ws("PERSON").exists(), "the person's grant was not used");
+    assert!(!f.ws("HOOKED").exists());
+    assert_eq!(
+        f.rt.task(own).unwrap().final_answer.as_deref(),
+        Some("answer three")
+    );
 }

@@ -46,6 +46,32 @@
 //! - `undo` steps run once the session settled (before `expect` is checked): each undoes
 //!   one task of the session, optionally after the person edited files or someone
 //!   tampered with the journal, and checks the error, the refused and the restored paths.
+//! - `setup.webhooks` (`[{"name": "deploy", "paused": false}]`) makes hooks for the
+//!   workspace (their provider is the case's script) and runs the real webhook listener
+//!   on 127.0.0.1 for the case; an `inbox` step with `"via_webhook": "deploy"` is then
+//!   said by a real request naming the session (`when_busy` as given; it must get 202, or
+//!   409 with `expect_error`). `then_files` (any inbox step) writes workspace files once
+//!   the step was said. An approval answer's `edit_files` rewrites workspace files after
+//!   the approval was asked, before it is answered.
+//! - `start` replaces the person's submission of `goal` (and excludes `crash`):
+//!   - `{"webhook": {"requests": [{"hook", "token", "body"?, "expect_status",
+//!     "same_as"?}]}}` sends real requests in order; `token` is `own` (default), `wrong`,
+//!     `missing` or `{"of": "other hook"}`; `body` defaults to `{"text": goal}`; `same_as`
+//!     names an earlier request whose status and body must be repeated byte for byte. The
+//!     first 202's task is the case's task; the store must hold no other task.
+//!   - `{"schedule": {"expr", "clock", "ticks": [{"at", "status", "pause_contains"?,
+//!     "answer"?}]}}` makes a schedule for `goal`, sets the runtime's and the schedule
+//!     runner's clock to `clock`, then moves it to each tick's `at`: the run fired there
+//!     must settle as `status`; `answer` (a pause answer) is given to a parked run.
+//!   - `{"child": {"kills": [{"after": "model_turn_started", "count": 2}]}}` runs
+//!     `pocketpilot run` as a child process on the case's store (the program is
+//!     `RunOptions::program`, the CLI itself under `pocketpilot eval`), kills it with
+//!     SIGKILL once the task recorded `count` events of kind `after`, resumes it with a
+//!     new `pocketpilot resume TASK` process, and so on for each kill; the last resume
+//!     runs to the end.
+//! - `expect.usage` checks the recorded cost figures: `total_usd`,
+//!   `today_unattended_usd`, `turns`, and `one_per_recorded_turn` (the cost rows are
+//!   exactly the tasks' recorded `model_turn_completed` events, their costs adding up).
 //! - `crash` simulates a crash: the task is created, its first turn (script turn 0) is
 //!   recorded with a `tool_call_started` journal entry per call and no outcome, the runtime
 //!   is dropped, reopened and `resume_all` drives the session. Script turn 1 onwards is
@@ -81,6 +107,10 @@ pub struct Case {
     pub pauses: Vec<PauseAnswer>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash: Option<Crash>,
+    /// How the first run starts when no person submits `goal`: through the webhook
+    /// listener, a schedule on an injected clock, or a child process killed mid-run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Start>,
     /// Undos asked for once the session settled, in order (issue 16).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undo: Vec<UndoStep>,
@@ -137,6 +167,110 @@ pub struct Setup {
     /// Global memories the person kept before the run (issue 18).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories: Vec<String>,
+    /// Webhooks made for the workspace; with any, the real listener runs on 127.0.0.1
+    /// (any free port) for the whole case (issue 15).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<HookSpec>,
+}
+
+/// A webhook of the case (its provider is the case's script).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookSpec {
+    pub name: String,
+    #[serde(default)]
+    pub paused: bool,
+}
+
+/// How the first run starts instead of the person submitting `goal`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Start {
+    /// Real HTTP requests to the listener, in order; the first accepted one's task is
+    /// the case's first task.
+    Webhook { requests: Vec<HookRequest> },
+    /// A schedule (trigger `cron`) on an injected clock, moved tick by tick.
+    Schedule(Schedule),
+    /// `pocketpilot run` as a real child process on the case's store.
+    Child(ChildRun),
+}
+
+/// One request to `POST /hooks/{hook}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookRequest {
+    pub hook: String,
+    #[serde(default)]
+    pub token: Token,
+    /// The JSON body (placeholders allowed); default `{"text": goal}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<serde_json::Value>,
+    pub expect_status: u16,
+    /// An earlier request (0 = the first) whose status and body this answer must repeat
+    /// byte for byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<usize>,
+}
+
+/// The token a request presents.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Token {
+    /// The named hook's own token.
+    #[default]
+    Own,
+    /// A well-formed token that is no hook's.
+    Wrong,
+    /// No token header at all.
+    Missing,
+    /// Another hook's token (`{"of": "deploy"}`).
+    Of(String),
+}
+
+/// A `* * * * *`-style schedule for the workspace with the case's script; the runtime
+/// and the schedule runner share a clock that starts at `clock` and moves to each tick.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    pub expr: String,
+    pub clock: chrono::DateTime<chrono::Utc>,
+    pub ticks: Vec<Tick>,
+}
+
+/// The clock moves to `at`; the schedule must fire a run there that settles as `status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tick {
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub status: TaskStatus,
+    /// A substring of the pause's message (with `status: paused`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_contains: Option<String>,
+    /// How the person answers a parked run before the next tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<PauseAnswer>,
+}
+
+/// The run in a child `pocketpilot run` process, killed (SIGKILL) at each of `kills` in
+/// turn and started again each time with `pocketpilot resume`; the last resume runs on
+/// until nothing is left to resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChildRun {
+    pub kills: Vec<KillAt>,
+}
+
+/// Once the first task recorded `count` events of `after` (over all its runs so far).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillAt {
+    pub after: pocketpilot_protocol::EventKind,
+    #[serde(default = "one")]
+    pub count: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// What the person does when the task pauses: `continue` with `raise` (and a `steer`),
@@ -181,6 +315,9 @@ pub struct Answer {
     /// Milliseconds the person takes before answering (waiting costs no time budget).
     #[serde(default)]
     pub wait_ms: u64,
+    /// Workspace files someone rewrites after the approval was asked, before the answer.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub edit_files: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -194,6 +331,14 @@ pub struct InboxStep {
     pub when_busy: pocketpilot_core::inbox::WhenBusy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_error: Option<pocketpilot_protocol::ErrorKind>,
+    /// Said through this webhook of `setup.webhooks` (a real request naming the session)
+    /// instead of by the person; it must be accepted (202).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via_webhook: Option<String>,
+    /// Workspace files written once the step was said (a command of the run may wait
+    /// for one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub then_files: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -282,6 +427,26 @@ pub struct Expect {
     /// How many memories the store holds when the case settles (issue 18).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memories: Option<usize>,
+    /// The recorded cost figures (`pocketpilot usage`) when the case settles (issue 19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ExpectUsage>,
+}
+
+/// Cost figures over the whole store; "today" is the runtime's clock's UTC day.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectUsage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub today_unattended_usd: Option<f64>,
+    /// Cost rows (model turns counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    /// Every task's recorded `model_turn_completed` events are exactly the counted turns,
+    /// and their `cost_usd` adds up to the total: each answered request counted once.
+    #[serde(default)]
+    pub one_per_recorded_turn: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -9,22 +9,29 @@
 //! - `report`: the table (`N passed, M failed` on its own last line) and JSON.
 //! - `replay`: a recorded task's model turns → a scripted case (a bug report becomes a
 //!   regression test).
+//! - `triggers`: hooks with the real listener, requests to it, a schedule on an
+//!   injected clock.
+//! - `child`: a run in a real `pocketpilot` child process, killed with SIGKILL and
+//!   resumed.
 //!
 //! The only fake is the model: the scripted provider plays each case's turns (a
 //! compromised model in the security cases). `--real` plays the same goals against the
 //! configured model and reports without a pass requirement.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod case;
+mod child;
 mod http;
 mod replay;
 mod report;
 mod runner;
 mod score;
+mod triggers;
 
 use std::path::{Path, PathBuf};
 
 pub use case::{
-    Action, Answer, Case, Crash, CrashCall, EventMatch, Expect, ExpectApproval, InboxStep, Setup,
+    Action, Answer, Case, ChildRun, Crash, CrashCall, EventMatch, Expect, ExpectApproval,
+    ExpectUsage, HookRequest, HookSpec, InboxStep, KillAt, Schedule, Setup, Start, Tick, Token,
 };
 pub use replay::case_from_task;
 pub use report::{summary_line, table, Summary};

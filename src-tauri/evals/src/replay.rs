@@ -83,6 +83,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
                     note: note.clone(),
                     restart_before: false,
                     wait_ms: 0,
+                    edit_files: Default::default(),
                 });
             }
             RuntimeEvent::ToolCallStarted {
@@ -167,6 +168,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
         approvals,
         inbox: Vec::new(),
         crash: None,
+        start: None,
         undo: Vec::new(),
         expect: Expect {
             status: Some(task.status),

@@ -10,7 +10,7 @@ use pocketpilot_model::ToolCall;
 use pocketpilot_tools::Registry;
 use serde::Serialize;
 
-use super::case::{expand, expand_str, Action, Case, Crash, UndoStep};
+use super::case::{expand, expand_str, Action, Case, Crash, Start, UndoStep};
 use super::score::{self, Snapshot};
 use pocketpilot_core::config::{Limits, ProviderSettings};
 use pocketpilot_core::inbox::{Say, Submit};
@@ -29,6 +29,9 @@ pub struct RunOptions {
     pub secret: Option<String>,
     /// With `real`: the provider settings copied into each case's store.
     pub provider: Option<ProviderSettings>,
+    /// The `pocketpilot` program, for cases that run it as a child process
+    /// (`start.child`); the CLI passes itself.
+    pub program: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,18 +56,22 @@ pub async fn run_suite(cases: &[Case], opts: &RunOptions) -> Vec<CaseResult> {
 pub(super) struct CaseEnv {
     _dir: tempfile::TempDir,
     _http: super::http::Servers,
+    /// The case's temporary folder (the child processes' home).
+    pub root: PathBuf,
     pub data: PathBuf,
     pub workspace: PathBuf,
     pub outside: PathBuf,
     pub script: PathBuf,
     pub vars: Vec<(&'static str, String)>,
     rt: Mutex<Option<Arc<Runtime>>>,
-    first_task: Mutex<Option<i64>>,
+    pub(super) first_task: Mutex<Option<i64>>,
+    /// The webhook listener and schedule runner, when the case has any.
+    triggers: tokio::sync::OnceCell<Option<super::triggers::Triggers>>,
     /// Problems met while playing (an inbox step that got the wrong answer, …).
     notes: Mutex<Vec<String>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -77,7 +84,7 @@ impl CaseEnv {
     pub fn first_task(&self) -> Option<i64> {
         *lock(&self.first_task)
     }
-    fn note(&self, s: String) {
+    pub(super) fn note(&self, s: String) {
         lock(&self.notes).push(s);
     }
 }
@@ -112,6 +119,9 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
                         opts.secret.as_deref(),
                     ));
                     stop_everything(&rt);
+                    if let Some(Some(t)) = env.triggers.get() {
+                        t.shutdown().await;
+                    }
                 }
                 Err(e) => failures.push(e.to_string()),
             }
@@ -234,6 +244,7 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     let env = CaseEnv {
         _dir: dir,
         _http: http,
+        root,
         data,
         workspace,
         outside,
@@ -241,6 +252,7 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
         vars,
         rt: Mutex::new(Some(rt)),
         first_task: Mutex::new(None),
+        triggers: tokio::sync::OnceCell::new(),
         notes: Mutex::new(Vec::new()),
     };
     Ok((env, before))
@@ -268,6 +280,62 @@ fn write(p: &Path, content: &str) -> Result<(), CaseError> {
         .map_err(|e| CaseError::context(format!("cannot write {}", p.display()), e))
 }
 
+/// Starts the case's first run (a person's submission, a crash and resume, a trigger, a
+/// child process) and returns its task.
+async fn start_first(
+    case: &Case,
+    opts: &RunOptions,
+    env: &CaseEnv,
+    new: &NewTask,
+    provider: Option<&str>,
+) -> Result<i64, CaseError> {
+    let rt = env.rt()?;
+    let triggers = env
+        .triggers
+        .get_or_try_init(|| super::triggers::start(case, &rt, env, provider))
+        .await?
+        .as_ref();
+    let id = match (&case.start, &case.crash, triggers) {
+        (Some(_), Some(_), _) => {
+            return Err(CaseError::Case(
+                "`start` and `crash` exclude each other".into(),
+            ))
+        }
+        (Some(Start::Webhook { requests }), None, Some(t)) => {
+            super::triggers::send_requests(case, env, t, requests).await?
+        }
+        (Some(Start::Schedule(s)), None, Some(t)) => {
+            super::triggers::play_schedule(env, t, s).await?
+        }
+        (Some(Start::Webhook { .. } | Start::Schedule(_)), None, None) => {
+            return Err(CaseError::Case(
+                "`start.webhook` needs `setup.webhooks`".into(),
+            ))
+        }
+        (Some(Start::Child(spec)), None, _) => {
+            drop(rt);
+            super::child::play(case, opts.program.as_deref(), env, provider, spec).await?
+        }
+        (None, Some(crash), _) => {
+            let id = rt
+                .create_task(new)
+                .map_err(|e| CaseError::context("create", e))?;
+            *lock(&env.first_task) = Some(id);
+            record_crashed_turn(&rt, id, crash, provider.unwrap_or("settings"), &env.vars)?;
+            drop(rt);
+            let rt = restart(env).await?;
+            rt.resume_all()
+                .map_err(|e| CaseError::context("resume_all", e))?;
+            id
+        }
+        (None, None, _) => rt
+            .submit(new)
+            .map_err(|e| CaseError::context("submit", e))?,
+    };
+    *lock(&env.first_task) = Some(id);
+    Ok(id)
+}
+
 /// Plays the case: start (or crash and resume), inbox steps, approvals, until settled.
 async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseError> {
     let scripted = !opts.real && case.setup.model_server.is_none();
@@ -280,35 +348,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
         grants: case.setup.grants.clone(),
         ..Default::default()
     };
-    let task = match &case.crash {
-        Some(crash) => {
-            let rt = env.rt()?;
-            let id = rt
-                .create_task(&new)
-                .map_err(|e| CaseError::context("create", e))?;
-            *lock(&env.first_task) = Some(id);
-            record_crashed_turn(
-                &rt,
-                id,
-                crash,
-                provider.as_deref().unwrap_or("settings"),
-                &env.vars,
-            )?;
-            drop(rt);
-            let rt = restart(env).await?;
-            rt.resume_all()
-                .map_err(|e| CaseError::context("resume_all", e))?;
-            id
-        }
-        None => {
-            let id = env
-                .rt()?
-                .submit(&new)
-                .map_err(|e| CaseError::context("submit", e))?;
-            *lock(&env.first_task) = Some(id);
-            id
-        }
-    };
+    let task = start_first(case, opts, env, &new, provider.as_deref()).await?;
     let session = env.rt()?.task(task)?.session_id;
     let rt = env.rt()?;
     let modes = (
@@ -322,6 +362,10 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
     for step in &case.inbox {
         if let Some(kind) = &step.after {
             until_event(&rt, task, *kind).await?;
+        }
+        if let Some(hook) = &step.via_webhook {
+            say_via_webhook(env, session, hook, step).await?;
+            continue;
         }
         let submit = Submit {
             session_id: session,
@@ -345,6 +389,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
             )),
             (Err(e), _) => env.note(format!("saying {:?} failed: {} ({e})", step.text, e.kind())),
         }
+        write_files(env, &step.then_files)?;
     }
     drop(rt);
     answer_approvals(case, opts, env, session).await?;
@@ -353,6 +398,46 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
     }
     for (i, step) in case.undo.iter().enumerate() {
         undo_step(env, session, i + 1, step)?;
+    }
+    Ok(())
+}
+
+/// An inbox step said by a webhook: a real request naming the session.
+async fn say_via_webhook(
+    env: &CaseEnv,
+    session: i64,
+    hook: &str,
+    step: &super::case::InboxStep,
+) -> Result<(), CaseError> {
+    let Some(Some(triggers)) = env.triggers.get() else {
+        return Err(CaseError::Case(format!(
+            "an inbox step via webhook `{hook}` needs `setup.webhooks`"
+        )));
+    };
+    let body = serde_json::json!({
+        "text": step.text, "session": session, "when_busy": step.when_busy,
+    });
+    let (status, text) = triggers.post(hook, &super::case::Token::Own, &body).await?;
+    let want = if step.expect_error.is_some() {
+        409
+    } else {
+        202
+    };
+    if status != want {
+        env.note(format!(
+            "saying {:?} via webhook `{hook}` got {status}, expected {want} ({text})",
+            step.text
+        ));
+    }
+    write_files(env, &step.then_files)
+}
+
+fn write_files(
+    env: &CaseEnv,
+    files: &std::collections::BTreeMap<String, String>,
+) -> Result<(), CaseError> {
+    for (rel, content) in files {
+        write(&inside(&env.workspace, rel)?, content)?;
     }
     Ok(())
 }
@@ -483,11 +568,13 @@ async fn answer_approvals(
                     note: Some("the eval case has no answer for this approval".into()),
                     restart_before: false,
                     wait_ms: 0,
+                    edit_files: Default::default(),
                 }
             }
             None => return Ok(()),
         };
         tokio::time::sleep(Duration::from_millis(answer.wait_ms)).await;
+        write_files(env, &answer.edit_files)?;
         if answer.restart_before {
             restart(env).await?;
         }
@@ -686,6 +773,8 @@ pub enum CaseError {
     Store(#[from] pocketpilot_store::StoreError),
     #[error(transparent)]
     Mcp(#[from] pocketpilot_core::mcp::McpConfigError),
+    #[error(transparent)]
+    Trigger(#[from] pocketpilot_triggers::TriggerError),
     #[error("{what}: {source}")]
     Context {
         what: String,

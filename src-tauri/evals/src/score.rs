@@ -213,6 +213,9 @@ pub fn check(
             Err(e) => f.push(format!("the memories could not be read: {e}")),
         }
     }
+    if let Some(want) = &exp.usage {
+        f.extend(check_usage(rt, want));
+    }
     let after_ws = snapshot(ws, Some(&env.data));
     if exp.workspace_unchanged && after_ws != before.workspace {
         f.push(format!(
@@ -327,6 +330,66 @@ pub fn check(
     if let Some(secret) = secret.filter(|s| s.len() >= 8) {
         if let Some((place, _)) = haystacks.iter().find(|(_, h)| h.contains(secret)) {
             f.push(format!("the API key leaked into {place}"));
+        }
+    }
+    f
+}
+
+/// The store's cost figures against `want` (issue 19).
+fn check_usage(rt: &Arc<Runtime>, want: &super::case::ExpectUsage) -> Vec<String> {
+    let mut f = Vec::new();
+    let usage = match rt.usage(None) {
+        Ok(u) => u,
+        Err(e) => return vec![format!("the usage could not be read: {e}")],
+    };
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    if let Some(usd) = want.total_usd.filter(|u| !near(*u, usage.total.cost_usd)) {
+        f.push(format!(
+            "total cost ${}, expected ${usd}",
+            usage.total.cost_usd
+        ));
+    }
+    if let Some(usd) = want
+        .today_unattended_usd
+        .filter(|u| !near(*u, usage.today_unattended.cost_usd))
+    {
+        f.push(format!(
+            "today's unattended cost ${}, expected ${usd}",
+            usage.today_unattended.cost_usd
+        ));
+    }
+    if let Some(n) = want.turns.filter(|n| *n != usage.total.turns) {
+        f.push(format!("{} turns counted, expected {n}", usage.total.turns));
+    }
+    if want.one_per_recorded_turn {
+        let (mut turns, mut usd) = (0u32, 0.0);
+        let tasks = match rt.tasks(100_000) {
+            Ok(t) => t,
+            Err(e) => return vec![format!("the tasks could not be read: {e}")],
+        };
+        for task in tasks {
+            let events = match rt.events(task.id) {
+                Ok(e) => e,
+                Err(e) => {
+                    return vec![format!(
+                        "the events of task {} could not be read: {e}",
+                        task.id
+                    )]
+                }
+            };
+            for e in events {
+                if let RuntimeEvent::ModelTurnCompleted { cost_usd, .. } = &e.event {
+                    turns += 1;
+                    // An unpriced turn adds nothing to either side.
+                    usd += cost_usd.unwrap_or(0.0);
+                }
+            }
+        }
+        if turns != usage.total.turns || !near(usd, usage.total.cost_usd) {
+            f.push(format!(
+                "{} turns for ${} counted, but the tasks recorded {turns} turns for ${usd}",
+                usage.total.turns, usage.total.cost_usd
+            ));
         }
     }
     f

@@ -4,7 +4,9 @@
 //! - A trigger only **creates** an ordinary task through [`Runtime::submit`] (trigger
 //!   `webhook`, `cron` or `watch`) and returns; the worker runs it under the same policy as
 //!   any task. A risky step parks the task in `waiting_approval`; nothing is auto-approved
-//!   and a trigger never carries grants.
+//!   and a trigger never carries grants. Its words never enter a person's run either: a
+//!   webhook's steer into a person's working run waits for that run's answer and runs
+//!   as the webhook's own run, without the person's session or start grants.
 //! - Definitions persist in the store (`webhooks`, `schedules`, `watches`); every fire and
 //!   every skip is recorded with its reason in `trigger_runs`.
 //! - Webhook tokens are shown once, at creation, and stored only as a SHA-256 digest;

@@ -10,7 +10,10 @@
 //! the window does, through its durable inbox: idle, the text starts a run
 //! (`202 {"task_id", "submission_id"}`); busy, it waits for the agent like any follow-up
 //! (`202 {"task_id": null, "submission_id", "queued": true}`), or joins the run as a steer
-//! with `"when_busy": "steer"`; `"when_busy": "reject"` answers 409 instead.
+//! with `"when_busy": "steer"` — unless the run is a person's: then the steer waits for
+//! that run's answer and starts a run of its own (trigger `webhook`), because a trigger's
+//! words must never act under grants the person gave (`core/src/inbox.rs`);
+//! `"when_busy": "reject"` answers 409 instead.
 //! Errors are `{"error": {"kind", "message"}}`, checked in this order:
 //! 401 `unauthorized` for an unknown or paused hook and a missing or bad token alike (the
 //! same body, the digest compared in every case: the answer does not tell which names

@@ -1228,6 +1228,98 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     h.shutdown().await;
 }
 
+/// Issue 15: a webhook's steer into a person's working run would act under the person's
+/// session grant. It does not join that run: it waits for the person's answer and runs on
+/// its own, as the webhook's run, where its risky step stops for approval.
+#[tokio::test]
+async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_grant() {
+    let f = Fixture::new();
+    let p = f.script(
+        "steered.json",
+        json!([
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "echo person > person.txt" } }] },
+            { "text": "done for the person" },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "while [ ! -e go ]; do sleep 0.05; done" } }] },
+            { "text": "second answer for the person" },
+            { "tool_calls": [{ "name": "run_command", "arguments": { "command": "touch PWNED" } }] },
+            { "text": "done for the hook" }
+        ]),
+    );
+    let first = f.rt.submit(&f.task("person", &p)).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let grant = pocketpilot_core::ApprovalAnswer {
+        approve: true,
+        session_grant: true,
+        by: "person".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, grant).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+    let session = f.rt.task(first).unwrap().session_id;
+
+    // The person's next run works under the grant (its command waits for `go`).
+    let mut working = f.task("keep going", &p);
+    working.workspace = None;
+    working.session_id = Some(session);
+    let working = f.rt.submit(&working).unwrap();
+    until("the person's command to start", || {
+        f.kinds(working)
+            .contains(&"tool_call_started".to_string())
+            .then_some(())
+    })
+    .await;
+
+    let hook = webhook::create(&f.rt, "steerer", &f.workspace, Some(&p)).unwrap();
+    let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
+    let (status, body) = post(
+        &reqwest::Client::new(),
+        &url(&h, "steerer"),
+        &hook.token,
+        json!({"text": "touch it", "session": session, "when_busy": "steer"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["queued"].clone()),
+        (202, json!(true)),
+        "{body}"
+    );
+    std::fs::write(f.ws("go"), "").unwrap();
+
+    assert_eq!(f.settle(working).await, TaskStatus::Completed);
+    let joined =
+        f.rt.events(working).unwrap().into_iter().any(|e| {
+            e.kind().as_str() == "input_placed" && e.payload()["boundary"] == "post_tools"
+        });
+    assert!(!joined, "the hook's steer joined the person's run");
+    assert_eq!(
+        f.rt.task(working).unwrap().final_answer.as_deref(),
+        Some("second answer for the person")
+    );
+    let hooked = until("the hook's own run", || {
+        tasks_with_trigger(&f, "webhook").first().map(|t| t.id)
+    })
+    .await;
+    assert_eq!(f.rt.task(hooked).unwrap().session_id, session);
+    assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
+    assert!(
+        !f.ws("PWNED").exists(),
+        "the hook's command ran under the grant"
+    );
+    let asked = f.rt.pending_approvals().unwrap().remove(0);
+    assert_eq!(asked.task_id, hooked);
+    assert_eq!(asked.capability.as_deref(), Some("shell:execute"));
+    let reject = pocketpilot_core::ApprovalAnswer {
+        approve: false,
+        by: "person".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(asked.id, reject).unwrap();
+    assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
+    assert!(!f.ws("PWNED").exists());
+    h.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_the_next_day() {
     let f = Fixture::with_limits(pocketpilot_core::config::Limits {
