@@ -166,6 +166,24 @@ impl Limits {
                 effective.delta_window_ms,
             ));
         }
+        let money = [
+            (
+                SettingField::MaxTaskUsd,
+                TASK_USD_VAR,
+                effective.max_task_usd,
+            ),
+            (SettingField::MaxDayUsd, DAY_USD_VAR, effective.max_day_usd),
+            (
+                SettingField::MaxTriggerDayUsd,
+                TRIGGER_DAY_USD_VAR,
+                effective.max_trigger_day_usd,
+            ),
+        ];
+        for (field, var, value) in money {
+            if let (Some(_), Some(v)) = (env_usd(var), value) {
+                out.push(overridden(field, var, v));
+            }
+        }
         out
     }
 }
