@@ -16,10 +16,10 @@ pub fn parse_dollars(what: &str, unit: &str, text: &str) -> Result<f64> {
     let t = text.trim();
     match t.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        Ok(_) => Err(RuntimeError::InvalidArguments(format!(
+        Ok(_) => Err(RuntimeError::InvalidValue(format!(
             "{what} must be 0 or more {unit}, not {t}"
         ))),
-        Err(_) => Err(RuntimeError::InvalidArguments(format!(
+        Err(_) => Err(RuntimeError::InvalidValue(format!(
             "{what} must be a number of {unit} (like 2.5), not {t:?}"
         ))),
     }
@@ -39,7 +39,7 @@ const PER_MTOK: &str = "dollars per million tokens";
 fn price_of(form: &PriceForm) -> Result<Price> {
     let model = form.model.trim();
     if model.is_empty() {
-        return Err(RuntimeError::InvalidArguments(
+        return Err(RuntimeError::InvalidValue(
             "a price needs a model: a provider label (openai:gpt-4o-mini), a model name, provider:* or *".into(),
         ));
     }
@@ -63,7 +63,7 @@ fn price_of(form: &PriceForm) -> Result<Price> {
 /// A money budget the store would be given: `None`, or 0 or more dollars.
 pub(crate) fn check_budget(what: &str, v: Option<f64>) -> Result<()> {
     match v {
-        Some(x) if !x.is_finite() || x < 0.0 => Err(RuntimeError::InvalidArguments(format!(
+        Some(x) if !x.is_finite() || x < 0.0 => Err(RuntimeError::InvalidValue(format!(
             "{what} must be 0 or more dollars, not {x}"
         ))),
         _ => Ok(()),

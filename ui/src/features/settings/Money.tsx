@@ -54,13 +54,13 @@ export function MoneySection() {
 
 function Spend({ today }: { today: SpendToday }) {
   // f64 reaches the window as `number | null` (serde writes a NaN as null).
-  const against = (spent: number | null, budget: number | null, what: string) =>
-    budget === null ? `${usd(spent ?? 0)} (no ${what})` : `${usd(spent ?? 0)} of ${what} of ${usd(budget)}`;
+  const against = (spent: number | null, budget: number | null, noun: string) =>
+    budget === null ? `${usd(spent ?? 0)} (no ${noun})` : `${usd(spent ?? 0)} of the ${noun} of ${usd(budget)}`;
   const resets = new Date(today.resets_at).toISOString().slice(11, 16);
   return (
     <p class="muted" data-testid="spend-today" data-cost={today.cost_usd} data-unattended={today.unattended_cost_usd}>
-      Today ({today.day}, UTC): <strong>{against(today.cost_usd, today.day_budget_usd, "the daily budget")}</strong>
-      {" · "}unattended runs: {against(today.unattended_cost_usd, today.trigger_day_budget_usd, "their daily cap")}
+      Today ({today.day}, UTC): <strong>{against(today.cost_usd, today.day_budget_usd, "daily budget")}</strong>
+      {" · "}unattended runs: {against(today.unattended_cost_usd, today.trigger_day_budget_usd, "daily cap")}
       {today.unpriced_turns > 0 && ` · ${today.unpriced_turns} turns without a price`}
       {` · resets at ${resets} UTC`}
     </p>
@@ -185,25 +185,28 @@ function Prices({ money, onSaved }: { money: MoneySettings; onSaved: () => void 
           </tbody>
         </table>
       )}
-      <div class="grid">
+      <div class="grid" style={{ gridTemplateColumns: "2fr 1fr 1fr 1fr" }}>
         <label class="field">
-          Model: a provider label, a model name, provider:* or *
+          Model
           <input data-testid="price-model" placeholder="openai:gpt-4o-mini" value={form.model} onInput={field("model")} />
         </label>
         <label class="field">
-          Input ($ per million tokens)
+          Input
           <input inputMode="decimal" data-testid="price-input" value={form.input} onInput={field("input")} />
         </label>
         <label class="field">
-          Output ($ per million tokens)
+          Output
           <input inputMode="decimal" data-testid="price-output" value={form.output} onInput={field("output")} />
         </label>
         <label class="field">
-          Cached input (empty: the input price)
-          <input inputMode="decimal" data-testid="price-cached" value={form.cached} onInput={field("cached")} />
+          Cached input
+          <input inputMode="decimal" placeholder="as input" data-testid="price-cached" value={form.cached} onInput={field("cached")} />
         </label>
       </div>
-      <p class="muted">The most specific match wins: the label, then the model name, then provider:*, then *.</p>
+      <p class="muted">
+        Model: a provider label (<code>openai:gpt-4o-mini</code>), a model name, <code>provider:*</code> or{" "}
+        <code>*</code>; the most specific match wins. Cached input: prompt tokens the server reports as cached.
+      </p>
       <div class="row actions">
         <button type="button" class="primary" data-testid="save-price" onClick={() => void save()}>
           Set price
