@@ -60,16 +60,6 @@ fn price_of(form: &PriceForm) -> Result<Price> {
     })
 }
 
-/// A money budget the store would be given: `None`, or 0 or more dollars.
-pub(crate) fn check_budget(what: &str, v: Option<f64>) -> Result<()> {
-    match v {
-        Some(x) if !x.is_finite() || x < 0.0 => Err(RuntimeError::InvalidValue(format!(
-            "{what} must be 0 or more dollars, not {x}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 impl From<Price> for PriceRow {
     fn from(p: Price) -> Self {
         Self {

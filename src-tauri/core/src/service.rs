@@ -345,10 +345,7 @@ impl Runtime {
                 "limits must be at least 1".into(),
             ));
         }
-        use crate::money_api::check_budget;
-        check_budget("the task budget", l.max_task_usd)?;
-        check_budget("the daily budget", l.max_day_usd)?;
-        check_budget("the daily cap for unattended runs", l.max_trigger_day_usd)?;
+        l.check_money().map_err(RuntimeError::InvalidValue)?;
         Ok(self
             .store
             .write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)
