@@ -150,7 +150,8 @@ impl Runtime {
         let stamp = crate::cost::stamp(now);
         let parked = self.store.read(|c| tasks::parked_until(c, &stamp))?;
         let mut resumed = Vec::new();
-        for task_id in parked {
+        for task in parked {
+            let task_id = task.id;
             // The person may stop it between the read and this record: the store refuses
             // a terminal task's transition, and the task stays as the person left it.
             let event = RuntimeEvent::RunContinued {
@@ -162,8 +163,7 @@ impl Runtime {
                 Ok(_) => {
                     tracing::info!(task_id, "the daily cap reset: the parked run continues");
                     resumed.push(task_id);
-                    let session_id = self.task(task_id)?.session_id;
-                    self.drive_in_background(session_id);
+                    self.drive_in_background(task.session_id);
                 }
                 Err(e) => tracing::warn!(task_id, error = %e, "a parked run was not continued"),
             }

@@ -114,15 +114,13 @@ pub fn set_pause(c: &Connection, id: i64, pause: Option<&Pause>) -> Result<()> {
 }
 
 /// The paused tasks whose pause lifts by itself at or before `now` (a stamp), oldest first.
-pub fn parked_until(c: &Connection, now: &str) -> Result<Vec<i64>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT id FROM tasks WHERE pause_resumes_at IS NOT NULL AND pause_resumes_at <= ?1 \
-         AND status = ?2 ORDER BY id",
-    )?;
-    let ids = stmt
-        .query_map(params![now, TaskStatus::Paused.as_str()], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
-    Ok(ids)
+pub fn parked_until(c: &Connection, now: &str) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE pause_resumes_at IS NOT NULL AND pause_resumes_at <= ?1 \
+         AND status = ?2 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map(params![now, TaskStatus::Paused.as_str()], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Adds what a person raised to the task's budgets.
