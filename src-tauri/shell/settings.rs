@@ -1,6 +1,9 @@
 //! The settings screen's commands: provider, API key (write-only), limits, workspace
 //! policy. Each: one call into core (`settings_api`), its error mapped.
-use pocketpilot_protocol::{EnvOverride, LimitsForm, McpSecret, ProviderForm, Setup};
+use pocketpilot_protocol::{
+    EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings, PriceForm, PriceRow,
+    ProviderForm, Setup,
+};
 use tauri::State;
 
 use super::wire::{CommandError, PolicyRules};
@@ -107,6 +110,37 @@ pub async fn limits(state: State<'_, AppState>) -> Result<LimitsForm> {
 #[specta::specta]
 pub async fn set_limits(state: State<'_, AppState>, limits: LimitsForm) -> Result<()> {
     call(&state, move |rt| rt.save_limits_form(limits)).await
+}
+
+/// Prices, money budgets as stored, and today's spend against the budgets runs use.
+#[tauri::command]
+#[specta::specta]
+pub async fn money_settings(state: State<'_, AppState>) -> Result<MoneySettings> {
+    call(&state, |rt| rt.money_settings()).await
+}
+
+/// Sets one model's prices from the text typed (the runtime checks it).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_price(state: State<'_, AppState>, price: PriceForm) -> Result<PriceRow> {
+    call(&state, move |rt| rt.set_price(price)).await
+}
+
+/// Removes a model's prices; false when it had none.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_price(state: State<'_, AppState>, model: String) -> Result<bool> {
+    call(&state, move |rt| rt.delete_price(&model)).await
+}
+
+/// Saves the money budgets from the text typed (blank: none; the runtime checks it).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_money_budgets(
+    state: State<'_, AppState>,
+    budgets: MoneyBudgetsForm,
+) -> Result<()> {
+    call(&state, move |rt| rt.set_money_budgets(budgets)).await
 }
 
 /// The rules of a workspace (its canonical path, as sessions carry it).

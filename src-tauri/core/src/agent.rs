@@ -64,6 +64,8 @@ pub enum AgentOutcome {
     /// A money budget ran out before the next model request: the run pauses.
     MoneyBudget {
         message: String,
+        /// When the pause lifts by itself (the daily cap for unattended runs resets).
+        resumes_at: Option<String>,
     },
 }
 
@@ -143,7 +145,12 @@ impl Agent {
                 }
             }
             match sink.money_out() {
-                Ok(Some(message)) => return AgentOutcome::MoneyBudget { message },
+                Ok(Some(out)) => {
+                    return AgentOutcome::MoneyBudget {
+                        message: out.message,
+                        resumes_at: out.resumes_at,
+                    }
+                }
                 Ok(None) => {}
                 Err(error) => return AgentOutcome::RecordFailed { error },
             }

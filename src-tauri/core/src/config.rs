@@ -129,6 +129,24 @@ impl Limits {
         }
     }
 
+    /// Every money budget is `None` or 0 or more dollars; else what is wrong, naming it.
+    pub fn check_money(&self) -> Result<(), String> {
+        let budgets = [
+            ("the task budget", self.max_task_usd),
+            ("the daily budget", self.max_day_usd),
+            (
+                "the daily cap for unattended runs",
+                self.max_trigger_day_usd,
+            ),
+        ];
+        for (what, v) in budgets {
+            if let Some(x) = v.filter(|x| !x.is_finite() || *x < 0.0) {
+                return Err(format!("{what} must be 0 or more dollars, not {x}"));
+            }
+        }
+        Ok(())
+    }
+
     /// The form's fields over these limits (the fields the form does not show stay).
     pub fn apply_form(&mut self, l: LimitsForm) {
         self.max_steps = l.max_steps;
@@ -165,6 +183,24 @@ impl Limits {
                 DELTA_WINDOW_VAR,
                 effective.delta_window_ms,
             ));
+        }
+        let money = [
+            (
+                SettingField::MaxTaskUsd,
+                TASK_USD_VAR,
+                effective.max_task_usd,
+            ),
+            (SettingField::MaxDayUsd, DAY_USD_VAR, effective.max_day_usd),
+            (
+                SettingField::MaxTriggerDayUsd,
+                TRIGGER_DAY_USD_VAR,
+                effective.max_trigger_day_usd,
+            ),
+        ];
+        for (field, var, value) in money {
+            if let (Some(_), Some(v)) = (env_usd(var), value) {
+                out.push(overridden(field, var, v));
+            }
         }
         out
     }

@@ -91,6 +91,10 @@ pub fn stamp(t: DateTime<Utc>) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MoneyOut {
     pub message: String,
+    /// When the budget that ran out starts again and the run may continue by itself:
+    /// the daily cap for unattended runs (the next UTC day). The person's own budgets
+    /// (the task's, the day's) wait for the person.
+    pub resumes_at: Option<String>,
 }
 
 /// Whether `task` may ask the model again: its own money budget (with what people
@@ -113,6 +117,7 @@ pub fn money_out(
                     usd(limit + extra),
                     raised(extra)
                 ),
+                resumes_at: None,
             }));
         }
     }
@@ -127,6 +132,7 @@ pub fn money_out(
                     usd(limit + extra),
                     raised(extra)
                 ),
+                resumes_at: None,
             }));
         }
     }
@@ -136,11 +142,12 @@ pub fn money_out(
         if spent >= limit + extra {
             return Ok(Some(MoneyOut {
                 message: format!(
-                    "today's unattended runs cost {} of their daily cap of {} (POCKETPILOT_MAX_TRIGGER_DAY_USD{}); it resets at {to}",
+                    "today's unattended runs cost {} of their daily cap of {} (POCKETPILOT_MAX_TRIGGER_DAY_USD{}); it resets at {to}, and the run continues by itself then",
                     usd(spent),
                     usd(limit + extra),
                     raised(extra)
                 ),
+                resumes_at: Some(to.clone()),
             }));
         }
     }

@@ -25,7 +25,9 @@
 //! - `instructions`: the workspace's AGENTS.md, memories and skills as the model reads them
 //!   (issue 18); `memory`: the `remember` tool; `rules_api`: their window/CLI entry points.
 //! - `cost`: prices, each turn's cost, the money budgets and `usage`; `repetition`: the
-//!   repetition guard; `pause`: a paused task continued (raise, steer) or stopped (issue 19).
+//!   repetition guard; `pause`: a paused task continued (raise, steer) or stopped, and a
+//!   run parked by the daily cap for unattended runs continued when the cap resets (issue
+//!   19); `money_api`: the settings screen's prices, money budgets and today's spend.
 //!
 //! The store (`pocketpilot-store`) and the wire types (`pocketpilot-protocol`) are their own
 //! crates; they are re-exported here as `store`, `event` and `task` for the layers above.
@@ -48,6 +50,7 @@ pub mod lease;
 pub mod logging;
 pub mod mcp;
 pub mod memory;
+pub mod money_api;
 pub mod orchestrator;
 pub mod pause;
 pub mod provider;

@@ -11,6 +11,9 @@ use crate::store::{self, entries, tasks, StoreError};
 use crate::task::TaskStatus;
 use pocketpilot_protocol::{Budget, EntryKind, PauseReason, Raise};
 
+/// Who continued a run whose pause lifted by itself (`run_continued`'s `by`).
+pub const LIFTED_BY: &str = "daily_cap_reset";
+
 /// What a `run_paused` or `run_continued` event means for the task, in its transaction.
 pub(crate) fn apply(
     tx: &rusqlite::Transaction<'_>,
@@ -22,6 +25,7 @@ pub(crate) fn apply(
             reason,
             budget,
             message,
+            resumes_at,
             ..
         } => {
             tasks::set_status(tx, task.id, TaskStatus::Paused)?;
@@ -32,6 +36,7 @@ pub(crate) fn apply(
                     reason: *reason,
                     budget: *budget,
                     message: message.clone(),
+                    resumes_at: resumes_at.clone(),
                 }),
             )
         }
@@ -138,6 +143,38 @@ impl Runtime {
         };
         self.recorder.finish_run(task_id, &event, false)?;
         Ok(self.task(task_id)?.status)
+    }
+
+    /// Continues every run whose pause lifts by itself by `now`: a run the daily cap for
+    /// unattended runs parked goes on once the cap resets (the trigger host asks). A run
+    /// the person stopped or continued is no longer parked and is left alone. Returns
+    /// the tasks continued.
+    pub fn resume_lifted_pauses(
+        self: &Arc<Self>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<i64>> {
+        let stamp = crate::cost::stamp(now);
+        let parked = self.store.read(|c| tasks::parked_until(c, &stamp))?;
+        let mut resumed = Vec::new();
+        for task in parked {
+            let task_id = task.id;
+            // The person may stop it between the read and this record: the store refuses
+            // a terminal task's transition, and the task stays as the person left it.
+            let event = RuntimeEvent::RunContinued {
+                raise: Raise::default(),
+                by: LIFTED_BY.into(),
+                steer: None,
+            };
+            match self.recorder.record(task_id, &event) {
+                Ok(_) => {
+                    tracing::info!(task_id, "the daily cap reset: the parked run continues");
+                    resumed.push(task_id);
+                    self.drive_in_background(task.session_id);
+                }
+                Err(e) => tracing::warn!(task_id, error = %e, "a parked run was not continued"),
+            }
+        }
+        Ok(resumed)
     }
 
     /// Replaces the clock of day budgets and usage rows (tests inject one).

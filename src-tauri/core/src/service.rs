@@ -37,6 +37,9 @@ pub enum RuntimeError {
     NotPaused { id: i64, status: TaskStatus },
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// A setting a person typed that cannot be saved; the message names the field.
+    #[error("{0}")]
+    InvalidValue(String),
     /// The model server failed: `summary` is a plain sentence, `source` the detail.
     #[error("{summary}")]
     Model {
@@ -68,7 +71,9 @@ impl RuntimeError {
             RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => ErrorKind::Workspace,
             RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
             RuntimeError::NotPending(_) | RuntimeError::NotPaused { .. } => ErrorKind::NotPending,
-            RuntimeError::InvalidArguments(_) => ErrorKind::InvalidArguments,
+            RuntimeError::InvalidArguments(_) | RuntimeError::InvalidValue(_) => {
+                ErrorKind::InvalidArguments
+            }
             RuntimeError::Model { source, .. } => source.kind(),
             RuntimeError::ProviderSetup(crate::provider::ProviderSetupError::NoModel) => {
                 ErrorKind::NoModel
@@ -347,6 +352,7 @@ impl Runtime {
                 "limits must be at least 1".into(),
             ));
         }
+        l.check_money().map_err(RuntimeError::InvalidValue)?;
         Ok(self
             .store
             .write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)

@@ -23,7 +23,7 @@ pub trait EventSink: Send + Sync {
     fn post_tools(&self) -> Result<Boundary, RecordError>;
     /// Before each model request: a money budget that has run out (issue 19), as the
     /// reason the run pauses. Sinks outside a run have none.
-    fn money_out(&self) -> Result<Option<String>, RecordError> {
+    fn money_out(&self) -> Result<Option<crate::cost::MoneyOut>, RecordError> {
         Ok(None)
     }
 }

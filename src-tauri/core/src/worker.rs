@@ -61,13 +61,12 @@ impl EventSink for Sink {
             end_run: placed.end_run,
         })
     }
-    fn money_out(&self) -> Result<Option<String>, RecordError> {
+    fn money_out(&self) -> Result<Option<crate::cost::MoneyOut>, RecordError> {
         let now = self.recorder.now();
-        let out = self.store.read(|c| {
+        Ok(self.store.read(|c| {
             let task = tasks::get(c, self.task_id)?;
             crate::cost::money_out(c, &task, &self.limits, now)
-        })?;
-        Ok(out.map(|o| o.message))
+        })?)
     }
 }
 
@@ -384,11 +383,18 @@ fn with_extra(limits: &Limits, task: &tasks::Task) -> Limits {
 }
 
 fn budget_pause(budget: Budget, message: String) -> RuntimeEvent {
+    lifting_pause(budget, message, None)
+}
+
+/// A budget pause; `resumes_at`: when it lifts by itself (the daily cap for unattended
+/// runs resets then).
+fn lifting_pause(budget: Budget, message: String, resumes_at: Option<String>) -> RuntimeEvent {
     RuntimeEvent::RunPaused {
         reason: PauseReason::Budget,
         budget: Some(budget),
         message,
         repeated: None,
+        resumes_at,
     }
 }
 
@@ -425,12 +431,16 @@ fn terminal_event(
             Budget::Tokens,
             format!("the task used {used} tokens, over its budget of {limit}"),
         ),
-        AgentOutcome::MoneyBudget { message } => budget_pause(Budget::Usd, message),
+        AgentOutcome::MoneyBudget {
+            message,
+            resumes_at,
+        } => lifting_pause(Budget::Usd, message, resumes_at),
         AgentOutcome::Repeating { repeated } => RuntimeEvent::RunPaused {
             reason: PauseReason::Repetition,
             budget: None,
             message: crate::repetition::describe(&repeated),
             repeated: Some(repeated),
+            resumes_at: None,
         },
         AgentOutcome::ModelFailed { error } => RuntimeEvent::TaskFailed {
             error: error.to_string(),

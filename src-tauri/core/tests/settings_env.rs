@@ -83,4 +83,30 @@ fn the_window_reads_and_saves_stored_settings_and_is_told_what_the_environment_o
         }
     );
     assert!(f.rt.setting_overrides().unwrap().is_empty());
+
+    // A money budget from the environment: named beside its field, used by runs and in
+    // today's spend, never saved by the money form.
+    std::env::set_var("POCKETPILOT_MAX_DAY_USD", "4.5");
+    let day =
+        f.rt.setting_overrides()
+            .unwrap()
+            .into_iter()
+            .find(|o| o.field == SettingField::MaxDayUsd)
+            .unwrap();
+    assert_eq!(
+        (day.variable.as_str(), day.value.as_str()),
+        ("POCKETPILOT_MAX_DAY_USD", "4.5")
+    );
+    let money = f.rt.money_settings().unwrap();
+    assert_eq!(money.max_day_usd, None);
+    assert_eq!(money.today.day_budget_usd, Some(4.5));
+    f.rt.set_money_budgets(pocketpilot_protocol::MoneyBudgetsForm {
+        task_usd: "1".into(),
+        day_usd: String::new(),
+        trigger_day_usd: String::new(),
+    })
+    .unwrap();
+    std::env::remove_var("POCKETPILOT_MAX_DAY_USD");
+    let l = Limits::stored(&f.rt.store).unwrap();
+    assert_eq!((l.max_task_usd, l.max_day_usd), (Some(1.0), None));
 }

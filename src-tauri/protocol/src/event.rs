@@ -233,6 +233,11 @@ pub enum RuntimeEvent {
         message: String,
         #[serde(default)]
         repeated: Option<Repeated>,
+        /// When the pause lifts by itself (a stamp, UTC): a run parked by the daily cap
+        /// for unattended runs continues when the cap resets. `None`: only a person
+        /// continues it.
+        #[serde(default)]
+        resumes_at: Option<String>,
     },
     /// A person continued a paused task, adding `raise` to its budgets.
     RunContinued {

@@ -47,7 +47,8 @@ pub use event::{
 pub use feed::Change;
 pub use rules::{InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo, SkillSource};
 pub use settings::{
-    EnvOverride, LimitsForm, McpSecret, NewMcpServer, ProviderForm, SettingField, Setup,
+    EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings, NewMcpServer, PriceForm,
+    PriceRow, ProviderForm, SettingField, Setup, SpendToday,
 };
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,

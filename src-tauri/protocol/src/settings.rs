@@ -37,6 +37,9 @@ crate::wire_enum! {
         MaxTaskSeconds = "max_task_seconds",
         MaxTaskTokens = "max_task_tokens",
         DeltaWindowMs = "delta_window_ms",
+        MaxTaskUsd = "max_task_usd",
+        MaxDayUsd = "max_day_usd",
+        MaxTriggerDayUsd = "max_trigger_day_usd",
     }
 }
 
@@ -85,4 +88,69 @@ pub struct McpSecret {
     pub server: String,
     pub var: String,
     pub stored: bool,
+}
+
+/// One model's prices in dollars per million tokens, as stored (issue 19).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PriceRow {
+    /// A provider label (`openai:gpt-4o-mini`), a model name, `provider:*` or `*`.
+    pub model: String,
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    /// For prompt tokens the server reports as cached; `None`: the input price.
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+/// A price as typed in the settings screen. The runtime parses and checks the text, so a
+/// negative or non-numeric price is refused with its message and nothing is saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PriceForm {
+    pub model: String,
+    pub input: String,
+    pub output: String,
+    /// Blank: cached prompt tokens cost the input price.
+    pub cached: String,
+}
+
+/// The money budgets as typed in the settings screen: dollars, blank for no budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct MoneyBudgetsForm {
+    pub task_usd: String,
+    pub day_usd: String,
+    /// The separate daily cap for unattended runs (schedules, watches, webhooks).
+    pub trigger_day_usd: String,
+}
+
+/// What the current UTC day's model turns cost, against the budgets runs use now (the
+/// environment's overrides applied).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SpendToday {
+    /// The UTC day, `YYYY-MM-DD`.
+    pub day: String,
+    pub cost_usd: f64,
+    /// Of which unattended runs.
+    pub unattended_cost_usd: f64,
+    pub turns: u32,
+    /// Turns of a model without a price: not in the figures.
+    pub unpriced_turns: u32,
+    pub day_budget_usd: Option<f64>,
+    pub trigger_day_budget_usd: Option<f64>,
+    /// When the day's budgets start again (a stamp, UTC).
+    pub resets_at: String,
+}
+
+/// The settings screen's money section: the prices, the budgets as stored, and today's
+/// spend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct MoneySettings {
+    pub prices: Vec<PriceRow>,
+    pub max_task_usd: Option<f64>,
+    pub max_day_usd: Option<f64>,
+    pub max_trigger_day_usd: Option<f64>,
+    pub today: SpendToday,
 }

@@ -318,4 +318,10 @@ CREATE INDEX change_sets_task ON change_sets(task_id, id);
 CREATE INDEX change_sets_session ON change_sets(session_id, id);
 CREATE INDEX change_sets_call ON change_sets(task_id, call_id) WHERE kind = 'call';
 "#,
+    // A pause that lifts by itself (issue 19): a run parked by the daily cap for
+    // unattended runs continues when the cap resets, at this time (UTC, as stamped).
+    r#"
+ALTER TABLE tasks ADD COLUMN pause_resumes_at TEXT;
+CREATE INDEX tasks_parked_until ON tasks(pause_resumes_at) WHERE pause_resumes_at IS NOT NULL;
+"#,
 ];

@@ -48,11 +48,15 @@ pub struct Pause {
     pub reason: pocketpilot_protocol::PauseReason,
     pub budget: Option<pocketpilot_protocol::Budget>,
     pub message: String,
+    /// When the pause lifts by itself (the daily cap for unattended runs resets then);
+    /// `None`: only a person continues it.
+    pub resumes_at: Option<String>,
 }
 
 const COLUMNS: &str = "id, session_id, goal, trigger, provider, follow_up_of, status, step_count, \
     prompt_tokens, completion_tokens, active_ms, grants, final_answer, error, created_at, started_at, finished_at, mcp, \
-    extra_steps, extra_seconds, extra_tokens, extra_usd, pause_reason, pause_budget, pause_message";
+    extra_steps, extra_seconds, extra_tokens, extra_usd, pause_reason, pause_budget, pause_message, \
+    pause_resumes_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
     let at = At::new("tasks", r, 0)?;
@@ -87,6 +91,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
                 reason: at.name(22, "pause_reason")?,
                 budget: at.opt_name(23, "pause_budget")?,
                 message: r.get::<_, Option<String>>(24)?.unwrap_or_default(),
+                resumes_at: r.get(25)?,
             }),
         },
     })
@@ -95,15 +100,27 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
 /// The task pauses for the person (its status is set by the caller's transition).
 pub fn set_pause(c: &Connection, id: i64, pause: Option<&Pause>) -> Result<()> {
     c.execute(
-        "UPDATE tasks SET pause_reason = ?2, pause_budget = ?3, pause_message = ?4 WHERE id = ?1",
+        "UPDATE tasks SET pause_reason = ?2, pause_budget = ?3, pause_message = ?4, \
+         pause_resumes_at = ?5 WHERE id = ?1",
         params![
             id,
             pause.map(|p| p.reason.as_str()),
             pause.and_then(|p| p.budget).map(|b| b.as_str()),
             pause.map(|p| p.message.as_str()),
+            pause.and_then(|p| p.resumes_at.as_deref()),
         ],
     )?;
     Ok(())
+}
+
+/// The paused tasks whose pause lifts by itself at or before `now` (a stamp), oldest first.
+pub fn parked_until(c: &Connection, now: &str) -> Result<Vec<Task>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE pause_resumes_at IS NOT NULL AND pause_resumes_at <= ?1 \
+         AND status = ?2 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map(params![now, TaskStatus::Paused.as_str()], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Adds what a person raised to the task's budgets.

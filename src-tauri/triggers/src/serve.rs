@@ -86,6 +86,7 @@ impl TriggerHost {
             watches: HashMap::new(),
         };
         sup.reconcile().await;
+        sup.resume_parked().await;
         let (r2, c2) = (reload.clone(), cancel.clone());
         handles.push(tokio::spawn(async move { sup.run(r2, c2).await }));
         Ok(Self {
@@ -147,10 +148,30 @@ impl Supervisor {
                 _ = tokio::time::sleep(every) => {}
             }
             self.reconcile().await;
+            self.resume_parked().await;
         }
         for (_, r) in self.schedules.drain().chain(self.watches.drain()) {
             r.cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(5), r.handle).await;
+        }
+    }
+
+    /// Continues the runs the daily cap for unattended runs parked, once the host's clock
+    /// is past the cap's reset (the next UTC day). Checked at each reconcile: an indexed
+    /// read of the paused tasks that lift by themselves.
+    async fn resume_parked(&self) {
+        let (rt, now) = (self.rt.clone(), self.clock.now());
+        let resumed = super::blocking(move || {
+            rt.resume_lifted_pauses(now)
+                .map_err(super::TriggerError::from)
+        })
+        .await;
+        match resumed {
+            Ok(tasks) if !tasks.is_empty() => {
+                tracing::info!(?tasks, "the daily cap reset: parked runs continue");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "cannot continue the parked runs"),
         }
     }
 

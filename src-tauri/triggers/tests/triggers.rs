@@ -1387,3 +1387,121 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
     assert!((usage.total.cost_usd - 3.0).abs() < 1e-9, "{usage:?}");
     h.shutdown().await;
 }
+
+/// A fixture with the daily cap for unattended runs at $1 and every scripted turn of
+/// 1000 + 500 tokens costing $1.50.
+fn capped_fixture() -> Fixture {
+    let f = Fixture::with_limits(pocketpilot_core::config::Limits {
+        max_trigger_day_usd: Some(1.0),
+        ..Default::default()
+    });
+    f.rt.set_prices(&pocketpilot_core::cost::Prices {
+        models: vec![pocketpilot_core::cost::Price {
+            model: "scripted:*".into(),
+            input_per_mtok: 1000.0,
+            output_per_mtok: 1000.0,
+            cached_input_per_mtok: None,
+        }],
+    })
+    .unwrap();
+    f
+}
+
+fn schedule_at(f: &Fixture, expr: &str, goal: &str, provider: &str, now: DateTime<Utc>) -> i64 {
+    let new = cron::NewSchedule {
+        expr: expr.into(),
+        workspace: f.workspace.clone(),
+        goal: goal.into(),
+        provider: Some(provider.into()),
+        catch_up: false,
+    };
+    cron::create(&f.rt, &new, now).unwrap().id
+}
+
+async fn status_becomes(f: &Fixture, id: i64, want: TaskStatus) {
+    until(&format!("task {id} {want}"), || {
+        (f.rt.task(id).unwrap().status == want).then_some(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_the_person_stopped_it(
+) {
+    let f = capped_fixture();
+    let p = f.script(
+        "report.json",
+        json!([{ "text": "report done", "usage": { "prompt_tokens": 1000, "completion_tokens": 500 } }]),
+    );
+    let clock = ManualClock::new(t("2030-01-01T23:57:30Z"));
+    let c = clock.clone();
+    f.rt.set_clock(Arc::new(move || c.now()));
+    // Fixed times, so no tick of the new day competes with the resumed run for the cap.
+    let report = schedule_at(&f, "58,59 23 * * *", "nightly report", &p, clock.now());
+    let backup = schedule_at(&f, "59 23 * * *", "nightly backup", &p, clock.now());
+    let h = host(&f, settings(), clock.clone()).await;
+
+    clock.set(t("2030-01-01T23:58:00Z"));
+    let first = runs_len(&f, "cron", report, 1).await[0].task_id.unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+
+    // Over the cap ($1.50 of $1): both runs of 23:59 park before asking the model.
+    clock.set(t("2030-01-01T23:59:00Z"));
+    let parked = runs_len(&f, "cron", report, 2).await[1].task_id.unwrap();
+    let stopped = runs_len(&f, "cron", backup, 1).await[0].task_id.unwrap();
+    for id in [parked, stopped] {
+        assert_eq!(f.settle(id).await, TaskStatus::Paused);
+        let pause = f.rt.task(id).unwrap().pause.unwrap();
+        assert_eq!(
+            pause.resumes_at.as_deref(),
+            Some("2030-01-02T00:00:00.000Z")
+        );
+        assert!(
+            pause.message.contains("continues by itself"),
+            "{}",
+            pause.message
+        );
+    }
+    // The person stops one of them.
+    assert_eq!(f.rt.stop_task(stopped).unwrap(), TaskStatus::BudgetExceeded);
+
+    // Still the same day: the host looks (it reconciles every second) and leaves it parked.
+    clock.set(t("2030-01-01T23:59:59.900Z"));
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(f.rt.task(parked).unwrap().status, TaskStatus::Paused);
+    assert!(!f.kinds(parked).contains(&"model_turn_started".to_string()));
+
+    // The next UTC day: the cap reset, the parked run continues from where it stopped.
+    clock.set(t("2030-01-02T00:00:00Z"));
+    status_becomes(&f, parked, TaskStatus::Completed).await;
+    let task = f.rt.task(parked).unwrap();
+    assert_eq!(task.final_answer.as_deref(), Some("report done"));
+    assert!(task.pause.is_none());
+    let continued = f.event(parked, "run_continued").payload();
+    assert_eq!(continued["by"], pocketpilot_core::pause::LIFTED_BY);
+    let kinds = f.kinds(parked);
+    let at = |k: &str| kinds.iter().position(|x| x == k).unwrap();
+    assert!(
+        at("run_paused") < at("run_continued") && at("run_continued") < at("model_turn_started")
+    );
+
+    // The stopped one stays as the person left it: no continue, no model turn.
+    assert_eq!(
+        f.rt.task(stopped).unwrap().status,
+        TaskStatus::BudgetExceeded
+    );
+    let kinds = f.kinds(stopped);
+    assert!(
+        !kinds
+            .iter()
+            .any(|k| k == "run_continued" || k == "model_turn_started"),
+        "{kinds:?}"
+    );
+    let usage = f.rt.usage(None).unwrap();
+    assert!(
+        (usage.today_unattended.cost_usd - 1.5).abs() < 1e-9,
+        "{usage:?}"
+    );
+    assert_eq!(f.rt.counts().unwrap().paused, 0);
+    h.shutdown().await;
+}

@@ -146,6 +146,13 @@ export const setMcpSecret = (server: string, variable: string, value: string) =>
   commands.setMcpSecret(server, variable, value).then(() => undefined);
 export const limits = (): Promise<LimitsForm> => commands.limits();
 export const setLimits = (l: LimitsForm) => commands.setLimits(l).then(() => undefined);
+/** Prices, the money budgets as stored, and today's spend against the budgets runs use. */
+export const moneySettings = (): Promise<Wire.MoneySettings> => commands.moneySettings();
+/** Sets one model's prices from the text typed; the runtime refuses a bad figure and saves nothing. */
+export const setPrice = (price: Wire.PriceForm): Promise<Wire.PriceRow> => commands.setPrice(price);
+export const deletePrice = (model: string): Promise<boolean> => commands.deletePrice(model);
+/** Saves the three money budgets from the text typed (blank: none). */
+export const setMoneyBudgets = (b: Wire.MoneyBudgetsForm) => commands.setMoneyBudgets(b).then(() => undefined);
 export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);
 export const setPolicyRules = (workspace: string, rules: PolicyRules) =>
   commands.setPolicyRules(workspace, rules).then(() => undefined);

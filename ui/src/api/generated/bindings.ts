@@ -90,6 +90,14 @@ export const commands = {
 	/**  The limits as stored (the environment's overrides are `setting_overrides`). */
 	limits: () => __TAURI_INVOKE<LimitsForm>("limits"),
 	setLimits: (limits: LimitsForm) => __TAURI_INVOKE<null>("set_limits", { limits }),
+	/**  Prices, money budgets as stored, and today's spend against the budgets runs use. */
+	moneySettings: () => __TAURI_INVOKE<MoneySettings>("money_settings"),
+	/**  Sets one model's prices from the text typed (the runtime checks it). */
+	setPrice: (price: PriceForm) => __TAURI_INVOKE<PriceRow>("set_price", { price }),
+	/**  Removes a model's prices; false when it had none. */
+	deletePrice: (model: string) => __TAURI_INVOKE<boolean>("delete_price", { model }),
+	/**  Saves the money budgets from the text typed (blank: none; the runtime checks it). */
+	setMoneyBudgets: (budgets: MoneyBudgetsForm) => __TAURI_INVOKE<null>("set_money_budgets", { budgets }),
 	/**  The rules of a workspace (its canonical path, as sessions carry it). */
 	policyRules: (workspace: string) => __TAURI_INVOKE<PolicyRules>("policy_rules", { workspace }),
 	setPolicyRules: (workspace: string, rules: PolicyRules) => __TAURI_INVOKE<null>("set_policy_rules", { workspace, rules }),
@@ -585,6 +593,26 @@ export type Memory = {
 /**  Whom a memory is for: every workspace, or one. */
 export type MemoryScope = "global" | "workspace";
 
+/**  The money budgets as typed in the settings screen: dollars, blank for no budget. */
+export type MoneyBudgetsForm = {
+	task_usd: string,
+	day_usd: string,
+	/**  The separate daily cap for unattended runs (schedules, watches, webhooks). */
+	trigger_day_usd: string,
+};
+
+/**
+ *  The settings screen's money section: the prices, the budgets as stored, and today's
+ *  spend.
+ */
+export type MoneySettings = {
+	prices: PriceRow[],
+	max_task_usd: number | null,
+	max_day_usd: number | null,
+	max_trigger_day_usd: number | null,
+	today: SpendToday,
+};
+
 /**
  *  What the settings screen sends to add (or replace, by name and workspace) an MCP
  *  server: `url`, or `command` with `args` and `env`. Core validates it.
@@ -634,6 +662,11 @@ export type Pause = {
 	reason: PauseReason,
 	budget: Budget | null,
 	message: string,
+	/**
+	 *  When the pause lifts by itself (the daily cap for unattended runs resets then);
+	 *  `None`: only a person continues it.
+	 */
+	resumes_at: string | null,
 };
 
 /**  Why a run paused for the person (issue 19). */
@@ -653,6 +686,28 @@ export type PauseReason =
 export type PolicyRules = {
 	allow: string[],
 	deny: string[],
+};
+
+/**
+ *  A price as typed in the settings screen. The runtime parses and checks the text, so a
+ *  negative or non-numeric price is refused with its message and nothing is saved.
+ */
+export type PriceForm = {
+	model: string,
+	input: string,
+	output: string,
+	/**  Blank: cached prompt tokens cost the input price. */
+	cached: string,
+};
+
+/**  One model's prices in dollars per million tokens, as stored (issue 19). */
+export type PriceRow = {
+	/**  A provider label (`openai:gpt-4o-mini`), a model name, `provider:*` or `*`. */
+	model: string,
+	input_per_mtok: number | null,
+	output_per_mtok: number | null,
+	/**  For prompt tokens the server reports as cached; `None`: the input price. */
+	cached_input_per_mtok: number | null,
 };
 
 /**
@@ -844,6 +899,12 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	budget?: Budget | null,
 	message: string,
 	repeated?: Repeated | null,
+	/**
+	 *  When the pause lifts by itself (a stamp, UTC): a run parked by the daily cap
+	 *  for unattended runs continues when the cap resets. `None`: only a person
+	 *  continues it.
+	 */
+	resumes_at?: string | null,
 } } | 
 /**  A person continued a paused task, adding `raise` to its budgets. */
 { type: "run_continued"; payload: {
@@ -893,7 +954,7 @@ export type SessionHistory = {
 };
 
 /**  A stored setting an environment variable can override. */
-export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_task_seconds" | "max_task_tokens" | "delta_window_ms";
+export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_task_seconds" | "max_task_tokens" | "delta_window_ms" | "max_task_usd" | "max_day_usd" | "max_trigger_day_usd";
 
 /**
  *  What the app needs to know at start: whether a model is configured at all (else the
@@ -919,6 +980,25 @@ export type SkillSource =
 "workspace" | 
 /**  The person's own skills directory. */
 "personal";
+
+/**
+ *  What the current UTC day's model turns cost, against the budgets runs use now (the
+ *  environment's overrides applied).
+ */
+export type SpendToday = {
+	/**  The UTC day, `YYYY-MM-DD`. */
+	day: string,
+	cost_usd: number | null,
+	/**  Of which unattended runs. */
+	unattended_cost_usd: number | null,
+	turns: number,
+	/**  Turns of a model without a price: not in the figures. */
+	unpriced_turns: number,
+	day_budget_usd: number | null,
+	trigger_day_budget_usd: number | null,
+	/**  When the day's budgets start again (a stamp, UTC). */
+	resets_at: string,
+};
 
 export type StoredSchedule = {
 	id: number,

@@ -8,7 +8,7 @@ import { Inline } from "./inline";
 import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 import { SandboxLine, useApprovalSandbox } from "./SandboxLine";
-import { effectText, HiddenWarning, visible } from "./hidden";
+import { effectText, HiddenWarning, visible, visibleJson } from "./hidden";
 
 export function EffectView({ effect }: { effect: Effect }) {
   switch (effect.kind) {
@@ -93,7 +93,7 @@ function focusables(root: HTMLElement): HTMLElement[] {
 
 export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Props) {
   const [mode, setMode] = useState<Mode>("ask");
-  const [args, setArgs] = useState(() => JSON.stringify(approval.arguments, null, 2));
+  const [args, setArgs] = useState(() => visibleJson(approval.arguments));
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { effectText, hasHidden, visible } from "./hidden";
+import { effectText, hasHidden, visible, visibleJson } from "./hidden";
 
 describe("visible", () => {
   it("escapes controls, bidi and zero-width characters as the CLI does", () => {
@@ -14,5 +14,14 @@ describe("visible", () => {
   it("flags an effect with hidden characters", () => {
     expect(hasHidden(effectText({ kind: "command", command: "ls\r\x1b[2Kx", cwd: "/w" }))).toBe(true);
     expect(hasHidden(effectText({ kind: "command", command: "ls -la\necho", cwd: "/w" }))).toBe(false);
+  });
+  it("writes arguments to edit as JSON without a raw hidden character, parsing back the same", () => {
+    const args = { command: "echo \x1b[2J\u202etxt.exe \u{e0041}", note: "é ✓" };
+    const text = visibleJson(args);
+    expect(hasHidden(text)).toBe(false);
+    expect(text).toContain("\\u001b[2J\\u202etxt.exe \\udb40\\udc41");
+    expect(text).toContain("é ✓");
+    expect(JSON.parse(text)).toEqual(args);
+    expect(visibleJson({ a: "plain" })).toBe(JSON.stringify({ a: "plain" }, null, 2));
   });
 });

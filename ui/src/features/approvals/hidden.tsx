@@ -38,6 +38,22 @@ export function visible(s: string): string {
   return out;
 }
 
+/**
+ * `value` as JSON a person edits: every hidden character written as a JSON `\uXXXX`
+ * escape, so the text shows no raw control or bidi character and parses back to the same
+ * value (hidden characters only occur inside JSON strings, where an escape means them).
+ */
+export function visibleJson(value: unknown): string {
+  const json = JSON.stringify(value, null, 2) ?? "";
+  if (!hasHidden(json)) return json;
+  let out = "";
+  for (const ch of json) {
+    if (!hidden(ch.codePointAt(0) ?? 0)) out += ch;
+    else for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  }
+  return out;
+}
+
 /** The text of an effect a person reads: what `hasHidden` is asked about. */
 export function effectText(effect: Effect): string {
   switch (effect.kind) {

@@ -6,6 +6,7 @@ import { errorMessage, getTask, taskEvents } from "../../api/commands";
 import type { EventKind, Task, TaskEvent } from "../../api/generated/bindings";
 import { timeOf } from "../../lib/format";
 import { hrefOf } from "../../lib/route";
+import { visible } from "../approvals/hidden";
 
 export function TaskDetails({ taskId }: { taskId: number }) {
   const [task, setTask] = useState<Task | null>(null);
@@ -83,7 +84,7 @@ export function TaskDetails({ taskId }: { taskId: number }) {
                   <tr class="timeline-payload" data-testid="timeline-payload">
                     <td />
                     <td colSpan={4}>
-                      <pre>{JSON.stringify(ev.payload, null, 2)}</pre>
+                      <pre>{visible(JSON.stringify(ev.payload, null, 2))}</pre>
                     </td>
                   </tr>
                 )}

@@ -64,7 +64,7 @@ export function ToolCard({ item }: { item: ToolItem }) {
         <span class="tool-title">
           <span class="tool-name">{visible(item.name)}</span>
           {subject && (
-            <code class="tool-subject" data-testid="tool-subject" title={subject}>
+            <code class="tool-subject" data-testid="tool-subject" title={visible(subject)}>
               {visible(subject)}
             </code>
           )}
@@ -87,7 +87,7 @@ export function ToolCard({ item }: { item: ToolItem }) {
           <pre class="diff">
             {item.diff.split("\n").map((line, i) => (
               <span key={i} class={diffClass(line)}>
-                {line}
+                {visible(line)}
                 {"\n"}
               </span>
             ))}

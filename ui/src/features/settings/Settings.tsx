@@ -1,6 +1,7 @@
 // Settings: the model provider (base URL, model, API key — write-only, kept in the OS
-// keychain), "test connection", limits, the policy of a workspace, and background work
-// (webhooks, schedules, file watches) and MCP servers (features/triggers).
+// keychain), "test connection", limits, prices and money budgets (Money.tsx), the policy
+// of a workspace, and background work (webhooks, schedules, file watches) and MCP servers
+// (features/triggers).
 import { useEffect, useState } from "preact/hooks";
 import {
   apiKeyStored,
@@ -15,11 +16,10 @@ import {
   setLimits,
   setPolicyRules,
   setProviderSettings,
-  settingOverrides,
   testConnection,
 } from "../../api/commands";
 import { UndoHistorySettings } from "../changes/UndoHistorySettings";
-import type { EnvOverride, LimitsForm, PolicyRules, ProviderForm, SettingField } from "../../api/generated/bindings";
+import type { LimitsForm, PolicyRules, ProviderForm } from "../../api/generated/bindings";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
 import { SettingsSandboxLine } from "../approvals/SandboxLine";
@@ -28,50 +28,14 @@ import { PRESETS, presetOf } from "./presets";
 import { SettingsNav } from "./SettingsNav";
 import { KeysSection } from "./Keys";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
+import { MoneySection } from "./Money";
+import { Overridden, StatusLine, useOverrides, type Status } from "./fields";
 
 interface Props {
   /** No model is configured yet: say why the person is here. */
   firstRun: boolean;
   workspaces: string[];
   onSaved: () => void;
-}
-
-type Status = { tone: "ok" | "error"; text: string; detail?: string | null } | null;
-
-/** The fields an environment variable overrides: the form shows and saves the stored value. */
-function useOverrides(): EnvOverride[] {
-  const [list, setList] = useState<EnvOverride[]>([]);
-  useEffect(() => {
-    settingOverrides()
-      .then(setList)
-      .catch(() => setList([]));
-  }, []);
-  return list;
-}
-
-function Overridden({ field, overrides }: { field: SettingField; overrides: EnvOverride[] }) {
-  const o = overrides.find((x) => x.field === field);
-  if (!o) return null;
-  return (
-    <span class="muted" data-testid={`override-${field}`}>
-      overridden by {o.variable} (runs use {o.value}; what you save here is kept for when it is unset)
-    </span>
-  );
-}
-
-function StatusLine({ status, testid }: { status: Status; testid: string }) {
-  if (!status) return null;
-  return (
-    <div class={`notice ${status.tone === "ok" ? "info" : "error"}`} data-testid={testid} role="status">
-      {status.text}
-      {status.detail && (
-        <details class="failure-detail" data-testid={`${testid}-detail`}>
-          <summary>Details</summary>
-          <pre>{status.detail}</pre>
-        </details>
-      )}
-    </div>
-  );
 }
 
 export function Settings({ firstRun, workspaces, onSaved }: Props) {
@@ -92,6 +56,7 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <ProviderSection onSaved={onSaved} />
         <SettingsSandboxLine />
         <LimitsSection />
+        <MoneySection />
         <UndoHistorySettings />
         <PolicySection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />
