@@ -136,7 +136,10 @@ pub fn money_out(
             }));
         }
     }
-    let unattended = costs::UNATTENDED_TRIGGERS_SQL.contains(&format!("'{}'", task.trigger));
+    let unattended = task
+        .trigger
+        .parse::<pocketpilot_protocol::RunSource>()
+        .is_ok_and(|s| s.is_trigger());
     if let (true, Some(limit)) = (unattended, limits.max_trigger_day_usd) {
         let spent = costs::between(c, &from, &to, true)?.cost_usd;
         if spent >= limit + extra {

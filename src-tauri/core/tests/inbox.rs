@@ -634,6 +634,7 @@ async fn a_write_naming_one_of_the_runtimes_kinds_is_refused_and_writes_nothing(
         );
     }
     assert_eq!(transcript(&f.rt, session), before);
+}
 
 /// Issue 15: a run is a person's or a trigger's, never both. A webhook's steer queued
 /// while a person's run works does not join it (it would act under the person's session

@@ -1,13 +1,22 @@
 //! The recorded cost of every model turn (issue 19): one row per `model_turn_completed`
 //! event, written in the same transaction, keyed by the event so a turn counts once.
+use pocketpilot_protocol::wire::WireName;
+use pocketpilot_protocol::RunSource;
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
 use super::Result;
 
 /// The tasks started by a trigger rather than by a person (the daily cap for unattended
-/// runs counts these).
-pub const UNATTENDED_TRIGGERS_SQL: &str = "('cron','watch','webhook')";
+/// runs counts these), as an SQL list of their `trigger` names.
+fn unattended_sql() -> String {
+    let names: Vec<String> = RunSource::ALL
+        .iter()
+        .filter(|s| s.is_trigger())
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    format!("({})", names.join(","))
+}
 
 pub struct TurnCost<'a> {
     pub task_id: i64,
@@ -95,7 +104,7 @@ pub fn for_session(c: &Connection, session_id: i64) -> Result<Totals> {
 /// trigger-started tasks.
 pub fn between(c: &Connection, from: &str, to: &str, unattended: bool) -> Result<Totals> {
     let only = if unattended {
-        format!(" AND trigger IN {UNATTENDED_TRIGGERS_SQL}")
+        format!(" AND trigger IN {}", unattended_sql())
     } else {
         String::new()
     };
