@@ -314,6 +314,47 @@ pub fn plan_compaction_after(
     anchor: Option<&Anchor>,
     elided_before: &[ItemId],
 ) -> Result<Plan, ContextError> {
+    let planned = plan_keeping(
+        view,
+        tools,
+        budget,
+        estimator,
+        options,
+        anchor,
+        elided_before,
+    );
+    match planned {
+        // Long turns in a small window: the last turns kept verbatim can outgrow it (two
+        // of 650 tokens beside 1,600 of tool definitions in 4,096). The turn before the
+        // last is then summarised too; only the very last one stays whatever happens.
+        Err(ContextError::NothingFits { .. }) if options.keep_last_turns > 1 => {
+            let fewer = PlanOptions {
+                keep_last_turns: 1,
+                ..*options
+            };
+            plan_keeping(
+                view,
+                tools,
+                budget,
+                estimator,
+                &fewer,
+                anchor,
+                elided_before,
+            )
+        }
+        planned => planned,
+    }
+}
+
+fn plan_keeping(
+    view: &[Item],
+    tools: &[ToolSpec],
+    budget: &Budget,
+    estimator: &Estimator,
+    options: &PlanOptions,
+    anchor: Option<&Anchor>,
+    elided_before: &[ItemId],
+) -> Result<Plan, ContextError> {
     let limit = budget.limit();
     let fixed_tokens = estimator.tools(tools) + estimator.fixed();
     let nothing_fits = |needed: u32, what: Option<String>| ContextError::NothingFits {

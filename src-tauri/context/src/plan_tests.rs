@@ -573,3 +573,30 @@ fn a_long_chat_compacts_once_every_several_turns_not_on_each() {
     // The window fills near turn 20; from then on a compaction every turn would be ~40.
     assert!(compactions <= 10, "{compactions} compactions in 60 turns");
 }
+
+/// Two long turns beside a large fixed part: the last two turns alone do not fit. The one
+/// before the last is summarised rather than the request refused; the last stays verbatim.
+#[test]
+fn when_the_last_two_turns_alone_do_not_fit_the_older_is_summarised() {
+    let e = est();
+    let budget = Budget::new(4096, 512, &e);
+    let mut s = Session::new("List the folder, thinking aloud.");
+    s.items[0] = Item::system_rules(0, words("sys", 1500));
+    let mut last = String::new();
+    for n in 0..2 {
+        let c = call(&format!("c{n}"), "list_dir", r#"{"path":"."}"#);
+        last = words(&tag(n), 700);
+        let text = last.clone();
+        s.push(|id| Item::assistant(id, text, vec![c.clone()]));
+        s.push(|id| Item::tool_result(id, &c, "a.txt b.txt"));
+    }
+    let p = plan(&s.items, 4096, 512).unwrap();
+    assert!(p.estimate <= budget.limit());
+    assert!(p.summary_request().is_some());
+    let out = p.finish(Some("Listed once."), &e);
+    assert!(
+        texts(&out.messages).iter().any(|t| *t == last),
+        "the last turn verbatim"
+    );
+    assert!(!texts(&out.messages).iter().any(|t| t.starts_with(&tag(0))));
+}
