@@ -55,7 +55,7 @@ pub enum RuntimeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Changes(#[from] crate::changes::ChangeError),
-    #[error("session {session_id} is still working (task {task_id} is {}): stop that task first, then delete the session", crate::session_delete::doing(*.status))]
+    #[error("session {session_id} is still working (task {task_id} is {}): stop that task first, then delete the session", doing(*.status))]
     SessionActive {
         session_id: i64,
         task_id: i64,
@@ -806,4 +806,16 @@ fn title_of(goal: &str) -> String {
         title.push('…');
     }
     title
+}
+
+/// An open task's status as the refusal says it.
+fn doing(status: crate::task::TaskStatus) -> &'static str {
+    use crate::task::TaskStatus::*;
+    match status {
+        Queued => "queued",
+        Running => "running",
+        WaitingApproval => "waiting for an approval",
+        Paused => "paused",
+        Completed | Failed | Cancelled | BudgetExceeded => "ending",
+    }
 }

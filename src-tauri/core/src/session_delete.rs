@@ -22,18 +22,6 @@ use crate::changes::retention;
 use crate::service::{Result, Runtime, RuntimeError};
 use crate::store::{change_sets, sessions, tasks};
 
-/// An open task's status as the refusal says it.
-pub(crate) fn doing(status: crate::task::TaskStatus) -> &'static str {
-    use crate::task::TaskStatus::*;
-    match status {
-        Queued => "queued",
-        Running => "running",
-        WaitingApproval => "waiting for an approval",
-        Paused => "paused",
-        Completed | Failed | Cancelled | BudgetExceeded => "ending",
-    }
-}
-
 /// What a delete removed.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct DeletedSession {
