@@ -219,10 +219,25 @@ impl ScriptedProvider {
 
     fn turn_for(&self, messages: &[Message]) -> Result<(usize, Turn), ProviderError> {
         self.log_request(messages)?;
-        let index = messages
+        let played = messages
             .iter()
             .filter(|m| m.role == Role::Assistant)
             .count();
+        // A compaction summarises earlier turns away, so counting the assistant messages
+        // would play a turn again; the ids this script gives its calls (`call_s{turn}_{n}`)
+        // still say which turn came last, since the last turn is always kept.
+        let by_ids = messages
+            .iter()
+            .flat_map(|m| {
+                m.tool_calls
+                    .iter()
+                    .map(|c| c.id.as_str())
+                    .chain(m.tool_call_id.as_deref())
+            })
+            .filter_map(turn_of_call_id)
+            .max()
+            .unwrap_or(0);
+        let index = played.max(by_ids);
         let turn = match self.script.turns.get(index) {
             Some(t) => t.clone(),
             None if self.script.repeat_last => {
@@ -238,6 +253,12 @@ impl ScriptedProvider {
         };
         Ok((index, turn))
     }
+}
+
+/// The turn (counted from 1) a call id this script made names: `call_s3_1` → 3.
+fn turn_of_call_id(id: &str) -> Option<usize> {
+    let (turn, _) = id.strip_prefix("call_s")?.split_once('_')?;
+    turn.parse().ok()
 }
 
 fn scripted_error(e: &ScriptedError) -> ProviderError {

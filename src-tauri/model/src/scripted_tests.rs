@@ -84,3 +84,29 @@ fn a_malformed_script_is_a_clear_error() {
         Err(ScriptError::Empty(_))
     ));
 }
+
+/// After a compaction the request holds a summary and the last turn only: the next turn
+/// is the one after the last call the script made, not the count of assistant messages.
+#[tokio::test]
+async fn a_summary_standing_for_earlier_turns_does_not_replay_them() {
+    let p = provider(
+        r#"[{"text":"one","tool_calls":[{"name":"t","arguments":{}}]},
+            {"text":"two","tool_calls":[{"name":"t","arguments":{}}]},
+            {"text":"three","tool_calls":[{"name":"t","arguments":{}}]},
+            {"text":"four"}]"#,
+    );
+    let call = ToolCall {
+        id: "call_s3_1".into(),
+        name: "t".into(),
+        arguments: "{}".into(),
+    };
+    let compacted = vec![
+        Message::user("go"),
+        Message::assistant("[Summary of earlier turns] one, two", vec![]),
+        Message::assistant("three", vec![call.clone()]),
+        Message::tool_result(call.id.clone(), "ok"),
+    ];
+    assert_eq!(p.complete(compacted, vec![]).await.unwrap().text, "four");
+    assert_eq!(turn_of_call_id("call_s12_2"), Some(12));
+    assert_eq!(turn_of_call_id("call_1"), None);
+}
