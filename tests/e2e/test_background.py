@@ -64,6 +64,6 @@ def test_settings_switch_start_at_login_and_keep_in_tray(app_env: AppEnv, launch
     assert alive(pid), "closing the window quit the app although it was asked to stay in the tray"
     desktop.click(item, "Open PocketPilot")
     wait_until("the window to come back", window.mapped)
-    desktop.click(item, "Quit PocketPilot")
+    desktop.click(item, "Quit PocketPilot", quits=True)
     wait_until("the app to exit", lambda: not alive(pid), timeout=15)
     window.close()

@@ -115,7 +115,7 @@ def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launc
     assert "paused" not in app_env.cli("triggers", "status").stdout
 
     # Quit from the tray ends the process, window or not.
-    desktop.click(item, "Quit PocketPilot")
+    desktop.click(item, "Quit PocketPilot", quits=True)
     wait_until("the app to exit", lambda: not alive(pid), timeout=15)
     window.close()
 
