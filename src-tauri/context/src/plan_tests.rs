@@ -595,7 +595,7 @@ fn when_the_last_two_turns_alone_do_not_fit_the_older_is_summarised() {
     assert!(p.summary_request().is_some());
     let out = p.finish(Some("Listed once."), &e);
     assert!(
-        texts(&out.messages).iter().any(|t| *t == last),
+        texts(&out.messages).contains(&last),
         "the last turn verbatim"
     );
     assert!(!texts(&out.messages).iter().any(|t| t.starts_with(&tag(0))));

@@ -97,6 +97,15 @@ enum CallResult {
     NeedsApproval,
 }
 
+impl From<crate::cost::MoneyOut> for AgentOutcome {
+    fn from(out: crate::cost::MoneyOut) -> Self {
+        AgentOutcome::MoneyBudget {
+            message: out.message,
+            resumes_at: out.resumes_at,
+        }
+    }
+}
+
 impl Agent {
     /// What the orchestrator needs of this agent to carry out a call.
     pub fn call_env(&self) -> CallEnv<'_> {
@@ -145,12 +154,7 @@ impl Agent {
                 }
             }
             match sink.money_out() {
-                Ok(Some(out)) => {
-                    return AgentOutcome::MoneyBudget {
-                        message: out.message,
-                        resumes_at: out.resumes_at,
-                    }
-                }
+                Ok(Some(out)) => return out.into(),
                 Ok(None) => {}
                 Err(error) => return AgentOutcome::RecordFailed { error },
             }

@@ -516,6 +516,16 @@ fn apply(
     Ok(stored)
 }
 
+/// A transcript entry of the task's session, written by its run.
+fn entry(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    kind: EntryKind,
+    content: &serde_json::Value,
+) -> Result<i64, StoreError> {
+    entries::append(tx, task.session_id, Some(task.id), &kind, content)
+}
+
 /// The assistant's turn: its transcript entry, the step reached, the tokens used.
 fn model_turn_completed(
     tx: &rusqlite::Transaction<'_>,
@@ -533,13 +543,7 @@ fn model_turn_completed(
         return Ok(());
     };
     let content = serde_json::json!({ "text": text, "tool_calls": tool_calls });
-    entries::append(
-        tx,
-        task.session_id,
-        Some(task.id),
-        &EntryKind::Assistant,
-        &content,
-    )?;
+    entry(tx, task, EntryKind::Assistant, &content)?;
     tasks::set_step(tx, task.id, *step)?;
     if let Some(u) = usage {
         tasks::add_usage(tx, task.id, u.prompt_tokens, u.completion_tokens)?;
@@ -594,13 +598,7 @@ fn tool_call(
             )?;
             let content =
                 serde_json::json!({ "call_id": call_id, "text": output, "is_error": false });
-            entries::append(
-                tx,
-                task.session_id,
-                Some(task_id),
-                &EntryKind::ToolResult,
-                &content,
-            )?;
+            entry(tx, task, EntryKind::ToolResult, &content)?;
         }
         RuntimeEvent::ToolCallFailed {
             call_id,
@@ -619,13 +617,7 @@ fn tool_call(
             }
             let text = format!("Tool {name} failed: {error}");
             let content = serde_json::json!({ "call_id": call_id, "text": text, "is_error": true });
-            entries::append(
-                tx,
-                task.session_id,
-                Some(task_id),
-                &EntryKind::ToolResult,
-                &content,
-            )?;
+            entry(tx, task, EntryKind::ToolResult, &content)?;
         }
         _ => {}
     }
