@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Approval, Change, Session, Submission } from "../api/generated/bindings";
-import { SessionStore, type Source } from "./sessionStore";
+import { SessionStore, activityAfter, type Source } from "./sessionStore";
 
 /** A runtime stand-in: lists the test edits, a feed the test pushes, and a count of reads. */
 function fakeRuntime() {
@@ -193,5 +193,17 @@ describe("the session store", () => {
     off();
     rt.push({ kind: "refresh" });
     expect(seen).toEqual([{ kind: "triggers" }]);
+  });
+});
+
+describe("a session's activity after a task change", () => {
+  it("waits for the person on an approval or a pause, is busy otherwise, ends on a terminal event", () => {
+    expect(activityAfter("approval_required")).toBe("waiting");
+    expect(activityAfter("run_paused")).toBe("waiting");
+    expect(activityAfter("run_continued")).toBe("busy");
+    expect(activityAfter("model_turn_started")).toBe("busy");
+    for (const e of ["task_completed", "task_failed", "task_cancelled", "budget_exceeded"] as const) {
+      expect(activityAfter(e)).toBeNull();
+    }
   });
 });

@@ -9,23 +9,17 @@
 // one more read runs when it returns, so a burst of changes costs two reads, not N, and
 // the newest answer is the one kept.
 import type { Approval, Change, EventKind, Session, Submission } from "../api/generated/bindings";
+import { isTerminalEvent } from "../features/stream/terminal";
 
 /** What a session's run is doing, as the sidebar marks it. */
 export type Activity = "busy" | "waiting";
 
 /** The activity a task change leaves its session in; null: the run ended. */
 export function activityAfter(event: EventKind): Activity | null {
-  switch (event) {
-    case "approval_required":
-      return "waiting";
-    case "task_completed":
-    case "task_failed":
-    case "task_cancelled":
-    case "budget_exceeded":
-      return null;
-    default:
-      return "busy";
-  }
+  // A pause (a budget, the repetition guard) waits for the person as an approval does.
+  if (event === "approval_required" || event === "run_paused") return "waiting";
+  if (isTerminalEvent(event)) return null;
+  return "busy";
 }
 
 /** Where the store reads from and how it follows changes (commands.ts in the app). */

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, redoUndo, taskChanges, undoTask } from "../../api/commands";
 import type { ChangeList, FileChange, Node, UndoReport } from "../../api/generated/bindings";
+import { visible } from "../approvals/hidden";
 import { diffLineClass, filesChanged } from "./diff";
 
 function DiffView({ diff }: { diff: string }) {
@@ -10,7 +11,7 @@ function DiffView({ diff }: { diff: string }) {
     <pre class="diff" data-testid="change-diff">
       {diff.split("\n").map((line, i) => (
         <span key={i} class={diffLineClass(line)}>
-          {line}
+          {visible(line)}
           {"\n"}
         </span>
       ))}
