@@ -4,53 +4,11 @@
 //! After each kill the store holds the old view or the new one, never half: every
 //! compaction entry has its `context_compacted` event and every such event its entry.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+mod support;
 use std::time::Duration;
+use support::{kill9, Harness};
 
 use serde_json::{json, Value};
-
-struct Harness {
-    dir: tempfile::TempDir,
-}
-
-impl Harness {
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c
-    }
-    fn output(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd(args);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        c.output().unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.output(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-fn kill9(child: &mut Child) {
-    // SAFETY: sending SIGKILL to our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGKILL);
-    }
-    let _ = child.wait();
-}
 
 /// The summaries each compaction entry stands for, and those each event says were
 /// written: the same multiset, or a compaction was half done.
@@ -90,10 +48,7 @@ fn check_whole(h: &Harness, session: &str) -> usize {
 
 #[test]
 fn killed_during_compactions_the_view_is_old_or_new_never_half() {
-    let h = Harness {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    std::fs::create_dir_all(h.ws()).unwrap();
+    let h = Harness::new(&[]);
     let script_path = h.dir.path().join("script.json");
     let answer = format!(
         "Answer: {}",

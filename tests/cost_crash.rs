@@ -3,46 +3,13 @@
 //! recorded cost is at least what it was, and at the end it is exactly the known price of
 //! every model turn that was recorded — one per request that was answered, none twice.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod support;
 use std::time::Duration;
+use support::Harness;
 
-use serde_json::{json, Value};
-
-struct Harness {
-    dir: tempfile::TempDir,
-}
+use serde_json::json;
 
 impl Harness {
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env("POCKETPILOT_MAX_AGENT_STEPS", "200")
-            .env("POCKETPILOT_REPEAT_LIMIT", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c
-    }
-    fn output(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd(args);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        c.output().unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.output(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
     /// (recorded model turns, their summed cost from the events) over every task.
     fn recorded(&self) -> (u64, f64) {
         let mut turns = 0;
@@ -65,10 +32,10 @@ const TURN_USD: f64 = 1.0;
 
 #[test]
 fn cost_figures_survive_kill_9_and_count_each_answered_request_once() {
-    let h = Harness {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    std::fs::create_dir_all(h.ws()).unwrap();
+    let h = Harness::new(&[
+        ("POCKETPILOT_MAX_AGENT_STEPS", "200"),
+        ("POCKETPILOT_REPEAT_LIMIT", "0"),
+    ]);
     let mut turns = Vec::new();
     for k in 0..60 {
         turns.push(json!({ "text": format!("step {k}"), "delay_ms": 40,

@@ -8,10 +8,12 @@
 //! `POCKETPILOT_CRASH_KILLS` sets the number of kills (default 50; a soak: 2000).
 //! `POCKETPILOT_CRASH_SEED` replays a run (the seed is printed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+use support::{kill9, Harness};
 
 use serde_json::{json, Value};
 
@@ -28,49 +30,6 @@ impl Rng {
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo)
     }
-}
-
-struct Harness {
-    dir: tempfile::TempDir,
-}
-
-impl Harness {
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env("POCKETPILOT_MAX_AGENT_STEPS", "50")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c
-    }
-    fn output(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd(args);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        c.output().unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.output(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-fn kill9(child: &mut Child) {
-    // SAFETY: sending SIGKILL to our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGKILL);
-    }
-    let _ = child.wait();
 }
 
 fn script(path: &Path) {
@@ -106,10 +65,7 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
         });
     println!("crash harness: {kills} kills, POCKETPILOT_CRASH_SEED={seed}");
     let mut rng = Rng(seed);
-    let h = Harness {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    std::fs::create_dir_all(h.ws()).unwrap();
+    let h = Harness::new(&[("POCKETPILOT_MAX_AGENT_STEPS", "50")]);
     let script_path = h.dir.path().join("script.json");
     script(&script_path);
     let ws = h.ws().display().to_string();
@@ -264,10 +220,7 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
 /// the model is told and it never runs twice), whatever the first call with the id did.
 #[test]
 fn a_reused_call_id_killed_while_it_runs_is_found_interrupted() {
-    let h = Harness {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    std::fs::create_dir_all(h.ws()).unwrap();
+    let h = Harness::new(&[("POCKETPILOT_MAX_AGENT_STEPS", "50")]);
     let ws = h.ws().display().to_string();
     let script_path = h.dir.path().join("reuse.json");
     let turns = json!([

@@ -1154,6 +1154,23 @@ async fn unknown_and_known_hooks_are_refused_alike() {
     h.shutdown().await;
 }
 
+/// A person's run whose first command the person approved for the whole session: the
+/// session then holds `shell:execute`. Returns the session.
+async fn a_session_holding_a_shell_grant(f: &Fixture, script: &str) -> i64 {
+    let first = f.rt.submit(&f.task("person", script)).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
+    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let grant = pocketpilot_core::ApprovalAnswer {
+        approve: true,
+        session_grant: true,
+        by: "person".into(),
+        ..Default::default()
+    };
+    f.rt.resolve_approval(a.id, grant).unwrap();
+    assert_eq!(f.settle(first).await, TaskStatus::Completed);
+    f.rt.task(first).unwrap().session_id
+}
+
 #[tokio::test]
 async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     let f = Fixture::new();
@@ -1168,18 +1185,7 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
             { "text": "done again" }
         ]),
     );
-    let first = f.rt.submit(&f.task("person", &p)).unwrap();
-    assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
-    let answer = pocketpilot_core::ApprovalAnswer {
-        approve: true,
-        session_grant: true,
-        by: "person".into(),
-        ..Default::default()
-    };
-    f.rt.resolve_approval(a.id, answer).unwrap();
-    assert_eq!(f.settle(first).await, TaskStatus::Completed);
-    let session = f.rt.task(first).unwrap().session_id;
+    let session = a_session_holding_a_shell_grant(&f, &p).await;
     let grants =
         f.rt.store
             .read(|c| pocketpilot_core::store::sessions::grants(c, session))
@@ -1245,18 +1251,7 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
             { "text": "done for the hook" }
         ]),
     );
-    let first = f.rt.submit(&f.task("person", &p)).unwrap();
-    assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
-    let grant = pocketpilot_core::ApprovalAnswer {
-        approve: true,
-        session_grant: true,
-        by: "person".into(),
-        ..Default::default()
-    };
-    f.rt.resolve_approval(a.id, grant).unwrap();
-    assert_eq!(f.settle(first).await, TaskStatus::Completed);
-    let session = f.rt.task(first).unwrap().session_id;
+    let session = a_session_holding_a_shell_grant(&f, &p).await;
 
     // The person's next run works under the grant (its command waits for `go`).
     let mut working = f.task("keep going", &p);

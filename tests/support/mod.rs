@@ -1,0 +1,61 @@
+//! What the crash harnesses share: the real `pocketpilot` binary on a store of its own,
+//! started, asked and killed the way a person's machine would.
+#![allow(dead_code)]
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    /// Set for every command (limits the harness needs, such as more steps).
+    env: Vec<(&'static str, &'static str)>,
+}
+
+impl Harness {
+    /// A fresh data dir, HOME and an empty workspace `ws`.
+    pub fn new(env: &[(&'static str, &'static str)]) -> Self {
+        let h = Self {
+            dir: tempfile::tempdir().unwrap(),
+            env: env.to_vec(),
+        };
+        std::fs::create_dir_all(h.ws()).unwrap();
+        h
+    }
+    pub fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
+        c.args(args)
+            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
+            .env("HOME", self.dir.path())
+            .envs(self.env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    }
+    pub fn output(&self, args: &[&str]) -> Output {
+        let mut c = self.cmd(args);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.output().unwrap()
+    }
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.output(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+pub fn kill9(child: &mut Child) {
+    // SAFETY: sending SIGKILL to our own child process.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = child.wait();
+}
