@@ -62,6 +62,11 @@ impl EventSink for Sink {
         })
     }
     fn money_out(&self) -> Result<Option<crate::cost::MoneyOut>, RecordError> {
+        // Asked before every model request: without a money budget there is nothing to read.
+        let l = &self.limits;
+        if l.max_task_usd.is_none() && l.max_day_usd.is_none() && l.max_trigger_day_usd.is_none() {
+            return Ok(None);
+        }
         let now = self.recorder.now();
         Ok(self.store.read(|c| {
             let task = tasks::get(c, self.task_id)?;
@@ -113,6 +118,11 @@ async fn run_registered(
     if task.status.is_terminal() {
         return Ok(());
     }
+    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
+    // nothing, also after a crash: nothing to ask the model server either.
+    if task.status.needs_person() && !cancel.is_cancelled() {
+        return Ok(());
+    }
     let limits = Limits::load(&cx.store)?;
     let sink = Sink {
         recorder: cx.recorder.clone(),
@@ -143,11 +153,6 @@ async fn run_registered(
     };
     if cancel.is_cancelled() {
         return sink.finish(&cancelled(), false);
-    }
-    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
-    // nothing, also after a crash.
-    if task.status.needs_person() {
-        return Ok(());
     }
     sink.emit(RuntimeEvent::TaskStarted {
         provider: provider.label(),

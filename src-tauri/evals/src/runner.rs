@@ -452,7 +452,7 @@ async fn quiet(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
             let tasks = rt.session_tasks(session)?;
             let busy = tasks
                 .iter()
-                .any(|t| !t.status.is_terminal() && t.status != TaskStatus::WaitingApproval);
+                .any(|t| !t.status.is_terminal() && !t.status.needs_person());
             if rt.inbox(session)?.is_empty() && !busy {
                 return Ok(());
             }
