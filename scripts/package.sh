@@ -6,6 +6,12 @@
 #   scripts/package.sh --no-build      package the binary already in $CARGO_TARGET_DIR
 #                                      (the test command: the one its suites just ran)
 #
+# The built-in model goes in too: llama.cpp's server (the portable build of
+# scripts/setup-model-server.sh) as the sidecar /usr/bin/pocketpilot-llama-server, and the
+# default model (SmolLM2-135M) as a resource, /usr/lib/pocketpilot/models/. They are
+# added here (bundle.externalBin and bundle.resources through --config), not in
+# tauri.conf.json, so that a plain `cargo build` never needs them.
+#
 # What goes in the packages is configured in tauri.conf.json `bundle` (Depends and
 # Recommends, the desktop entry template in packaging/linux/, categories, icons). The
 # bundler is the npm `@tauri-apps/cli` (a prebuilt binary, a devDependency of ui/); it
@@ -61,11 +67,23 @@ fi
 BIN="$CARGO_TARGET_DIR/$PROFILE/pocketpilot"
 [ -x "$BIN" ] || { echo "package: no binary at $BIN" >&2; exit 1; }
 
+# The sidecar: the bundler wants `<name>-<target triple>` and installs it as <name>.
+SERVER="$(bash scripts/setup-model-server.sh)"
+PEERS="${POCKETPILOT_PEERS:-$HOME/.cache/pocketpilot-peers}"
+MODEL="$PEERS/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+[ -s "$MODEL" ] || { echo "package: the default model is missing at $MODEL" >&2; exit 1; }
+SIDECAR_DIR="$CARGO_TARGET_DIR/sidecar"
+TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
+mkdir -p "$SIDECAR_DIR"
+cp -f "$SERVER" "$SIDECAR_DIR/pocketpilot-llama-server-$TRIPLE"
+EXTRA_CONFIG="$(printf '{"bundle":{"externalBin":["%s"],"resources":{"%s":"models/SmolLM2-135M-Instruct.Q4_1.gguf"}}}' \
+  "$SIDECAR_DIR/pocketpilot-llama-server" "$MODEL")"
+
 OUT_DIR="$CARGO_TARGET_DIR/$PROFILE/bundle"
 rm -rf "$OUT_DIR/deb" "$OUT_DIR/rpm"
 # --no-binary-patching: the packaged binary stays byte-for-byte the one the tests ran
 # (the patch only serves the updater, which this app does not use).
-"$TAURI" bundle "${FLAGS[@]}" --bundles "$BUNDLES" --no-binary-patching --ci
+"$TAURI" bundle "${FLAGS[@]}" --bundles "$BUNDLES" --no-binary-patching --ci --config "$EXTRA_CONFIG"
 
 mkdir -p dist
 shopt -s nullglob

@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Installs whatever this machine lacks to build, run and test PocketPilot on Debian 12,
-# then builds the app. Idempotent: on a machine that has everything it only builds.
-#   scripts/setup.sh            install + build
-#   scripts/setup.sh --deps     install only (used by the test command)
+# Installs whatever this machine lacks to build and run PocketPilot on Debian 12, builds
+# the built-in model's server (llama.cpp, portable) and fetches its default model, then
+# builds the app. Idempotent: on a machine that has everything it only builds.
+#   scripts/setup.sh              install + build (what the run command needs)
+#   scripts/setup.sh --deps       install only, with the test tools too (the test command):
+#                                 tauri-driver, cargo-fuzz, the e2e Python venv, the MCP
+#                                 reference servers
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 
+TEST_TOOLS=0; [ "${1:-}" = "--deps" ] && TEST_TOOLS=1
+
+# What building and running needs (a window under Xvfb when there is no display).
 APT_PKGS=(libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev pkg-config xvfb xauth dbus dbus-x11
-  webkit2gtk-driver imagemagick gnome-keyring libsecret-tools keyutils python3-venv
-  desktop-file-utils git)
+  gnome-keyring python3-venv git)
+# What only the tests need.
+[ "$TEST_TOOLS" = 1 ] && APT_PKGS+=(webkit2gtk-driver imagemagick libsecret-tools keyutils
+  desktop-file-utils qemu-user)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -36,15 +44,21 @@ if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.packa
   npm --prefix ui ci --no-audit --no-fund
 fi
 
-bash tests/setup-python.sh
-bash tests/setup-e2e.sh
-bash tests/setup-mcp.sh
-if ! command -v cargo-fuzz >/dev/null 2>&1; then
-  echo "setup: installing cargo-fuzz"
-  cargo install cargo-fuzz --locked
+if [ "$TEST_TOOLS" = 1 ]; then
+  bash tests/setup-python.sh
+  bash tests/setup-e2e.sh
+  bash tests/setup-mcp.sh
+  if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    echo "setup: installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+  fi
+  exit 0
 fi
 
-[ "${1:-}" = "--deps" ] && exit 0
+# The built-in model: llama.cpp's server (a portable build) and SmolLM2-135M, cached
+# outside the clone (see scripts/setup-model-server.sh); the app finds both there.
+echo "setup: the built-in model's server and default model"
+bash scripts/setup-model-server.sh >/dev/null
 
 echo "setup: building the UI and the app"
 npm --prefix ui run build

@@ -31,8 +31,13 @@ fn main() -> ExitCode {
         return pocketpilot_shell::run_desktop_hidden();
     }
     let window = args.is_empty() || (args.len() == 1 && args[0] == "--automation");
-    if !window {
-        return pocketpilot_cli::main_with(std::env::args_os());
-    }
-    pocketpilot_shell::run_desktop()
+    let code = if window {
+        pocketpilot_shell::run_desktop()
+    } else {
+        pocketpilot_cli::main_with(std::env::args_os())
+    };
+    // The built-in model's server goes with the app (a kill -9 is covered by the
+    // server's parent-death signal).
+    pocketpilot_core::local_model::shutdown();
+    code
 }

@@ -255,6 +255,7 @@ fn wait_for(mut f: impl FnMut() -> bool) {
             start.elapsed() < Duration::from_secs(20),
             "condition never held"
         );
+        // sleep: the poll interval of the shared bounded wait (`wait_for`).
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -737,4 +738,77 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
         text(&crons.stdout)
     );
     assert_eq!(code(&e.run(&["session", "delete", "9999", "--yes"])), 2);
+}
+
+/// A GGUF v3 file with a header and no tensors: enough for `models` to read its facts.
+fn tiny_gguf(path: &std::path::Path) {
+    fn string(out: &mut Vec<u8>, s: &str) {
+        out.extend((s.len() as u64).to_le_bytes());
+        out.extend(s.as_bytes());
+    }
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes());
+    b.extend(0u64.to_le_bytes()); // tensors
+    b.extend(2u64.to_le_bytes()); // metadata pairs
+    string(&mut b, "general.architecture");
+    b.extend(8u32.to_le_bytes()); // string
+    string(&mut b, "llama");
+    string(&mut b, "llama.context_length");
+    b.extend(4u32.to_le_bytes()); // u32
+    b.extend(2048u32.to_le_bytes());
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn models_are_imported_listed_chosen_and_removed_and_bad_files_are_refused() {
+    let e = Env::new();
+    let file = e.dir.path().join("Tiny-Model.gguf");
+    tiny_gguf(&file);
+    let f = file.display().to_string();
+    let out = e.run(&["models", "import", &f]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let listed = e.json(&["models", "list", "--json"]);
+    let rows = listed.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{listed}");
+    assert_eq!(rows[0]["name"], "tiny-model");
+    assert_eq!(rows[0]["in_use"], true);
+    assert_eq!(rows[0]["facts"]["training_context"], 2048);
+
+    // Too large for the memory this machine has: refused with both figures.
+    let mut big = e.cmd(&["models", "import", &f, "--name", "x"]);
+    big.env("POCKETPILOT_MEMORY_AVAILABLE", "1000");
+    let out = big.output().unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(
+        text(&out.stderr).contains("available"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Not a GGUF file.
+    let notes = e.dir.path().join("notes.gguf");
+    std::fs::write(&notes, "just text").unwrap();
+    let out = e.run(&["models", "import", &notes.display().to_string()]);
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("GGUF"), "{}", text(&out.stderr));
+    assert_eq!(
+        e.json(&["models", "list", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    assert_eq!(code(&e.run(&["models", "use", "nope"])), 2);
+    assert_eq!(code(&e.run(&["models", "rm", "tiny-model"])), 0);
+    assert_eq!(code(&e.run(&["models", "rm", "tiny-model"])), 2);
+    assert!(e
+        .json(&["models", "list", "--json"])
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // The person's own file is theirs: neither removed nor made private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert!(file.exists());
+    assert_ne!(mode, 0o600, "the original's mode was changed");
 }

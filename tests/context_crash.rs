@@ -98,6 +98,7 @@ fn killed_during_compactions_the_view_is_old_or_new_never_half() {
         seed ^= seed << 17;
         // Most of a turn is the slow summary once the view is full: a kill in 50..1,000 ms
         // lands before, inside or after it.
+        // sleep: the kill lands at a random point of the turn; the spread is the test.
         std::thread::sleep(Duration::from_millis(50 + seed % 950));
         if child.try_wait().unwrap().is_none() {
             kill9(&mut child);

@@ -81,6 +81,7 @@ fn cost_figures_survive_kill_9_and_count_each_answered_request_once() {
         } else {
             h.cmd(&["resume"]).spawn().unwrap()
         };
+        // sleep: the kill lands at a varying point of the run; the spread is the test.
         std::thread::sleep(Duration::from_millis(150 + (i * 97) % 300));
         // SAFETY: sending SIGKILL to our own child process.
         unsafe {

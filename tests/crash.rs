@@ -129,6 +129,7 @@ fn killed_at_random_moments_nothing_is_lost_or_done_twice() {
             }
             talker = Some(c);
         }
+        // sleep: the kill lands at a random point of the run; the spread is the test.
         std::thread::sleep(Duration::from_millis(rng.range(20, 450)));
         kill9(&mut child);
         if let Some(mut t) = talker {
@@ -256,6 +257,7 @@ fn a_reused_call_id_killed_while_it_runs_is_found_interrupted() {
             t0.elapsed() < Duration::from_secs(30),
             "the second call never ran"
         );
+        // sleep: the poll interval of the bounded wait for the second call to run.
         std::thread::sleep(Duration::from_millis(50));
     }
     kill9(&mut child);

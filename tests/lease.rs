@@ -56,6 +56,7 @@ fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitSta
         if let Some(status) = child.try_wait().unwrap() {
             return Some(status);
         }
+        // sleep: the poll interval of the bounded wait for the child to exit.
         std::thread::sleep(Duration::from_millis(50));
     }
     signal(child, libc::SIGKILL);
@@ -135,13 +136,16 @@ fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
         .contains("start c0")
     {
         assert!(t0.elapsed() < Duration::from_secs(30), "no command started");
+        // sleep: the poll interval of the bounded wait for the first command to start.
         std::thread::sleep(Duration::from_millis(10));
     }
     // Mid-command: the worker stops; its command (its own process group) finishes alone.
     signal(&first, libc::SIGSTOP);
+    // sleep: the stopped worker's lease must expire (TTL_MS on the wall clock) before another may take the task.
     std::thread::sleep(Duration::from_millis(TTL_MS + 700));
     let mut resumer = e.cmd(&["resume"]).spawn().unwrap();
     // Wake the first worker while the new holder is at work.
+    // sleep: the new holder must be at work when the old worker wakes; that moment has no event outside the processes.
     std::thread::sleep(Duration::from_millis(700));
     signal(&first, libc::SIGCONT);
     let resumed = wait_exit(&mut resumer, Duration::from_secs(60)).expect("resume never ended");

@@ -85,6 +85,7 @@ impl Llmock {
                 start.elapsed() < Duration::from_secs(30),
                 "llmock did not start"
             );
+            // sleep: the poll interval of the bounded wait for llmock to start (no readiness signal).
             std::thread::sleep(Duration::from_millis(100));
         }
         mock

@@ -44,6 +44,7 @@ fn wait_for(seen: &Mutex<Vec<u8>>, what: &str) {
             "the terminal never showed {what:?}; it showed:\n{}",
             String::from_utf8_lossy(&seen.lock().unwrap())
         );
+        // sleep: the poll interval of the bounded wait for the terminal's output.
         std::thread::sleep(Duration::from_millis(20));
     }
 }

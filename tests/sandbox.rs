@@ -253,6 +253,7 @@ fn the_webhook_port_of_a_running_serve_is_out_of_reach() {
             up = true;
             break;
         }
+        // sleep: the poll interval of the bounded wait for the server to listen (no readiness signal).
         std::thread::sleep(Duration::from_millis(100));
     }
     if !up {
@@ -436,6 +437,7 @@ fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
         if wal.exists() && shm.exists() {
             break;
         }
+        // sleep: the poll interval of the bounded wait for SQLite's WAL files to appear.
         std::thread::sleep(Duration::from_millis(50));
     }
     let modes = (
@@ -455,6 +457,7 @@ fn a_detached_child_does_not_survive_the_call() {
     let cmd = format!("setsid -f sh -c 'sleep 2; echo late > {ws}/late.txt'; ( sleep 2; echo late2 > {ws}/late2.txt ) & echo started");
     let out = e.run_commands(&[&cmd], SHELL);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // sleep: the detached children write 2 s after the call; real time must pass for a survivor to show.
     std::thread::sleep(Duration::from_secs(4));
     assert!(!e.ws().join("late.txt").exists());
     assert!(!e.ws().join("late2.txt").exists());
@@ -622,5 +625,263 @@ fn the_workspace_pocketpilot_folder_is_read_only_to_commands() {
     assert_eq!(
         std::fs::read_to_string(e.ws().join("ok.txt")).unwrap(),
         "outside\n"
+    );
+}
+
+#[test]
+fn a_command_cannot_create_the_workspace_pocketpilot_folder() {
+    let e = Env::new();
+    let own = e.ws().join(".pocketpilot");
+    let out = e.run_commands(
+        &["mkdir -p .pocketpilot; echo '{\"allow\":[\"*\"]}' > .pocketpilot/policy.json; echo RAN"],
+        SHELL,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(e.outputs().pop().unwrap().contains("RAN"));
+    assert!(!own.join("policy.json").exists());
+    // What is there, if anything, is an empty folder the app made, not the command's.
+    if own.exists() {
+        assert_eq!(std::fs::read_dir(&own).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn processes_shadow_and_namespaces_are_out_of_reach() {
+    let e = Env::new();
+    // A process of the same user outside the call, with a name to look for.
+    let marker = e.home().join("outside-marker-5d2b");
+    std::fs::copy("/bin/sleep", &marker).unwrap();
+    let mut outside = Command::new(&marker).arg("300").spawn().unwrap();
+    let out = e.run_commands(
+        &[
+            "ps aux; echo ---; ps -e | wc -l",
+            "cat /etc/shadow && echo SHADOW-READ; head -c 5 /etc/passwd; echo; ls /etc/sudoers.d && echo SUDOERS-LISTED",
+            "unshare -U true && echo USERNS-MADE; unshare -Urn true && echo NETNS-MADE; echo END",
+        ],
+        SHELL,
+    );
+    outside.kill().unwrap();
+    outside.wait().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs();
+    assert_eq!(o.len(), 3, "{o:?}");
+    let doctor = e.cmd(&["doctor"]).output().unwrap();
+    let own_pids = text(&doctor.stdout).contains("own processes: yes");
+    if own_pids {
+        assert!(!o[0].contains("outside-marker-5d2b"), "{}", o[0]);
+        assert!(o[0].contains("ps aux"), "{}", o[0]);
+        // PID 1 is the sandbox's init (a copy of the app, hence its command line), then
+        // the command's own: nothing else of the machine.
+        let (listing, _) = o[0].split_once("---").unwrap();
+        let pids: Vec<u32> = listing
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .collect();
+        assert!(
+            !pids.is_empty() && pids.iter().all(|p| *p <= 10),
+            "{}",
+            o[0]
+        );
+    } else {
+        // Without user namespaces there is no PID namespace (see the sandbox's README).
+        assert!(o[0].contains("outside-marker-5d2b"), "{}", o[0]);
+    }
+    assert!(!o[1].contains("SHADOW-READ"), "{}", o[1]);
+    assert!(!o[1].contains("SUDOERS-LISTED"), "{}", o[1]);
+    assert!(o[1].contains("root:"), "{}", o[1]);
+    assert!(o[1].contains("read of /etc/shadow"), "{}", o[1]);
+    assert!(
+        !o[2].contains("USERNS-MADE") && !o[2].contains("NETNS-MADE"),
+        "{}",
+        o[2]
+    );
+    assert!(o[2].contains("END"), "{}", o[2]);
+}
+
+#[test]
+fn the_scrub_catches_more_secrets_and_pass_env_refuses_the_apps_own() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    for refused in ["POCKETPILOT_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
+        let out = e
+            .cmd(&["sandbox", "pass-env", refused, "--workspace", &ws])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{refused} accepted");
+        assert!(
+            text(&out.stderr).contains("never passed to commands"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let shown = e
+        .cmd(&["sandbox", "show", "--workspace", &ws])
+        .output()
+        .unwrap();
+    assert!(
+        !text(&shown.stdout).contains("env "),
+        "{}",
+        text(&shown.stdout)
+    );
+    let out = e.run_commands_with(
+        &["tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env"],
+        SHELL,
+        |c| {
+            for (k, v) in [
+                ("MYSQL_PWD", "CANARY-A1"),
+                ("BW_SESSION", "CANARY-A2"),
+                ("OP_SESSION_team", "CANARY-A3"),
+                ("CI_JOB_JWT", "CANARY-A4"),
+                ("NPM_CONFIG__AUTH", "CANARY-A5"),
+                ("DOCKER_AUTH_CONFIG", "CANARY-A6"),
+                ("SLACK_WEBHOOK_URL", "https://hooks.example/CANARY-A7"),
+                ("DATABASE_URL", "postgres://db/app?password=CANARY-A8"),
+                ("UPSTREAM", "https://bob:CANARY-A9@git.example/x"),
+                ("PLAIN_SETTING", "VISIBLE-VALUE"),
+            ] {
+                c.env(k, v);
+            }
+        },
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = e.outputs().pop().unwrap();
+    for n in 1..=9 {
+        let canary = format!("CANARY-A{n}");
+        assert!(!o.contains(&canary), "{canary} leaked: {o}");
+    }
+    assert!(o.contains("PLAIN_SETTING=VISIBLE-VALUE"), "{o}");
+}
+
+/// Drives `script -qc CMDLINE /dev/null` (a real pseudo-terminal around the app): what it
+/// shows, and a way to type into it.
+struct Pty {
+    child: std::process::Child,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Pty {
+    fn start(cmdline: &str, env: &Env) -> Self {
+        let mut child = Command::new("script")
+            .args(["-qfec", cmdline, "/dev/null"])
+            .env("POCKETPILOT_DATA_DIR", env.data())
+            .env("HOME", env.home())
+            .env("TERM", "xterm")
+            .env_remove("POCKETPILOT_SANDBOX")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let mut out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Self { child, seen }
+    }
+    fn shown(&self) -> String {
+        text(&self.seen.lock().unwrap())
+    }
+    fn wait_for(&self, what: &str) {
+        let t0 = std::time::Instant::now();
+        while !self.shown().contains(what) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(90),
+                "the terminal never showed {what:?}:\n{}",
+                self.shown()
+            );
+            // sleep: the poll interval of the bounded wait for the terminal's output.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    fn type_in(&mut self, s: &str) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(s.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+#[test]
+fn a_command_cannot_type_into_the_persons_terminal() {
+    let e = Env::new();
+    // Types "y" + newline (the next approval's answer) and a command for the shell after
+    // the app, through /dev/tty and through each standard descriptor, and draws on it.
+    let inject = r#"
+import fcntl, os, termios
+def sti(fd, data):
+    for ch in data:
+        fcntl.ioctl(fd, termios.TIOCSTI, bytes([ch]))
+payload = b"y\ntouch INJECTED\n"
+try:
+    fd = os.open("/dev/tty", os.O_RDWR)
+    sti(fd, payload)
+    os.write(fd, b"\x1b]52;c;aGk=\x07\x1b[2J")
+    print("TTY-OPENED")
+except OSError as e:
+    print("dev-tty refused:", e.errno)
+for fd in (0, 1, 2):
+    try:
+        sti(fd, payload)
+        print("STI-OK", fd)
+    except OSError as e:
+        print("sti refused on", fd, e.errno)
+print("\x1b]52;c;aGk=\x07\x1b[2J\rINJECT-DONE")
+"#;
+    std::fs::write(e.ws().join("inject.py"), inject).unwrap();
+    let turns = json!([
+        { "tool_calls": [{ "name": "run_command", "arguments": { "command": "python3 inject.py" } }] },
+        { "tool_calls": [{ "name": "write_file", "arguments": { "path": "approved.txt", "content": "x" } }] },
+        { "text": "finished" }
+    ]);
+    let script = e.dir.path().join("inject-script.json");
+    std::fs::write(&script, turns.to_string()).unwrap();
+    let cmdline = format!(
+        "'{}' run --workspace '{}' --goal g --provider 'scripted:{}' --allow shell:execute; \
+         echo AFTER-RUN; read -r line; echo \"SHELL-READ:[$line]\"",
+        Env::bin(),
+        e.ws().display(),
+        script.display()
+    );
+    let mut pty = Pty::start(&cmdline, &e);
+    // The write needs approval: had the command typed "y", the prompt would be answered
+    // already and no answer of ours would be read.
+    pty.wait_for("Approve?");
+    pty.type_in("n\n");
+    pty.wait_for("Reason:");
+    pty.type_in("no\n");
+    pty.wait_for("AFTER-RUN");
+    pty.type_in("clean\n");
+    pty.wait_for("SHELL-READ:");
+    let status = pty.child.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{}", pty.shown());
+    let shown = pty.shown();
+    assert!(shown.contains("SHELL-READ:[clean]"), "{shown}");
+    assert!(!e.ws().join("approved.txt").exists(), "{shown}");
+    assert!(!e.ws().join("INJECTED").exists() && !e.home().join("INJECTED").exists());
+    let o = e.outputs();
+    assert!(o[0].contains("INJECT-DONE"), "{o:?}");
+    assert!(
+        !o[0].contains("TTY-OPENED") && !o[0].contains("STI-OK"),
+        "{}",
+        o[0]
+    );
+    // The command's own escapes were shown as text, none raw.
+    let bytes = pty.seen.lock().unwrap().clone();
+    assert!(
+        !bytes.contains(&0x1b),
+        "a raw ESC reached the terminal:\n{shown:?}"
+    );
+    assert!(
+        !bytes.contains(&0x07),
+        "a raw BEL reached the terminal:\n{shown:?}"
     );
 }

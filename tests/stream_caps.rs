@@ -168,6 +168,7 @@ fn run(dir: &Path, server: &Server, env: &[(&str, &str)]) -> Outcome {
                 server.sent.load(Ordering::Relaxed)
             );
         }
+        // sleep: the poll interval of the bounded watch over the child's memory while it runs.
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
@@ -208,6 +209,7 @@ fn check(kind: Endless, env: &[(&str, &str)], cap_text: &str) -> Outcome {
     // The server saw its peer go away: the connection was closed, not left streaming.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !server.closed.load(Ordering::SeqCst) && Instant::now() < deadline {
+        // sleep: the poll interval of the bounded wait for the server to see its peer go.
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(

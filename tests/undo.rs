@@ -508,11 +508,13 @@ fn killed_in_the_middle_of_a_command_its_changes_are_undone_after_the_restart() 
             t0.elapsed() < Duration::from_secs(30),
             "the command never started"
         );
+        // sleep: the poll interval of the bounded wait for the command to start.
         std::thread::sleep(Duration::from_millis(20));
     }
     kill9(child.id());
     child.wait().unwrap();
     // The command's process tree dies with its supervisor's lifeline.
+    // sleep: the command's tree dies when its supervisor's lifeline breaks; that has no event a test can wait on.
     std::thread::sleep(Duration::from_millis(500));
     let task = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
     let list = e.json(&["changes", &task.to_string(), "--json"]);

@@ -2,6 +2,8 @@
 //! - `command_list.rs`: the window's commands, declared once (bindings, app manifest).
 //! - `commands.rs`: sessions, tasks, the inbox, approvals, the change feed.
 //! - `context.rs`: the context meter, fresh contexts, "Compact now", "Fresh context".
+//! - `models.rs`: the built-in model: its models, its server's state (pushed as an event),
+//!   its settings.
 //! - `settings.rs`: provider, API key (write-only), limits, environment overrides, policy.
 //! - `triggers.rs`: webhooks, schedules, file watches, "pause all", MCP servers.
 //! - `wire.rs`: the shell's own wire types (the error, the webview's narrower inputs, views
@@ -17,6 +19,7 @@ mod changes;
 mod commands;
 mod context;
 mod desktop;
+mod models;
 mod rules;
 mod settings;
 mod theme;
@@ -189,6 +192,7 @@ pub fn run_desktop() -> ExitCode {
                 }
                 Err(e) => tracing::warn!(error = %e, "no tray icon"),
             }
+            tauri::async_runtime::spawn(models::forward_server_status(handle.clone()));
             let rt = runtime.clone();
             tauri::async_runtime::spawn(async move {
                 // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.
@@ -220,7 +224,16 @@ pub fn run_desktop() -> ExitCode {
                 }
             }
         })
-        .run(tauri::generate_context!());
+        .build(tauri::generate_context!())
+        .map(|app| {
+            app.run(|_, event| {
+                // The event loop may end the process without returning here: the
+                // built-in model's server is stopped on the way out.
+                if let tauri::RunEvent::Exit = event {
+                    pocketpilot_core::local_model::shutdown();
+                }
+            })
+        });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -161,6 +161,7 @@ b.timer = setInterval(() => {
 def idle_gaps(app: App, seconds: float = 5.0) -> dict:
     """The same rAF monitor on the idle window: what Xvfb's software rendering costs alone."""
     app.driver.execute_script(MONITOR)
+    # sleep: the figure is what the idle window does over this long a time.
     time.sleep(seconds)
     data = app.driver.execute_script("const b = window.__bench; b.on = false; return { gaps: b.gaps, late: b.late };")
     gaps, late = sorted(data["gaps"]), data["late"]
@@ -234,6 +235,7 @@ def main() -> int:
                 paints.append(total)
                 in_page.append(page)
                 if i == RUNS - 1:
+                    # sleep: memory is measured once the started app has settled, as a person finds it.
                     time.sleep(5)
                     mem = memory_mb(pid)
                     idle = idle_gaps(app)

@@ -141,6 +141,30 @@ def app_env(tmp_path: Path) -> AppEnv:
     return AppEnv(root=root, binary=app_binary(), env=env)
 
 
+def poll(what: str | Callable[[], str], check: Callable[[], object], timeout: float = 20.0, interval: float = 0.1) -> object:
+    """The one wait of the e2e tests: polls `check` until it returns something truthy and
+    returns that. Past `timeout` it fails naming `what` never came, with the last value or error
+    seen. Every other wait here goes through it; tests never sleep. A WebDriverException or
+    a LookupError (an element gone mid-render, `[0]` of no match yet) counts as not yet."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    last_error: Exception | None = None
+    while True:
+        try:
+            value = check()
+            if value:
+                return value
+            last = value
+        except (WebDriverException, LookupError) as e:  # the page mid-render, a match not there yet
+            last_error = e
+        if time.monotonic() >= deadline:
+            name = what() if callable(what) else what
+            seen = f"; last error: {last_error}" if last_error else f"; last seen: {last!r}"
+            raise AssertionError(f"timed out after {timeout}s waiting for {name}{seen}")
+        # sleep: the poll interval of this bounded wait (the page has no event to block on).
+        time.sleep(interval)
+
+
 # Resolves true once the element has kept the same box for two frames and nothing covers
 # its centre; false otherwise (it is scrolled into view first).
 STEADY_JS = """
@@ -165,17 +189,16 @@ class SteadyElement(WebElement):
     holds still and is on top; a target that never does fails the test plainly."""
 
     def click(self) -> None:
-        deadline = time.monotonic() + 10.0
-        while True:
-            try:
-                self.parent.set_script_timeout(10)
-                if self.parent.execute_async_script(STEADY_JS, self):
-                    break
-            except WebDriverException:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the element to click never held still or stayed covered: {self.get_attribute('outerHTML')[:200]}")
-            time.sleep(0.05)
+        def steady() -> bool:
+            self.parent.set_script_timeout(10)
+            return bool(self.parent.execute_async_script(STEADY_JS, self))
+
+        poll(
+            lambda: f"the element to click to hold still, uncovered: {self.get_attribute('outerHTML')[:200]}",
+            steady,
+            timeout=10.0,
+            interval=0.05,
+        )
         super().click()
 
 
@@ -191,21 +214,82 @@ class App:
         return self.driver.find_elements(By.CSS_SELECTOR, selector)
 
     def wait(self, what: str, check: Callable[[], object], timeout: float = 20.0) -> object:
-        deadline = time.monotonic() + timeout
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
+        """Waits (bounded) until `check` returns something truthy, and returns it. Every
+        check on the window goes through a wait: what a test reads may still be arriving
+        (a section loading, a re-read after a change, a stream). The timeout names `what`,
+        leaves a screenshot and says what was seen last."""
+        try:
+            return poll(what, check, timeout)
+        except AssertionError:
             try:
-                value = check()
-                if value:
-                    return value
-            except WebDriverException as e:  # the page may be re-rendering
-                last_error = e
-            time.sleep(0.1)
-        self.screenshot(f"timeout-{what.replace(' ', '-')}")
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" ({last_error})" if last_error else ""))
+                self.screenshot(f"timeout-{''.join(c if c.isalnum() else '-' for c in what)[:60]}")
+            except WebDriverException:
+                pass
+            raise
 
     def wait_css(self, selector: str, timeout: float = 20.0) -> WebElement:
         return self.wait(selector, lambda: next(iter(self.css(selector)), None), timeout)  # type: ignore[return-value]
+
+    def wait_equal(self, what: str, get: Callable[[], object], expected: object, timeout: float = 20.0) -> object:
+        """Waits until `get()` equals `expected`; the timeout shows both."""
+        seen: list[object] = []
+
+        def check() -> bool:
+            seen[:] = [get()]
+            return seen[0] == expected
+
+        try:
+            self.wait(what, check, timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n  expected: {expected!r}\n  last got: {seen[0] if seen else '(nothing)'!r}") from None
+        return expected
+
+    def wait_texts(self, selector: str, expected: list[str], timeout: float = 20.0) -> list[str]:
+        """Waits until the texts of `selector`'s matches are `expected`, in order."""
+        self.wait_equal(f"the text of {selector}", lambda: self.texts(selector), expected, timeout)
+        return expected
+
+    def wait_attr(self, selector: str, name: str, expected: str | None, timeout: float = 20.0) -> WebElement:
+        """Waits until the first match of `selector` has attribute `name` == `expected`
+        (None: absent); returns that element."""
+        def get() -> object:
+            found = self.css(selector)
+            return found[0].get_attribute(name) if found else "(no element)"
+
+        self.wait_equal(f"{name} of {selector}", get, expected, timeout)
+        return self.css(selector)[0]
+
+    def wait_count(self, selector: str, count: int, timeout: float = 20.0) -> list[WebElement]:
+        """Waits until `selector` has exactly `count` matches; returns them."""
+        self.wait_equal(f"the number of {selector}", lambda: len(self.css(selector)), count, timeout)
+        return self.css(selector)
+
+    def wait_loaded(self, testid: str, timeout: float = 30.0) -> WebElement:
+        """Waits for a screen that loads in parts to say every part has come (its
+        `data-loaded`, ui/src/lib/loaded.tsx); returns its root."""
+        return self.wait(  # type: ignore[return-value]
+            f"the {testid} screen to load (data-loaded=true)",
+            lambda: next(iter(self.css(f"[data-testid={testid}][data-loaded=true]")), None),
+            timeout,
+        )
+
+    def open_settings(self) -> WebElement:
+        """Opens Settings and waits until every section has loaded."""
+        self.go("#/settings")
+        return self.wait_loaded("settings-view")
+
+    def holds(self, what: str, check: Callable[[], object], seconds: float = 1.0) -> None:
+        """For what must NOT happen (a refused send stays unsent): `check` must stay true
+        for the whole of `seconds`, looked at as often as a wait looks; it fails the moment
+        it does not. Only for an absence: anything that arrives is waited for instead."""
+        deadline = time.monotonic() + seconds
+
+        def broken() -> bool:
+            if not check():
+                raise AssertionError(f"{what} did not hold")
+            return time.monotonic() >= deadline
+
+        poll(f"{what} to hold for {seconds}s", broken, timeout=seconds + 10.0)
 
     def texts(self, selector: str) -> list[str]:
         """The text of each match, as the DOM has it (whitespace-trimmed)."""

@@ -38,6 +38,7 @@ def wait_until(what: str, check, timeout: float = 20.0):
                 return value
         except Exception as e:  # noqa: BLE001 - reported below if it never passes
             last = e
+        # sleep: the poll interval of this bounded wait (D-Bus state read by asking).
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" (last error: {last!r})" if last else ""))
 

@@ -4,9 +4,34 @@
 # (pytest's 5) counts as a failure.
 #   POCKETPILOT_BIN   the binary (default ${CARGO_TARGET_DIR:-target}/debug/pocketpilot)
 #   extra arguments go to pytest (e.g. -k smoke); `--bench` prints the UI figures instead
+#   --repeat N [pytest args]  the whole suite N times, each round in a fresh Xvfb, D-Bus and
+#                             tauri-driver, stopping at the first round that fails (its
+#                             screenshots in $E2E_OUTPUT/round-K); for hunting flaky tests
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
+
+if [ -z "${E2E_INNER:-}" ] && [ "${1:-}" = "--repeat" ]; then
+  ROUNDS="${2:-}"
+  case "$ROUNDS" in
+    '' | *[!0-9]* | 0) echo "e2e: --repeat takes a number of rounds (1 or more), not '${ROUNDS}'" >&2; exit 2 ;;
+  esac
+  shift 2
+  OUT="${E2E_OUTPUT:-$ROOT/test-output/e2e}"
+  started=$SECONDS
+  for round in $(seq 1 "$ROUNDS"); do
+    printf '\n== e2e round %d of %d\n' "$round" "$ROUNDS"
+    E2E_OUTPUT="$OUT/round-$round" bash "$0" "$@"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+      echo "e2e: round $round of $ROUNDS failed (exit $rc) after $((SECONDS - started)) s; see $OUT/round-$round" >&2
+      exit "$rc"
+    fi
+    echo "e2e: round $round of $ROUNDS passed ($((SECONDS - started)) s so far)"
+  done
+  echo "e2e: all $ROUNDS rounds passed in $((SECONDS - started)) s"
+  exit 0
+fi
 
 if [ -z "${E2E_INNER:-}" ]; then
   BIN="${POCKETPILOT_BIN:-${CARGO_TARGET_DIR:-target}/debug/pocketpilot}"

@@ -46,19 +46,19 @@ def test_a_command_with_hidden_characters_is_flagged_and_shown_escaped(app_env: 
 
     dialog = app.wait_css("[data-testid=approval-dialog]")
     notice = app.wait_css("[data-testid=approval-dialog] [data-testid=hidden-characters]")
-    assert "This command contains hidden characters" in notice.text
-    assert app.texts("[data-testid=effect-command]") == [SHOWN]
+    app.wait("the notice's words", lambda: "This command contains hidden characters" in notice.text)
+    app.wait_texts("[data-testid=effect-command]", [SHOWN])
     assert ESC not in dialog.text and RLO not in dialog.text
-    card = app.wait_css("[data-testid=tool-card][data-tool=run_command]")
-    assert app.texts("[data-testid=tool-subject]") == [SHOWN]
-    assert card.find_element("css selector", "[data-testid=tool-subject]").get_attribute("title") == SHOWN
+    app.wait_css("[data-testid=tool-card][data-tool=run_command]")
+    app.wait_texts("[data-testid=tool-subject]", [SHOWN])
+    app.wait_attr("[data-testid=tool-card][data-tool=run_command] [data-testid=tool-subject]", "title", SHOWN)
     assert raw_on_page(app) == []
     app.screenshot("hidden-characters")
 
     # The arguments editor writes them as JSON escapes: editable, and the same value.
     app.css("[data-testid=edit]")[0].click()
     edit = app.wait_css("[data-testid=edit-arguments]")
-    value = edit.get_attribute("value")
+    value = app.wait("the arguments in the editor", lambda: edit.get_attribute("value"))
     assert "\\u001b[2J\\u202etxt.exe" in value, value
     assert raw_on_page(app) == []
     app.screenshot("hidden-characters-edit")
@@ -69,7 +69,7 @@ def test_a_command_with_hidden_characters_is_flagged_and_shown_escaped(app_env: 
     app.css("[data-testid=confirm-reject]")[0].click()
     app.wait("the answer after the rejection", lambda: REJECTED in assistant_texts(app))
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
-    assert app.css("[data-testid=tool-card]")[0].get_attribute("data-status") == "rejected"
+    app.wait_attr("[data-testid=tool-card]", "data-status", "rejected")
     # The card's arguments, opened.
     app.driver.execute_script("document.querySelectorAll('.tool-args').forEach(d => d.open = true)")
     # JSON writes the escape as \u001b; the bidi override is made visible after it.
@@ -77,7 +77,8 @@ def test_a_command_with_hidden_characters_is_flagged_and_shown_escaped(app_env: 
     assert raw_on_page(app) == []
 
     # The task's timeline, every row opened: escaped too.
-    app.css("[data-testid=task-details-link]")[0].click()
+    app.wait_css("[data-testid=task-details-link]").click()
+    app.wait_loaded("task-details")
     app.wait("the timeline", lambda: app.css("[data-testid=timeline-row]"))
     # Each row opens on a click (rows below the fold too).
     app.driver.execute_script("document.querySelectorAll('[data-testid=timeline-row]').forEach(r => r.click())")

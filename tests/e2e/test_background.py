@@ -7,7 +7,6 @@ tray, a schedule firing) is tests/package/test_package.py's, on the installed pa
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from conftest import ROOT, AppEnv
@@ -25,10 +24,10 @@ def test_settings_switch_start_at_login_and_keep_in_tray(app_env: AppEnv, launch
     app = launch()
     pid = app_env.app_pid()
     item = desktop.tray_item()
-    app.go("#/settings")
+    app.open_settings()
     app.wait_css("[data-testid=start-at-login]")
     assert not checked(app, "start-at-login") and not entry.exists()
-    assert str(entry) in app.texts("[data-testid=autostart-entry]")[0]
+    app.wait("the entry's path", lambda: any(str(entry) in t for t in app.texts("[data-testid=autostart-entry]")))
 
     app.css("[data-testid=start-at-login]")[0].click()
     app.wait("the autostart entry", entry.exists)
@@ -39,13 +38,13 @@ def test_settings_switch_start_at_login_and_keep_in_tray(app_env: AppEnv, launch
     assert app_env.cli("autostart", "status").stdout.startswith("start at login: on")
 
     version = json.loads((ROOT / "tauri.conf.json").read_text())["version"]
-    app.wait("the About card", lambda: app.texts("[data-testid=about-version]") == [version])
-    assert app.texts("[data-testid=about-data-dir]") == [str(app_env.data_dir)]
-    assert app.texts("[data-testid=about-log-dir]") == [str(app_env.data_dir / "logs")]
+    app.wait_texts("[data-testid=about-version]", [version])
+    app.wait_texts("[data-testid=about-data-dir]", [str(app_env.data_dir)])
+    app.wait_texts("[data-testid=about-log-dir]", [str(app_env.data_dir / "logs")])
     # The sandbox probe's own line: confined here, or NOT sandboxed with its reason.
-    sandbox = app.texts("[data-testid=about-sandbox]")[0]
+    sandbox = app.wait("the sandbox line", lambda: next(iter(app.texts("[data-testid=about-sandbox]")), None))
     assert sandbox.startswith(("sandboxed:", "NOT sandboxed:")), sandbox
-    assert app.texts("[data-testid=about-commit]")[0] != ""
+    app.wait("the commit", lambda: next(iter(app.texts("[data-testid=about-commit]")), ""))
     app.driver.execute_script("document.querySelector('[data-testid=about]').scrollIntoView();")
     app.screenshot("background-and-about")
 
@@ -60,8 +59,9 @@ def test_settings_switch_start_at_login_and_keep_in_tray(app_env: AppEnv, launch
     window = AppWindow(pid)
     window.request_close()
     wait_until("the window to hide", lambda: not window.mapped())
-    time.sleep(0.5)
+    # Hidden rather than closed: the process lives on and still answers in its tray.
     assert alive(pid), "closing the window quit the app although it was asked to stay in the tray"
+    desktop.wait("the tray menu of the hidden app", lambda: "Open PocketPilot" in desktop.labels(item))
     desktop.click(item, "Open PocketPilot")
     wait_until("the window to come back", window.mapped)
     desktop.click(item, "Quit PocketPilot", quits=True)

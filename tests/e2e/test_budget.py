@@ -27,10 +27,10 @@ def test_a_repeating_agent_pauses_and_continues_from_the_card(app_env: AppEnv, l
     start_session(app, ws, "Read missing.txt")
 
     card = app.wait_css("[data-testid=paused-card]")
-    assert "repeating itself" in card.text
-    app.css("[data-testid=show-repeated]")[0].click()
-    message = app.wait_css("[data-testid=paused-message]").text
-    assert "read_file" in message and "3 times" in message
+    app.wait("the card to say why", lambda: "repeating itself" in card.text)
+    app.wait_css("[data-testid=show-repeated]").click()
+    message = app.wait("what it repeated", lambda: next((t for t in app.texts("[data-testid=paused-message]") if t), None))
+    assert "read_file" in message and "3 times" in message, message
     # Three turns at $1.50 each.
     app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$4.50"])
     app.screenshot("paused-repeating")
@@ -38,7 +38,7 @@ def test_a_repeating_agent_pauses_and_continues_from_the_card(app_env: AppEnv, l
     app.css("[data-testid=paused-continue]")[0].click()
     app.wait("the final answer", lambda: DONE in assistant_texts(app))
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
-    assert not app.css("[data-testid=paused-card]")
+    app.wait("the paused card to go", lambda: not app.css("[data-testid=paused-card]"))
     app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$6.00"])
     app.screenshot("continued-completed")
 
@@ -75,11 +75,9 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     # Each turn: 1000 + 500 tokens at $1000 per million = $1.50; after two, $3.00 ≥ $2.
     script = app_env.script("money", [priced_call("a.txt"), priced_call("b.txt"), {"text": "never asked"}])
     app: App = launch(script)
-    app.go("#/settings")
-    app.wait_css("[data-testid=money-settings]")
-    app.css("[data-testid=nav-limits-settings]")[0].click()
-    spend = app.wait_css("[data-testid=spend-today]").text
-    assert "$0.00 (no daily budget)" in spend, spend
+    app.open_settings()
+    app.wait_css("[data-testid=nav-limits-settings]").click()
+    app.wait("today's spend", lambda: any("$0.00 (no daily budget)" in t for t in app.texts("[data-testid=spend-today]")))
 
     # A negative and a non-numeric price: the runtime's message, nothing saved.
     set_field(app, "price-model", "scripted:*")
@@ -91,7 +89,7 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     said = save_and_read(app, "save-price", "price-status")
     assert 'the input price must be a number of dollars per million tokens (like 2.5), not "lots"' == said, said
     assert json.loads(app_env.cli("prices", "show", "--json").stdout)["models"] == []
-    assert app.css("[data-testid=no-prices]")
+    app.wait_css("[data-testid=no-prices]")
     app.screenshot("price-refused")
 
     set_field(app, "price-input", "1000")
@@ -117,8 +115,8 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     # A run with known usage pauses on that budget, before its third model request.
     start_session(app, ws, "Read a.txt and b.txt")
     card = app.wait_css("[data-testid=paused-card]")
-    assert "A budget ran out" in card.text
-    assert app.texts("[data-testid=paused-message]") == [TASK_PAUSE]
+    app.wait("the card to say why", lambda: "A budget ran out" in card.text)
+    app.wait_texts("[data-testid=paused-message]", [TASK_PAUSE])
     app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$3.00"])
     app.screenshot("paused-on-money")
     tasks = json.loads(app_env.cli("tasks", "--json").stdout)
@@ -131,7 +129,7 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     assert TASK_PAUSE in cli.stdout + cli.stderr
 
     # Today's spend in Settings: both runs, against the daily budget.
-    app.go("#/settings")
+    app.open_settings()
     spend = app.wait("today's spend", lambda: next((t for t in app.texts("[data-testid=spend-today]") if "$6.00" in t), None))
     assert "$6.00 of the daily budget of $10.00" in spend, spend
     app.driver.execute_script("document.querySelector('[data-testid=money-settings]').scrollIntoView({block: 'start'})")

@@ -30,24 +30,27 @@ def test_review_panel_undo_and_redo(app_env: AppEnv, launch) -> None:
     app.wait("the session", lambda: app.css("[data-testid=session-item]"))
     app.css("[data-testid=session-item]")[0].click()
     line = app.wait("the changes line", lambda: next(iter(app.css("[data-testid=changes-line]")), None))
-    assert line.text.startswith("3 files changed")
-    assert line.get_attribute("data-undoable") == "yes"
+    app.wait("the count of changed files", lambda: line.text.startswith("3 files changed"))
+    line = app.wait_attr("[data-testid=changes-line]", "data-undoable", "yes")
     line.click()
 
     panel = app.wait_css("[data-testid=review-panel]")
-    app.wait("three files", lambda: len(app.css("[data-testid=change-file]")) == 3)
+    app.wait_count("[data-testid=change-file]", 3)
     kinds = {f.get_attribute("data-path"): f.get_attribute("data-kind") for f in app.css("[data-testid=change-file]")}
     assert kinds == {"notes.txt": "modified", "gone.txt": "deleted", "made.txt": "added"}
-    diff = app.css("[data-testid=change-file][data-path='notes.txt'] [data-testid=change-diff]")[0].text
-    assert "-old line" in diff and "+new line" in diff
-    assert f"Task {task}" in panel.text
+    diff = app.wait(
+        "the diff of notes.txt",
+        lambda: next(iter(app.texts("[data-testid=change-file][data-path='notes.txt'] [data-testid=change-diff]")), None),
+    )
+    assert "-old line" in diff and "+new line" in diff, diff
+    app.wait("the panel to name the task", lambda: f"Task {task}" in panel.text)
     app.screenshot("review-panel")
 
     app.css("[data-testid=undo]")[0].click()
     confirm = app.wait_css("[data-testid=undo-confirm]")
-    assert sorted(app.texts("[data-testid=undo-confirm-file]")) == ["gone.txt", "made.txt", "notes.txt"]
+    app.wait_equal("the files to undo", lambda: sorted(app.texts("[data-testid=undo-confirm-file]")), ["gone.txt", "made.txt", "notes.txt"])
     assert (ws / "made.txt").exists(), "nothing is undone before the confirmation"
-    assert confirm.is_displayed()
+    app.wait("the confirmation shown", confirm.is_displayed)
     app.screenshot("undo-confirmation")
     app.css("[data-testid=confirm-undo]")[0].click()
     app.wait_css("[data-testid=undo-done]")
@@ -69,10 +72,10 @@ def test_review_panel_undo_and_redo(app_env: AppEnv, launch) -> None:
 
 def test_settings_show_the_undo_history_defaults_and_save_them(app_env: AppEnv, launch) -> None:
     app: App = launch()
-    app.go("#/settings")
+    app.open_settings()
     section = app.wait_css("[data-testid=undo-history-settings]")
-    assert app.css("[data-testid=undo-max-mib]")[0].get_attribute("value") == "2048"
-    assert app.css("[data-testid=undo-max-days]")[0].get_attribute("value") == "30"
+    app.wait_attr("[data-testid=undo-max-mib]", "value", "2048")
+    app.wait_attr("[data-testid=undo-max-days]", "value", "30")
     assert "node_modules" in app.css("[data-testid=undo-ignored]")[0].get_attribute("value")
     days = app.css("[data-testid=undo-max-days]")[0]
     app.clear(days)

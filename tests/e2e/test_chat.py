@@ -58,14 +58,13 @@ def test_stream_approve_write_and_reload(app_env: AppEnv, launch) -> None:
 
     # The tool card, then the approval dialog with the exact diff; nothing written yet.
     app.wait("the approval dialog", lambda: app.css("[data-testid=approval-dialog]"))
-    card = app.wait_css("[data-testid=tool-card]")
-    assert card.get_attribute("data-tool") == "write_file"
-    assert card.get_attribute("data-status") == "waiting_approval"
-    assert app.texts("[data-testid=effect-path]") == ["haiku.txt"]
-    diff = app.texts("[data-testid=effect-diff]")[0]
+    app.wait_attr("[data-testid=tool-card]", "data-tool", "write_file")
+    app.wait_attr("[data-testid=tool-card]", "data-status", "waiting_approval")
+    app.wait_texts("[data-testid=effect-path]", ["haiku.txt"])
+    diff = app.wait("the diff", lambda: next(iter(app.texts("[data-testid=effect-diff]")), None))
     for line in HAIKU.splitlines():
         assert f"+{line}" in diff
-    assert assistant_texts(app) == [FIRST]
+    app.wait_equal("the first answer", lambda: assistant_texts(app), [FIRST])
     assert not (ws / "haiku.txt").exists()
     app.screenshot("approval-diff")
 
@@ -73,23 +72,24 @@ def test_stream_approve_write_and_reload(app_env: AppEnv, launch) -> None:
     app.wait("the final answer", lambda: DONE in assistant_texts(app))
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
     assert (ws / "haiku.txt").read_text() == HAIKU
-    assert assistant_texts(app) == [FIRST, DONE]
-    assert not app.css("[data-testid=streaming-message]")
-    assert app.css("[data-testid=tool-card]")[0].get_attribute("data-status") == "done"
-    assert not app.css("[data-testid=approval-dialog]")
+    app.wait_equal("both answers", lambda: assistant_texts(app), [FIRST, DONE])
+    app.wait("the stream to end", lambda: not app.css("[data-testid=streaming-message]"))
+    app.wait_attr("[data-testid=tool-card]", "data-status", "done")
+    app.wait("the dialog to close", lambda: not app.css("[data-testid=approval-dialog]"))
     app.screenshot("approved-final-answer")
 
     # Reload: the history is read from the store, the final answer shown once.
     app.driver.refresh()
     app.wait("the reloaded session", lambda: app.css("[data-testid=task][data-status=completed]"))
-    app.wait("the reloaded answer", lambda: DONE in assistant_texts(app))
-    assert assistant_texts(app) == [FIRST, DONE]
-    assert app.texts("[data-testid=user-message]") == ["Write a haiku into haiku.txt"]
-    assert app.css("[data-testid=tool-card]")[0].get_attribute("data-status") == "done"
+    app.wait_loaded("session-view")
+    app.wait_equal("the reloaded answers", lambda: assistant_texts(app), [FIRST, DONE])
+    app.wait_texts("[data-testid=user-message]", ["Write a haiku into haiku.txt"])
+    app.wait_attr("[data-testid=tool-card]", "data-status", "done")
     app.screenshot("after-reload")
 
     # The task's timeline lists every persisted event in order.
-    app.css("[data-testid=task-details-link]")[0].click()
+    app.wait_css("[data-testid=task-details-link]").click()
+    app.wait_loaded("task-details")
     app.wait("the timeline", lambda: app.css("[data-testid=timeline-row]"))
     types = [r.get_attribute("data-type") for r in app.css("[data-testid=timeline-row]")]
     assert types[0] == "task_created" and types[-1] == "task_completed"
@@ -104,9 +104,9 @@ def test_reject_leaves_the_file_untouched(app_env: AppEnv, launch) -> None:
     start_session(app, ws, "Replace haiku.txt")
 
     app.wait("the approval dialog", lambda: app.css("[data-testid=approval-dialog]"))
-    diff = app.texts("[data-testid=effect-diff]")[0]
-    assert "-keep me" in diff and "+old pond" in diff
-    app.css("[data-testid=reject]")[0].click()
+    diff = app.wait("the diff", lambda: next(iter(app.texts("[data-testid=effect-diff]")), None))
+    assert "-keep me" in diff and "+old pond" in diff, diff
+    app.wait_css("[data-testid=reject]").click()
     app.type_into(app.wait_css("[data-testid=reject-reason]"), "not that file")
     app.screenshot("reject-reason")
     app.css("[data-testid=confirm-reject]")[0].click()
@@ -114,7 +114,7 @@ def test_reject_leaves_the_file_untouched(app_env: AppEnv, launch) -> None:
     app.wait("the answer after the rejection", lambda: REJECTED in assistant_texts(app))
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
     assert (ws / "haiku.txt").read_text() == "keep me\n"
-    assert app.css("[data-testid=tool-card]")[0].get_attribute("data-status") == "rejected"
+    app.wait_attr("[data-testid=tool-card]", "data-status", "rejected")
     app.screenshot("rejected")
 
 
@@ -126,6 +126,6 @@ def test_stop_cancels_a_running_task(app_env: AppEnv, launch) -> None:
     app.wait("streamed text", lambda: any(app.texts("[data-testid=streaming-message]")))
     app.wait_css("[data-testid=stop]").click()
     app.wait("the task to be cancelled", lambda: app.css("[data-testid=task][data-status=cancelled]"), timeout=5)
-    assert not app.css("[data-testid=streaming-message]")
-    assert assistant_texts(app) == []
+    app.wait("the stream to end", lambda: not app.css("[data-testid=streaming-message]"))
+    app.wait_equal("no answer", lambda: assistant_texts(app), [])
     app.screenshot("cancelled")

@@ -54,7 +54,10 @@ def show(app_env: AppEnv, session: int) -> dict:
 
 def open_session(app: App, session: int) -> None:
     app.go(f"#/session/{session}")
-    app.wait("the session view", lambda: app.css(f"[data-testid=session-view][data-session-id='{session}']"))
+    app.wait(
+        "the session view, loaded",
+        lambda: app.css(f"[data-testid=session-view][data-session-id='{session}'][data-loaded=true]"),
+    )
 
 
 def meter(app: App) -> dict:
@@ -83,21 +86,24 @@ def test_the_meter_says_assumed_or_set_and_matches_the_cli(app_env: AppEnv, laun
     app = launch()
 
     open_session(app, assumed)
-    m = app.wait("the assumed meter", lambda: (x := meter(app))["origin"] == "assumed" and x)
     cli = show(app_env, assumed)["context"]
     assert cli["window_source"] == "assumed"
-    assert m["window"] == cli["window"] == 8192
-    assert m["used"] == cli["used"] > 0
-    assert m["label"] == "assumed"
-    assert m["text"] == f"{m['used']:,} / 8,192 tokens"
+    assert cli["window"] == 8192 and cli["used"] > 0, cli
+    m = app.wait_equal(
+        "the assumed meter",
+        lambda: meter(app),
+        {"used": cli["used"], "window": 8192, "origin": "assumed", "label": "assumed", "text": f"{cli['used']:,} / 8,192 tokens"},
+    )
     app.screenshot("meter-assumed")
 
     open_session(app, declared)
-    m = app.wait("the declared window", lambda: (x := meter(app))["window"] == 4096 and x)
     cli = show(app_env, declared)["context"]
-    assert m["origin"] == cli["window_source"] == "setting"
-    assert m["label"] == "set"
-    assert m["used"] == cli["used"]
+    assert cli["window_source"] == "setting" and cli["window"] == 4096, cli
+    app.wait_equal(
+        "the declared window",
+        lambda: {k: v for k, v in meter(app).items() if k != "text"},
+        {"used": cli["used"], "window": 4096, "origin": "setting", "label": "set"},
+    )
     app.screenshot("meter-set")
 
 
@@ -112,16 +118,13 @@ def test_compactions_are_expandable_dividers_in_their_task(app_env: AppEnv, laun
     open_session(app, session)
 
     # Each compaction the runtime made is a divider inside its task; the originals stay above.
-    app.wait("a compaction divider", lambda: app.css("[data-testid=compaction-divider][data-cause=before_request]"))
-    dividers = app.css("[data-testid=compaction-divider][data-cause=before_request]")
-    assert len(dividers) == len(automatic)
-    assert len(app.css("[data-testid=assistant-message]")) == 12
+    dividers = app.wait_count("[data-testid=compaction-divider][data-cause=before_request]", len(automatic))
+    app.wait_count("[data-testid=assistant-message]", 12)
     first = dividers[0]
     app.driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", first)
     first.find_element("css selector", "summary").click()
     app.wait("the divider open", lambda: first.get_attribute("open") is not None)
-    details = first.find_element("css selector", "[data-testid=compaction-details]").text
-    assert SUMMARY in details
+    details = app.wait("the summary", lambda: (t := first.find_element("css selector", "[data-testid=compaction-details]").text) and SUMMARY in t and t)
     summarised = first.find_elements("css selector", "[data-testid=compaction-summarised] li")
     assert len(summarised) == len(automatic[0]["replaces"])
     assert any("tell me about the fox" in li.text or "the quick brown fox" in li.text for li in summarised)
@@ -174,7 +177,7 @@ def test_compact_now_and_fresh_context_from_the_window(app_env: AppEnv, launch) 
     confirm(app, "fresh-context")
     app.wait("the fresh-context divider", lambda: app.css("[data-testid=reset-divider]"))
     app.wait("the meter after the reset", lambda: meter(app)["used"] < after["used"])
-    assert len(app.css("[data-testid=assistant-message]")) == 6
+    app.wait_count("[data-testid=assistant-message]", 6)
     box = app.wait_css("[data-testid=composer-input]")
     app.type_into(box, "a new topic: the harbour")
     app.press_enter(box)
@@ -214,42 +217,39 @@ def run_command_approval(app_env: AppEnv, launch) -> App:
 def test_a_command_approval_and_settings_say_sandboxed(app_env: AppEnv, launch) -> None:
     app = run_command_approval(app_env, launch)
     line = app.wait_css("[data-testid=approval-sandbox]")
-    assert line.text == SANDBOXED
-    assert line.get_attribute("data-sandboxed") == "true"
+    app.wait_texts("[data-testid=approval-sandbox]", [SANDBOXED])
+    app.wait_attr("[data-testid=approval-sandbox]", "data-sandboxed", "true")
     assert "unsandboxed" not in line.get_attribute("class")
     app.screenshot("approval-sandboxed")
     app.css("[data-testid=approve]")[0].click()
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
 
-    app.go("#/settings")
-    s = app.wait_css("[data-testid=settings-sandbox]")
-    assert s.text == SANDBOXED
-    assert s.get_attribute("data-sandboxed") == "true"
+    app.open_settings()
+    app.wait_texts("[data-testid=settings-sandbox]", [SANDBOXED])
+    app.wait_attr("[data-testid=settings-sandbox]", "data-sandboxed", "true")
     app.screenshot("settings-sandboxed")
 
 
 def test_not_sandboxed_is_said_in_red(app_env: AppEnv, launch) -> None:
     app_env.env["POCKETPILOT_SANDBOX"] = "off"
     app = run_command_approval(app_env, launch)
-    line = app.wait_css("[data-testid=approval-sandbox]")
-    assert line.text == "NOT sandboxed: POCKETPILOT_SANDBOX=off is set"
-    assert line.get_attribute("data-sandboxed") == "false"
+    app.wait_texts("[data-testid=approval-sandbox]", ["NOT sandboxed: POCKETPILOT_SANDBOX=off is set"])
+    line = app.wait_attr("[data-testid=approval-sandbox]", "data-sandboxed", "false")
     red = app.driver.execute_script("return getComputedStyle(arguments[0]).color", line)
     assert red == "rgb(201, 48, 48)", red
     app.screenshot("approval-not-sandboxed")
 
-    app.go("#/settings")
+    app.open_settings()
+    app.wait_texts("[data-testid=settings-sandbox]", ["NOT sandboxed: POCKETPILOT_SANDBOX=off is set"])
     s = app.wait_css("[data-testid=settings-sandbox]")
-    assert s.text == "NOT sandboxed: POCKETPILOT_SANDBOX=off is set"
     assert app.driver.execute_script("return getComputedStyle(arguments[0]).color", s) == "rgb(201, 48, 48)"
     app.screenshot("settings-not-sandboxed")
 
     # The same approval opened from the sidebar (its stored record) says it too.
     assert not app.css("[data-testid=approval-dialog]")
     app.css("[data-testid=pending-approvals] .pending-item")[0].click()
-    line = app.wait("the stored approval's line", lambda: next(iter(app.css("[data-testid=approval-sandbox]")), None))
-    assert line.text == "NOT sandboxed: POCKETPILOT_SANDBOX=off is set"
-    assert line.get_attribute("data-sandboxed") == "false"
+    app.wait_texts("[data-testid=approval-sandbox]", ["NOT sandboxed: POCKETPILOT_SANDBOX=off is set"])
+    app.wait_attr("[data-testid=approval-sandbox]", "data-sandboxed", "false")
     app.screenshot("stored-approval-not-sandboxed")
     app.css("[data-testid=approve]")[0].click()
     app.wait("no approval left", lambda: not app.css("[data-testid=pending-approvals] .pending-item"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 
 from conftest import AppEnv
 from desktop_bus import wait_until
@@ -48,7 +47,7 @@ def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launc
     desktop.wait("the tray menu", lambda: desktop.labels(item) == MENU_IDLE)
     assert desktop.menu(item)[0]["enabled"] is False  # the counts line is not a button
     desktop.wait("no label next to the icon", lambda: not desktop.item_property(item, "XAyatanaLabel"))
-    app.go("#/settings")
+    app.open_settings()
     base = app.wait(
         "the webhook listener",
         lambda: next((t for t in app.texts("[data-testid=webhook-listener]") if "http://127.0.0.1:" in t), None),
@@ -60,8 +59,9 @@ def test_tray_counts_notifications_close_to_tray_and_quit(app_env: AppEnv, launc
     assert window.mapped()
     window.request_close()
     wait_until("the window to hide", lambda: not window.mapped())
-    time.sleep(0.5)
+    # Hidden rather than closed: the process lives on and still answers in its tray.
     assert alive(pid), "closing the window quit the app while a trigger was armed"
+    desktop.wait("the tray menu of the hidden app", lambda: desktop.labels(item) == MENU_IDLE)
 
     # A task arrives and waits for approval: the counts in the menu and next to the icon,
     # and a notification (nobody is looking at the window).

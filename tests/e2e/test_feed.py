@@ -10,6 +10,7 @@ from conftest import App, AppEnv
 def test_cli_changes_reach_the_window_without_polling(app_env: AppEnv, launch) -> None:
     script = app_env.script("cli", [{"text": "Done from the terminal."}])
     app = launch()
+    # The app has read its (empty) list of sessions: launch waits for that.
     assert not app.css("[data-testid=session-item]")
 
     # A session created by the CLI appears in the sidebar, pushed.
@@ -21,8 +22,7 @@ def test_cli_changes_reach_the_window_without_polling(app_env: AppEnv, launch) -
     )
 
     # A webhook added by the CLI appears in the open settings screen.
-    app.go("#/settings")
-    app.wait("the trigger settings", lambda: app.css("[data-testid=webhooks-settings]"))
+    app.open_settings()
     app_env.cli("hooks", "add", "from-cli", "--workspace", str(app_env.workspace()))
     app.wait(
         "the CLI's webhook in the list",

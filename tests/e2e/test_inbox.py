@@ -39,15 +39,18 @@ def test_follow_up_and_steer_while_busy_are_answered_in_order(app_env: AppEnv, l
     app.wait("streamed text", lambda: any(app.texts("[data-testid=streaming-message]")))
 
     # Busy: the composer offers Follow-up (the default) and Steer.
-    assert app.wait_css("[data-testid=mode-followUp]").get_attribute("aria-checked") == "true"
-    assert app.css("[data-testid=mode-steer]")[0].get_attribute("aria-checked") == "false"
+    app.wait_attr("[data-testid=mode-followUp]", "aria-checked", "true")
+    app.wait_attr("[data-testid=mode-steer]", "aria-checked", "false")
     queue(app, FOLLOW, "followUp")
     queue(app, STEER, "steer")
     queue(app, DROPPED, "followUp")
-    items = app.css("[data-testid=queued-item]")
-    assert [i.get_attribute("data-mode") for i in items] == ["followUp", "steer", "followUp"]
-    assert app.texts("[data-testid=queued-text]") == [FOLLOW, STEER, DROPPED]
-    # Nothing said while busy is in the transcript yet.
+    app.wait_equal(
+        "the modes in the inbox",
+        lambda: [i.get_attribute("data-mode") for i in app.css("[data-testid=queued-item]")],
+        ["followUp", "steer", "followUp"],
+    )
+    app.wait_texts("[data-testid=queued-text]", [FOLLOW, STEER, DROPPED])
+    # Nothing said while busy is in the transcript yet (the first answer still streams).
     assert app.texts("[data-testid=user-message]") == [GOAL]
 
     app.css("[data-testid=withdraw]")[2].click()
@@ -59,8 +62,8 @@ def test_follow_up_and_steer_while_busy_are_answered_in_order(app_env: AppEnv, l
     app.wait("the inbox to empty", lambda: not app.css("[data-testid=queued-item]"), timeout=30)
     app.wait("the second answer", lambda: SECOND in assistant_texts(app), timeout=30)
     app.wait("both runs to complete", lambda: len(app.css("[data-testid=task][data-status=completed]")) == 2)
-    assert assistant_texts(app) == [FIRST, SECOND]
-    assert app.texts("[data-testid=user-message]") == [GOAL, FOLLOW, STEER]
+    app.wait_equal("both answers", lambda: assistant_texts(app), [FIRST, SECOND])
+    app.wait_texts("[data-testid=user-message]", [GOAL, FOLLOW, STEER])
     assert DROPPED not in app.driver.find_element("css selector", "[data-testid=transcript]").text
     app.screenshot("both-answered-in-order")
 
@@ -77,6 +80,7 @@ def test_follow_up_and_steer_while_busy_are_answered_in_order(app_env: AppEnv, l
 
     # After a reload the history reads the same, each answer once.
     app.driver.refresh()
+    app.wait_loaded("session-view")
     app.wait("the reloaded answers", lambda: assistant_texts(app) == [FIRST, SECOND])
-    assert app.texts("[data-testid=user-message]") == [GOAL, FOLLOW, STEER]
-    assert not app.css("[data-testid=queued-item]")
+    app.wait_texts("[data-testid=user-message]", [GOAL, FOLLOW, STEER])
+    app.wait("an empty inbox", lambda: not app.css("[data-testid=queued-item]"))

@@ -19,8 +19,8 @@ def test_pending_approval_from_the_cli_is_answered_in_the_window(app_env: AppEnv
     app.wait("the pending approval", lambda: app.css("[data-testid=pending-approvals] .pending-item"))
     app.by_text("[data-testid=session-item]", "Write a haiku").click()
     app.wait("the approval dialog", lambda: app.css("[data-testid=approval-dialog]"))
-    assert app.texts("[data-testid=effect-path]") == ["haiku.txt"]
-    assert app.css("[data-testid=task]")[0].get_attribute("data-status") == "waiting_approval"
+    app.wait_texts("[data-testid=effect-path]", ["haiku.txt"])
+    app.wait_attr("[data-testid=task]", "data-status", "waiting_approval")
     assert not (ws / "haiku.txt").exists()
     app.screenshot("pending-after-restart")
 

@@ -52,20 +52,26 @@ def test_rules_screen_and_a_memory_accepted_from_the_window(app_env: AppEnv, lau
     app.by_text("[data-testid=session-item]", "Tidy the docs").click()
     # The proposal: an approval of its own kind, showing the note; nothing kept yet.
     app.wait("the approval dialog", lambda: app.css("[data-testid=approval-dialog] [data-kind=memory]"))
-    assert app.texts("[data-testid=effect-memory]") == [PROPOSED]
+    app.wait_texts("[data-testid=effect-memory]", [PROPOSED])
     assert [m["text"] for m in rules_json(app_env, ws)["memories"]] == ["Answers in British English."]
     app.screenshot("memory-proposed")
     app.css("[data-testid=approve]")[0].click()
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
 
-    app.css("[data-testid=open-rules]")[0].click()
-    app.wait("the rules screen", lambda: app.css("[data-testid=rules-view] [data-testid=instructions]"))
-    files = [e.get_attribute("data-path") for e in app.css("[data-testid=instruction-file]")]
-    assert files == ["AGENTS.md", "docs/AGENTS.md"]
-    app.wait("both memories", lambda: len(app.css("[data-testid=memory]")) == 2)
-    assert PROPOSED in app.texts("[data-testid=memory-text]")
-    skills = {e.get_attribute("data-skill"): e.get_attribute("data-enabled") for e in app.css("[data-testid=skill]")}
-    assert skills == {"deploy": "true", "greet": "true"}
+    app.wait_css("[data-testid=open-rules]").click()
+    app.wait_loaded("rules-view")
+    app.wait_equal(
+        "the instruction files",
+        lambda: [e.get_attribute("data-path") for e in app.css("[data-testid=instruction-file]")],
+        ["AGENTS.md", "docs/AGENTS.md"],
+    )
+    app.wait_count("[data-testid=memory]", 2)
+    app.wait("the accepted memory", lambda: PROPOSED in app.texts("[data-testid=memory-text]"))
+    app.wait_equal(
+        "the skills",
+        lambda: {e.get_attribute("data-skill"): e.get_attribute("data-enabled") for e in app.css("[data-testid=skill]")},
+        {"deploy": "true", "greet": "true"},
+    )
     app.screenshot("instructions-in-effect")
 
     # A skill switched off here is off for the runs (the stored setting the CLI reads).

@@ -40,18 +40,19 @@ def test_first_run_settings_store_the_key_in_the_keychain(app_env: AppEnv, launc
     app: App = launch()  # no POCKETPILOT_PROVIDER and nothing configured: a first run
     app.wait("the settings screen", lambda: app.css("[data-testid=settings-view] [data-testid=first-run]"))
     assert app.driver.execute_script("return window.location.hash") == "#/settings"
+    app.wait_loaded("settings-view")
     app.wait("the key status", lambda: app.css("[data-testid=key-status][data-stored=false]"))
     app.screenshot("first-run")
 
     app.type_into(app.wait_css("[data-testid=base-url]"), BASE_URL)
     app.type_into(app.wait_css("[data-testid=model]"), MODEL)
     app.type_into(app.wait_css("[data-testid=api-key]"), KEY)
-    assert app.css("[data-testid=api-key]")[0].get_attribute("type") == "password"
+    app.wait_attr("[data-testid=api-key]", "type", "password")
     app.css("[data-testid=save-provider]")[0].click()
     app.wait("saved", lambda: "Saved." in app.texts("[data-testid=provider-status]"))
     app.wait("a key is stored", lambda: app.css("[data-testid=key-status][data-stored=true]"))
     # The field is write-only: once filed the key leaves the page.
-    assert app.css("[data-testid=api-key]")[0].get_attribute("value") == ""
+    app.wait_attr("[data-testid=api-key]", "value", "")
     assert KEY not in app.driver.page_source
     app.screenshot("key-stored")
 
@@ -72,10 +73,11 @@ def test_first_run_settings_store_the_key_in_the_keychain(app_env: AppEnv, launc
 
     # Reopened: configured (no first-run banner), the key reported as stored, never shown.
     app.driver.refresh()
+    app.wait_loaded("settings-view")
     app.wait("the settings again", lambda: app.css("[data-testid=key-status][data-stored=true]"))
-    assert not app.css("[data-testid=first-run]")
-    assert app.css("[data-testid=base-url]")[0].get_attribute("value") == BASE_URL
-    assert app.css("[data-testid=api-key]")[0].get_attribute("value") == ""
+    app.wait("no first-run banner", lambda: not app.css("[data-testid=first-run]"))
+    app.wait_attr("[data-testid=base-url]", "value", BASE_URL)
+    app.wait_attr("[data-testid=api-key]", "value", "")
     assert KEY not in app.driver.page_source
     app.screenshot("reopened")
 
@@ -90,8 +92,8 @@ def test_workspace_policy_per_capability(app_env: AppEnv, launch) -> None:
     ws = app_env.workspace("project")
     app_env.seed("Say hello", app_env.script("hello", [{"text": "Hello."}]), workspace=ws)
     app: App = launch()
-    app.go("#/settings")
-    app.wait("the policy table", lambda: len(app.css("[data-testid=policy-row]")) == 7)
+    app.open_settings()
+    app.wait_count("[data-testid=policy-row]", 7)
     rows = {r.get_attribute("data-capability"): r for r in app.css("[data-testid=policy-row]")}
     assert list(rows) == ["fs:read", "fs:list", "fs:write", "fs:delete", "shell:execute", "net:network", "mcp"]
     assert {r.get_attribute("data-choice") for r in rows.values()} == {"default"}

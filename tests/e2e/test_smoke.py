@@ -20,10 +20,10 @@ def test_sessions_list_and_final_answer(app_env: AppEnv, launch) -> None:
     app.screenshot("sessions")
 
     app.by_text("[data-testid=session-item]", "Summarize the notes").click()
-    app.wait("the final answer", lambda: "The notes say hello twice." in app.texts("[data-testid=assistant-message]"))
-    assert app.texts("[data-testid=assistant-message]") == ["The notes say hello twice."]
-    assert app.texts("[data-testid=user-message]") == ["Summarize the notes"]
-    assert app.css("[data-testid=task]")[0].get_attribute("data-status") == "completed"
+    app.wait_loaded("session-view")
+    app.wait_texts("[data-testid=assistant-message]", ["The notes say hello twice."])
+    app.wait_texts("[data-testid=user-message]", ["Summarize the notes"])
+    app.wait_attr("[data-testid=task]", "data-status", "completed")
     assert app.driver.execute_script("return window.location.hash").startswith("#/session/")
     app.screenshot("session-view")
 
@@ -40,15 +40,13 @@ def test_a_long_session_opens_at_its_newest_tasks(app_env: AppEnv, launch) -> No
 
     app: App = launch()
     app.go(f"#/session/{session}")
-    app.wait("the newest answer", lambda: "answer 55" in app.texts("[data-testid=assistant-message]"))
-    answers = app.texts("[data-testid=assistant-message]")
-    assert answers == [f"answer {i}" for i in range(6, count + 1)]
-    assert len(app.css("[data-testid=task]")) == 50
+    app.wait_loaded("session-view")
+    app.wait_texts("[data-testid=assistant-message]", [f"answer {i}" for i in range(6, count + 1)])
+    app.wait_count("[data-testid=task]", 50)
     app.screenshot("newest-tasks")
 
     app.wait_css("[data-testid=show-earlier]").click()
-    app.wait("the earlier answers", lambda: "answer 1" in app.texts("[data-testid=assistant-message]"))
-    assert app.texts("[data-testid=assistant-message]") == [f"answer {i}" for i in range(1, count + 1)]
-    assert app.texts("[data-testid=user-message]")[:2] == ["goal 1", "goal 2"]
-    assert not app.css("[data-testid=show-earlier]")
+    app.wait_texts("[data-testid=assistant-message]", [f"answer {i}" for i in range(1, count + 1)])
+    app.wait_equal("the first goals", lambda: app.texts("[data-testid=user-message]")[:2], ["goal 1", "goal 2"])
+    app.wait("the earlier-tasks button to go", lambda: not app.css("[data-testid=show-earlier]"))
     app.screenshot("earlier-tasks")

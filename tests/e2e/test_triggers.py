@@ -30,8 +30,8 @@ def post_hook(url: str, token: str, text: str) -> tuple[int, dict]:
 
 
 def open_settings(app: App) -> None:
-    app.go("#/settings")
-    app.wait("the trigger settings", lambda: app.css("[data-testid=webhooks-settings]"))
+    app.open_settings()
+    app.wait_css("[data-testid=webhooks-settings]")
 
 
 def test_webhook_from_the_settings_starts_a_task_and_pauses(app_env: AppEnv, launch) -> None:
@@ -50,8 +50,8 @@ def test_webhook_from_the_settings_starts_a_task_and_pauses(app_env: AppEnv, lau
     app.type_into(field, str(ws))
     app.css("[data-testid=webhook-create]")[0].click()
     app.wait("the token", lambda: app.css("[data-testid=webhook-created][data-name=nightly]"))
-    token = app.css("[data-testid=webhook-token]")[0].get_attribute("value")
-    url = app.css("[data-testid=webhook-created-url]")[0].get_attribute("value")
+    token = app.wait("the token's value", lambda: app.css("[data-testid=webhook-token]")[0].get_attribute("value"))
+    url = app.wait("the hook's URL", lambda: app.css("[data-testid=webhook-created-url]")[0].get_attribute("value"))
     assert len(token) == 64 and all(c in "0123456789abcdef" for c in token)
     assert url.startswith("http://127.0.0.1:") and url.endswith("/hooks/nightly")
     app.wait("the hook in the list", lambda: app.css("[data-testid=webhook-row][data-name=nightly][data-paused=false]"))
@@ -118,18 +118,18 @@ def test_schedules_refuse_a_bad_expression_and_show_the_next_fire(app_env: AppEn
 
     add("every night at nine")
     status = app.wait_css("[data-testid=schedule-status][data-kind=invalid_expression]")
-    assert "is not a cron expression" in status.text and "@daily" in status.text
-    assert not app.css("[data-testid=schedule-row]")
+    app.wait("the reason", lambda: "is not a cron expression" in status.text and "@daily" in status.text)
+    assert not app.css("[data-testid=schedule-row]")  # nothing was created: no reload can add one
     app.screenshot("schedule-bad-expression")
 
     app.clear(app.css("[data-testid=schedule-expr]")[0])
     app.clear(app.css("[data-testid=schedule-goal]")[0])
     add("0 9 * * MON-FRI")
     app.wait("the schedule", lambda: app.css("[data-testid=schedule-row][data-paused=false]"))
-    assert "UTC (in " in app.texts("[data-testid=schedule-next]")[0]
+    app.wait("its next fire", lambda: any("UTC (in " in t for t in app.texts("[data-testid=schedule-next]")))
     app.css("[data-testid=schedule-pause]")[0].click()
     app.wait("the schedule paused", lambda: app.css("[data-testid=schedule-row][data-paused=true]"))
-    assert app.texts("[data-testid=schedule-next]") == ["paused"]
+    app.wait_texts("[data-testid=schedule-next]", ["paused"])
     app.screenshot("schedule-paused")
     listed = json.loads(app_env.cli("cron", "list", "--json").stdout)
     assert [(s["expr"], s["paused"]) for s in listed] == [("0 9 * * MON-FRI", True)]
@@ -145,9 +145,8 @@ def test_mcp_server_added_listed_and_deleted(app_env: AppEnv, launch) -> None:
     app.type_into(app.css("[data-testid=mcp-command]")[0], "npx -y @modelcontextprotocol/server-everything")
     app.css("[data-testid=mcp-read-only]")[0].click()
     app.css("[data-testid=mcp-add]")[0].click()
-    row = app.wait_css("[data-testid=mcp-row][data-name=everything]")
-    assert row.get_attribute("data-workspace") == ""
-    assert app.texts("[data-testid=mcp-how]") == ["npx -y @modelcontextprotocol/server-everything"]
+    app.wait_attr("[data-testid=mcp-row][data-name=everything]", "data-workspace", "")
+    app.wait_texts("[data-testid=mcp-how]", ["npx -y @modelcontextprotocol/server-everything"])
     app.screenshot("mcp-added")
     stored = json.loads(app_env.cli("mcp", "list", "--json").stdout)
     assert len(stored) == 1 and stored[0]["workspace"] is None
@@ -160,8 +159,8 @@ def test_mcp_server_added_listed_and_deleted(app_env: AppEnv, launch) -> None:
     app.type_into(app.css("[data-testid=mcp-command]")[0], "node server.js")
     app.css("[data-testid=mcp-add]")[0].click()
     status = app.wait_css("[data-testid=mcp-status][data-kind=invalid_config]")
-    assert "no spaces" in status.text
-    assert len(app.css("[data-testid=mcp-row]")) == 1
+    app.wait("the reason", lambda: "no spaces" in status.text)
+    app.wait_count("[data-testid=mcp-row]", 1)
 
     app.css("[data-testid=mcp-row][data-name=everything] [data-testid=mcp-delete]")[0].click()
     app.wait("the server deleted", lambda: not app.css("[data-testid=mcp-row]"))

@@ -3,7 +3,6 @@ screenshots under the test output (E2E_OUTPUT)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from selenium.common.exceptions import WebDriverException
@@ -89,11 +88,9 @@ def test_a_long_unbroken_string_wraps_and_code_scrolls_inside(app_env: AppEnv, l
     assert sizes["preScroll"] > sizes["preClient"], sizes
     assert sizes["preOverflow"] == "auto", sizes
     # Its header names the language and has a copy button.
-    assert app.texts("[data-testid=assistant-message] .code-lang") == ["rust"]
-    copy = app.css("[data-testid=assistant-message] [data-testid=code-copy]")[0]
-    copy.click()
-    app.wait("the copy to be confirmed", lambda: app.texts("[data-testid=code-copy]")[0] in ("Copied", "Copy failed"))
-    assert app.texts("[data-testid=code-copy]")[0] == "Copied"
+    app.wait_texts("[data-testid=assistant-message] .code-lang", ["rust"])
+    app.wait_css("[data-testid=assistant-message] [data-testid=code-copy]").click()
+    app.wait_texts("[data-testid=code-copy]", ["Copied"])
     app.screenshot("long-unbroken-string")
 
 
@@ -126,16 +123,25 @@ def test_markdown_is_formatted_while_it_streams(app_env: AppEnv, launch) -> None
     assert "**" not in text and "```" not in text, text
     assert "the plan" in text
     app.screenshot("streaming-markdown-mid-way")
-    # The stable blocks are drawn once: the list node survives further frames.
+    # The stable blocks are drawn once: the list node survives further frames (the tail
+    # grows by more than a few chunks meanwhile, or the answer ends).
     app.driver.execute_script("window.__list = document.querySelector('[data-testid=streaming-message] ul');")
-    time.sleep(0.5)
+    grown = len(text) + 30
+    app.wait(
+        "the tail to stream on",
+        lambda: app.driver.execute_script(
+            "const b = document.querySelector('[data-testid=streaming-message]');"
+            "return !b || b.textContent.length >= arguments[0];",
+            grown,
+        ),
+    )
     still = app.driver.execute_script(
         "const b = document.querySelector('[data-testid=streaming-message]');"
         "return !b || b.querySelector('ul') === window.__list;"
     )
     assert still, "the finished list was re-rendered while the tail streamed"
     app.wait("the answer", lambda: app.css("[data-testid=task][data-status=completed]"), timeout=60)
-    assert app.css("[data-testid=assistant-message] strong")
+    app.wait_css("[data-testid=assistant-message] strong")
     app.screenshot("streaming-markdown-done")
 
 
@@ -144,24 +150,21 @@ def test_an_unreachable_model_reads_plainly_with_retry_and_settings(app_env: App
     app = launch()
     start_session(app, app_env.workspace("err"), "Say hello")
     app.wait("the failure", lambda: app.css("[data-testid=task][data-status=failed] [data-testid=failure-sentence]"), timeout=90)
-    assert app.texts("[data-testid=failure-sentence]") == ["Can't reach the model server at 127.0.0.1:9."]
-    notice = app.css("[data-testid=notice]")[0]
-    assert notice.get_attribute("data-error-kind") == "model_connect"
+    app.wait_texts("[data-testid=failure-sentence]", ["Can't reach the model server at 127.0.0.1:9."])
+    app.wait_attr("[data-testid=notice]", "data-error-kind", "model_connect")
     # The details are behind a disclosure, closed.
-    detail = app.css("[data-testid=failure-detail]")[0]
-    assert detail.get_attribute("open") is None
-    assert "127.0.0.1:9" in app.texts("[data-testid=failure-detail] pre")[0]
+    app.wait_attr("[data-testid=failure-detail]", "open", None)
+    app.wait("the failure's detail", lambda: any("127.0.0.1:9" in t for t in app.texts("[data-testid=failure-detail] pre")))
     app.screenshot("error-with-retry")
 
     app.css("[data-testid=retry]")[0].click()
     app.wait("a second, retried run", lambda: len(app.css("[data-testid=task]")) == 2, timeout=30)
     app.wait("it fails the same way", lambda: len(app.css("[data-testid=task][data-status=failed]")) == 2, timeout=90)
-    assert app.texts("[data-testid=user-message]") == ["Say hello", "Say hello"]
+    app.wait_texts("[data-testid=user-message]", ["Say hello", "Say hello"])
 
     app.css("[data-testid=open-settings]")[0].click()
-    app.wait("the settings", lambda: app.css("[data-testid=settings-view] [data-testid=test-connection]"))
-    app.settle()
-    app.css("[data-testid=test-connection]")[0].click()
+    app.wait_loaded("settings-view")
+    app.wait_css("[data-testid=test-connection]").click()
 
     status = app.wait(
         "the connection test to answer",
@@ -170,7 +173,7 @@ def test_an_unreachable_model_reads_plainly_with_retry_and_settings(app_env: App
     )
     assert not str(status).lower().startswith("invalid arguments"), status
     assert str(status).startswith("Can't reach the model server at 127.0.0.1:9."), status
-    assert "127.0.0.1:9" in app.texts("[data-testid=provider-status-detail] pre")[0]
+    app.wait("the connection test's detail", lambda: any("127.0.0.1:9" in t for t in app.texts("[data-testid=provider-status-detail] pre")))
     app.screenshot("test-connection-error")
 
 
@@ -179,16 +182,20 @@ def test_sending_is_refused_while_no_model_is_set(app_env: AppEnv, launch) -> No
     app.wait("the settings (first run)", lambda: app.css("[data-testid=first-run]"))
     app.go("#/new")
     app.wait("the reason in place", lambda: app.css("[data-testid=composer-blocked]"))
-    assert "No model is set up" in app.texts("[data-testid=composer-blocked]")[0]
+    app.wait("the reason", lambda: any("No model is set up" in t for t in app.texts("[data-testid=composer-blocked]")))
     box = app.wait_css("[data-testid=composer-input]")
     app.clear(app.wait_css("[data-testid=workspace-input]"))
     app.type_into(app.css("[data-testid=workspace-input]")[0], str(app_env.workspace("none")))
     app.type_into(box, "Do something")
-    assert app.css("[data-testid=send]")[0].get_attribute("disabled") is not None
+    app.wait("Send to be disabled", lambda: app.css("[data-testid=send]")[0].get_attribute("disabled") is not None)
     app.press_enter(box)
-    time.sleep(1)
-    assert app.css("[data-testid=new-session-view]"), "a goal was sent with no model"
-    assert not app.css("[data-testid=session-item]"), "a session was created with no model"
+    # Nothing may happen: no session, here or in the store, for as long as a send takes.
+    app.holds(
+        "no goal sent with no model",
+        lambda: app.css("[data-testid=new-session-view]") and not app.css("[data-testid=session-item]"),
+        seconds=1.5,
+    )
+    assert json.loads(app_env.cli("sessions", "--json").stdout) == [], "a session was created with no model"
     app.screenshot("no-model-refused")
 
 
@@ -210,17 +217,16 @@ def test_the_approval_dialog_from_the_keyboard(app_env: AppEnv, launch) -> None:
     start_session(app, ws, "Write k.txt")
     app.wait("the approval dialog", lambda: app.css("[data-testid=approval-dialog]"))
     app.wait("focus inside the dialog", lambda: focus_in_dialog(app))
-    assert active_testid(app) == "approve"
+    app.wait_equal("focus on Approve", lambda: active_testid(app), "approve")
     # The reason line shows the capability as code, never with backticks.
-    reason = app.texts("[data-testid=approval-reason]")[0]
+    reason = app.wait("the reason", lambda: next(iter(app.texts("[data-testid=approval-reason]")), None))
     assert "`" not in reason and "fs:write" in reason, reason
-    assert app.css("[data-testid=approval-reason] code")
-    scope = app.texts("[data-testid=approve-session-scope]")[0]
+    app.wait_css("[data-testid=approval-reason] code")
+    scope = app.wait("the session scope", lambda: next(iter(app.texts("[data-testid=approve-session-scope]")), None))
     assert "every fs:write" in scope and "in this session" in scope, scope
-    assert app.texts("[data-testid=approve-session-scope] code") == ["fs:write"]
-    # The other waiting approval is named.
-    waiting = app.texts("[data-testid=approvals-waiting]")[0]
-    assert "run_command" in waiting, waiting
+    app.wait_texts("[data-testid=approve-session-scope] code", ["fs:write"])
+    # The other waiting approval is named (the list of approvals arrives on its own).
+    app.wait("the other approval named", lambda: any("run_command" in t for t in app.texts("[data-testid=approvals-waiting]")))
     app.screenshot("approval-keyboard-open")
 
     # Tab cycles inside the dialog: as many presses as it has stops come back to the start.
@@ -241,8 +247,8 @@ def test_the_approval_dialog_from_the_keyboard(app_env: AppEnv, launch) -> None:
     # Esc closes it without deciding: the call still waits, nothing is written.
     key(app, Keys.ESCAPE)
     app.wait("the dialog to close", lambda: not app.css("[data-testid=approval-dialog]"))
-    assert app.css("[data-testid=tool-card][data-status=waiting_approval]")
-    assert app.css("[data-testid=approval-waiting]")
+    app.wait_css("[data-testid=tool-card][data-status=waiting_approval]")
+    app.wait_css("[data-testid=approval-waiting]")
     assert not (ws / "k.txt").exists()
     app.screenshot("approval-keyboard-closed")
 
@@ -254,9 +260,8 @@ def test_the_approval_dialog_from_the_keyboard(app_env: AppEnv, launch) -> None:
     app.wait("the answer", lambda: app.css("[data-testid=task][data-status=completed]"), timeout=30)
     assert (ws / "k.txt").read_text() == "hi\n"
     # The write's card names its file and shows the diff.
-    card = app.css("[data-testid=tool-card]")[0]
-    assert app.texts("[data-testid=tool-subject]")[0] == "k.txt"
-    assert "+hi" in app.texts("[data-testid=tool-diff]")[0]
+    app.wait_texts("[data-testid=tool-subject]", ["k.txt"])
+    app.wait("the card's diff", lambda: any("+hi" in t for t in app.texts("[data-testid=tool-diff]")))
     app.screenshot("approval-keyboard-approved")
 
 
@@ -278,17 +283,17 @@ def test_work_in_progress_is_visible(app_env: AppEnv, launch) -> None:
     if app.css("[data-testid=approval-dialog]"):
         app.css("[data-testid=approve]")[0].click()
     app.wait("the running tool", lambda: app.css("[data-testid=tool-card][data-status=running] [data-testid=tool-spinner]"), timeout=20)
-    assert not app.css("[data-testid=thinking]")
-    assert app.texts("[data-testid=tool-subject]") == ["sleep 4"]
-    first = app.texts("[data-testid=tool-elapsed]")[0]
-    app.wait("the elapsed time to tick", lambda: app.texts("[data-testid=tool-elapsed]") and app.texts("[data-testid=tool-elapsed]")[0] != first, timeout=5)
-    steps = app.texts("[data-testid=run-steps]")[0]
-    assert steps.startswith("Step 1/"), steps
-    assert app.css(".head-meters [data-testid=context-meter]")
+    app.wait("thinking to end", lambda: not app.css("[data-testid=thinking]"))
+    app.wait_texts("[data-testid=tool-subject]", ["sleep 4"])
+    first = app.wait("the elapsed time", lambda: next(iter(app.texts("[data-testid=tool-elapsed]")), None))
+    # The command runs 4 s: its elapsed time ticks at least once meanwhile.
+    app.wait("the elapsed time to tick", lambda: next(iter(app.texts("[data-testid=tool-elapsed]")), first) != first, timeout=5)
+    app.wait("step 1 in the run meter", lambda: next(iter(app.texts("[data-testid=run-steps]")), "").startswith("Step 1/"))
+    app.wait_css(".head-meters [data-testid=context-meter]")
     app.screenshot("running-tool")
     app.wait("the answer", lambda: app.css("[data-testid=task][data-status=completed]"), timeout=30)
     app.wait("the marker to clear", lambda: app.css("[data-testid=session-item][data-activity=idle]"))
-    assert app.texts("[data-testid=run-steps]")[0].startswith("Step 2/")
+    app.wait("step 2 in the run meter", lambda: next(iter(app.texts("[data-testid=run-steps]")), "").startswith("Step 2/"))
 
 
 def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launch) -> None:
@@ -303,7 +308,7 @@ def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launc
     app.wait("the system's dark theme", lambda: root_bg() == "#18181b")
     app.screenshot("dark-mode-system")
     # The manual choice wins and is kept across a reload.
-    app.go("#/settings")
+    app.open_settings()
     # (Clicked through the DOM: the long Settings page may still be scrolling to a section.)
     choose = lambda which: app.driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", app.wait_css(f"[data-testid=theme-{which}]"))
     choose("light")
@@ -312,16 +317,16 @@ def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launc
     app.wait("the dark theme", lambda: root_bg() == "#18181b")
     app.driver.refresh()
     app.wait("the app again", lambda: app.css("[data-testid=app][data-loaded=true]"))
-    assert root_bg() == "#18181b"
+    app.wait_equal("the kept dark theme", root_bg, "#18181b")
     assert app.driver.execute_script("return document.documentElement.dataset.theme") == "dark"
     app.by_text("[data-testid=session-item]", "Say hello").click()
     app.wait("the answer", lambda: app.css("[data-testid=assistant-message]"))
     app.screenshot("dark-mode")
-    app.go("#/settings")
+    app.open_settings()
     choose("system")
-    assert app.driver.execute_script("return document.documentElement.dataset.theme") is None
+    app.wait_equal("no manual theme", lambda: app.driver.execute_script("return document.documentElement.dataset.theme"), None)
     # Back to the system's scheme: dark, as the GTK theme says.
-    assert root_bg() == "#18181b"
+    app.wait_equal("the system's dark theme", root_bg, "#18181b")
 
 
 def test_a_small_window_collapses_the_sidebar(app_env: AppEnv, launch) -> None:
@@ -333,14 +338,14 @@ def test_a_small_window_collapses_the_sidebar(app_env: AppEnv, launch) -> None:
     rect = lambda sel: app.driver.execute_script("return document.querySelector(arguments[0]).getBoundingClientRect().toJSON();", sel)
     app.wait("the sidebar to collapse", lambda: rect("[data-testid=sidebar]")["right"] <= 0)
     toggle = app.wait_css("[data-testid=sidebar-toggle]")
-    assert toggle.is_displayed()
+    app.wait("the sidebar toggle shown", toggle.is_displayed)
     app.screenshot("640x480-collapsed")
     toggle.click()
     app.wait("the drawer", lambda: rect("[data-testid=sidebar]")["left"] >= 0)
     app.screenshot("640x480-drawer")
     app.by_text("[data-testid=session-item]", "A rather long goal").click()
     app.wait("the drawer to close", lambda: rect("[data-testid=sidebar]")["right"] <= 0)
-    h1 = app.wait_css("[data-testid=session-title]")
+    h1 = app.wait("the session's title", lambda: next(iter(app.css("[data-testid=session-view][data-loaded=true] [data-testid=session-title]")), None))
     lines = app.driver.execute_script(
         "const h = arguments[0]; const s = getComputedStyle(h);"
         "return { h: h.getBoundingClientRect().height, lh: parseFloat(s.lineHeight) || parseFloat(s.fontSize) * 1.3,"
@@ -390,17 +395,19 @@ def test_settings_sections_presets_and_the_model_picker(app_env: AppEnv, launch)
     try:
         app_env.cli("provider", "set", "--base-url", "http://127.0.0.1:9/v1", "--model", "old")
         app = launch()
-        app.go("#/settings")
-        app.wait("the provider form", lambda: app.css("[data-testid=base-url]"))
+        # Every section reads its own settings: the page says when all of them have come.
+        app.open_settings()
         # The side list names the sections, each one on the page.
-        labels = app.texts("[data-testid=settings-nav] button")
-        assert labels[:5] == ["Provider", "Limits & policy", "Triggers", "MCP servers", "Keys"] and labels[-1] == "About"
+        labels = app.wait("the settings nav", lambda: app.texts("[data-testid=settings-nav] button"))
+        named = ["Provider", "Limits & policy", "Triggers", "MCP servers", "Keys", "About"]
+        # In this order (other entries may sit between and after them).
+        assert [label for label in labels if label in named] == named, labels
         for testid in ("provider-settings", "limits-settings", "triggers-settings", "mcp-settings", "keys-settings", "about"):
-            assert app.css(f"[data-testid={testid}]"), testid
+            app.wait_css(f"[data-testid={testid}]")
         # A preset fills the base URL.
-        app.css("[data-testid=preset-ollama]")[0].click()
-        assert app.css("[data-testid=base-url]")[0].get_attribute("value") == "http://127.0.0.1:11434/v1"
-        assert app.css("[data-testid=preset-ollama]")[0].get_attribute("aria-pressed") == "true"
+        app.wait_css("[data-testid=preset-ollama]").click()
+        app.wait_attr("[data-testid=base-url]", "value", "http://127.0.0.1:11434/v1")
+        app.wait_attr("[data-testid=preset-ollama]", "aria-pressed", "true")
         # The picker asks the server in the form (not saved yet) for its models.
         field = app.css("[data-testid=base-url]")[0]
         app.clear(field)
@@ -408,13 +415,12 @@ def test_settings_sections_presets_and_the_model_picker(app_env: AppEnv, launch)
         app.css("[data-testid=load-models]")[0].click()
         app.wait("the model list", lambda: app.css("[data-testid=model-picker] option[value='qwen2.5-7b']"))
         assert models.paths == ["/v1/models"]
-        options = app.texts("[data-testid=model-picker] option")[1:]
-        assert options == ["llama-3.1-8b", "qwen2.5-7b"]
+        app.wait_equal("the listed models", lambda: app.texts("[data-testid=model-picker] option")[1:], ["llama-3.1-8b", "qwen2.5-7b"])
         app.driver.execute_script(
             "const s = document.querySelector('[data-testid=model-picker]'); s.value = 'qwen2.5-7b';"
             "s.dispatchEvent(new Event('change', { bubbles: true }));"
         )
-        assert app.css("[data-testid=model]")[0].get_attribute("value") == "qwen2.5-7b"
+        app.wait_attr("[data-testid=model]", "value", "qwen2.5-7b")
         app.css("[data-testid=nav-keys-settings]")[0].click()
         app.css("[data-testid=save-provider]")[0].click()
         app.wait("saved", lambda: "Saved." in app.texts("[data-testid=provider-status]"))
@@ -439,14 +445,13 @@ def test_an_mcp_secret_is_set_write_only_from_the_window(app_env: AppEnv, launch
     secret = "mcp-e2e-secret-never-shown"
     app_env.cli("mcp", "add", "notes", "--secret-env", "NOTES_TOKEN", "--", "true")
     app = launch()
-    app.go("#/settings")
-    row = app.wait_css("[data-testid=mcp-secret][data-var=NOTES_TOKEN]")
-    assert row.get_attribute("data-stored") == "false"
+    app.open_settings()
+    row = app.wait_attr("[data-testid=mcp-secret][data-var=NOTES_TOKEN]", "data-stored", "false")
     app.type_into(row.find_element("css selector", "[data-testid=mcp-secret-input]"), secret)
     assert row.find_element("css selector", "[data-testid=mcp-secret-input]").get_attribute("type") == "password"
     row.find_element("css selector", "[data-testid=mcp-secret-save]").click()
     app.wait("stored", lambda: app.css("[data-testid=mcp-secret][data-var=NOTES_TOKEN][data-stored=true]"))
-    assert app.css("[data-testid=mcp-secret-input]")[0].get_attribute("value") == ""
+    app.wait_attr("[data-testid=mcp-secret-input]", "value", "")
     assert secret not in app.driver.page_source
     assert keychain_lookup("mcp:notes:NOTES_TOKEN") == secret
     assert files_containing(app_env.data_dir, secret.encode()) == []
@@ -475,12 +480,12 @@ def test_sessions_list_timeline_and_composer_polish(app_env: AppEnv, launch) -> 
     app.type_into(field, "Garden")
     app.press_enter(field)
     app.wait("the new title", lambda: "Garden" in app.texts("[data-testid=session-item] .session-title"))
-    assert app.texts("[data-testid=session-title]") == ["Garden"]
+    app.wait_texts("[data-testid=session-title]", ["Garden"])
 
     # The timeline names events plainly; a row opens to its payload.
-    app.css("[data-testid=task-details-link]")[0].click()
-    app.wait("the timeline", lambda: app.css("[data-testid=timeline-row]"))
-    names = app.texts("[data-testid=timeline-row] .event-name")
+    app.wait_css("[data-testid=task-details-link]").click()
+    app.wait_loaded("task-details")
+    names = app.wait("the timeline", lambda: app.texts("[data-testid=timeline-row] .event-name"))
     assert names[0] == "Task created" and names[-1] == "Task completed", names
     app.css("[data-testid=timeline-row][data-type=task_completed] .event-name")[0].click()
     payload = app.wait("the payload", lambda: app.texts("[data-testid=timeline-payload] pre"))
@@ -489,12 +494,10 @@ def test_sessions_list_timeline_and_composer_polish(app_env: AppEnv, launch) -> 
 
     # The composer has a label; Esc in it stops a run, after a confirmation.
     app.go("#/new")
-    box = app.wait_css("[data-testid=composer-input]")
-    assert box.get_attribute("aria-label") == "Message to the agent"
+    app.wait_attr("[data-testid=composer-input]", "aria-label", "Message to the agent")
     start_session(app, app_env.workspace("stop"), "Talk for a long time")
     app.wait("streaming", lambda: app.css("[data-testid=streaming-message]"))
-    box = app.wait_css("[data-testid=composer-input]")
-    assert box.get_attribute("aria-label") == "Message to the agent"
+    box = app.wait_attr("[data-testid=composer-input]", "aria-label", "Message to the agent")
     box.click()
     try:
         box.send_keys(Keys.ESCAPE)
@@ -503,6 +506,7 @@ def test_sessions_list_timeline_and_composer_polish(app_env: AppEnv, launch) -> 
             "arguments[0].dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true }));", box
         )
     app.wait("the confirmation", lambda: app.css("[data-testid=confirm-stop]"))
+    # The slow answer streams for 10 s: still running while the question is asked.
     assert app.css("[data-testid=task][data-status=running]"), "Esc alone must not stop the run"
     app.screenshot("confirm-stop")
     app.css("[data-testid=confirm-stop-yes]")[0].click()
@@ -533,9 +537,9 @@ def test_system_follows_a_dark_gtk_setting(app_env: AppEnv, launch) -> None:
     app.wait("the answer", lambda: app.css("[data-testid=assistant-message]"))
     app.screenshot("system-dark-from-gtk")
     # A manual Light still wins over the desktop, and System goes back to it.
-    app.go("#/settings")
+    app.open_settings()
     choose = lambda which: app.driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", app.wait_css(f"[data-testid=theme-{which}]"))
-    assert app.wait_css("[data-testid=theme-system]").get_attribute("aria-checked") == "true"
+    app.wait_attr("[data-testid=theme-system]", "aria-checked", "true")
     choose("light")
     app.wait("light", lambda: page_colours(app)["bg"] == "rgb(247, 247, 248)")
     choose("system")
@@ -583,26 +587,25 @@ def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> N
 
     open_dialog("Delete me")
     # It names the session, says it cannot be undone, and starts on Cancel.
-    assert app.texts("[data-testid=delete-session-name]") == ["Delete me"]
-    assert "cannot be undone" in app.texts("[data-testid=delete-confirm]")[0]
-    assert app.css("[data-testid=delete-confirm]")[0].get_attribute("role") == "alertdialog"
+    app.wait_texts("[data-testid=delete-session-name]", ["Delete me"])
+    app.wait("cannot be undone", lambda: any("cannot be undone" in t for t in app.texts("[data-testid=delete-confirm]")))
+    app.wait_attr("[data-testid=delete-confirm]", "role", "alertdialog")
     app.wait("focus on Cancel", lambda: active_testid(app) == "delete-confirm-no")
     app.screenshot("delete-confirmation")
     # Tab stays inside the dialog.
-    in_dialog = "return document.querySelector('[data-testid=delete-confirm]').contains(document.activeElement);"
     key(app, Keys.TAB)
-    assert app.driver.execute_script(in_dialog) and active_testid(app) == "delete-confirm-yes"
+    app.wait_equal("focus on Delete", lambda: active_testid(app), "delete-confirm-yes")
     key(app, Keys.TAB)
-    assert app.driver.execute_script(in_dialog) and active_testid(app) == "delete-confirm-no"
+    app.wait_equal("focus back on Cancel", lambda: active_testid(app), "delete-confirm-no")
     # Esc cancels; so does Cancel. The session stays, here and for the CLI.
     key(app, Keys.ESCAPE)
     app.wait("the dialog to close", lambda: not app.css("[data-testid=delete-confirm]"))
-    assert "Delete me" in app.texts("[data-testid=session-item] .session-title")
+    assert "Delete me" in app.texts("[data-testid=session-item] .session-title")  # nothing was asked of the store
     app.wait_css("[data-testid=delete-session]").click()
     app.wait_css("[data-testid=delete-confirm-no]").click()
     app.wait("the dialog to close", lambda: not app.css("[data-testid=delete-confirm]"))
     assert "Delete me" in session_ids(app_env)
-    assert app.texts("[data-testid=session-title]") == ["Delete me"]
+    app.wait_texts("[data-testid=session-title]", ["Delete me"])
 
     # Confirmed: the list drops it (through the change feed) and the window leaves it.
     app.wait_css("[data-testid=delete-session]").click()
@@ -615,9 +618,8 @@ def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> N
     # A session still waiting for its approval is refused, with the reason, and stays.
     open_dialog("Wait for me")
     app.wait_css("[data-testid=delete-confirm-yes]").click()
-    err = app.wait_css("[data-testid=delete-error]")
-    assert err.get_attribute("data-error-kind") == "session_active"
-    assert "stop that task first" in err.text
+    err = app.wait_attr("[data-testid=delete-error]", "data-error-kind", "session_active")
+    app.wait("the reason", lambda: "stop that task first" in err.text)
     app.screenshot("delete-refused-while-waiting")
     app.wait_css("[data-testid=delete-confirm-no]").click()
     assert "Wait for me" in session_ids(app_env)

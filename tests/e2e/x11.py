@@ -20,6 +20,7 @@ class AppWindow:
                 return
             if time.monotonic() > deadline:
                 raise AssertionError(f"no X window titled {title!r} for pid {pid}")
+            # sleep: the poll interval of this bounded wait (the X tree is read by walking it).
             time.sleep(0.1)
 
     def _find(self, title: str):

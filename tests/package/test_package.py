@@ -220,6 +220,30 @@ def test_version_and_a_scripted_task_through_the_installed_cli(home: Home) -> No
     assert [t["status"] for t in tasks] == ["completed"], tasks
 
 
+# ------------------------------------------------------------------- the built-in model
+
+
+def test_the_package_carries_the_built_in_model_and_answers_a_goal_with_it(home: Home, pkg_root: Path) -> None:
+    sidecar = pkg_root / "usr" / "bin" / "pocketpilot-llama-server"
+    model = pkg_root / "usr" / "lib" / "pocketpilot" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert sidecar.is_file() and os.access(sidecar, os.X_OK), "no llama-server sidecar in the package"
+    assert model.is_file() and model.read_bytes()[:4] == b"GGUF", "no default model in the package"
+    # The person's HOME is empty (no setup-script cache): only what the package holds can
+    # serve the goal. `home` leaves out every POCKETPILOT_ variable but its own dirs.
+    doctor = home.cli("doctor", check=False).stdout
+    assert f"built-in model server: {sidecar} (next to the app): runs" in doctor, doctor
+    ws = home.workspace()
+    (ws / "README.md").write_text("# Demo\n")
+    run = subprocess.run(["pocketpilot", "run", "--workspace", str(ws), "--goal", "Say hello"],
+                         env=home.env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, f"stdout: {run.stdout}\nstderr: {run.stderr}"
+    assert run.stdout.strip(), run.stderr
+    tasks = json.loads(home.cli("tasks", "--json").stdout)
+    shown = json.loads(home.cli("show", str(tasks[0]["id"]), "--json").stdout)
+    started = [e for e in shown["events"] if e["type"] == "task_started"]
+    assert started and started[0]["payload"]["provider"].startswith("local:"), started
+
+
 # ------------------------------------------------------------------------- the window
 
 

@@ -7,7 +7,7 @@ import {
   sessionInbox,
   setupStatus,
 } from "./api/commands";
-import type { Approval } from "./api/generated/bindings";
+import type { Approval, Setup } from "./api/generated/bindings";
 import { ApprovalDialog } from "./features/approvals/ApprovalDialog";
 import { fromRecord } from "./features/approvals/fromRecord";
 import { TaskDetails } from "./features/details/TaskDetails";
@@ -17,6 +17,8 @@ import { SessionView } from "./features/session/SessionView";
 import { Settings } from "./features/settings/Settings";
 import { NewSession } from "./features/workspace/NewSession";
 import { RulesView } from "./features/rules/RulesView";
+import { ModelsView } from "./features/models/ModelsView";
+import { Welcome } from "./features/models/Welcome";
 import { navigate, useRoute } from "./lib/route";
 import { SessionStore } from "./store/sessionStore";
 import { StoreContext, useSnapshot } from "./store/useStore";
@@ -53,16 +55,19 @@ function Shell({ store }: { store: SessionStore }) {
   const [open, setOpen] = useState<Approval | null>(null);
   const [setupError, setError] = useState<string | null>(null);
   const error = storeError ?? setupError;
-  // null until known; false leads a first run to the settings screen.
-  const [configured, setConfigured] = useState<boolean | null>(null);
+  // null until known. No provider and no built-in model leads a first run to the settings
+  // screen; no provider with the built-in model offers it first (the welcome).
+  const [setup, setSetup] = useState<Setup | null>(null);
+  const [welcomed, setWelcomed] = useState(false);
+  const canRun = setup === null ? null : setup.provider_configured || setup.builtin !== null;
   const reload = useCallback(() => store.reloadLists(), [store]);
   useLeaveDeleted(route, sessions, loaded);
 
   const checkSetup = useCallback(async () => {
     try {
       const s = await setupStatus();
-      setConfigured(s.provider_configured);
-      return s.provider_configured;
+      setSetup(s);
+      return s.provider_configured || s.builtin !== null;
     } catch (e) {
       setError(errorMessage(e));
       return true;
@@ -75,7 +80,17 @@ function Shell({ store }: { store: SessionStore }) {
     });
   }, []);
 
-  const blocked = configured === false ? "No model is set up yet, so nothing can answer." : null;
+  // The models kept may have changed (the Models screen): the built-in model is read again.
+  useEffect(() => {
+    if (setup !== null) void checkSetup();
+  }, [route.name]);
+
+  const blocked = canRun === false ? "No model is set up yet, so nothing can answer." : null;
+  // A first run (no conversation yet) with only the built-in model: offer it first.
+  const welcome =
+    route.name === "new" && !welcomed && loaded && sessions.length === 0 && setup?.provider_configured === false
+      ? setup.builtin
+      : null;
   let view;
   if (route.name === "session") {
     view = (
@@ -90,7 +105,7 @@ function Shell({ store }: { store: SessionStore }) {
   } else if (route.name === "settings") {
     view = (
       <Settings
-        firstRun={configured === false}
+        firstRun={canRun === false}
         workspaces={[...new Set(sessions.map((s) => s.workspace))]}
         onSaved={() => void checkSetup()}
       />
@@ -98,6 +113,19 @@ function Shell({ store }: { store: SessionStore }) {
   } else if (route.name === "rules") {
     const session = sessions.find((s) => s.id === route.id);
     view = session ? <RulesView key={route.id} sessionId={route.id} workspace={session.workspace} /> : null;
+  } else if (route.name === "models") {
+    view = <ModelsView onChanged={() => void checkSetup()} />;
+  } else if (welcome) {
+    view = (
+      <Welcome
+        builtin={welcome}
+        onBuiltin={() => setWelcomed(true)}
+        onProvider={() => {
+          setWelcomed(true);
+          navigate({ name: "settings" });
+        }}
+      />
+    );
   } else if (route.name === "task") {
     view = <TaskDetails key={route.id} taskId={route.id} />;
   } else {
@@ -116,7 +144,7 @@ function Shell({ store }: { store: SessionStore }) {
           setDrawer(false);
           setOpen(a);
         }}
-        needsSetup={configured === false}
+        needsSetup={canRun === false}
         activity={activity}
         open={drawer}
         onClose={() => setDrawer(false)}

@@ -49,6 +49,7 @@ fn an_unchanged_workspace_is_not_read_again_and_a_change_is_found() {
     let (first, s1) = scan(&f.ws, &Scope::Workspace, None, &f.blobs, &opts).unwrap();
     assert_eq!(s1.hashed, 2);
     assert!(!first.entries.keys().any(|p| p.starts_with("node_modules")));
+    // sleep: the workspace's mtimes must fall outside the racy window (scan.rs) so the next scans trust them unhashed; only the clock moving past them does that.
     std::thread::sleep(std::time::Duration::from_millis(250));
     let (second, _) = scan(&f.ws, &Scope::Workspace, Some(&first), &f.blobs, &opts).unwrap();
     let (third, s3) = scan(&f.ws, &Scope::Workspace, Some(&second), &f.blobs, &opts).unwrap();

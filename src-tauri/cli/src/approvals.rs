@@ -6,6 +6,7 @@ use clap::Args;
 
 use pocketpilot_protocol::{has_hidden, visible, Effect};
 
+use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::service::{ApprovalAnswer, Runtime};
 
@@ -38,19 +39,38 @@ pub fn list(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
+    let terminal = std::io::IsTerminal::is_terminal(&out);
     for a in pending {
         let _ = writeln!(
             out,
             "{:>5}  task {:<5} {} {}  ({})",
             a.id,
             a.task_id,
-            visible(&a.tool),
-            visible(&a.arguments.to_string()),
-            visible(a.capability.as_deref().unwrap_or("?"))
+            shown(&a.tool),
+            shown(&a.arguments.to_string()),
+            shown(a.capability.as_deref().unwrap_or("?"))
         );
         let _ = writeln!(out, "{}", describe_effect(&a.effect));
+        if let Some(line) = sandbox_of(rt, &a) {
+            let _ = writeln!(out, "  {}", sandbox_line(&shown(&line), terminal));
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sandbox line of a pending command, as its approval showed it (the workspace's
+/// settings as they are now).
+fn sandbox_of(rt: &Arc<Runtime>, a: &pocketpilot_store::approvals::Approval) -> Option<String> {
+    if a.capability.as_deref() != Some(pocketpilot_core::confinement::SHELL_EXECUTE) {
+        return None;
+    }
+    let task = rt.task(a.task_id).ok()?;
+    let session = rt.session(task.session_id).ok()?;
+    let sandbox = rt.command_sandbox(&session.workspace, &[]).ok()?;
+    Some(pocketpilot_core::confinement::approval_line(
+        &pocketpilot_sandbox::probe(),
+        &sandbox,
+    ))
 }
 
 /// The effect as a person reads it: model-controlled text made visible (see

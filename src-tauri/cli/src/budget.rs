@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
+use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::config::Limits;
 use pocketpilot_core::cost::{usd, Price};
@@ -110,7 +111,7 @@ pub fn usage(rt: &Arc<Runtime>, since: Option<String>, json: bool) -> Result<Exi
             out,
             "{}  {:<40} {:>4} turns  {:>9} in ({} cached) {:>8} out  {}{}",
             d.day,
-            d.model.as_deref().unwrap_or("?"),
+            shown(d.model.as_deref().unwrap_or("?")),
             t.turns,
             t.prompt_tokens,
             t.cached_prompt_tokens,
@@ -174,7 +175,9 @@ pub fn prices(rt: &Arc<Runtime>, cmd: PricesCommand) -> Result<ExitCode, CliErro
         let _ = writeln!(
             out,
             "{}  in ${} out ${}{cached} per million tokens",
-            p.model, p.input_per_mtok, p.output_per_mtok
+            shown(&p.model),
+            p.input_per_mtok,
+            p.output_per_mtok
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@ use pocketpilot_core::changes::undo::{Options, Target};
 use pocketpilot_core::service::Runtime;
 use pocketpilot_protocol::changes::{ChangeList, FileChangeKind, Node, UndoReport, Undoable};
 
+use super::escape::{shown, shown_block};
 use super::{print_json, CliError};
 
 /// Exit code of an undo or redo refused because files changed since.
@@ -141,11 +142,11 @@ fn print_list(list: &ChangeList) {
             (FileChangeKind::Renamed, Some(from)) => format!("{from} -> {}", f.path),
             _ => f.path.clone(),
         };
-        let _ = writeln!(out, "{:<9} {name}", f.kind.as_str());
+        let _ = writeln!(out, "{:<9} {}", f.kind.as_str(), shown(&name));
     }
     for f in &list.files {
         if let Some(d) = &f.diff {
-            let _ = write!(out, "{d}");
+            let _ = write!(out, "{}", shown_block(d));
         }
     }
 }
@@ -184,7 +185,7 @@ fn node_line(n: &Option<Node>) -> String {
                 &hash[..12.min(hash.len())]
             )
         }
-        Some(Node::Symlink { target }) => format!("symlink to {target}"),
+        Some(Node::Symlink { target }) => format!("symlink to {}", shown(target)),
         Some(Node::Dir { mode }) => format!("directory, mode {mode:o}"),
     }
 }
@@ -207,18 +208,18 @@ fn print_report(r: &UndoReport, json: bool) -> ExitCode {
         "restored"
     };
     for p in &r.restored {
-        let _ = writeln!(out, "{verb} {p}");
+        let _ = writeln!(out, "{verb} {}", shown(p));
     }
     for p in &r.unchanged {
-        let _ = writeln!(out, "already as before: {p}");
+        let _ = writeln!(out, "already as before: {}", shown(p));
     }
     for c in &r.conflicts {
-        let _ = writeln!(out, "changed since: {}", c.path);
+        let _ = writeln!(out, "changed since: {}", shown(&c.path));
         let _ = writeln!(out, "  before the task: {}", node_line(&c.original));
         let _ = writeln!(out, "  the task left:   {}", node_line(&c.task_left));
         let _ = writeln!(out, "  now:             {}", node_line(&c.current));
         if let Some(d) = &c.diff_since {
-            let _ = write!(out, "{d}");
+            let _ = write!(out, "{}", shown_block(d));
         }
     }
     if refused {
@@ -235,7 +236,7 @@ fn print_report(r: &UndoReport, json: bool) -> ExitCode {
         };
         let _ = writeln!(out, "{what} {id}: {} path(s) restored", r.restored.len());
         if !r.kept.is_empty() {
-            let _ = writeln!(out, "kept your versions of: {}", r.kept.join(", "));
+            let _ = writeln!(out, "kept your versions of: {}", shown(&r.kept.join(", ")));
         }
     }
     code

@@ -1,7 +1,7 @@
 //! `pocketpilot doctor`: what works here and what does not (issue 14): the OS sandbox and
 //! its parts, the keychain, and whether the app's own files are private.
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -51,6 +51,9 @@ pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
         "keychain: {}",
         pocketpilot_core::about::keychain_status()
     );
+    for line in pocketpilot_core::local_model::doctor_lines(data_dir) {
+        let _ = writeln!(out, "{line}");
+    }
     for dir in pocketpilot_core::confinement::private_dirs(data_dir) {
         match private_problems(&dir) {
             Ok(problems) if problems.is_empty() => {
@@ -95,7 +98,8 @@ fn private_problems(dir: &Path) -> std::io::Result<Vec<String>> {
             let m = std::fs::symlink_metadata(entry.path())?;
             if m.is_dir() {
                 stack.push(entry.path());
-            } else if m.is_file() && m.permissions().mode() & 0o077 != 0 {
+            } else if m.is_file() && m.nlink() == 1 && m.permissions().mode() & 0o077 != 0 {
+                // (A file linked from elsewhere too, an imported model, keeps the person's mode.)
                 problems.push(format!(
                     "{} is {:o}",
                     entry.path().display(),

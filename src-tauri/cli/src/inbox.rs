@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
+use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::service::Runtime;
@@ -146,7 +147,7 @@ pub fn inbox(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, Cl
             "{:>5}  {:<9} {}",
             s.id,
             s.mode.map(|m| m.as_str()).unwrap_or(s.kind.as_str()),
-            text
+            shown(&text)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -159,7 +160,7 @@ pub fn withdraw(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
         "submission {} {} ({})",
         s.id,
         s.status,
-        s.reason.unwrap_or_default()
+        shown(&s.reason.unwrap_or_default())
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -180,19 +181,19 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
                 return Ok(ExitCode::SUCCESS);
             }
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "session {}  {}  ({})", s.id, s.title, s.workspace);
+            let _ = writeln!(
+                out,
+                "session {}  {}  ({})",
+                s.id,
+                shown(&s.title),
+                shown(&s.workspace)
+            );
             for e in entries {
                 let text = e.content["text"]
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| e.content.to_string());
-                let _ = writeln!(
-                    out,
-                    "{:>5} {:<12} {}",
-                    e.id,
-                    e.kind,
-                    pocketpilot_protocol::visible(&text)
-                );
+                let _ = writeln!(out, "{:>5} {:<12} {}", e.id, e.kind, shown(&text));
             }
             for s in submissions {
                 let _ = writeln!(
@@ -201,7 +202,7 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
                     s.id,
                     s.kind,
                     s.status,
-                    s.reason.unwrap_or_default()
+                    shown(&s.reason.unwrap_or_default())
                 );
             }
             Ok(ExitCode::SUCCESS)

@@ -12,10 +12,12 @@ mod budget;
 mod changes;
 mod context;
 mod doctor;
+mod escape;
 mod eval;
 mod inbox;
 mod mcp;
 mod memory;
+mod models;
 mod run;
 mod sandbox;
 mod settings;
@@ -177,6 +179,9 @@ pub enum Command {
     /// The workspace's instructions, memories and skills in effect; switch a skill on/off.
     #[command(subcommand)]
     Rules(memory::RulesCommand),
+    /// The local models kept here: list, import, pull, use, rm.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// The files a task (or a session) changed, with diffs.
     Changes(changes::ChangesArgs),
     /// Undo a task's changes (or one call's, or a session's after a task).
@@ -241,7 +246,7 @@ async fn dispatch(
                 .map_err(|e| CliError::Other(e.to_string()))?;
             let mut out = std::io::stdout().lock();
             for l in lines {
-                let _ = writeln!(out, "{l}");
+                let _ = writeln!(out, "{}", escape::shown(&l.to_string()));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -263,6 +268,7 @@ async fn dispatch(
         Command::Sandbox(cmd) => sandbox::sandbox(rt, cmd),
         Command::Memory(cmd) => memory::memory(rt, cmd, &mut std::io::stdout().lock()),
         Command::Rules(cmd) => memory::rules(rt, cmd, &mut std::io::stdout().lock()),
+        Command::Models(cmd) => models::models(cmd, data_dir).await,
         Command::Changes(args) => changes::changes(rt, args),
         Command::Undo(args) => changes::undo(rt, args),
         Command::Redo(args) => changes::redo(rt, args),
@@ -329,13 +335,17 @@ fn error_exit(e: &CliError) -> ExitCode {
 }
 
 fn fail(msg: &str) -> ExitCode {
-    let _ = writeln!(std::io::stderr(), "pocketpilot: {msg}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "pocketpilot: {}",
+        escape::shown_block(msg)
+    );
     ExitCode::from(EXIT_FAILED)
 }
 
 pub(crate) fn print_json(v: &impl serde::Serialize) {
     let text = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    let _ = writeln!(std::io::stdout().lock(), "{}", escape::json_safe(text));
 }
 
 /// Reads a secret: typed without echo on a terminal, else one line of stdin. Never empty.

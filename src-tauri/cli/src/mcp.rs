@@ -6,6 +6,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use pocketpilot_mcp::{McpServerConfig, McpTransport};
 
+use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::mcp::{self, McpConfigError, StoredServer};
 use pocketpilot_core::service::Runtime;
@@ -128,7 +129,7 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 },
             )
             .map_err(config_error)?;
-            let _ = writeln!(std::io::stdout(), "MCP server {name} added");
+            let _ = writeln!(std::io::stdout(), "MCP server {} added", shown(&name));
         }
         McpCommand::List { json } => {
             let all = mcp::list(&rt.store)?;
@@ -146,9 +147,9 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                     let _ = writeln!(
                         out,
                         "{:<16} {:<40} {}",
-                        s.config.name,
-                        s.workspace.as_deref().unwrap_or("(every workspace)"),
-                        how
+                        shown(&s.config.name),
+                        shown(s.workspace.as_deref().unwrap_or("(every workspace)")),
+                        shown(&how)
                     );
                 }
             }
@@ -156,7 +157,7 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
         McpCommand::Delete { name, workspace } => {
             mcp::delete(&rt.store, &name, canonical(workspace)?.as_deref())
                 .map_err(config_error)?;
-            let _ = writeln!(std::io::stdout(), "MCP server {name} deleted");
+            let _ = writeln!(std::io::stdout(), "MCP server {} deleted", shown(&name));
         }
         McpCommand::Secret { name, var } => {
             let value = super::read_secret(&format!("{var} for {name}: "))?;
@@ -164,7 +165,9 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::Other(e.to_string()))?;
             let _ = writeln!(
                 std::io::stdout(),
-                "secret {var} for {name} stored in the OS keychain"
+                "secret {} for {} stored in the OS keychain",
+                shown(&var),
+                shown(&name)
             );
         }
     }

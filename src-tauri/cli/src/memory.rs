@@ -8,6 +8,7 @@ use clap::Subcommand;
 use pocketpilot_core::service::Runtime;
 use pocketpilot_protocol::{Memory, MemoryScope};
 
+use super::escape::shown;
 use super::{default_workspace, CliError};
 
 #[derive(Subcommand, Debug)]
@@ -77,7 +78,7 @@ fn line(m: &Memory) -> String {
         (MemoryScope::Workspace, Some(w)) => w.as_str(),
         _ => "global",
     };
-    format!("{:>5}  [{whose}]  {}", m.id, m.text)
+    format!("{:>5}  [{}]  {}", m.id, shown(whose), shown(&m.text))
 }
 
 pub fn memory(
@@ -146,10 +147,10 @@ pub fn rules(
                 super::print_json(&r);
                 return Ok(ExitCode::SUCCESS);
             }
-            let _ = writeln!(out, "Instructions in effect ({}):", r.workspace);
+            let _ = writeln!(out, "Instructions in effect ({}):", shown(&r.workspace));
             for f in &r.instructions {
                 let cut = if f.truncated { ", cut at the cap" } else { "" };
-                let _ = writeln!(out, "  {} ({} bytes{cut})", f.path, f.bytes);
+                let _ = writeln!(out, "  {} ({} bytes{cut})", shown(&f.path), f.bytes);
             }
             let _ = writeln!(out, "Memories:");
             for m in &r.memories {
@@ -161,16 +162,19 @@ pub fn rules(
                 let _ = writeln!(
                     out,
                     "  [{on}] {} ({}): {}\n        {}",
-                    s.name, s.source, s.description, s.dir
+                    shown(&s.name),
+                    shown(&s.source.to_string()),
+                    shown(&s.description),
+                    shown(&s.dir)
                 );
             }
             for p in &r.problems {
-                let _ = writeln!(out, "  problem: {p}");
+                let _ = writeln!(out, "  problem: {}", shown(&p.to_string()));
             }
         }
         RulesCommand::Skill { dir, switch } => {
             rt.set_skill_enabled(&dir, matches!(switch, Switch::On))?;
-            let _ = writeln!(out, "skill {dir}: {switch:?}");
+            let _ = writeln!(out, "skill {}: {switch:?}", shown(&dir));
         }
         RulesCommand::AutoAcceptMemories { switch } => {
             rt.set_memory_auto_accept(matches!(switch, Switch::On))?;

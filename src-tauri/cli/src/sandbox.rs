@@ -11,6 +11,7 @@ use clap::{Subcommand, ValueEnum};
 use pocketpilot_core::confinement::WorkspaceSandbox;
 use pocketpilot_core::service::Runtime;
 
+use super::escape::shown;
 use super::{print_json, CliError};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -157,7 +158,7 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
                     s.env_pass.push(name.clone());
                 }
             })?;
-            let _ = writeln!(out, "commands in {ws} get ${name}");
+            let _ = writeln!(out, "commands in {} get ${}", shown(&ws), shown(&name));
         }
         SandboxCommand::Confine {
             switch,
@@ -193,7 +194,11 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
                 &sandbox,
             );
             let terminal = std::io::IsTerminal::is_terminal(&out);
-            let _ = writeln!(out, "{}", super::approvals::sandbox_line(&line, terminal));
+            let _ = writeln!(
+                out,
+                "{}",
+                super::approvals::sandbox_line(&shown(&line), terminal)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,4 +1,4 @@
-use pocketpilot_protocol::visible;
+use super::escape::{shown, shown_block};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliEr
             t.id,
             t.status.as_str(),
             t.session_id,
-            visible(t.goal.lines().next().unwrap_or_default())
+            shown(t.goal.lines().next().unwrap_or_default())
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -38,12 +38,12 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
     }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "task {}  {}", task.id, task.status);
-    let _ = writeln!(out, "goal: {}", visible(&task.goal));
+    let _ = writeln!(out, "goal: {}", shown_block(&task.goal));
     if let Some(a) = &task.final_answer {
-        let _ = writeln!(out, "final answer: {}", visible(a));
+        let _ = writeln!(out, "final answer: {}", shown_block(a));
     }
     if let Some(e) = &task.error {
-        let _ = writeln!(out, "error: {}", visible(e));
+        let _ = writeln!(out, "error: {}", shown_block(e));
     }
     let _ = writeln!(
         out,
@@ -51,7 +51,7 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
         task.step_count, task.prompt_tokens, task.completion_tokens
     );
     if let Some(p) = &task.pause {
-        let _ = writeln!(out, "paused ({}): {}", p.reason, p.message);
+        let _ = writeln!(out, "paused ({}): {}", p.reason, shown(&p.message));
     }
     let turns: Vec<String> = cost
         .turns
@@ -77,7 +77,7 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
             e.sequence,
             e.at,
             e.kind(),
-            visible(&e.payload().to_string())
+            shown(&e.payload().to_string())
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -113,8 +113,8 @@ pub fn delete_session(rt: &Arc<Runtime>, session: i64, yes: bool) -> Result<Exit
             err,
             "Delete session {} \"{}\" ({}, {tasks} task{})? This cannot be undone. [y/N] ",
             s.id,
-            pocketpilot_protocol::visible(&s.title),
-            pocketpilot_protocol::visible(&s.workspace),
+            shown(&s.title),
+            shown(&s.workspace),
             if tasks == 1 { "" } else { "s" },
         );
         let _ = err.flush();
@@ -133,7 +133,7 @@ pub fn delete_session(rt: &Arc<Runtime>, session: i64, yes: bool) -> Result<Exit
         std::io::stdout(),
         "deleted session {} \"{}\" ({} task{})",
         d.session.id,
-        pocketpilot_protocol::visible(&d.session.title),
+        shown(&d.session.title),
         d.tasks,
         if d.tasks == 1 { "" } else { "s" },
     );
@@ -148,7 +148,13 @@ pub fn sessions(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
     }
     let mut out = std::io::stdout().lock();
     for s in sessions {
-        let _ = writeln!(out, "{:>5}  {}  ({})", s.id, s.title, s.workspace);
+        let _ = writeln!(
+            out,
+            "{:>5}  {}  ({})",
+            s.id,
+            shown(&s.title),
+            shown(&s.workspace)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
+use super::escape::{json_safe, shown};
 use super::{default_workspace, CliError};
 use pocketpilot_core::service::Runtime;
 use pocketpilot_triggers::{self as trigger, cron, watch, webhook, TriggerError};
@@ -146,7 +147,7 @@ fn workspace(w: Option<PathBuf>) -> Result<PathBuf, CliError> {
 
 fn json_line(out: &mut dyn Write, v: &impl serde::Serialize) {
     let text = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    let _ = writeln!(out, "{text}");
+    let _ = writeln!(out, "{}", json_safe(text));
 }
 
 fn absolute_provider(p: Option<String>) -> Option<String> {
@@ -178,8 +179,10 @@ pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<Exi
             let _ = writeln!(out, "{}", created.token);
             let _ = writeln!(
                 std::io::stderr(),
-                "webhook `{name}` for {}: POST /hooks/{name} with header X-PocketPilot-Token. The token is shown only now.",
-                created.hook.workspace
+                "webhook `{}` for {}: POST /hooks/{} with header X-PocketPilot-Token. The token is shown only now.",
+                shown(&name),
+                shown(&created.hook.workspace.to_string()),
+                shown(&name)
             );
         }
         HooksCommand::List { json } => {
@@ -189,21 +192,26 @@ pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<Exi
             } else {
                 for h in hooks {
                     let state = if h.paused { "paused" } else { "active" };
-                    let _ = writeln!(out, "{}\t{state}\t{}", h.name, h.workspace);
+                    let _ = writeln!(
+                        out,
+                        "{}\t{state}\t{}",
+                        shown(&h.name),
+                        shown(&h.workspace.to_string())
+                    );
                 }
             }
         }
         HooksCommand::Pause { name } => {
             webhook::set_paused(rt, &name, true)?;
-            let _ = writeln!(out, "paused {name}");
+            let _ = writeln!(out, "paused {}", shown(&name));
         }
         HooksCommand::Resume { name } => {
             webhook::set_paused(rt, &name, false)?;
-            let _ = writeln!(out, "resumed {name}");
+            let _ = writeln!(out, "resumed {}", shown(&name));
         }
         HooksCommand::Delete { name } => {
             webhook::delete(rt, &name)?;
-            let _ = writeln!(out, "deleted {name}");
+            let _ = writeln!(out, "deleted {}", shown(&name));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -234,7 +242,7 @@ pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitC
                 .map(|t| t.to_rfc3339())
                 .unwrap_or_default();
             let _ = writeln!(out, "{}", s.id);
-            let _ = writeln!(std::io::stderr(), "schedule {} `{}` (UTC), next at {next}; it runs while PocketPilot or `pocketpilot serve` runs", s.id, s.expr);
+            let _ = writeln!(std::io::stderr(), "schedule {} `{}` (UTC), next at {next}; it runs while PocketPilot or `pocketpilot serve` runs", s.id, shown(&s.expr));
         }
         CronCommand::List { json } => {
             let list = cron::list(rt)?;
@@ -249,7 +257,10 @@ pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitC
                     let _ = writeln!(
                         out,
                         "{}\t{state}\t{}\tnext {next}\t{}\t{}",
-                        s.id, s.expr, s.workspace, s.goal
+                        s.id,
+                        shown(&s.expr),
+                        shown(&s.workspace.to_string()),
+                        shown(&s.goal)
                     );
                 }
             }
@@ -295,8 +306,8 @@ pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<Exi
                 std::io::stderr(),
                 "watch {} on `{}` in {}",
                 created.id,
-                created.pattern,
-                created.workspace
+                shown(&created.pattern),
+                shown(&created.workspace.to_string())
             );
         }
         WatchCommand::List { json } => {
@@ -309,7 +320,10 @@ pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<Exi
                     let _ = writeln!(
                         out,
                         "{}\t{state}\t{}\t{}\t{}",
-                        w.id, w.pattern, w.workspace, w.goal
+                        w.id,
+                        shown(&w.pattern),
+                        shown(&w.workspace.to_string()),
+                        shown(&w.goal)
                     );
                 }
             }
@@ -373,7 +387,7 @@ fn print_runs(
             r.at,
             r.outcome,
             r.scheduled_for.unwrap_or_default(),
-            r.reason.unwrap_or_default()
+            shown(&r.reason.unwrap_or_default())
         );
     }
     Ok(())

@@ -20,7 +20,7 @@ pub use cap::{cap_tool_output_tokens, cap_with, Capped};
 pub use estimate::{fingerprint, shape_count, Anchor, Calibration, Estimate, Estimator};
 pub use plan::{
     plan_compaction, plan_compaction_after, Action, Budget, Compacted, ContextError, NewSummary,
-    Plan, PlanOptions, PlannedItem, Step, SummaryRequest,
+    Plan, PlanOptions, PlannedItem, Step, SummaryRequest, MIN_RESERVE,
 };
 pub use view::{summarize_args, summary_text, Item, ItemId, ItemKind};
 

@@ -42,7 +42,22 @@ pub struct Budget {
     pub margin: u32,
 }
 
+/// The least an answer is given room for by default: a short answer, or one tool call
+/// with short arguments.
+pub const MIN_RESERVE: u32 = 256;
+
 impl Budget {
+    /// The answer's room (the request's `max_tokens`) when the person set none: an eighth
+    /// of a large window (at most 4,096) and less in a small one, where every token kept
+    /// for the answer is one the person's words cannot use: `window² / 131,072`, so 256
+    /// at 4k ([`MIN_RESERVE`], the floor), 512 at 8k, 2,048 at 16k, 4,096 from 32k. Never
+    /// more than half the window.
+    pub fn default_reserve(window: u32) -> u32 {
+        let scaled = (u64::from(window) * u64::from(window) / (8 * 16_384)) as u32;
+        let wanted = scaled.min(window / 8).min(4096);
+        wanted.max(MIN_RESERVE.min(window / 2))
+    }
+
     /// The margin is the estimator's [`Estimator::margin_fraction`] of what is left
     /// after the answer's room, and at least 16 tokens.
     pub fn new(window: u32, output_reserve: u32, estimator: &Estimator) -> Self {
@@ -74,6 +89,10 @@ pub struct PlanOptions {
     /// The longest summary asked for (the summary request's `max_tokens`); `None`: an
     /// eighth of the limit, at most 2,048.
     pub summary_max_tokens: Option<u32>,
+    /// A compaction the person asked for wants a summary: when only the fixed marker
+    /// would bring the view under the limit, the plan is refused instead, so that the
+    /// caller can aim at a higher target.
+    pub summary_required: bool,
 }
 
 impl Default for PlanOptions {
@@ -82,6 +101,7 @@ impl Default for PlanOptions {
             keep_last_turns: 2,
             target_fraction: 0.7,
             summary_max_tokens: None,
+            summary_required: false,
         }
     }
 }
@@ -102,6 +122,16 @@ pub enum ContextError {
         reserve: u32,
         /// What alone is too large, when one thing is (the goal, the rules).
         what: Option<String>,
+    },
+    /// The person's current message, beside what every request carries (the system text,
+    /// the workspace's instructions, the tools), does not fit however much else is cut.
+    /// Said in the person's terms: how much to cut, in tokens and about as many words.
+    #[error("Your message is about {tokens} tokens; this model's window leaves room for {room}. Shorten it by about {cut} tokens (~{words} words).")]
+    GoalTooLong {
+        tokens: u32,
+        room: u32,
+        cut: u32,
+        words: u32,
     },
 }
 
@@ -332,7 +362,7 @@ pub fn plan_compaction_after(
                 keep_last_turns: 1,
                 ..*options
             };
-            plan_keeping(
+            plan_compaction_after(
                 view,
                 tools,
                 budget,
@@ -341,6 +371,16 @@ pub fn plan_compaction_after(
                 anchor,
                 elided_before,
             )
+        }
+        // The last turn itself is too long beside the goal (a long answer to the person's
+        // previous message, in a small window): it is summarised too rather than refuse a
+        // goal that fits on its own.
+        Err(ContextError::NothingFits { .. }) if options.keep_last_turns == 1 => {
+            let none = PlanOptions {
+                keep_last_turns: 0,
+                ..*options
+            };
+            plan_keeping(view, tools, budget, estimator, &none, anchor, elided_before)
         }
         planned => planned,
     }
@@ -456,7 +496,7 @@ fn plan_keeping(
 
     // Turns: an assistant message and the tool results after it; a summary alone.
     let turns = turns_of(&items);
-    let recent_from = turns.len().saturating_sub(options.keep_last_turns.max(1));
+    let recent_from = turns.len().saturating_sub(options.keep_last_turns);
     let recent: Vec<usize> = turns[recent_from..]
         .iter()
         .flat_map(|t| t.clone())
@@ -521,6 +561,8 @@ fn plan_keeping(
     }
 
     // 2. Older turns summarised, when eliding was not enough.
+    // What the summary's place costs as planned, and as the fallback marker.
+    let mut summary_room: Option<(u32, u32)> = None;
     if total > limit && recent_from > 0 {
         let header_cost = estimator.message(&Message::assistant(summary_text(""), vec![]));
         let summary_cost = header_cost + summary_max_tokens;
@@ -586,6 +628,7 @@ fn plan_keeping(
                 }
             };
             total = total - covered_tokens + stand_in;
+            summary_room = Some((stand_in, fallback_tokens));
         }
     }
 
@@ -640,7 +683,21 @@ fn plan_keeping(
             });
         }
     }
+    // 5. The room kept for a summary is what is still too much (a small window, where the
+    //    summary's own `max_tokens` is a large share): the shorter fixed marker instead.
+    if total > limit && plan.summary.is_some() && !options.summary_required {
+        if let Some((planned, fallback)) = summary_room {
+            if planned > fallback {
+                total = total - planned + fallback;
+                plan.summary = None;
+                plan.steps.push(Step::SummaryWouldOverflow);
+            }
+        }
+    }
     if total > limit {
+        if let Some(refusal) = goal_too_long(&items, fixed_tokens, limit) {
+            return Err(refusal);
+        }
         let biggest = items
             .iter()
             .filter(|i| i.action != Action::Summarized)
@@ -657,6 +714,36 @@ fn plan_keeping(
     plan.estimate = total;
     plan.items = items;
     Ok(plan)
+}
+
+/// The refusal in the person's terms when their current message, with the parts every
+/// request carries, is over the limit; `None` when it would fit alone (something else
+/// is to blame).
+fn goal_too_long(items: &[PlannedItem], fixed_tokens: u32, limit: u32) -> Option<ContextError> {
+    let goal = items.iter().find(|i| i.kind == ItemKind::Goal)?;
+    let carried: u32 = fixed_tokens
+        + items
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.kind,
+                    ItemKind::SystemRules | ItemKind::WorkspaceInstructions
+                )
+            })
+            .map(|i| i.tokens)
+            .sum::<u32>();
+    if carried + goal.tokens <= limit {
+        return None;
+    }
+    let room = limit.saturating_sub(carried);
+    let cut = goal.tokens - room;
+    Some(ContextError::GoalTooLong {
+        tokens: goal.tokens,
+        room,
+        cut,
+        // About three words in four tokens of English prose.
+        words: (cut * 3).div_ceil(4),
+    })
 }
 
 /// How far [`elide_instructions`] goes past the ones elided last time.

@@ -366,14 +366,11 @@ fn when_the_kept_items_alone_do_not_fit_the_oldest_instructions_go_visibly() {
 fn nothing_that_cannot_fit_is_ever_planned() {
     let s = Session::new(&words("goal", 5000));
     match plan(&s.items, 2048, 256) {
-        Err(ContextError::NothingFits {
-            needed,
-            limit,
-            what,
-            ..
+        Err(ContextError::GoalTooLong {
+            tokens, room, cut, ..
         }) => {
-            assert!(needed > limit);
-            assert!(what.unwrap().contains("the goal"));
+            assert!(tokens > room);
+            assert_eq!(cut, tokens - room);
         }
         other => panic!("{other:?}"),
     }
@@ -599,4 +596,156 @@ fn when_the_last_two_turns_alone_do_not_fit_the_older_is_summarised() {
         "the last turn verbatim"
     );
     assert!(!texts(&out.messages).iter().any(|t| t.starts_with(&tag(0))));
+}
+
+#[test]
+fn the_answers_reserve_scales_with_the_window_and_never_drops_below_a_short_answer() {
+    let r = Budget::default_reserve;
+    assert_eq!(r(4096), MIN_RESERVE);
+    assert_eq!(r(8192), 512);
+    assert_eq!(r(16_384), 2048);
+    assert_eq!(r(32_768), 4096);
+    assert_eq!(r(1_000_000), 4096);
+    assert_eq!(r(2048), MIN_RESERVE);
+    // Never more than half a tiny window.
+    assert_eq!(r(300), 150);
+    // Monotone: a larger window never keeps less for the answer.
+    let mut last = 0;
+    for w in (512..=65_536).step_by(512) {
+        assert!(r(w) >= last, "window {w}");
+        last = r(w);
+    }
+}
+
+/// The first message of a session, its answer, then the next message: each a quarter of
+/// a 4,096-token window, beside a system text and tools that take about 700.
+fn long_chat(messages: usize, message_tokens: usize, answer_tokens: usize) -> Session {
+    let mut s = Session {
+        items: Vec::new(),
+        next: 1,
+    };
+    s.push(|id| Item::system_rules(id, words("sys", 300)));
+    for n in 0..messages {
+        let text = words(&tag(n), message_tokens);
+        if n + 1 == messages {
+            s.push(|id| Item::goal(id, text));
+        } else {
+            s.push(|id| Item::person(id, text));
+            let answer = words(&format!("ans{}", tag(n)), answer_tokens);
+            s.push(|id| Item::assistant(id, answer, vec![]));
+        }
+    }
+    s
+}
+
+fn lean_tools() -> Vec<ToolSpec> {
+    vec![ToolSpec {
+        name: "read_file".into(),
+        description: words("tool", 380),
+        parameters: serde_json::json!({"type": "object"}),
+    }]
+}
+
+#[test]
+fn the_persons_older_long_messages_are_elided_visibly_and_the_goal_never_is() {
+    let e = est();
+    let budget = Budget::new(4096, Budget::default_reserve(4096), &e);
+    for messages in 2..=10 {
+        let s = long_chat(messages, 1010, 256);
+        let p = plan_compaction(
+            &s.items,
+            &lean_tools(),
+            &budget,
+            &e,
+            &PlanOptions::default(),
+            None,
+        )
+        .unwrap_or_else(|err| panic!("{messages} messages: {err}"));
+        let out = p.finish(Some("They talked about long messages."), &e);
+        assert!(out.estimate <= budget.limit(), "{messages} messages");
+        let all = texts(&out.messages);
+        let goal = words(&tag(messages - 1), 1010);
+        assert_eq!(all.iter().filter(|t| **t == goal).count(), 1);
+        if messages >= 3 {
+            // Three long messages cannot all be there: the oldest go, as one visible marker.
+            assert!(
+                all.iter()
+                    .any(|t| t.contains("from the person") && t.contains("elided")),
+                "{messages} messages: {all:?}"
+            );
+            assert!(!all.contains(&words(&tag(0), 1010)));
+            assert!(p
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::InstructionsElided { .. })));
+        }
+    }
+}
+
+#[test]
+fn a_long_last_answer_beside_a_long_goal_is_summarised_rather_than_the_goal_refused() {
+    let e = est();
+    let budget = Budget::new(4096, Budget::default_reserve(4096), &e);
+    // The previous answer ran to 1,500 tokens: with it verbatim the goal cannot fit.
+    let s = long_chat(2, 1010, 1500);
+    let p = plan_compaction(
+        &s.items,
+        &lean_tools(),
+        &budget,
+        &e,
+        &PlanOptions::default(),
+        None,
+    )
+    .unwrap();
+    let out = p.finish(None, &e);
+    assert!(out.estimate <= budget.limit());
+    assert!(texts(&out.messages).contains(&words(&tag(1), 1010)));
+}
+
+#[test]
+fn a_goal_too_long_for_the_window_is_refused_in_words_with_how_much_to_cut() {
+    let e = est();
+    let budget = Budget::new(4096, Budget::default_reserve(4096), &e);
+    let s = long_chat(1, 4000, 0);
+    let err = plan_compaction(
+        &s.items,
+        &lean_tools(),
+        &budget,
+        &e,
+        &PlanOptions::default(),
+        None,
+    )
+    .unwrap_err();
+    let ContextError::GoalTooLong {
+        tokens,
+        room,
+        cut,
+        words,
+    } = err.clone()
+    else {
+        panic!("{err:?}");
+    };
+    assert!((4000..4100).contains(&tokens), "{tokens}");
+    assert_eq!(cut, tokens - room);
+    // The room is what the limit leaves beside the system text and the tools.
+    let carried = e.tools(&lean_tools()) + e.fixed() + e.message(&s.items[0].message);
+    assert_eq!(room, budget.limit() - carried);
+    assert!(words > cut / 2 && words < cut);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Your message is about {tokens} tokens; this model's window leaves room for {room}. Shorten it by about {cut} tokens (~{words} words)."
+        )
+    );
+    // Cut by that much, it fits.
+    let shorter = long_chat(1, 4000 - cut as usize - 8, 0);
+    assert!(plan_compaction(
+        &shorter.items,
+        &lean_tools(),
+        &budget,
+        &e,
+        &PlanOptions::default(),
+        None
+    )
+    .is_ok());
 }

@@ -6,6 +6,7 @@
 //! finish the last turn's calls that have no result (after an approval or a crash)
 //! for step in start..=max_steps:
 //!     turn = model(messages)        # deltas streamed; tools only from the complete turn
+//!     no tool calls, calls written as text → the turn's calls (`tool_call_repaired`)
 //!     no tool calls → agent_completed
 //!     each call: policy → allow (run, guarded) | approval (stop before it runs) | deny (tell the model)
 //!     the same call with the same result N times, or N identical turns → paused (repetition)
@@ -15,7 +16,8 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use pocketpilot_model::{
-    Message, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolCall, Usage,
+    repair_response, BrokenCall, Message, ModelResponse, Provider, ProviderError, Role,
+    StreamEvent, TemplateFamily, TextCalls, ToolCall, Usage,
 };
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 
@@ -137,7 +139,7 @@ impl Agent {
             || messages.last().is_some_and(|m| m.role == Role::Tool);
         let mut guard = RepetitionGuard::new(self.limits.repeat_limit);
         match self
-            .finish_open_calls(&mut messages, step_of_last, sink, &mut guard)
+            .finish_open_calls(&mut messages, step_of_last, &[], sink, &mut guard)
             .await
         {
             Ok(CallResult::Done) => {}
@@ -166,6 +168,9 @@ impl Agent {
                 Ok(r) => r,
                 Err(e) => return e.into(),
             };
+            // Made calls before the turn is recorded: the stored turn carries them, so a
+            // resumed run replays the same calls and the server is sent proper ones back.
+            let (response, text_calls) = self.repair_text_calls(response);
             if let Err(e) = sink.emit(RuntimeEvent::ModelTurnCompleted {
                 step,
                 text: response.text.clone(),
@@ -180,6 +185,9 @@ impl Agent {
             }
             if let Some(u) = response.usage {
                 used.add(u);
+            }
+            if let Err(error) = record_repairs(&text_calls, sink) {
+                return AgentOutcome::RecordFailed { error };
             }
             messages.push(Message::assistant(
                 response.text.clone(),
@@ -203,8 +211,9 @@ impl Agent {
                     final_answer: response.text,
                 };
             }
+            let refused = text_calls.map(|t| t.broken).unwrap_or_default();
             match self
-                .finish_open_calls(&mut messages, step, sink, &mut guard)
+                .finish_open_calls(&mut messages, step, &refused, sink, &mut guard)
                 .await
             {
                 Ok(CallResult::Done) => after_tools = true,
@@ -224,16 +233,32 @@ impl Agent {
     }
 
     /// Handles, in order, the calls of the last assistant message that have no result yet.
+    /// `refused`: calls written as text that could not be read, answered with what was
+    /// wrong (after a crash they are unknown here, and the orchestrator refuses them: their
+    /// name or arguments are not a runnable call).
     async fn finish_open_calls(
         &self,
         messages: &mut Vec<Message>,
         step: u32,
+        refused: &[BrokenCall],
         sink: &dyn EventSink,
         guard: &mut RepetitionGuard,
     ) -> Result<CallResult, AgentOutcome> {
         for call in open_calls(messages) {
             if self.ctx.cancel.is_cancelled() {
                 return Err(AgentOutcome::Cancelled);
+            }
+            if let Some(broken) = refused.iter().find(|b| b.call.id == call.id) {
+                let text = match refuse_broken(broken, sink) {
+                    Ok(text) => text,
+                    Err(error) => return Err(AgentOutcome::RecordFailed { error }),
+                };
+                guard.observe_call(&call, &text);
+                messages.push(Message::tool_result(
+                    call.id.clone(),
+                    wrap_untrusted("tool result", &text),
+                ));
+                continue;
             }
             let text = match orchestrator::carry_out(
                 &self.call_env(),
@@ -254,6 +279,31 @@ impl Agent {
             ));
         }
         Ok(CallResult::Done)
+    }
+
+    /// A response without `tool_calls` whose text holds calls becomes a response with
+    /// those calls (and the text without them); any other response is as it came.
+    fn repair_text_calls(&self, response: ModelResponse) -> (ModelResponse, Option<TextCalls>) {
+        let family = self
+            .context
+            .as_ref()
+            .and_then(|c| c.template_family())
+            .unwrap_or_else(|| template_family(&self.provider.label()));
+        let Some(found) = repair_response(&response, &self.tool_specs(), family) else {
+            return (response, None);
+        };
+        tracing::info!(
+            repaired = found.calls.len(),
+            broken = found.broken.len(),
+            ?family,
+            "tool calls written as text"
+        );
+        let repaired = ModelResponse {
+            text: found.remaining_text.clone(),
+            tool_calls: found.tool_calls(),
+            ..response
+        };
+        (repaired, Some(found))
     }
 
     pub(crate) async fn model_turn(
@@ -315,6 +365,42 @@ pub(crate) enum TurnError {
     Model(ProviderError),
     /// Issue 13: the context could not be read or its compaction recorded.
     Record(crate::sink::RecordError),
+}
+
+/// The template family of the model behind `label` when its server named no chat
+/// template: what an OpenAI-compatible server's model name says; any other provider reads
+/// every form.
+fn template_family(label: &str) -> TemplateFamily {
+    label
+        .strip_prefix("openai:")
+        .map_or(TemplateFamily::Generic, TemplateFamily::from_model_name)
+}
+
+/// Each call made from text, recorded with what it was read from before it is handled.
+fn record_repairs(found: &Option<TextCalls>, sink: &dyn EventSink) -> Result<(), RecordError> {
+    for c in found.iter().flat_map(|f| &f.calls) {
+        sink.emit(RuntimeEvent::ToolCallRepaired {
+            call_id: c.call.id.clone(),
+            tool: c.call.name.clone(),
+            original: c.original.clone(),
+            fixes: c.fixes.clone(),
+        })?;
+    }
+    Ok(())
+}
+
+/// A call written as text that could not be read: the model is told what was wrong, as
+/// for any call refused before it runs.
+fn refuse_broken(broken: &BrokenCall, sink: &dyn EventSink) -> Result<String, RecordError> {
+    let error = broken.problem.to_string();
+    let text = format!("Tool {} failed: {error}", broken.call.name);
+    sink.emit(RuntimeEvent::ToolCallFailed {
+        call_id: broken.call.id.clone(),
+        name: broken.call.name.clone(),
+        error,
+        kind: broken.problem.kind(),
+    })?;
+    Ok(text)
 }
 
 /// The `postTools` boundary: steers join the context; a queued reset ends the run.

@@ -240,6 +240,10 @@ pub struct ProviderSettings {
     /// Caps on one answer (text, tool-argument bytes, tool calls); the
     /// `POCKETPILOT_MAX_TURN_*` variables override them.
     pub stream_caps: StreamCaps,
+    /// The key of a server this process started (the built-in model's per-start key):
+    /// never stored, and it wins over the keychain.
+    #[serde(skip)]
+    pub api_key_override: Option<String>,
 }
 
 impl Default for ProviderSettings {
@@ -253,6 +257,7 @@ impl Default for ProviderSettings {
             max_tokens: None,
             stream: true,
             stream_caps: StreamCaps::default(),
+            api_key_override: None,
         }
     }
 }

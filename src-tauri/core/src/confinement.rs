@@ -80,6 +80,44 @@ impl WorkspaceSandbox {
     }
 }
 
+/// Prefixes of the variables that hold the model provider's keys and endpoints: never
+/// passed to a command, whatever the workspace's settings say.
+const PROVIDER_PREFIXES: &[&str] = &[
+    "OPENAI_",
+    "AZURE_OPENAI_",
+    "ANTHROPIC_",
+    "GEMINI_",
+    "GOOGLE_API_KEY",
+    "MISTRAL_",
+    "GROQ_",
+    "OPENROUTER_",
+    "DEEPSEEK_",
+    "TOGETHER_",
+    "XAI_",
+    "COHERE_",
+    "LLAMA_API_KEY",
+];
+
+/// Why `name` may not be passed through to commands (`pocketpilot sandbox pass-env`), or
+/// `None` when it may. PocketPilot's own variables and the provider's keys stay the app's.
+pub fn pass_env_refusal(name: &str) -> Option<String> {
+    let upper = name.to_ascii_uppercase();
+    if upper.starts_with("POCKETPILOT_") {
+        return Some(format!(
+            "{name} is PocketPilot's own setting and is never passed to commands"
+        ));
+    }
+    if PROVIDER_PREFIXES.iter().any(|p| upper.starts_with(p)) {
+        return Some(format!(
+            "{name} holds the model provider's key or endpoint and is never passed to commands"
+        ));
+    }
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return Some(format!("{name:?} is not a variable name"));
+    }
+    None
+}
+
 /// The settings key of a workspace's sandbox settings (next to `policy:<workspace>`).
 pub fn workspace_sandbox_key(workspace: &str) -> String {
     format!("sandbox:{workspace}")
@@ -105,7 +143,13 @@ pub fn command_sandbox(
     let mut extra_write = base.extra_write;
     extra_write.extend(ws.extra_write.iter().cloned());
     let mut env_pass = base.env_pass;
-    env_pass.extend(ws.env_pass.iter().cloned());
+    // Settings stored before a name was refused still never pass it.
+    env_pass.extend(
+        ws.env_pass
+            .iter()
+            .filter(|n| pass_env_refusal(n).is_none())
+            .cloned(),
+    );
     let mut widening = ws.widenings();
     // The network is a widening of the workspace's only when the settings gave it; a rule
     // or grant of `net:network` is the ordinary way and shows in the line anyway.
@@ -225,7 +269,12 @@ impl Runtime {
             .unwrap_or_default())
     }
 
+    /// Stores the workspace's sandbox settings; refuses a pass-through of PocketPilot's
+    /// own variables or of the provider's keys ([`pass_env_refusal`]).
     pub fn set_workspace_sandbox(&self, workspace: &str, value: &WorkspaceSandbox) -> Result<()> {
+        if let Some(why) = value.env_pass.iter().find_map(|n| pass_env_refusal(n)) {
+            return Err(crate::service::RuntimeError::InvalidValue(why));
+        }
         Ok(self
             .store
             .write(|c| store::settings::set(c, &workspace_sandbox_key(workspace), value))?)

@@ -169,3 +169,32 @@ fn a_widened_sandbox_is_the_recorded_source() {
         DecisionSource::User
     );
 }
+
+#[test]
+fn pass_env_refuses_the_apps_own_variables_and_the_providers_keys() {
+    for name in [
+        "POCKETPILOT_API_KEY",
+        "pocketpilot_base_url",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "AZURE_OPENAI_KEY",
+        "",
+        "A=B",
+    ] {
+        assert!(pass_env_refusal(name).is_some(), "{name}");
+    }
+    for name in ["NPM_TOKEN", "GITHUB_TOKEN", "MYSQL_PWD"] {
+        assert_eq!(pass_env_refusal(name), None, "{name}");
+    }
+    assert!(pass_env_refusal("OPENAI_API_KEY")
+        .unwrap()
+        .contains("provider"));
+    // A refused name stored before the check still never reaches a command.
+    let ws = WorkspaceSandbox {
+        env_pass: vec!["OPENAI_API_KEY".into(), "NPM_TOKEN".into()],
+        ..Default::default()
+    };
+    let s = sb(&sandboxed(), &ws, &rules(&[], &[]), &[]);
+    assert_eq!(s.env_pass, vec!["NPM_TOKEN".to_owned()]);
+}

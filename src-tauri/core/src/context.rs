@@ -21,9 +21,10 @@ use pocketpilot_context::{
     cap_tool_output_tokens, known_window, plan_compaction, plan_compaction_after, Action, Anchor,
     Budget, Calibration, ContextError, Estimator, Item, Plan, PlanOptions,
 };
+use pocketpilot_model::openai::discover_server_model;
 use pocketpilot_model::{
-    discover_context_window, Message, ModelResponse, Provider, Role, ScriptedProvider, ToolCall,
-    ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
+    Message, ModelResponse, Provider, Role, ScriptedProvider, TemplateFamily, ToolCall, ToolSpec,
+    WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
 use pocketpilot_protocol::{CompactionCause, EntryKind, WindowOrigin};
 use rusqlite::Connection;
@@ -35,7 +36,7 @@ use crate::provider;
 use crate::sink::EventSink;
 use crate::store::compactions::{self, ContextTurn, NewContextTurn};
 use crate::store::{entries, settings, tasks, Entry, Store, StoreError};
-use crate::transcript::{system_prompt, wrap_untrusted};
+use crate::transcript::{lean_system_prompt, system_prompt, wrap_untrusted};
 
 /// Retries after a refusal for length, each compacting harder.
 pub(crate) const MAX_OVERFLOW_RETRIES: u32 = 2;
@@ -92,6 +93,13 @@ fn windows() -> &'static Mutex<HashMap<String, Window>> {
     W.get_or_init(Default::default)
 }
 
+/// The chat template family each provider's server named (llama.cpp `/props`), found with
+/// its window; `None` when the server did not say.
+fn families() -> &'static Mutex<HashMap<String, Option<TemplateFamily>>> {
+    static F: OnceLock<Mutex<HashMap<String, Option<TemplateFamily>>>> = OnceLock::new();
+    F.get_or_init(Default::default)
+}
+
 fn calibration_key(model: &str) -> String {
     format!("context.calibration.{model}")
 }
@@ -101,15 +109,60 @@ pub struct ModelFacts {
     pub window: Window,
     pub model: String,
     pub output_reserve: u32,
+    /// The family of the chat template the server named; `None` when it did not say.
+    pub template: Option<TemplateFamily>,
     cache_key: String,
 }
 
-fn default_reserve(window: u32) -> u32 {
-    (window / 8).min(4096)
+/// The settings key of the largest window that gets the lean first prompt (a number of
+/// tokens; [`LEAN_UP_TO`] when unset).
+pub const LEAN_SETTING: &str = "context.lean_up_to";
+/// Windows up to this many tokens get the lean first prompt by default: compact tool
+/// specs and the short system text.
+pub const LEAN_UP_TO: u32 = 8192;
+
+/// The answer's room when the person set none: [`Budget::default_reserve`]. The provider
+/// settings' `max_tokens` is the reserve when set (the request's `max_tokens` either way).
+pub fn default_reserve(window: u32) -> u32 {
+    Budget::default_reserve(window)
+}
+
+/// Whether a window gets the lean first prompt: up to the person's setting, or
+/// [`LEAN_UP_TO`].
+pub fn is_lean(c: &Connection, window: u32) -> Result<bool, StoreError> {
+    let up_to: Option<u32> = settings::get(c, LEAN_SETTING)?;
+    Ok(window <= up_to.unwrap_or(LEAN_UP_TO))
+}
+
+/// Decides which tools a run offers and how: the lean specs in a small window, and none
+/// that the workspace's policy denies (offering one costs room in every request for a
+/// call that can only be refused; a call made anyway is still refused as before). The
+/// run calls this once its tools are all registered and its context is known.
+pub fn offer_tools(
+    tools: &mut pocketpilot_tools::Registry,
+    context: Option<&SessionContext>,
+    rules: &pocketpilot_tools::PolicyRules,
+) {
+    if let Some(ctx) = context {
+        tools.set_lean(lock(&ctx.state).lean);
+    }
+    tools.withhold(|t| {
+        pocketpilot_tools::decide(Some(t.capability()), rules, &[]).0
+            == pocketpilot_protocol::Decision::Deny
+    });
+}
+
+/// The built-in tools' specs as a run in `window` offers them, for the meter and for a
+/// compaction asked for outside a run.
+fn offered_specs(lean: bool) -> Vec<ToolSpec> {
+    let mut tools = pocketpilot_tools::Registry::builtin();
+    tools.set_lean(lean);
+    tools.specs()
 }
 
 /// The window for a run's provider: a scripted script's declaration, or what the server
 /// says, the setting, a known hosted model's window, or the assumed default.
+/// The server's chat template (its family) comes with the window, when it names one.
 pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> ModelFacts {
     if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
         let declared = ScriptedProvider::from_file(Path::new(path))
@@ -131,6 +184,7 @@ pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> Mod
             window,
             model: SCRIPTED_MODEL.into(),
             output_reserve: default_reserve(window.tokens),
+            template: None,
             cache_key: key,
         };
     }
@@ -145,6 +199,7 @@ pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> Mod
                 },
                 model: settings.model.clone().unwrap_or_default(),
                 output_reserve: default_reserve(ASSUMED_CONTEXT_WINDOW),
+                template: None,
                 cache_key: String::new(),
             };
         }
@@ -154,7 +209,15 @@ pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> Mod
     let window = match cached {
         Some(w) => w,
         None => {
-            let found = discover_context_window(&config).await;
+            let server = discover_server_model(&config).await;
+            lock(families()).insert(
+                key.clone(),
+                server
+                    .chat_template
+                    .as_deref()
+                    .map(TemplateFamily::from_chat_template),
+            );
+            let found = server.window;
             let w = match found.source {
                 WindowSource::Discovered(_) => Window {
                     tokens: found.tokens,
@@ -183,6 +246,7 @@ pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> Mod
         output_reserve: config
             .max_tokens
             .unwrap_or_else(|| default_reserve(window.tokens)),
+        template: lock(families()).get(&key).copied().flatten(),
         window,
         model: config.model,
         cache_key: key,
@@ -222,7 +286,12 @@ pub fn build_view(
     // and kept verbatim by the planner (a compaction never summarises them).
     let preamble = crate::instructions::Preamble::load(c, workspace)?
         .text(crate::instructions::calls_of_entries(&all).iter());
-    Ok(view_of(&all, task_id, workspace, window, est, preamble))
+    let rules = if is_lean(c, window)? {
+        lean_system_prompt(workspace)
+    } else {
+        system_prompt(workspace)
+    };
+    Ok(view_of(&all, task_id, window, est, rules, preamble))
 }
 
 /// The preamble's item id: above every entry id and synthetic answer.
@@ -231,9 +300,9 @@ const PREAMBLE_ID: u64 = u64::MAX;
 fn view_of(
     all: &[Entry],
     task_id: Option<i64>,
-    workspace: &str,
     window: u32,
     est: &Estimator,
+    rules: String,
     preamble: Option<String>,
 ) -> View {
     let replaced: HashSet<i64> = all
@@ -241,8 +310,7 @@ fn view_of(
         .filter(|e| e.kind == EntryKind::Compaction)
         .flat_map(|e| replaces_of(e).into_iter())
         .collect();
-    let mut placed: Vec<(i64, Item)> =
-        vec![(i64::MIN, Item::system_rules(0, system_prompt(workspace)))];
+    let mut placed: Vec<(i64, Item)> = vec![(i64::MIN, Item::system_rules(0, rules))];
     if let Some(text) = preamble {
         placed.push((
             i64::MIN + 1,
@@ -363,8 +431,12 @@ fn plan_view(
     est: &Estimator,
     anchor: Option<&Anchor>,
     elided_before: &[u64],
+    summary_required: bool,
 ) -> Result<Plan, ContextFailure> {
-    let options = PlanOptions::default();
+    let options = PlanOptions {
+        summary_required,
+        ..PlanOptions::default()
+    };
     match plan_compaction_after(
         &view.items,
         tools,
@@ -530,6 +602,8 @@ pub struct Prepared {
 
 struct State {
     window: Window,
+    /// The window gets the lean first prompt (see [`is_lean`]).
+    lean: bool,
     output_reserve: u32,
     estimator: Estimator,
     anchor: Option<Anchor>,
@@ -550,6 +624,7 @@ pub struct SessionContext {
     workspace: String,
     model: String,
     cache_key: String,
+    template: Option<TemplateFamily>,
     state: Mutex<State>,
 }
 
@@ -585,8 +660,12 @@ impl SessionContext {
         settings: &ProviderSettings,
     ) -> Result<Self, StoreError> {
         let facts = model_facts(spec, settings).await;
-        let stored: Option<Calibration> =
-            store.read(|c| settings::get(c, &calibration_key(&facts.model)))?;
+        let (stored, lean): (Option<Calibration>, bool) = store.read(|c| {
+            Ok((
+                settings::get(c, &calibration_key(&facts.model))?,
+                is_lean(c, facts.window.tokens)?,
+            ))
+        })?;
         let mut estimator = Estimator::for_model(&facts.model);
         if let Some(c) = stored {
             estimator = estimator.with_calibration(c);
@@ -614,8 +693,10 @@ impl SessionContext {
             workspace: workspace.to_owned(),
             model: facts.model,
             cache_key: facts.cache_key,
+            template: facts.template,
             state: Mutex::new(State {
                 window: facts.window,
+                lean,
                 output_reserve: facts.output_reserve,
                 estimator,
                 anchor: None,
@@ -627,6 +708,11 @@ impl SessionContext {
 
     pub fn window(&self) -> Window {
         lock(&self.state).window
+    }
+
+    /// The family of the chat template the model server named, when it named one.
+    pub fn template_family(&self) -> Option<TemplateFamily> {
+        self.template
     }
 
     /// The request for the next model turn: the view, compacted when it would not fit.
@@ -666,7 +752,16 @@ impl SessionContext {
         let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
         let mut view = view;
         let before: Vec<u64> = instructions_before.iter().map(|id| *id as u64).collect();
-        let plan = plan_view(&mut view, tools, &budget, &est, anchor.as_ref(), &before)?;
+        // A compaction aimed below a target (the person's "Compact now") wants a summary.
+        let plan = plan_view(
+            &mut view,
+            tools,
+            &budget,
+            &est,
+            anchor.as_ref(),
+            &before,
+            force_below.is_some(),
+        )?;
         if plan.is_noop() {
             let done = plan.finish(None, &est);
             let mut s = lock(&self.state);
@@ -893,7 +988,8 @@ impl crate::service::Runtime {
                 &est,
             )
         })?;
-        let tools = pocketpilot_tools::Registry::builtin().specs();
+        let lean = self.store.read(|c| is_lean(c, facts.window.tokens))?;
+        let tools = offered_specs(lean);
         let used = est.request(&view.messages(), &tools, None).tokens;
         let budget = Budget::new(facts.window.tokens, facts.output_reserve, &est);
         let last_request = self.store.read(|c| compactions::last_turn(c, session_id))?;
@@ -967,8 +1063,11 @@ impl crate::service::Runtime {
             &settings,
         )
         .await?;
-        let tools = pocketpilot_tools::Registry::builtin().specs();
-        let est = lock(&ctx.state).estimator.clone();
+        let (est, lean) = {
+            let s = lock(&ctx.state);
+            (s.estimator.clone(), s.lean)
+        };
+        let tools = offered_specs(lean);
         let view = self.store.read(|c| {
             build_view(
                 c,

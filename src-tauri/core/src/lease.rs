@@ -6,13 +6,21 @@
 //! - a holder that finds its lease gone (another process took it over after the TTL, e.g.
 //!   while this one was stopped) stops at once: the run's token is cancelled (its command's
 //!   process group is killed) and nothing more is recorded for the run — every record of
-//!   the run first checks [`SessionLease::check`].
+//!   the run first checks [`SessionLease::check`];
+//! - the processes a run starts are recorded under the lease ([`watching`]); whoever takes the
+//!   lease kills those left running and waits until they are gone before it works the
+//!   session, so a frozen holder's command never overlaps the next holder's.
+use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pocketpilot_tools::builtin::run_command::{NotRecorded, ProcessWatch, PROCESS_WATCH};
 use tokio_util::sync::CancellationToken;
 
+use crate::reaper::{self, Reaped, StillRunning};
+use crate::store::processes::{self, RecordedProcess};
 use crate::store::{leases, Store, StoreError};
 
 /// How long a session's lease lasts without renewal (`POCKETPILOT_LEASE_TTL_MS` overrides
@@ -33,6 +41,18 @@ pub enum LeaseError {
     Lost(i64),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Why the processes left running could not be dealt with.
+enum Reap {
+    Store(StoreError),
+    Still(StillRunning),
+}
+
+impl From<StoreError> for Reap {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
 }
 
 pub struct SessionLease {
@@ -57,15 +77,95 @@ impl SessionLease {
         let holder = holder.as_str();
         let pid = i64::from(std::process::id());
         let took = store.write(|tx| leases::acquire(tx, session_id, holder, pid, ttl_ms()))?;
-        Ok(took.then(|| {
-            Arc::new(Self {
-                store: store.clone(),
-                session_id,
-                holder: holder.to_owned(),
-                lost: AtomicBool::new(false),
-                cancel: CancellationToken::new(),
-            })
-        }))
+        if !took {
+            return Ok(None);
+        }
+        let lease = Arc::new(Self {
+            store: store.clone(),
+            session_id,
+            holder: holder.to_owned(),
+            lost: AtomicBool::new(false),
+            cancel: CancellationToken::new(),
+        });
+        match lease.reap_left_running() {
+            Ok(()) => Ok(Some(lease)),
+            Err(Reap::Store(e)) => {
+                lease.release()?;
+                Err(e)
+            }
+            // Working the session beside a process that would not die is what the lease
+            // exists to prevent: leave it, to be tried again.
+            Err(Reap::Still(e)) => {
+                tracing::error!(session_id, error = %e, "the session's previous processes would not die");
+                lease.release()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Kills every process recorded for the session (a previous holder's commands and MCP
+    /// servers, frozen or crashed) and waits until each is gone, then forgets them. Within
+    /// half a TTL: the lease is not renewed before this returns.
+    fn reap_left_running(&self) -> Result<(), Reap> {
+        let left = self
+            .store
+            .read(|c| processes::for_session(c, self.session_id))?;
+        if left.is_empty() {
+            return Ok(());
+        }
+        let bound = Duration::from_millis((ttl_ms() / 2).max(1) as u64);
+        let mut gone = Vec::new();
+        let mut failed = None;
+        reaper::off_runtime(|| {
+            for p in &left {
+                match reaper::reap(p, bound) {
+                    Ok(Reaped::NotRunning) => gone.push(p.clone()),
+                    Ok(Reaped::Killed { processes }) => {
+                        tracing::warn!(
+                            session_id = self.session_id,
+                            task_id = p.task_id,
+                            pid = p.pid,
+                            processes,
+                            "killed a process the session's previous holder left running"
+                        );
+                        gone.push(p.clone());
+                    }
+                    Err(e) => failed = Some(e),
+                }
+            }
+        });
+        let (session_id, holder) = (self.session_id, self.holder.clone());
+        self.store
+            .write(move |tx| processes::forget_all(tx, session_id, &holder, &gone))?;
+        match failed {
+            Some(e) => Err(Reap::Still(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a process the run started, only while this holder holds the lease (in the
+    /// same transaction): after a takeover nothing is recorded, and the caller must kill
+    /// what it started.
+    pub fn record_process(&self, p: &RecordedProcess) -> Result<(), LeaseError> {
+        if self.is_lost() {
+            return Err(LeaseError::Lost(self.session_id));
+        }
+        let (session_id, holder, p) = (self.session_id, self.holder.clone(), p.clone());
+        let ours = self
+            .store
+            .write(move |tx| processes::record(tx, session_id, &holder, &p))?;
+        if !ours {
+            self.lose();
+            return Err(LeaseError::Lost(self.session_id));
+        }
+        Ok(())
+    }
+
+    /// Forgets a process that ended (only while this holder holds the lease).
+    pub fn forget_process(&self, pid: i64, started: i64) -> Result<(), StoreError> {
+        let (session_id, holder) = (self.session_id, self.holder.clone());
+        self.store
+            .write(move |tx| processes::forget(tx, session_id, &holder, pid, started))
     }
 
     pub fn is_lost(&self) -> bool {
@@ -125,5 +225,71 @@ impl SessionLease {
     pub fn release(&self) -> Result<(), StoreError> {
         self.store
             .write(|tx| leases::release(tx, self.session_id, &self.holder))
+    }
+}
+
+/// Records a run's processes under its session's lease.
+struct RunWatch {
+    lease: Arc<SessionLease>,
+    task_id: i64,
+    /// Start time of each recorded pid, to forget it by its full name once it ended
+    /// (its pid is free for reuse by then).
+    live: Mutex<HashMap<u32, i64>>,
+}
+
+impl ProcessWatch for RunWatch {
+    fn started(&self, pid: u32) -> Result<(), NotRecorded> {
+        let Some(p) = reaper::identify(pid, self.task_id) else {
+            return Err(NotRecorded(format!(
+                "process {pid} could not be identified in /proc"
+            )));
+        };
+        self.lease
+            .record_process(&p)
+            .map_err(|e| NotRecorded(e.to_string()))?;
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pid, p.started);
+        Ok(())
+    }
+
+    fn ended(&self, pid: u32) {
+        let started = self
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pid);
+        if let Some(started) = started {
+            if let Err(e) = self.lease.forget_process(i64::from(pid), started) {
+                // Left recorded, it is looked at (and found gone) by the next holder.
+                tracing::warn!(error = %e, pid, "an ended process could not be forgotten");
+            }
+        }
+    }
+}
+
+tokio::task_local! {
+    static RUN: Arc<RunWatch>;
+}
+
+/// Runs `run` (one task's run, on this tokio task) with every process it starts recorded
+/// under `lease`.
+pub async fn watching<F: Future>(lease: &Arc<SessionLease>, task_id: i64, run: F) -> F::Output {
+    let watch = Arc::new(RunWatch {
+        lease: lease.clone(),
+        task_id,
+        live: Mutex::new(HashMap::new()),
+    });
+    let tools: Arc<dyn ProcessWatch> = watch.clone();
+    RUN.scope(watch, PROCESS_WATCH.scope(tools, run)).await
+}
+
+/// Fails once the run on this task lost its session's lease (nothing to check outside a
+/// watched run): what it would record next must not be.
+pub fn still_held() -> Result<(), LeaseError> {
+    match RUN.try_with(|w| w.lease.clone()) {
+        Ok(lease) => lease.check(),
+        Err(_) => Ok(()),
     }
 }

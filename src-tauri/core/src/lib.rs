@@ -7,10 +7,15 @@
 //! - `worker`: runs one task; `agent`: the bounded model → tool loop; `orchestrator`: one
 //!   tool call (decide → wait → guard → execute → record); `transcript`: entries → model
 //!   messages.
-//! - `lease`: a session's lease held while working it; `scheduler`: this process's runs.
+//! - `lease`: a session's lease held while working it, and the processes its runs started;
+//!   `reaper`: kills the process trees a previous holder left running; `scheduler`: this
+//!   process's runs.
 //! - `recorder`: persists events with their effects and fans them out live.
 //! - `inbox`: what is said to a busy session, and where it enters the transcript;
 //!   `admission`: a submission read → decided → written.
+//! - `local_model`: the built-in model (a GGUF model on this computer, served by a
+//!   `llama-server` this process owns) when no provider is configured; `local_api`: the
+//!   window's entry points for it (models, the server's state, its settings).
 //! - `provider`: builds a run's provider; `mcp`: a run's MCP servers; `config`: data dir,
 //!   limits, provider settings; `secret_env`: what agent commands never inherit.
 //! - `autostart`: start at login (XDG autostart entry), keep in the tray; `about`: what
@@ -47,6 +52,8 @@ pub mod feed;
 pub mod inbox;
 pub mod instructions;
 pub mod lease;
+pub mod local_api;
+pub mod local_model;
 pub mod logging;
 pub mod mcp;
 pub mod memory;
@@ -54,6 +61,7 @@ pub mod money_api;
 pub mod orchestrator;
 pub mod pause;
 pub mod provider;
+pub mod reaper;
 pub mod recorder;
 pub mod repetition;
 pub mod rules_api;

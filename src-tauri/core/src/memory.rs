@@ -66,6 +66,10 @@ impl Tool for Remember {
         "Propose a durable note for later runs; the person decides whether it is kept."
     }
 
+    fn brief(&self) -> &'static str {
+        "Propose a note to keep; the person decides."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -7,6 +7,8 @@
 //!   runs; its outcome is recorded after;
 //! - a call is run again after a crash only if its tool is replay-safe; any other
 //!   interrupted call is reported to the model as interrupted, with what it saved;
+//! - a command's process is recorded under the session's lease before it runs
+//!   (`lease::watching`); a call whose lease was lost meanwhile records nothing after it;
 //! - the tool guards its arguments itself every time it runs (an approved call's edited
 //!   arguments too);
 //! - an approved diff runs only against the file it was computed from: if the file's hash
@@ -299,6 +301,9 @@ async fn execute(
         decision_source: source,
     })?;
     let outcome = tool.call(args, agent.ctx).await;
+    // A worker frozen past its lease wakes here, its process killed by the new holder:
+    // neither the changes it found nor the outcome are its to record.
+    crate::lease::still_held()?;
     crate::changes::after(agent.changes, kept).await;
     match outcome {
         Ok(out) => {

@@ -8,7 +8,7 @@ use pocketpilot_model::{OpenAiConfig, OpenAiProvider, Provider, ScriptedProvider
 use crate::config::ProviderSettings;
 
 pub const NO_MODEL: &str = "No model is configured. Set one in Settings → Provider, or run \
-`pocketpilot provider set --base-url URL --model NAME` (headless: POCKETPILOT_BASE_URL and POCKETPILOT_MODEL)";
+`pocketpilot provider set --base-url URL --model NAME` (headless: POCKETPILOT_BASE_URL and POCKETPILOT_MODEL); or install the built-in model: `scripts/setup.sh`, or `pocketpilot models import FILE.gguf`";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderSetupError {
@@ -54,7 +54,10 @@ pub fn openai_config(settings: &ProviderSettings) -> Result<OpenAiConfig, Provid
     };
     // The key comes from the environment or the keychain, never from the store. A local
     // server often needs none, so a keychain that cannot be reached is only a warning.
-    let api_key = match keychain::resolve_api_key(&settings.name) {
+    let api_key = match settings.api_key_override.clone().map_or_else(
+        || keychain::resolve_api_key(&settings.name),
+        |k| Ok(Some(k)),
+    ) {
         Ok(k) => k,
         Err(KeychainError::Unavailable(reason)) => {
             tracing::warn!(%reason, "the OS keychain is not reachable; going on without an API key");
@@ -65,6 +68,7 @@ pub fn openai_config(settings: &ProviderSettings) -> Result<OpenAiConfig, Provid
     let mut config = OpenAiConfig {
         base_url: base_url.clone(),
         model: model.clone(),
+        local: settings.api_key_override.is_some(),
         api_key,
         extra_headers: settings.extra_headers.clone(),
         temperature: settings.temperature,

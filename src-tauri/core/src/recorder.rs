@@ -502,7 +502,8 @@ fn apply(
         RuntimeEvent::TaskCreated { .. }
         | RuntimeEvent::ModelTurnStarted { .. }
         | RuntimeEvent::InputPlaced { .. }
-        | RuntimeEvent::McpProblem { .. } => {}
+        | RuntimeEvent::McpProblem { .. }
+        | RuntimeEvent::ToolCallRepaired { .. } => {}
         RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
             return Err(StoreError::Invalid(format!(
                 "{} is live only and never persisted",

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::FromRawFd;
 
-use pocketpilot_tools::builtin::run_command::is_secret_name;
+use pocketpilot_sandbox::{is_secret_value, looks_secret_name};
 
 /// Why the process could not start again without its secrets (it goes on with them).
 #[derive(Debug, thiserror::Error)]
@@ -55,9 +55,12 @@ pub fn relaunch_without_secrets() -> Result<(), RelaunchError> {
         }
         return Ok(());
     }
+    // The sandbox's own test, so what is hidden here is what commands never get: a
+    // secret-looking name, or a value with a password in a URL. (PocketPilot's own
+    // settings stay: only the secret-looking ones among them are hidden.)
     let secrets: Vec<OsString> = std::env::vars_os()
+        .filter(|(k, v)| looks_secret_name(k) || is_secret_value(v))
         .map(|(k, _)| k)
-        .filter(|k| is_secret_name(k))
         .collect();
     if secrets.is_empty() {
         return Ok(());

@@ -62,8 +62,16 @@ impl Runtime {
     /// Whether runs have a model to ask (environment included): without one the window
     /// leads to the settings screen. An endpoint without a model name is not enough.
     pub fn setup_status(&self) -> Result<Setup> {
+        let configured = ProviderSettings::load(&self.store)?.is_configured();
+        // Looked up only when it would be used: a configured provider always wins.
+        let builtin = if configured {
+            None
+        } else {
+            crate::local_model::builtin_summary(self.data_dir(), &self.store)
+        };
         Ok(Setup {
-            provider_configured: ProviderSettings::load(&self.store)?.is_configured(),
+            provider_configured: configured,
+            builtin,
         })
     }
 

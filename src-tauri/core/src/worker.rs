@@ -97,7 +97,9 @@ pub async fn run(cx: RunContext, task_id: i64, lease: Arc<SessionLease>) {
             tracing::debug!("already running in this process");
             return;
         };
-        match run_registered(&cx, task_id, &lease, cancel).await {
+        // Every process the run starts is recorded under the lease, for a takeover to kill.
+        let registered = run_registered(&cx, task_id, &lease, cancel);
+        match crate::lease::watching(&lease, task_id, registered).await {
             Ok(()) => {}
             Err(RecordError::Lease(e)) => tracing::warn!(error = %e, "the run stopped"),
             Err(e) => tracing::error!(error = %e, "the run could not be recorded"),
@@ -132,6 +134,26 @@ async fn run_registered(
         limits: limits.clone(),
     };
     let mut settings = ProviderSettings::load(&cx.store)?;
+    // The built-in model when nothing else is set up; a configured provider always wins.
+    // The guard keeps its server from the idle stop until this run ends.
+    let mut _local_busy = None;
+    if task.provider.is_none() && !settings.is_configured() {
+        match crate::local_model::endpoint(&cx.data_dir, &cx.store).await {
+            Ok(Some((local, busy))) => {
+                settings = local;
+                _local_busy = Some(busy);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let failed = RuntimeEvent::TaskFailed {
+                    error: e.to_string(),
+                    kind: ErrorKind::LocalModel,
+                    summary: Some(ErrorKind::LocalModel.plain_sentence(None)),
+                };
+                return sink.finish(&failed, false);
+            }
+        }
+    }
     // The output reserve the context budget keeps free is what the model may write: sent
     // as `max_tokens`, so that a long answer cannot run past the window the budget kept.
     if settings.max_tokens.is_none() {
@@ -283,6 +305,8 @@ async fn build_agent(
         settings,
     )
     .await?;
+    // Small windows get the short tool specs, and tools the policy denies are not offered.
+    crate::context::offer_tools(&mut tools, context.as_deref(), &rules);
     // Issue 16: without a journal the run still works; its changes are not undoable.
     let changes = match crate::changes::RunChanges::open(
         cx.store.clone(),

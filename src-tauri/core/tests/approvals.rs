@@ -279,6 +279,7 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
     let data_dir = f.data_dir.clone();
     drop(f.rt);
     // Longer than the whole seconds budget: waiting must not count.
+    // sleep: the wall clock has to pass the task's seconds budget while it waits, to show waiting is not counted.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let rt = Runtime::open(&data_dir).unwrap();
     let pending = rt.pending_approvals().unwrap();

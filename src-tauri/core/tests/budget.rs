@@ -330,6 +330,7 @@ async fn a_paused_task_stays_paused_across_a_restart_and_costs_no_time() {
     let id = f.rt.submit(&f.task("go", &p)).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let active = f.rt.task(id).unwrap().active_ms;
+    // sleep: real time passes while the task is paused, to show it is not counted in active_ms.
     std::thread::sleep(std::time::Duration::from_millis(300));
     let rt = Runtime::open(&f.data_dir).unwrap();
     assert!(rt.interrupted_sessions().unwrap().is_empty());

@@ -231,8 +231,15 @@ async fn compact_now_and_a_fresh_context_are_the_transcripts_marks_and_the_next_
     let c = &marks.compactions[0];
     assert_eq!(c.cause.map(|c| c.as_str()), Some("manual"));
     assert!(!c.replaces.is_empty());
-    assert!(c.summary.contains("several long answers about a fox"));
-    assert!(f.rt.context_use(session).await.unwrap().used < before.used);
+    assert!(
+        c.summary.contains("several long answers about a fox"),
+        "{c:?}"
+    );
+    let after = f.rt.context_use(session).await.unwrap();
+    assert!(
+        after.used < before.used,
+        "before {before:?}, after {after:?}"
+    );
 
     // Fresh context: a reset placed at once in the idle session, after the newest task.
     let admitted = f.rt.fresh_context(session).unwrap();
@@ -265,4 +272,107 @@ async fn compact_now_is_refused_while_the_session_has_a_run() {
     assert_eq!(err.kind().as_str(), "conversation_busy", "{err}");
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(f.rt.context_marks(session).unwrap().compactions.is_empty());
+}
+
+#[tokio::test]
+async fn a_message_too_long_for_the_window_is_refused_saying_how_much_to_cut() {
+    let f = Fixture::new();
+    let p = chatty_script(&f, "refuse.json", false);
+    let huge = "the harbour lights flicker while old ships creak. ".repeat(500);
+    let id = f.rt.submit(&f.task(&huge, &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Failed);
+    let error = f.rt.task(id).unwrap().error.unwrap();
+    assert!(error.contains("Your message is about "), "{error}");
+    assert!(
+        error.contains("this model's window leaves room for "),
+        "{error}"
+    );
+    assert!(error.contains("Shorten it by about "), "{error}");
+    assert!(!f.kinds(id).contains(&"model_turn_completed".to_owned()));
+}
+
+/// A small window gets the short system text; a large one the full rules. Both are the same
+/// bytes request after request (the server's prompt cache keeps the prefix).
+#[tokio::test]
+async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
+    let f = Fixture::new();
+    let p = chatty_script(&f, "lean.json", false);
+    let id = f.rt.submit(&f.task("hello", &p)).unwrap();
+    f.settle(id).await;
+    let session = f.rt.task(id).unwrap().session_id;
+    let est = pocketpilot_context::Estimator::for_model("scripted");
+    let system = |window: u32| {
+        f.rt.store
+            .read(|c| build_view(c, session, Some(id), "/w", window, &est))
+            .unwrap()
+            .messages()[0]
+            .content
+            .clone()
+            .unwrap()
+    };
+    let (small, large) = (system(4096), system(32_768));
+    assert_eq!(
+        small,
+        pocketpilot_core::transcript::lean_system_prompt("/w")
+    );
+    assert_eq!(large, pocketpilot_core::transcript::system_prompt("/w"));
+    assert!(
+        small.len() * 3 < large.len() * 2,
+        "{} vs {}",
+        small.len(),
+        large.len()
+    );
+    assert_eq!(small, system(4096));
+    // The person's setting moves the line.
+    f.rt.store
+        .write(|c| {
+            pocketpilot_core::store::settings::set(
+                c,
+                pocketpilot_core::context::LEAN_SETTING,
+                &32_768u32,
+            )
+        })
+        .unwrap();
+    assert_eq!(
+        system(32_768),
+        pocketpilot_core::transcript::lean_system_prompt("/w")
+    );
+}
+
+#[tokio::test]
+async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
+    let f = Fixture::new();
+    let p = chatty_script(&f, "offer.json", false);
+    let id = f.rt.submit(&f.task("hello", &p)).unwrap();
+    f.settle(id).await;
+    let session = f.rt.task(id).unwrap().session_id;
+    let settings = pocketpilot_core::config::ProviderSettings::default();
+    let ctx = pocketpilot_core::context::SessionContext::open(
+        f.rt.store.clone(),
+        session,
+        id,
+        "/w",
+        Some(&p),
+        &settings,
+    )
+    .await
+    .unwrap();
+    let rules = pocketpilot_tools::PolicyRules {
+        allow: vec![],
+        deny: vec!["net".into()],
+    };
+    let mut tools = pocketpilot_tools::Registry::builtin();
+    pocketpilot_core::context::offer_tools(&mut tools, Some(&ctx), &rules);
+    let specs = tools.specs();
+    assert!(tools.is_lean());
+    assert!(specs.iter().all(|s| s.name != "fetch_url"));
+    assert_eq!(specs.len(), 7);
+    assert!(
+        tools.get("fetch_url").is_some(),
+        "still refused by name, not unknown"
+    );
+    let mut full = pocketpilot_tools::Registry::builtin();
+    pocketpilot_core::context::offer_tools(&mut full, None, &Default::default());
+    assert!(!full.is_lean());
+    assert_eq!(full.specs().len(), 8);
 }

@@ -54,6 +54,38 @@ async fn converse_in(f: &Fixture, session: Option<i64>, messages: &[String]) -> 
     (session.unwrap(), ids)
 }
 
+/// What a new person gets: the server and its model name, nothing else (no reserve, no
+/// step or token limit of the test's own; streaming as by default).
+fn default_fixture(server: &LlamaServer) -> Fixture {
+    std::env::set_var("POCKETPILOT_API_KEY", "none");
+    let f = Fixture::new();
+    f.rt.set_provider_settings(&ProviderSettings {
+        base_url: Some(server.base_url()),
+        model: Some("smollm2".into()),
+        ..ProviderSettings::default()
+    })
+    .unwrap();
+    f
+}
+
+/// The model turns of a task as the server counted them: (prompt tokens, cached tokens).
+fn server_counts(f: &Fixture, id: i64) -> Vec<(u64, Option<u64>)> {
+    f.rt.events(id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind().as_str() == "model_turn_completed")
+        .map(|e| {
+            let p = e.payload();
+            (
+                p["usage"]["prompt_tokens"]
+                    .as_u64()
+                    .expect("the server counted"),
+                p["cached_prompt_tokens"].as_u64(),
+            )
+        })
+        .collect()
+}
+
 fn prose(i: usize, words: usize) -> String {
     let base = [
         "the", "harbour", "lights", "flicker", "while", "old", "ships", "creak", "against",
@@ -212,5 +244,74 @@ async fn a_tool_result_larger_than_the_window_then_the_real_server_answers_withi
     for t in &turns {
         let sent = t.prompt_tokens.expect("the server counted the request");
         assert!(sent + 48 <= 4096, "{t:?}");
+    }
+}
+
+/// The settings a new user gets, in a 4,096-token window: nine messages of about 660 words
+/// (each about a quarter of the window), then "hi". Every turn completes; the oldest of the
+/// person's words are elided, visibly; no request is over the window by the server's count.
+#[tokio::test]
+async fn nine_long_messages_then_hi_with_default_settings_every_turn_completes() {
+    let Some(server) = LlamaServer::start(4096).await else {
+        return;
+    };
+    let f = default_fixture(&server);
+    let mut messages: Vec<String> = (1..=9).map(|i| prose(i, 660)).collect();
+    messages.push("hi".into());
+    let (session, ids) = converse(&f, &messages).await;
+    assert_no_context_failure(&f, &ids);
+    let reserve = pocketpilot_context::Budget::default_reserve(4096);
+    let turns = f.rt.context_turns(session).unwrap();
+    assert!(turns.len() >= ids.len());
+    for t in &turns {
+        let sent = t.prompt_tokens.expect("the server counted the request");
+        eprintln!(
+            "estimate {} server {sent} budget {} window {}",
+            t.estimate, t.budget, t.window
+        );
+        assert_eq!(t.window, 4096, "discovered from /props");
+        assert!(sent + reserve <= 4096, "{t:?}");
+    }
+    let compactions: Vec<serde_json::Value> = ids
+        .iter()
+        .flat_map(|id| f.rt.events(*id).unwrap())
+        .filter(|e| e.kind().as_str() == "context_compacted")
+        .map(|e| e.payload())
+        .collect();
+    assert!(!compactions.is_empty());
+    // Nine quarters of the window cannot all be there: the person's oldest words went.
+    assert!(compactions
+        .iter()
+        .any(|c| !c["instructions_elided"].as_array().unwrap().is_empty()));
+}
+
+/// A fresh session with every built-in tool on: the first request is lean (at most 1,000
+/// prompt tokens by the server's count), and from the second turn on the server reuses the
+/// prefix it already has (its `cached_tokens`) for at least 90% of each prompt.
+#[tokio::test]
+async fn the_first_request_is_lean_and_later_turns_reuse_the_servers_prompt_cache() {
+    let Some(server) = LlamaServer::start(4096).await else {
+        return;
+    };
+    let f = default_fixture(&server);
+    let messages: Vec<String> = (1..=4).map(|i| prose(i, 30)).collect();
+    let (_, ids) = converse(&f, &messages).await;
+    assert_no_context_failure(&f, &ids);
+    let first = server_counts(&f, ids[0]);
+    eprintln!("first request: {} prompt tokens", first[0].0);
+    // Every figure is printed before any is judged: the two promises fail for different
+    // reasons (the size of the specs, the stability of the prefix).
+    let later: Vec<(i64, u64, u64)> = ids[1..]
+        .iter()
+        .map(|id| {
+            let (prompt, cached) = server_counts(&f, *id)[0];
+            let cached = cached.expect("llama-server reports prompt_tokens_details.cached_tokens");
+            eprintln!("task {id}: {cached} of {prompt} prompt tokens cached");
+            (*id, prompt, cached)
+        })
+        .collect();
+    assert!(first[0].0 <= 1000, "{first:?}");
+    for (id, prompt, cached) in later {
+        assert!(cached * 10 >= prompt * 9, "task {id}: {cached} of {prompt}");
     }
 }

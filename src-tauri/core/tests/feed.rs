@@ -63,6 +63,7 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     for i in 0..5 {
         f.rt.say(&said(session, &format!("again {i}"))).unwrap();
     }
+    // sleep: a quiet window of two store polls in which no Refresh may come; absence has no event to wait on.
     let quiet = tokio::time::sleep(STORE_POLL * 2 + Duration::from_millis(200));
     tokio::pin!(quiet);
     loop {

@@ -38,6 +38,7 @@ async fn until_settled(rt: &Arc<Runtime>, session: i64) {
             {
                 return;
             }
+            // sleep: the poll interval of a bounded wait for the session's tasks to settle (the caller bounds it).
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
@@ -574,6 +575,13 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
 #[tokio::test]
 async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
     let f = Fixture::new();
+    // Nor the built-in model (this machine may have it: the real-model tier's cache).
+    pocketpilot_core::local_model::LocalSettings {
+        enabled: false,
+        ..Default::default()
+    }
+    .save(&f.rt.store)
+    .unwrap();
     let first =
         f.rt.submit(&pocketpilot_core::NewTask {
             goal: "hello".into(),
@@ -675,6 +683,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
             .count()
             < 2
         {
+            // sleep: the poll interval of a bounded wait for the second tool call to start (the caller bounds it).
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })

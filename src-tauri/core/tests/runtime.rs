@@ -94,6 +94,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
     for i in 0..6 {
         let rt = f.rt.clone();
         joins.push(tokio::spawn(async move {
+            // sleep: staggers the subscribers over the run, so they join the record at different points.
             tokio::time::sleep(Duration::from_millis(i * 40)).await;
             drain(rt.subscribe(id, 0).unwrap()).await
         }));
@@ -102,6 +103,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
     let late = {
         let rt = f.rt.clone();
         tokio::spawn(async move {
+            // sleep: this subscriber joins after the record has moved on, from its middle.
             tokio::time::sleep(Duration::from_millis(150)).await;
             drain(rt.subscribe(id, 100).unwrap()).await
         })
@@ -298,6 +300,13 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
 #[tokio::test]
 async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
     let f = Fixture::new();
+    // Nor the built-in model (this machine may have it: the real-model tier's cache).
+    pocketpilot_core::local_model::LocalSettings {
+        enabled: false,
+        ..Default::default()
+    }
+    .save(&f.rt.store)
+    .unwrap();
     let id =
         f.rt.submit(&NewTask {
             goal: "anything".into(),
@@ -462,6 +471,7 @@ async fn at_start_interrupted_work_is_resumed_or_left_for_the_person_as_set() {
     f.rt.set_resume_on_start(ResumeOnStart::Ask).unwrap();
     let (waiting, resumed) = f.rt.resume_on_start().unwrap();
     assert_eq!((waiting.len(), resumed), (1, false));
+    // sleep: gives a wrongly resumed task time to start; that nothing resumes has no event to wait on.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Running);
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use pocketpilot_tools::builtin::run_command::{process_watch, ProcessWatch};
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -104,6 +105,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
 pub(crate) struct StdioTransport {
     child: ChildGuard,
     transport: AsyncRwTransport<RoleClient, CappedLines<ChildStdout>, ChildStdin>,
+    /// The run's record of the server's process (its sandbox supervisor), if watched.
+    watched: Option<(Arc<dyn ProcessWatch>, u32)>,
 }
 
 impl StdioTransport {
@@ -117,6 +120,20 @@ impl StdioTransport {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn()?;
+        // Recorded under the run's session lease while it is our unreaped child (its pid
+        // cannot name another process yet), so a worker taking the session over kills it.
+        let watched = match (process_watch(), child.id()) {
+            (Some(watch), Some(pid)) => {
+                if let Err(e) = watch.started(pid) {
+                    drop(ChildGuard(Some(child)));
+                    return Err(io::Error::other(format!(
+                        "the server's process could not be recorded: {e}"
+                    )));
+                }
+                Some((watch, pid))
+            }
+            _ => None,
+        };
         let stdin = child.inner_mut().stdin().take();
         let stdout = child.inner_mut().stdout().take();
         let stderr = child.inner_mut().stderr().take();
@@ -132,13 +149,25 @@ impl StdioTransport {
             Self {
                 child: guard,
                 transport,
+                watched,
             },
             stderr,
         ))
     }
 
-    /// The MCP stdio shutdown: close its stdin and wait, then SIGTERM and wait, then kill.
+    /// The MCP stdio shutdown: close its stdin and wait, then SIGTERM and wait, then kill;
+    /// once it has exited, its record is dropped.
     async fn shutdown(&mut self) -> io::Result<()> {
+        let result = self.stop().await;
+        if self.child.0.is_none() && result.is_ok() {
+            if let Some((watch, pid)) = self.watched.take() {
+                watch.ended(pid);
+            }
+        }
+        result
+    }
+
+    async fn stop(&mut self) -> io::Result<()> {
         let Some(child) = self.child.0.as_mut() else {
             return Ok(());
         };

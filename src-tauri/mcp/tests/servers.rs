@@ -271,6 +271,7 @@ async fn a_call_to_a_server_that_never_answers_times_out_and_cancel_stops_it() {
     let ctx = ctx(&ws);
     let cancel = ctx.cancel.clone();
     tokio::spawn(async move {
+        // sleep: cancels while the call is in flight at the hanging server, not before it is sent.
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();
     });
@@ -450,6 +451,7 @@ async fn streamable_http() {
         .is_err()
     {
         assert!(Instant::now() < deadline, "the HTTP server did not start");
+        // sleep: the poll interval of the bounded wait for the HTTP server to listen (no readiness signal).
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let config = McpServerConfig::http("web", format!("http://127.0.0.1:{port}/mcp"));

@@ -7,12 +7,14 @@
 //!   tests, evals and benchmarks, and honest about it (its name says so in every event).
 //! - `openai`: the OpenAI-compatible HTTP provider.
 //! - `keychain`: API keys in the OS keychain, `POCKETPILOT_API_KEY` over them.
+//! - `textcalls`: tool calls a model wrote as text in its answer, made proper calls.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod chat;
 pub mod keychain;
 pub mod openai;
 pub mod provider;
 pub mod scripted;
+pub mod textcalls;
 
 pub use chat::{Message, ModelResponse, Role, ToolCall, ToolSpec, Usage};
 pub use keychain::{resolve_api_key, KeychainError};
@@ -22,3 +24,7 @@ pub use openai::{
 };
 pub use provider::{Provider, ProviderError, StreamEvent, StreamLimit, TurnStream};
 pub use scripted::ScriptedProvider;
+pub use textcalls::{
+    extract_text_calls, repair_response, BrokenCall, Problem, RepairedCall, TemplateFamily,
+    TextCalls,
+};

@@ -34,6 +34,8 @@ crate::wire_enum! {
         SessionActive = "session_active",
         // Tasks that could not go on.
         NoModel = "no_model",
+        /// The built-in model (the server this computer runs) could not start or answer.
+        LocalModel = "local_model",
         StepsExhausted = "steps_exhausted",
         Record = "record",
         LeaseLost = "lease_lost",
@@ -76,9 +78,9 @@ impl ErrorKind {
             | InboxFull | Settings | InvalidConfig | InvalidName | Duplicate
             | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
             | UndoConflict | SessionActive => true,
-            NoModel | StepsExhausted | Record | LeaseLost | ModelAuth | ModelNotFound
-            | ModelRateLimited | ModelServer | ModelRequest | ModelConnect | ModelTimeout
-            | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
+            NoModel | LocalModel | StepsExhausted | Record | LeaseLost | ModelAuth
+            | ModelNotFound | ModelRateLimited | ModelServer | ModelRequest | ModelConnect
+            | ModelTimeout | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
             | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch
             | ChangeJournal => false,
         }
@@ -92,10 +94,10 @@ impl ErrorKind {
             | ConversationBusy | InboxFull | Store | Io | Listen | Watch => true,
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings
-            | InvalidConfig | NoModel | StepsExhausted | Record | LeaseLost | ModelAuth
-            | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted | ModelConfig
-            | ModelContextOverflow | ModelStreamLimit | Keychain | InvalidName | Duplicate
-            | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
+            | InvalidConfig | NoModel | LocalModel | StepsExhausted | Record | LeaseLost
+            | ModelAuth | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted
+            | ModelConfig | ModelContextOverflow | ModelStreamLimit | Keychain | InvalidName
+            | Duplicate | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
             | UndoConflict | ChangeJournal | SessionActive => false,
         }
     }
@@ -106,6 +108,7 @@ impl ErrorKind {
         matches!(
             self,
             ModelAuth
+                | LocalModel
                 | ModelNotFound
                 | ModelRateLimited
                 | ModelServer
@@ -164,6 +167,7 @@ impl ErrorKind {
             }
             ModelScripted => "The scripted model failed.".into(),
             NoModel => "No model is set up yet.".into(),
+            LocalModel => "The model on this computer could not start.".into(),
             StepsExhausted => "The agent used all its steps without finishing.".into(),
             Record | Store => "The run could not be saved.".into(),
             LeaseLost => "Another process took this session over.".into(),

@@ -20,6 +20,7 @@ crate::wire_enum! {
         ToolCallStarted = "tool_call_started",
         ToolCallCompleted = "tool_call_completed",
         ToolCallFailed = "tool_call_failed",
+        ToolCallRepaired = "tool_call_repaired",
         ApprovalRequired = "approval_required",
         ApprovalResolved = "approval_resolved",
         InputPlaced = "input_placed",
@@ -140,6 +141,17 @@ pub enum RuntimeEvent {
         name: String,
         error: String,
         kind: ToolErrorKind,
+    },
+    /// A call the model wrote as text in its answer, made a proper call of the turn
+    /// before it runs (small local models often write calls instead of making them). It
+    /// goes through the policy like any call; this says what was read and what was fixed.
+    ToolCallRepaired {
+        call_id: String,
+        /// The offered tool it calls.
+        tool: String,
+        /// The text the call was read from, exactly as the model wrote it.
+        original: String,
+        fixes: Vec<TextCallFix>,
     },
     ApprovalRequired {
         #[serde(default)]
@@ -271,6 +283,7 @@ impl RuntimeEvent {
             RuntimeEvent::ToolCallStarted { .. } => EventKind::ToolCallStarted,
             RuntimeEvent::ToolCallCompleted { .. } => EventKind::ToolCallCompleted,
             RuntimeEvent::ToolCallFailed { .. } => EventKind::ToolCallFailed,
+            RuntimeEvent::ToolCallRepaired { .. } => EventKind::ToolCallRepaired,
             RuntimeEvent::ApprovalRequired { .. } => EventKind::ApprovalRequired,
             RuntimeEvent::ApprovalResolved { .. } => EventKind::ApprovalResolved,
             RuntimeEvent::InputPlaced { .. } => EventKind::InputPlaced,
@@ -304,6 +317,28 @@ impl RuntimeEvent {
         payload: serde_json::Value,
     ) -> Result<Self, serde_json::Error> {
         serde_json::from_value(serde_json::json!({ "type": kind.as_str(), "payload": payload }))
+    }
+}
+
+crate::wire_enum! {
+    /// Where a call written as text was found, and what was changed to make it a call.
+    pub enum TextCallFix {
+        /// Read from a `<tool_call>…</tool_call>` tag (Hermes, Qwen).
+        ToolCallTag = "tool_call_tag",
+        /// Read after `<|python_tag|>` (Llama 3.x).
+        PythonTag = "python_tag",
+        /// The whole answer was the call's JSON object.
+        WholeAnswerJson = "whole_answer_json",
+        /// Read from a fenced code block.
+        FencedBlock = "fenced_block",
+        /// The tool's name differed in case, `-`/`_` or a prefix such as `functions.`.
+        NameNormalised = "name_normalised",
+        /// The arguments were a JSON string holding the JSON object.
+        ArgumentsUnquoted = "arguments_unquoted",
+        /// `parameters` stood for `arguments`.
+        ParametersKey = "parameters_key",
+        /// No arguments were written: the call has none.
+        ArgumentsMissing = "arguments_missing",
     }
 }
 

@@ -16,6 +16,7 @@
 //! - `feed`: the change feed that tells the window what to re-read.
 //! - `context`: the context meter, compactions and resets, per-request token figures.
 //! - `entry`: the kinds of transcript entries (the runtime's, and the ones a write names).
+//! - `local`: the built-in model's models, server state, download progress and settings.
 //! - `rules`: the workspace's instructions, memories and skills as the window shows them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
@@ -28,6 +29,7 @@ pub mod entry;
 pub mod error;
 pub mod event;
 pub mod feed;
+pub mod local;
 pub mod rules;
 pub mod settings;
 pub mod status;
@@ -42,13 +44,14 @@ pub use effect::{Budget, Decision, DecisionSource, Effect, PauseReason, Raise};
 pub use entry::EntryKind;
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{
-    CompactionCause, EventKind, Repeated, RuntimeEvent, WindowOrigin, TERMINAL_EVENTS,
+    CompactionCause, EventKind, Repeated, RuntimeEvent, TextCallFix, WindowOrigin, TERMINAL_EVENTS,
 };
 pub use feed::Change;
+pub use local::{LocalModelForm, LocalServerStatus, ModelOrigin, ModelRow, PullProgressEvent};
 pub use rules::{InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo, SkillSource};
 pub use settings::{
-    EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings, NewMcpServer, PriceForm,
-    PriceRow, ProviderForm, SettingField, Setup, SpendToday,
+    BuiltinModel, EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings,
+    NewMcpServer, PriceForm, PriceRow, ProviderForm, SettingField, Setup, SpendToday,
 };
 pub use status::{
     ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,

@@ -54,12 +54,29 @@ pub struct EnvOverride {
     pub value: String,
 }
 
-/// What the app needs to know at start: whether a model is configured at all (else the
-/// window opens the settings screen).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What the app needs to know at start: whether a model is configured at all, and the
+/// built-in model runs use when none is (else the window opens the welcome screen).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Setup {
     pub provider_configured: bool,
+    /// The model on this computer that runs use while no provider is configured.
+    pub builtin: Option<BuiltinModel>,
+}
+
+/// The built-in model as the welcome screen and the session header name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct BuiltinModel {
+    /// The name `pocketpilot models` knows it by.
+    pub name: String,
+    /// What a person reads ("SmolLM2 135M Instruct").
+    pub display_name: String,
+    pub size_mib: u32,
+    /// Parameters, shortened ("135M"), when the file says.
+    pub parameters: Option<String>,
+    /// The context the model was trained for, in tokens.
+    pub training_context: Option<u32>,
 }
 
 /// What the settings screen sends to add (or replace, by name and workspace) an MCP

@@ -8,6 +8,7 @@ use libc::sock_filter;
 const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JEQ_K: u16 = 0x15;
 const BPF_JGE_K: u16 = 0x35;
+const BPF_JSET_K: u16 = 0x45;
 const BPF_RET_K: u16 = 0x06;
 
 const RET_ALLOW: u32 = 0x7fff_0000;
@@ -18,6 +19,8 @@ const OFFSET_NR: u32 = 0;
 const OFFSET_ARCH: u32 = 4;
 /// Low 32 bits of args[0] (little-endian).
 const OFFSET_ARG0: u32 = 16;
+/// Low 32 bits of args[1]: the kernel reads an ioctl request as a 32-bit `unsigned int`.
+const OFFSET_ARG1: u32 = 24;
 
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xc000_003e;
@@ -40,11 +43,32 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_bpf,
     libc::SYS_perf_event_open,
     libc::SYS_userfaultfd,
+    // New namespaces would let the command mount its own /proc or a new root, and joining
+    // one (setns) reaches another process's view; commands never need either.
+    libc::SYS_unshare,
+    libc::SYS_setns,
 ];
+
+/// Terminal requests refused whatever `dev.tty.legacy_tiocsti` says: TIOCSTI types into a
+/// terminal's input queue (answering a prompt, or queueing a command for the person's
+/// shell), TIOCLINUX can do the same through the console's selection paste.
+const DENIED_IOCTLS: &[u32] = &[libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+
+/// `clone` flags that create namespaces (`unshare` by another name).
+const CLONE_NS_FLAGS: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWCGROUP
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET) as u32;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Label {
     Socket,
+    Ioctl,
+    Clone,
+    NoSys,
     Errno,
     Allow,
 }
@@ -53,6 +77,8 @@ enum Label {
 /// without it `socket()` fails for every family. Unix sockets are always refused —
 /// `socketpair()` stays available — because a pathname socket outside the workspace (the
 /// session bus, a keyring, ssh-agent) cannot be told apart by Landlock before ABI 9.
+/// `clone3` answers `ENOSYS` (its flags sit in memory a filter cannot read), so the C
+/// library falls back to `clone`, whose namespace flags are checked.
 pub(crate) fn program(network: bool) -> Vec<sock_filter> {
     let mut p: Vec<sock_filter> = Vec::new();
     let mut fixups: Vec<(usize, Label)> = Vec::new();
@@ -81,7 +107,22 @@ pub(crate) fn program(network: bool) -> Vec<sock_filter> {
         jump(&mut p, BPF_JEQ_K, nr as u32, Label::Errno);
     }
     jump(&mut p, BPF_JEQ_K, libc::SYS_socket as u32, Label::Socket);
+    jump(&mut p, BPF_JEQ_K, libc::SYS_ioctl as u32, Label::Ioctl);
+    jump(&mut p, BPF_JEQ_K, libc::SYS_clone as u32, Label::Clone);
+    jump(&mut p, BPF_JEQ_K, libc::SYS_clone3 as u32, Label::NoSys);
     p.push(stmt(BPF_RET_K, RET_ALLOW));
+    let ioctl_at = p.len();
+    p.push(stmt(BPF_LD_W_ABS, OFFSET_ARG1));
+    for &request in DENIED_IOCTLS {
+        jump(&mut p, BPF_JEQ_K, request, Label::Errno);
+    }
+    p.push(stmt(BPF_RET_K, RET_ALLOW));
+    let clone_at = p.len();
+    p.push(stmt(BPF_LD_W_ABS, OFFSET_ARG0));
+    jump(&mut p, BPF_JSET_K, CLONE_NS_FLAGS, Label::Errno);
+    p.push(stmt(BPF_RET_K, RET_ALLOW));
+    let nosys_at = p.len();
+    p.push(stmt(BPF_RET_K, RET_ERRNO | libc::ENOSYS as u32));
     let socket_at = p.len();
     if network {
         p.push(stmt(BPF_LD_W_ABS, OFFSET_ARG0));
@@ -95,6 +136,9 @@ pub(crate) fn program(network: bool) -> Vec<sock_filter> {
     for (at, label) in fixups {
         let target = match label {
             Label::Socket => socket_at,
+            Label::Ioctl => ioctl_at,
+            Label::Clone => clone_at,
+            Label::NoSys => nosys_at,
             Label::Errno => errno_at,
             Label::Allow => allow_at,
         };

@@ -9,6 +9,11 @@
 //! orphan of the tree is re-parented to it — waits. When the command exits, when the app
 //! closes the lifeline pipe (call ended, cancelled, guard dropped, or the app died) the
 //! supervisor kills every process left in the tree, then exits with the command's status.
+//!
+//! Where user namespaces work, the supervisor first enters a new user, mount and PID
+//! namespace; its child is then PID 1 there (a small init that mounts the namespace's own
+//! `/proc`, forks the command and reaps), so the command sees only its own processes, and
+//! when that init exits the kernel kills everything left in the namespace.
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::RawFd;
@@ -26,6 +31,8 @@ pub(crate) struct MountPlan {
     pub uid_map: CString,
     pub gid_map: CString,
     pub binds: Vec<Bind>,
+    /// Also a PID namespace with its own `/proc`.
+    pub pid_ns: bool,
 }
 
 pub(crate) struct ChildPlan {
@@ -33,6 +40,9 @@ pub(crate) struct ChildPlan {
     pub filter: Option<Vec<libc::sock_filter>>,
     pub lifeline: RawFd,
     pub mounts: Option<MountPlan>,
+    /// Landlock read rights for the namespace's own `/proc` (a rule on the app's `/proc`
+    /// does not cover a filesystem mounted over it: a path check skips mount points).
+    pub proc_access: u64,
 }
 
 /// Signals the supervisor forwards to the command's process group.
@@ -81,15 +91,59 @@ impl ChildPlan {
             &set,
             std::ptr::null_mut(),
         ))?;
+        if let Some(mounts) = &self.mounts {
+            enter_namespaces(mounts)?;
+            if mounts.pid_ns {
+                return self.run_with_init(mounts, &set);
+            }
+        }
         let supervisor = libc::getpid();
         let pid = libc::fork();
         if pid < 0 {
             return Err(last_error());
         }
         if pid == 0 {
+            if let Some(mounts) = &self.mounts {
+                mount_binds(mounts)?;
+            }
             return self.confine_grandchild(supervisor);
         }
-        supervise(pid, self.lifeline, &set)
+        supervise(pid, self.lifeline, &set, None)
+    }
+
+    /// The supervisor is in the new namespaces already; its child is PID 1 of the new PID
+    /// namespace. That init prepares the mounts (an error there is the spawn's error: it
+    /// returns from the `pre_exec` hook like the command would), forks the command and
+    /// reaps until the command exits.
+    unsafe fn run_with_init(&self, mounts: &MountPlan, set: &libc::sigset_t) -> io::Result<()> {
+        let mut status_pipe = [0; 2];
+        check(libc::pipe2(status_pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let init = libc::fork();
+        if init < 0 {
+            return Err(last_error());
+        }
+        if init > 0 {
+            libc::close(status_pipe[1]);
+            supervise(init, self.lifeline, set, Some(status_pipe[0]));
+        }
+        libc::close(status_pipe[0]);
+        // A copy of the app until the namespace ends: named for what it is in `ps`.
+        libc::prctl(libc::PR_SET_NAME, c"pocketpilot-init".as_ptr(), 0, 0, 0);
+        // The supervisor is outside this namespace: if it dies, so does the namespace.
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        mount_binds(mounts)?;
+        mount_proc()?;
+        if let Some(ruleset) = self.ruleset_fd {
+            grant_proc(ruleset, self.proc_access)?;
+        }
+        let pid = libc::fork();
+        if pid < 0 {
+            return Err(last_error());
+        }
+        if pid == 0 {
+            return self.confine_grandchild(1);
+        }
+        init_loop(pid, self.lifeline, set, status_pipe[1])
     }
 
     unsafe fn confine_grandchild(&self, supervisor: libc::pid_t) -> io::Result<()> {
@@ -100,14 +154,13 @@ impl ChildPlan {
             &empty,
             std::ptr::null_mut(),
         ))?;
-        // Its own group: the supervisor forwards signals to it as a whole.
-        check(libc::setpgid(0, 0))?;
+        // Its own session, so its own group (the supervisor forwards signals to it as a
+        // whole) and no controlling terminal: nothing it starts can reach the person's
+        // terminal through /dev/tty.
+        check(libc::setsid())?;
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
         if libc::getppid() != supervisor {
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
-        if let Some(mounts) = &self.mounts {
-            apply_mounts(mounts)?;
         }
         drop_capabilities();
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
@@ -170,14 +223,23 @@ unsafe fn write_file(path: &CStr, data: &CStr) -> io::Result<()> {
     Ok(())
 }
 
-/// A user namespace (own uid/gid mapped to themselves) owning a mount namespace in which
-/// the protected paths are bind-mounted onto themselves, read-only where asked. Landlock,
-/// applied afterwards, forbids undoing the mounts.
-pub(crate) unsafe fn apply_mounts(plan: &MountPlan) -> io::Result<()> {
-    check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+/// A user namespace (own uid/gid mapped to themselves) owning a mount namespace — and a
+/// PID namespace for this process's children when asked.
+pub(crate) unsafe fn enter_namespaces(plan: &MountPlan) -> io::Result<()> {
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+    if plan.pid_ns {
+        flags |= libc::CLONE_NEWPID;
+    }
+    check(libc::unshare(flags))?;
     write_file(c"/proc/self/setgroups", c"deny")?;
     write_file(c"/proc/self/uid_map", &plan.uid_map)?;
     write_file(c"/proc/self/gid_map", &plan.gid_map)?;
+    Ok(())
+}
+
+/// The protected paths bind-mounted onto themselves, read-only where asked, in the
+/// private mount namespace. Landlock, applied afterwards, forbids undoing the mounts.
+pub(crate) unsafe fn mount_binds(plan: &MountPlan) -> io::Result<()> {
     check(libc::mount(
         std::ptr::null(),
         c"/".as_ptr(),
@@ -206,33 +268,184 @@ pub(crate) unsafe fn apply_mounts(plan: &MountPlan) -> io::Result<()> {
     Ok(())
 }
 
-/// The supervisor's loop. fd 0 becomes the lifeline, fd 1 the signalfd; everything else
-/// is closed so no other call's lifeline, no output pipe and no app socket stays open here.
-unsafe fn supervise(child: libc::pid_t, lifeline: RawFd, set: &libc::sigset_t) -> ! {
+/// The PID namespace's own procfs over `/proc`: it lists the namespace's processes only.
+/// (Landlock's grant of `/proc` still covers it: a path check walks up through the
+/// mount point.)
+pub(crate) unsafe fn mount_proc() -> io::Result<()> {
+    check(libc::mount(
+        c"proc".as_ptr(),
+        c"/proc".as_ptr(),
+        c"proc".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        std::ptr::null(),
+    ))
+}
+
+/// Adds the namespace's `/proc` to the (not yet applied) Landlock ruleset.
+unsafe fn grant_proc(ruleset: RawFd, access: u64) -> io::Result<()> {
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+    #[repr(C, packed)]
+    struct PathBeneath {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    let fd = libc::open(
+        c"/proc".as_ptr(),
+        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return Err(last_error());
+    }
+    let attr = PathBeneath {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    let rc = libc::syscall(
+        libc::SYS_landlock_add_rule,
+        ruleset,
+        LANDLOCK_RULE_PATH_BENEATH,
+        &attr as *const PathBeneath,
+        0u32,
+    );
+    let err = last_error();
+    libc::close(fd);
+    if rc < 0 {
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// All of [`enter_namespaces`], [`mount_binds`] and [`mount_proc`] the way a call does
+/// them, for the probe: returns in the namespace's init, which then execs.
+pub(crate) unsafe fn probe_namespaces(plan: &MountPlan) -> io::Result<()> {
+    enter_namespaces(plan)?;
+    if !plan.pid_ns {
+        return mount_binds(plan);
+    }
+    let pid = libc::fork();
+    if pid < 0 {
+        return Err(last_error());
+    }
+    if pid == 0 {
+        mount_binds(plan)?;
+        return mount_proc();
+    }
+    let mut st: libc::c_int = 0;
+    while libc::waitpid(pid, &mut st, 0) < 0 && errno() == libc::EINTR {}
+    exit_like(st)
+}
+
+/// PID 1 of the call's PID namespace. fd 0 is the lifeline, fd 1 the signalfd, fd 2 the
+/// pipe that hands the command's wait status to the supervisor (a PID namespace's init
+/// cannot die by a signal it sends itself, so its own status could not carry it).
+/// Forwards signals to the command's group, reaps orphans, and exits when the command has
+/// exited or the lifeline closed; its exit makes the kernel kill the rest of the namespace.
+unsafe fn init_loop(
+    child: libc::pid_t,
+    lifeline: RawFd,
+    set: &libc::sigset_t,
+    status_fd: RawFd,
+) -> ! {
+    let sfd = libc::signalfd(-1, set, libc::SFD_CLOEXEC);
+    if sfd < 0
+        || libc::dup2(lifeline, 0) < 0
+        || libc::dup2(sfd, 1) < 0
+        || libc::dup2(status_fd, 2) < 0
+    {
+        libc::_exit(126);
+    }
+    close_from(3);
+    loop {
+        let mut fds = poll_fds();
+        if libc::poll(fds.as_mut_ptr(), 2, -1) < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            libc::_exit(126);
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            if let Some(sig) = read_signal() {
+                libc::kill(-child, sig);
+                libc::kill(child, sig);
+            }
+            loop {
+                let mut st: libc::c_int = 0;
+                let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
+                if pid <= 0 {
+                    break;
+                }
+                if pid == child {
+                    let bytes = st.to_ne_bytes();
+                    libc::write(2, bytes.as_ptr().cast(), bytes.len());
+                    libc::_exit(0);
+                }
+            }
+        }
+        if fds[0].revents != 0 {
+            libc::_exit(126);
+        }
+    }
+}
+
+fn poll_fds() -> [libc::pollfd; 2] {
+    [
+        libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: 1,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ]
+}
+
+/// The signal read from the signalfd at fd 1, unless it is SIGCHLD.
+unsafe fn read_signal() -> Option<libc::c_int> {
+    let mut info: libc::signalfd_siginfo = std::mem::zeroed();
+    let size = std::mem::size_of::<libc::signalfd_siginfo>();
+    let n = libc::read(1, (&mut info as *mut libc::signalfd_siginfo).cast(), size);
+    let sig = info.ssi_signo as libc::c_int;
+    (n as usize == size && sig != libc::SIGCHLD).then_some(sig)
+}
+
+unsafe fn close_from(first: u32) {
+    if libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32) < 0 {
+        for fd in first as libc::c_int..4096 {
+            libc::close(fd);
+        }
+    }
+}
+
+/// The supervisor's loop. fd 0 becomes the lifeline, fd 1 the signalfd (fd 2 the status
+/// pipe of a PID namespace's init); everything else is closed so no other call's lifeline,
+/// no output pipe and no app socket stays open here.
+unsafe fn supervise(
+    child: libc::pid_t,
+    lifeline: RawFd,
+    set: &libc::sigset_t,
+    status_fd: Option<RawFd>,
+) -> ! {
     let sfd = libc::signalfd(-1, set, libc::SFD_CLOEXEC);
     if sfd < 0 || libc::dup2(lifeline, 0) < 0 || libc::dup2(sfd, 1) < 0 {
         kill_all(Some(child));
         libc::_exit(126);
     }
-    if libc::syscall(libc::SYS_close_range, 2u32, u32::MAX, 0u32) < 0 {
-        for fd in 2..4096 {
-            libc::close(fd);
+    match status_fd {
+        Some(fd) => {
+            if libc::dup2(fd, 2) < 0 {
+                kill_all(Some(child));
+                libc::_exit(126);
+            }
+            close_from(3);
         }
+        None => close_from(2),
     }
     let mut status: Option<libc::c_int> = None;
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: 0,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: 1,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
+        let mut fds = poll_fds();
         if libc::poll(fds.as_mut_ptr(), 2, -1) < 0 {
             if errno() == libc::EINTR {
                 continue;
@@ -241,11 +454,7 @@ unsafe fn supervise(child: libc::pid_t, lifeline: RawFd, set: &libc::sigset_t) -
             libc::_exit(126);
         }
         if fds[1].revents & libc::POLLIN != 0 {
-            let mut info: libc::signalfd_siginfo = std::mem::zeroed();
-            let size = std::mem::size_of::<libc::signalfd_siginfo>();
-            let n = libc::read(1, (&mut info as *mut libc::signalfd_siginfo).cast(), size);
-            if n as usize == size && info.ssi_signo as libc::c_int != libc::SIGCHLD {
-                let sig = info.ssi_signo as libc::c_int;
+            if let Some(sig) = read_signal() {
                 libc::kill(-child, sig);
                 libc::kill(child, sig);
             }
@@ -257,7 +466,10 @@ unsafe fn supervise(child: libc::pid_t, lifeline: RawFd, set: &libc::sigset_t) -
                     break;
                 }
                 if pid == child {
-                    status = Some(st);
+                    status = Some(match status_fd {
+                        Some(_) => command_status(st),
+                        None => st,
+                    });
                 }
             }
             if let Some(st) = status {
@@ -270,6 +482,17 @@ unsafe fn supervise(child: libc::pid_t, lifeline: RawFd, set: &libc::sigset_t) -
             kill_all(Some(child));
             die_by(libc::SIGKILL);
         }
+    }
+}
+
+/// The command's wait status as the init passed it on (fd 2), else the init's own.
+unsafe fn command_status(init_status: libc::c_int) -> libc::c_int {
+    let mut bytes = [0u8; 4];
+    let n = libc::read(2, bytes.as_mut_ptr().cast(), bytes.len());
+    if n == 4 {
+        libc::c_int::from_ne_bytes(bytes)
+    } else {
+        init_status
     }
 }
 

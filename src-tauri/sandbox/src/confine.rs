@@ -1,6 +1,7 @@
 //! Preparing a command: everything is built here, before `fork`; the child only applies.
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -12,8 +13,10 @@ use crate::child::{Bind, ChildPlan, MountPlan};
 use crate::env::scrub_env;
 use crate::gitsnap::GitSnapshot;
 use crate::hints::Reach;
-use crate::policy::{Mode, SandboxPolicy, DEVICE_FILES, SYSTEM_READ_ROOTS};
-use crate::probe::{id_map, kernel, mount_flags, mount_ns_enabled, probe, SandboxStatus};
+use crate::policy::{etc_hidden, Mode, SandboxPolicy, DEVICE_FILES, SYSTEM_READ_ROOTS};
+use crate::probe::{
+    id_map, kernel, mount_flags, mount_ns_enabled, pid_ns_enabled, probe, SandboxStatus,
+};
 use crate::{bpf, SandboxError};
 
 /// Held for as long as the command (or server) may run. Dropping it — or [`CallGuard::end`]
@@ -30,6 +33,9 @@ pub struct CallGuard {
     reach: Reach,
     /// Without user namespaces: `.git` metadata as it was, put back when the call ends.
     git_snapshot: Option<GitSnapshot>,
+    /// Without user namespaces and no `.pocketpilot/` before the call: one the command
+    /// made is removed when the call ends.
+    own_dir_absent: Option<PathBuf>,
 }
 
 impl CallGuard {
@@ -56,10 +62,16 @@ impl CallGuard {
     /// (the supervisor's exit means the whole tree is gone); the guard's drop does it too.
     /// With user namespaces they could not change, and this returns nothing.
     pub fn restore_git_metadata(&mut self) -> Vec<PathBuf> {
-        match self.git_snapshot.take() {
+        let mut restored = match self.git_snapshot.take() {
             Some(snapshot) => snapshot.restore(),
             None => Vec::new(),
+        };
+        if let Some(own) = self.own_dir_absent.take() {
+            if remove_planted(&own) {
+                restored.push(own);
+            }
         }
+        restored
     }
 
     /// "blocked by the sandbox: …" lines for what the output shows was refused.
@@ -140,7 +152,13 @@ pub fn confine(
 
     let mut write_roots = vec![workspace.clone(), tmp_path.clone()];
     write_roots.extend(existing(&policy.extra_write));
-    let mut read_roots: Vec<PathBuf> = existing(SYSTEM_READ_ROOTS.iter().map(Path::new));
+    let mut read_roots: Vec<PathBuf> = existing(
+        SYSTEM_READ_ROOTS
+            .iter()
+            .filter(|r| **r != "/etc")
+            .map(Path::new),
+    );
+    read_roots.extend(etc_entries());
     read_roots.extend(existing(&policy.extra_read));
     if enforce {
         check_deny(&policy.deny, &write_roots, &read_roots)?;
@@ -170,10 +188,19 @@ pub fn confine(
     } else {
         None
     };
-    let protected = git_metadata(&workspace);
     let use_mounts = enforce && mount_ns_enabled();
+    let own_dir = workspace.join(crate::PROTECTED_DIR);
+    let own_dir_absent = own_dir.symlink_metadata().is_err();
+    if use_mounts && own_dir_absent {
+        // A folder that does not exist cannot be mounted read-only, and a command must
+        // not be the one to create it: make it (empty, private) so it can be.
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&own_dir) {
+            tracing::warn!(error = %e, "cannot create the workspace's .pocketpilot folder");
+        }
+    }
+    let protected = git_metadata(&workspace);
     let mounts = if use_mounts {
-        mount_plan(&workspace, &protected)
+        mount_plan(&workspace, &protected, pid_ns_enabled())
     } else {
         None
     };
@@ -188,6 +215,7 @@ pub fn confine(
         filter: enforce.then(|| bpf::program(policy.network)),
         lifeline: lifeline_read.as_raw_fd(),
         mounts,
+        proc_access: AccessFs::from_read(ABI::from(k.abi)).bits(),
     };
     cmd.process_group(0);
     // SAFETY: ChildPlan::run only makes raw system calls on data prepared above; the
@@ -210,7 +238,54 @@ pub fn confine(
             network: policy.network,
         },
         git_snapshot,
+        own_dir_absent: (enforce && !use_mounts && own_dir_absent).then_some(own_dir),
     })
+}
+
+/// `/etc`'s entries but the hidden ones, resolved. An entry that resolves to a hidden
+/// file, to `/etc` itself or to a tree above it (a symlink planted by an admin or a
+/// package) is left out too: granting it would grant what is hidden.
+fn etc_entries() -> Vec<PathBuf> {
+    let etc = Path::new("/etc");
+    let Ok(entries) = std::fs::read_dir(etc) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if etc_hidden(&name.to_string_lossy()) {
+            continue;
+        }
+        let Ok(real) = std::fs::canonicalize(entry.path()) else {
+            continue;
+        };
+        let hidden_target = real.starts_with(etc)
+            && real
+                .file_name()
+                .is_some_and(|n| etc_hidden(&n.to_string_lossy()));
+        if hidden_target || etc.starts_with(&real) {
+            continue;
+        }
+        out.push(real);
+    }
+    out
+}
+
+/// Removes what a command planted at `path` (a folder it had no right to create).
+/// Returns whether something was there.
+fn remove_planted(path: &Path) -> bool {
+    let Ok(meta) = path.symlink_metadata() else {
+        return false;
+    };
+    let removed = if meta.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    if let Err(e) = removed {
+        tracing::warn!(path = %path.display(), error = %e, "cannot remove what the command created");
+    }
+    true
 }
 
 fn existing<I, P>(paths: I) -> Vec<PathBuf>
@@ -290,9 +365,9 @@ fn build_ruleset(
             .map_err(|e| err(&e))?;
     }
     let mut created = ruleset.create().map_err(|e| err(&e))?;
-    let grants = read_roots
-        .iter()
-        .map(|p| (p.clone(), read))
+    // `/etc` itself may be listed; its files are granted one by one (see `etc_entries`).
+    let grants = std::iter::once((PathBuf::from("/etc"), all & AccessFs::ReadDir))
+        .chain(read_roots.iter().map(|p| (p.clone(), read)))
         .chain(DEVICE_FILES.iter().map(|p| (PathBuf::from(p), device)))
         .chain(write_roots.iter().map(|p| (p.clone(), all)));
     for (path, access) in grants {
@@ -339,8 +414,8 @@ fn git_metadata(workspace: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn mount_plan(workspace: &Path, protected: &[PathBuf]) -> Option<MountPlan> {
-    if protected.is_empty() {
+fn mount_plan(workspace: &Path, protected: &[PathBuf], pid_ns: bool) -> Option<MountPlan> {
+    if protected.is_empty() && !pid_ns {
         return None;
     }
     let cstr = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).ok();
@@ -368,5 +443,6 @@ fn mount_plan(workspace: &Path, protected: &[PathBuf]) -> Option<MountPlan> {
         uid_map: id_map(uid),
         gid_map: id_map(gid),
         binds,
+        pid_ns,
     })
 }

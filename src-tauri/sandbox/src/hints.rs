@@ -51,6 +51,54 @@ fn denial(line: &str) -> bool {
     .any(|m| line.contains(m))
 }
 
+/// Whether the failed operation was a write (`cannot create`, `Read-only file system`, …)
+/// rather than a read: the hint must not call a refused read a write.
+fn looks_write(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    [
+        "create",
+        "touch",
+        "remove",
+        "unlink",
+        "mkdir",
+        "rmdir",
+        "rename",
+        "move",
+        "write",
+        "writing",
+        "read-only file system",
+        "erofs",
+        "truncate",
+        "chmod",
+        "chown",
+        "delete",
+        "overwrite",
+        "symlink",
+        "link",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+}
+
+/// `/etc`'s hidden files (`shadow`, `sudoers`, …), which the sandbox keeps unreadable.
+fn is_hidden_etc(path: &Path) -> bool {
+    path.parent() == Some(Path::new("/etc"))
+        && path
+            .file_name()
+            .is_some_and(|n| crate::policy::etc_hidden(&n.to_string_lossy()))
+}
+
+/// `/bin/cat: /etc/shadow: Permission denied` names the program first; it is not what
+/// was refused.
+fn names_the_program(line: &str, start: usize, end: usize, path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    start == 0
+        && line[end..].starts_with(':')
+        && path
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 fn looks_network(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     [
@@ -88,7 +136,7 @@ impl Reach {
             for cap in path_re().captures_iter(line) {
                 let Some(m) = cap.get(1) else { continue };
                 let path = Path::new(m.as_str().trim_end_matches(['.', '\'']));
-                if path.as_os_str().len() < 2 {
+                if path.as_os_str().len() < 2 || names_the_program(line, m.start(), m.end(), path) {
                     continue;
                 }
                 named_path = true;
@@ -102,14 +150,27 @@ impl Reach {
                     );
                 } else if self.write.iter().any(|r| path.starts_with(r)) {
                     // Inside a write root: not the sandbox's doing.
-                } else if self.read.iter().any(|r| path.starts_with(r)) {
+                } else if is_hidden_etc(path) {
                     push(
                         format!(
-                            "blocked by the sandbox: write to {} (writes are allowed only in the workspace)",
+                            "blocked by the sandbox: read of {} (kept unreadable to commands)",
                             path.display()
                         ),
                         &mut out,
                     );
+                } else if self.read.iter().any(|r| path.starts_with(r)) {
+                    let hint = if looks_write(line) {
+                        format!(
+                            "blocked by the sandbox: write to {} (writes are allowed only in the workspace)",
+                            path.display()
+                        )
+                    } else {
+                        format!(
+                            "blocked by the sandbox: access to {} (commands may only read there, outside the workspace)",
+                            path.display()
+                        )
+                    };
+                    push(hint, &mut out);
                 } else {
                     push(
                         format!(
@@ -176,6 +237,23 @@ mod tests {
                 "blocked by the sandbox: write to /usr/local/y (writes are allowed only in the workspace)",
                 "blocked by the sandbox: write to /w/.git/config (kept read-only)",
                 "blocked by the sandbox: network connect to 127.0.0.1:8080 (this call has no network permission)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_refused_read_is_not_called_a_write() {
+        let h = reach().hints(
+            "cat: /etc/shadow: Permission denied\n\
+             /bin/cat: /usr/share/x: Permission denied\n\
+             mkdir: cannot create directory '/usr/y': Permission denied\n",
+        );
+        assert_eq!(
+            h,
+            vec![
+                "blocked by the sandbox: read of /etc/shadow (kept unreadable to commands)",
+                "blocked by the sandbox: access to /usr/share/x (commands may only read there, outside the workspace)",
+                "blocked by the sandbox: write to /usr/y (writes are allowed only in the workspace)",
             ]
         );
     }

@@ -31,7 +31,7 @@ mod private;
 mod probe;
 
 pub use confine::{confine, CallGuard};
-pub use env::{is_secret_name, is_secret_value, scrub_env};
+pub use env::{is_secret_name, is_secret_value, looks_secret_name, scrub_env};
 pub use hints::blocked_hints;
 pub use policy::{toolchain_read_paths, Mode, SandboxPolicy, SYSTEM_READ_ROOTS};
 pub use private::{harden_parent, make_private};

@@ -30,17 +30,24 @@ pub const SYSTEM_READ_ROOTS: &[&str] = &[
     "/run/systemd/resolve",
 ];
 
-/// Device files every command may read and write.
+/// Device files every command may read and write. No terminal: `/dev/tty`, `/dev/pts/*`
+/// and `/dev/ptmx` would reach the person's terminal (type into it, draw on it), and
+/// Landlock cannot tell the person's pseudo-terminals from one the command opens.
 pub(crate) const DEVICE_FILES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
 ];
+
+/// `/etc` is granted entry by entry, without these: password hashes and who may become
+/// root. (Landlock cannot take a file away from a granted tree.)
+pub(crate) fn etc_hidden(name: &str) -> bool {
+    matches!(name, "shadow" | "shadow-" | "gshadow" | "gshadow-")
+        || name.starts_with("sudoers")
+        || name.starts_with(".pwd.lock")
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct SandboxPolicy {

@@ -1,6 +1,6 @@
 //! Keeping the app's own files and memory away from other processes of the same user.
 use std::io;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 /// Makes `dir` private: the directory and every directory below it 0700, every file 0600.
@@ -24,6 +24,11 @@ pub fn make_private(dir: &Path) -> io::Result<usize> {
                 stack.push(entry.path());
             } else if meta.is_file() {
                 let m = std::fs::symlink_metadata(entry.path())?;
+                // A file linked from elsewhere too (a model imported by a hard link) is
+                // also the person's file there: its mode is theirs.
+                if m.nlink() > 1 {
+                    continue;
+                }
                 changed += set_mode(&entry.path(), &m, 0o600)?;
             }
         }
@@ -84,5 +89,19 @@ mod tests {
         );
         assert_eq!(make_private(&d).unwrap(), 0, "second run changes nothing");
         assert!(make_private(&d.join("db.sqlite")).is_err());
+    }
+
+    #[test]
+    fn a_file_hard_linked_from_elsewhere_keeps_the_persons_mode() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("data");
+        std::fs::create_dir_all(d.join("models")).unwrap();
+        let theirs = t.path().join("model.gguf");
+        std::fs::write(&theirs, "GGUF").unwrap();
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::hard_link(&theirs, d.join("models/model.gguf")).unwrap();
+        make_private(&d).unwrap();
+        let mode = std::fs::metadata(&theirs).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o644, "the person's own file was made private");
     }
 }

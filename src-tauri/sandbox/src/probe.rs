@@ -3,7 +3,7 @@ use std::ffi::CString;
 use std::os::unix::process::CommandExt;
 use std::sync::OnceLock;
 
-use crate::child::{apply_mounts, Bind, MountPlan};
+use crate::child::{probe_namespaces, Bind, MountPlan};
 
 /// `POCKETPILOT_SANDBOX=off` makes [`probe`] report "not sandboxed" whatever the kernel
 /// can do, so the degraded path can be exercised (tests, kernels without Landlock).
@@ -86,7 +86,8 @@ impl SandboxStatus {
                 format!(
                     "sandbox: Landlock ABI {abi}; network blocking (seccomp): {}; Landlock TCP rules: {}; \
                      unix-socket/signal scoping: {}; .git/hooks and .git/config: {}; \
-                     whole process tree killed at the end of a call: {}",
+                     whole process tree killed at the end of a call: {}; \
+                     /proc shows only the command's own processes: {}",
                     yes(network_blocking),
                     yes(landlock_tcp),
                     yes(scoped),
@@ -96,6 +97,7 @@ impl SandboxStatus {
                             "restored after each call (user namespaces unavailable)",
                     },
                     yes(tree_killed),
+                    yes(&pid_ns_enabled()),
                 )
             }
             SandboxStatus::NotSandboxed { reason } => format!("NOT sandboxed: {reason}"),
@@ -108,16 +110,21 @@ pub(crate) struct Kernel {
     pub abi: i32,
     pub seccomp: bool,
     pub mount_ns: bool,
+    /// A PID namespace with its own `/proc` works too (needs user namespaces, and a
+    /// `/proc` not partly hidden by over-mounts, as in some containers).
+    pub pid_ns: bool,
 }
 
 /// Checks the kernel once per process (the user-namespace check starts one short child).
 pub(crate) fn kernel() -> &'static Kernel {
     static KERNEL: OnceLock<Kernel> = OnceLock::new();
     KERNEL.get_or_init(|| {
+        let mount_ns = namespaces_work(false);
         let kernel = Kernel {
             abi: landlock_abi(),
             seccomp: seccomp_available(),
-            mount_ns: mount_ns_works(),
+            mount_ns,
+            pid_ns: mount_ns && namespaces_work(true),
         };
         tracing::info!(?kernel, "sandbox probe");
         kernel
@@ -154,6 +161,11 @@ pub fn probe() -> SandboxStatus {
     }
 }
 
+/// A call's processes get their own PID namespace and `/proc`.
+pub(crate) fn pid_ns_enabled() -> bool {
+    mount_ns_enabled() && kernel().pid_ns
+}
+
 /// User + mount namespaces work and are not switched off.
 pub(crate) fn mount_ns_enabled() -> bool {
     let switched_off =
@@ -180,9 +192,10 @@ fn seccomp_available() -> bool {
     unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
 }
 
-/// Starts `/bin/true` in a fresh user + mount namespace with a read-only bind mount, the
-/// exact steps a call takes. Ubuntu 24.04 lets `unshare` succeed but denies the mount.
-fn mount_ns_works() -> bool {
+/// Starts `/bin/true` in a fresh user + mount namespace with a read-only bind mount (and,
+/// with `pid_ns`, as PID 1 of a new PID namespace with its own `/proc`): the exact steps a
+/// call takes. Ubuntu 24.04 lets `unshare` succeed but denies the mount.
+fn namespaces_work(pid_ns: bool) -> bool {
     let Ok(dir) = tempfile::tempdir() else {
         return false;
     };
@@ -197,19 +210,20 @@ fn mount_ns_works() -> bool {
             path,
             read_only: true,
         }],
+        pid_ns,
     };
     let mut cmd = std::process::Command::new("/bin/true");
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: apply_mounts makes raw system calls only, on data prepared here.
+    // SAFETY: probe_namespaces makes raw system calls only, on data prepared here.
     unsafe {
-        cmd.pre_exec(move || apply_mounts(&plan));
+        cmd.pre_exec(move || probe_namespaces(&plan));
     }
     match cmd.status() {
         Ok(status) => status.success(),
         Err(e) => {
-            tracing::debug!(error = %e, "no private mount namespace");
+            tracing::debug!(error = %e, pid_ns, "no private namespaces");
             false
         }
     }

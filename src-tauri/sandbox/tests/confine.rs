@@ -271,6 +271,7 @@ async fn detached_children_do_not_outlive_the_call() {
         let ran = sh(&policy, DETACHED).await;
         assert!(ran.out.contains("started"), "{}", ran.out);
     }
+    // sleep: the detached children write 2 s after the call; real time must pass for a survivor to show.
     tokio::time::sleep(Duration::from_millis(3500)).await;
     for name in ["late-setsid", "late-double-fork", "late-nohup"] {
         assert!(
@@ -294,6 +295,7 @@ async fn ending_the_guard_kills_a_running_tree() {
         .current_dir(&w.ws);
     let mut guard = confine(&mut cmd, &w.policy()).unwrap();
     let mut child = cmd.spawn().unwrap();
+    // sleep: lets the supervised shell start its detached child before the guard ends it.
     tokio::time::sleep(Duration::from_millis(300)).await;
     guard.end();
     let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
@@ -302,6 +304,7 @@ async fn ending_the_guard_kills_a_running_tree() {
         .unwrap();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc_sigkill()));
+    // sleep: the detached child would write after 2 s; real time must pass for a survivor to show.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert!(!w.exists(&w.ws.join("late")));
 }

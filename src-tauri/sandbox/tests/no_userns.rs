@@ -70,3 +70,24 @@ async fn hooks_and_config_are_restored_after_the_call() {
     assert!(restored.contains(&w.ws.join(".git/hooks/post-checkout")));
     git("log --oneline -1");
 }
+
+#[tokio::test]
+async fn a_pocketpilot_folder_the_command_created_is_removed_after_the_call() {
+    std::env::set_var("POCKETPILOT_SANDBOX", "no-userns");
+    let w = World::new();
+    let own = w.ws.join(".pocketpilot");
+    let mut cmd = tokio::process::Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg("mkdir .pocketpilot && echo '{\"allow\":[\"*\"]}' > .pocketpilot/policy.json && echo PLANTED")
+        .current_dir(&w.ws)
+        .stdout(std::process::Stdio::piped());
+    let mut guard = confine(&mut cmd, &w.policy()).unwrap();
+    let out = cmd.output().await.unwrap();
+    // Without namespaces nothing stops it during the call…
+    assert!(String::from_utf8_lossy(&out.stdout).contains("PLANTED"));
+    assert!(own.join("policy.json").exists());
+    // …and it is gone when the call ends, reported with what was restored.
+    let restored = guard.restore_git_metadata();
+    assert!(restored.contains(&own), "{restored:?}");
+    assert!(own.symlink_metadata().is_err());
+}

@@ -37,6 +37,7 @@ pub mod entries;
 pub mod events;
 pub mod leases;
 pub mod memories;
+pub mod processes;
 mod row;
 mod schema;
 pub mod sessions;

@@ -324,4 +324,19 @@ CREATE INDEX change_sets_call ON change_sets(task_id, call_id) WHERE kind = 'cal
 ALTER TABLE tasks ADD COLUMN pause_resumes_at TEXT;
 CREATE INDEX tasks_parked_until ON tasks(pause_resumes_at) WHERE pause_resumes_at IS NOT NULL;
 "#,
+    // The processes a session's run started (a command's or an MCP server's sandbox
+    // supervisor, the root of its tree), known by pid, start time and boot, so that a
+    // worker taking the session over kills them before it continues, and never a process
+    // that merely reuses the pid. No foreign keys: a row outlives nothing it names.
+    r#"
+CREATE TABLE run_processes (
+    session_id  INTEGER NOT NULL,
+    task_id     INTEGER NOT NULL,
+    pid         INTEGER NOT NULL,
+    started     INTEGER NOT NULL,
+    boot_id     TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (session_id, pid, started)
+) WITHOUT ROWID;
+"#,
 ];

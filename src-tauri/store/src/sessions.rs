@@ -155,6 +155,7 @@ pub fn delete(c: &Connection, id: i64) -> Result<usize> {
         format!("DELETE FROM task_events WHERE task_id IN {OWN_TASKS}"),
         format!("DELETE FROM submissions WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
         format!("DELETE FROM entries WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        "DELETE FROM run_processes WHERE session_id = ?1".to_owned(),
         "DELETE FROM session_leases WHERE session_id = ?1".to_owned(),
     ];
     for sql in &statements {

@@ -427,3 +427,61 @@ fn a_reused_call_id_keeps_each_runs_change_set() {
         .unwrap();
     assert_eq!(newest.id, second);
 }
+
+#[test]
+fn only_the_lease_holder_records_or_forgets_a_runs_process() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let session = store.write(|tx| sessions::insert(tx, "t", "/w")).unwrap();
+    let p = processes::RecordedProcess {
+        task_id: 1,
+        pid: 4242,
+        started: 777,
+        boot_id: "boot".into(),
+    };
+    let pid = i64::from(std::process::id());
+    assert!(store
+        .write(|tx| leases::acquire(tx, session, "a", pid, 60_000))
+        .unwrap());
+    assert!(store
+        .write(|tx| processes::record(tx, session, "a", &p))
+        .unwrap());
+    // "b" takes the session over (the lease expired): "a" can neither add nor remove.
+    store
+        .write(|tx| {
+            tx.execute("UPDATE session_leases SET expires_at = 0", [])?;
+            Ok(())
+        })
+        .unwrap();
+    assert!(store
+        .write(|tx| leases::acquire(tx, session, "b", pid, 60_000))
+        .unwrap());
+    let other = processes::RecordedProcess {
+        pid: 4343,
+        ..p.clone()
+    };
+    assert!(!store
+        .write(|tx| processes::record(tx, session, "a", &other))
+        .unwrap());
+    store
+        .write(|tx| processes::forget(tx, session, "a", p.pid, p.started))
+        .unwrap();
+    let left = store.read(|c| processes::for_session(c, session)).unwrap();
+    assert_eq!(left, vec![p.clone()]);
+    store
+        .write(|tx| processes::forget_all(tx, session, "b", &left))
+        .unwrap();
+    assert!(store
+        .read(|c| processes::for_session(c, session))
+        .unwrap()
+        .is_empty());
+    // A deleted session takes its rows with it.
+    assert!(store
+        .write(|tx| processes::record(tx, session, "b", &p))
+        .unwrap());
+    store.write(|tx| sessions::delete(tx, session)).unwrap();
+    assert!(store
+        .read(|c| processes::for_session(c, session))
+        .unwrap()
+        .is_empty());
+}

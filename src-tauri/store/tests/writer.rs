@@ -55,6 +55,7 @@ fn hold_writer(store: &Store) -> (mpsc::Sender<()>, impl std::future::Future<Out
 
 fn wait_queued(store: &Store, n: usize) {
     while store.writer_stats().queued < n {
+        // sleep: the poll interval of the wait for the writer's queue (its stats have no notification).
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -259,6 +260,7 @@ fn an_async_write_does_not_block_a_current_thread_runtime() {
         let t = ticks.clone();
         let ticker = tokio::spawn(async move {
             loop {
+                // sleep: the ticker is the runtime's heartbeat: it ticks only while the runtime is not blocked.
                 tokio::time::sleep(Duration::from_millis(1)).await;
                 t.fetch_add(1, Ordering::SeqCst);
             }
@@ -274,6 +276,7 @@ fn an_async_write_does_not_block_a_current_thread_runtime() {
                     if t.load(Ordering::SeqCst) >= start + 5 {
                         return Ok(true);
                     }
+                    // sleep: the write holds the writer thread for real time, during which the ticker must go on ticking.
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 Ok::<_, StoreError>(false)

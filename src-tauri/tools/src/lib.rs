@@ -23,4 +23,6 @@ pub mod tool;
 pub use guard::{GuardError, WorkspaceGuard};
 pub use policy::{decide, Decision, DecisionSource, PolicyRules};
 pub use registry::Registry;
-pub use tool::{CommandSandbox, Effect, SandboxMode, Tool, ToolContext, ToolError, ToolOutput};
+pub use tool::{
+    lean_schema, CommandSandbox, Effect, SandboxMode, Tool, ToolContext, ToolError, ToolOutput,
+};

@@ -12,6 +12,11 @@ use crate::tool::Tool;
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    /// Offer the lean specs (a small window): see [`Tool::lean_spec`].
+    lean: bool,
+    /// Tools kept but not offered: the policy denies them in this workspace. A call the
+    /// model makes to one anyway is still found, and denied as any denied call is.
+    withheld: Vec<String>,
 }
 
 impl Registry {
@@ -26,7 +31,29 @@ impl Registry {
             Arc::new(RunCommand),
             Arc::new(FetchUrl),
         ];
-        Registry { tools }
+        Registry {
+            tools,
+            ..Registry::default()
+        }
+    }
+
+    /// Offers the lean specs from now on (`true`), or the full ones.
+    pub fn set_lean(&mut self, lean: bool) {
+        self.lean = lean;
+    }
+
+    pub fn is_lean(&self) -> bool {
+        self.lean
+    }
+
+    /// Stops offering the tools for which `deny` is true; they stay callable by name.
+    pub fn withhold(&mut self, deny: impl Fn(&dyn Tool) -> bool) {
+        self.withheld = self
+            .tools
+            .iter()
+            .filter(|t| deny(t.as_ref()))
+            .map(|t| t.name().to_owned())
+            .collect();
     }
 
     /// Adds a tool, replacing one with the same name.
@@ -39,9 +66,14 @@ impl Registry {
         self.tools.iter().find(|t| t.name() == name).cloned()
     }
 
-    /// In registration order, so the prompt is stable from run to run.
+    /// The specs offered, in registration order, so the prompt is stable from run to run
+    /// (byte for byte: the server's prompt cache depends on it).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        self.tools
+            .iter()
+            .filter(|t| !self.withheld.iter().any(|w| w == t.name()))
+            .map(|t| if self.lean { t.lean_spec() } else { t.spec() })
+            .collect()
     }
 
     pub fn names(&self) -> Vec<&'static str> {
@@ -53,6 +85,8 @@ impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
             .field("tools", &self.names())
+            .field("lean", &self.lean)
+            .field("withheld", &self.withheld)
             .finish()
     }
 }

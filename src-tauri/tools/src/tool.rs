@@ -182,6 +182,12 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The description offered in a small window: a few words that say what the tool is
+    /// for. By default the description's first sentence.
+    fn brief(&self) -> &'static str {
+        first_sentence(self.description())
+    }
+
     fn spec(&self) -> pocketpilot_model::ToolSpec {
         pocketpilot_model::ToolSpec {
             name: self.name().into(),
@@ -189,4 +195,81 @@ pub trait Tool: Send + Sync {
             parameters: self.parameters(),
         }
     }
+
+    /// The spec offered in a small window (see [`lean_schema`]): every tool definition is
+    /// sent with every request, and in 4,096 tokens the full ones took half the room.
+    fn lean_spec(&self) -> pocketpilot_model::ToolSpec {
+        pocketpilot_model::ToolSpec {
+            name: self.name().into(),
+            description: self.brief().into(),
+            parameters: lean_schema(&self.parameters()),
+        }
+    }
+}
+
+fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text,
+    }
+}
+
+/// A tool's schema for a small window: no descriptions of its fields, no bounds, no
+/// `additionalProperties`, and no optional numeric knobs (paging, limits, timeouts: the
+/// tool's defaults apply, and it still accepts them). A field the schema does not name is
+/// still refused by the tool itself, and llama.cpp's grammar from a schema allows only
+/// the named fields either way.
+pub fn lean_schema(schema: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    const DROPPED: [&str; 10] = [
+        "additionalProperties",
+        "description",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "examples",
+        "default",
+        "title",
+        "pattern",
+    ];
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = serde_json::Map::new();
+    for (key, value) in map {
+        match key.as_str() {
+            k if DROPPED.contains(&k) && !value.is_object() => {}
+            "properties" => {
+                let Value::Object(props) = value else {
+                    out.insert(key.clone(), value.clone());
+                    continue;
+                };
+                let kept: serde_json::Map<String, Value> = props
+                    .iter()
+                    .filter(|(name, prop)| {
+                        let numeric = matches!(
+                            prop.get("type").and_then(Value::as_str),
+                            Some("integer" | "number")
+                        );
+                        required.contains(&name.as_str()) || !numeric
+                    })
+                    .map(|(name, prop)| (name.clone(), lean_schema(prop)))
+                    .collect();
+                out.insert(key.clone(), Value::Object(kept));
+            }
+            "items" => {
+                out.insert(key.clone(), lean_schema(value));
+            }
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Value::Object(out)
 }

@@ -70,6 +70,7 @@ async fn until<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
             tokio::time::Instant::now() < deadline,
             "timed out waiting for {what}"
         );
+        // sleep: the poll interval of the shared bounded wait (`until`).
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -490,6 +491,7 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
             {
                 break t.clone();
             }
+            // sleep: the poll interval of a bounded wait for the queued task to end.
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })
@@ -1462,6 +1464,7 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
 
     // Still the same day: the host looks (it reconciles every second) and leaves it parked.
     clock.set(t("2030-01-01T23:59:59.900Z"));
+    // sleep: the host reconciles on a real 1 s tick; two ticks must pass to show it leaves the task parked.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert_eq!(f.rt.task(parked).unwrap().status, TaskStatus::Paused);
     assert!(!f.kinds(parked).contains(&"model_turn_started".to_string()));

@@ -3,6 +3,7 @@
 // (generated/bindings.ts) and used as they are; untyped JSON (`Value`) is narrowed where it
 // is read (json.ts).
 import { Channel } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
 import { commands } from "./generated/bindings";
 import type * as Wire from "./generated/bindings";
 import type {
@@ -156,6 +157,48 @@ export const setMoneyBudgets = (b: Wire.MoneyBudgetsForm) => commands.setMoneyBu
 export const policyRules = (workspace: string): Promise<PolicyRules> => commands.policyRules(workspace);
 export const setPolicyRules = (workspace: string, rules: PolicyRules) =>
   commands.setPolicyRules(workspace, rules).then(() => undefined);
+
+// The built-in model: the models kept on this computer, its server, its settings.
+/** Every model kept on this computer, the one runs use marked. */
+export const localModels = (): Promise<Wire.ModelRow[]> => commands.localModels();
+/** Adds a GGUF file; refused (with the runtime's sentence) when it is not GGUF or too large. */
+export const importModel = (path: string): Promise<Wire.ModelRow> => commands.importModel(path);
+/**
+ * Downloads a model from `url`, calling `onProgress` as it goes; resolves with the model
+ * once it is checked and kept, or null when `cancelPull(url)` stopped it.
+ */
+export function pullModel(
+  url: string,
+  sha256: string | null,
+  onProgress: (p: Wire.PullProgressEvent) => void,
+): Promise<Wire.ModelRow | null> {
+  const channel = new Channel<Wire.PullProgressEvent>();
+  channel.onmessage = onProgress;
+  return commands.pullModel(url, sha256, null, channel);
+}
+export const cancelPull = (url: string): Promise<boolean> => commands.cancelPull(url);
+export const chooseModel = (name: string) => commands.useModel(name).then(() => undefined);
+export const removeModel = (name: string) => commands.removeModel(name).then(() => undefined);
+export const localServerStatus = (): Promise<Wire.LocalServerStatus> => commands.localServerStatus();
+export const localModelForm = (): Promise<Wire.LocalModelForm> => commands.localModelForm();
+export const saveLocalModelForm = (f: Wire.LocalModelForm) => commands.saveLocalModelForm(f).then(() => undefined);
+
+/** Follows the built-in model's server (`local-server-status`, src-tauri/shell/models.rs). */
+export async function followLocalServer(onStatus: (s: Wire.LocalServerStatus) => void): Promise<() => void> {
+  return listen<Wire.LocalServerStatus>("local-server-status", (e) => onStatus(e.payload));
+}
+
+/** The native file picker for a GGUF model; null when the person cancels. */
+export async function pickModelFile(): Promise<string | null> {
+  const { open } = await import("@tauri-apps/plugin-dialog");
+  const picked = await open({
+    directory: false,
+    multiple: false,
+    title: "Choose a GGUF model file",
+    filters: [{ name: "GGUF model", extensions: ["gguf"] }],
+  });
+  return typeof picked === "string" ? picked : null;
+}
 
 // Triggers (webhooks, schedules, file watches) and MCP servers.
 /** Where the webhook listener runs (null while it does not) and whether all triggers are paused. */

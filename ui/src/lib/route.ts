@@ -4,24 +4,27 @@
 //   #/task/ID           a task's event timeline
 //   #/rules/ID          the instructions, memories and skills in effect for a session
 //   #/settings          provider, key, limits, workspace policy
+//   #/models            the models kept on this computer (the built-in model)
 import { useEffect, useState } from "preact/hooks";
 
 export type Route =
   | { name: "new" }
   | { name: "settings" }
+  | { name: "models" }
   | { name: "session"; id: number }
   | { name: "task"; id: number }
   | { name: "rules"; id: number };
 
 export function parseRoute(hash: string): Route {
   if (hash.startsWith("#/settings")) return { name: "settings" };
+  if (hash.startsWith("#/models")) return { name: "models" };
   const m = /^#\/(session|task|rules)\/(\d+)/.exec(hash);
   if (m) return { name: m[1] as "session" | "task" | "rules", id: Number(m[2]) };
   return { name: "new" };
 }
 
 export const hrefOf = (r: Route): string =>
-  r.name === "new" || r.name === "settings" ? `#/${r.name}` : `#/${r.name}/${r.id}`;
+  r.name === "new" || r.name === "settings" || r.name === "models" ? `#/${r.name}` : `#/${r.name}/${r.id}`;
 
 export function navigate(r: Route): void {
   window.location.hash = hrefOf(r);

@@ -16,6 +16,10 @@ pub struct OpenAiConfig {
     /// `http://127.0.0.1:11434/v1`. `/chat/completions` is appended.
     pub base_url: String,
     pub model: String,
+    /// A server on this computer that the app started itself (the built-in model):
+    /// labelled `local:<model>` instead of `openai:<model>`.
+    #[serde(default)]
+    pub local: bool,
     #[serde(skip)]
     pub api_key: Option<String>,
     /// Sent with every request (e.g. OpenRouter's `HTTP-Referer`). Values are redacted
@@ -48,7 +52,49 @@ pub struct OpenAiConfig {
     /// How much one answer may hold before the turn fails (an endless stream cannot
     /// exhaust memory).
     pub stream_caps: StreamCaps,
+    /// The request's `tool_choice`; `None` sends none (the server's default, `auto`). A
+    /// choice that forces a call is sent only on a request that answers the person:
+    /// after tool results the model must stay free to answer in words, or a run could
+    /// never end.
+    pub tool_choice: Option<ToolChoice>,
 }
+
+/// Whether, and which, tool the model must call (OpenAI's `tool_choice`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool call.
+    None,
+    /// Some tool call.
+    Required,
+    /// A call of this tool. llama.cpp's server does not take a named function: it
+    /// treats one as `auto`.
+    Function(String),
+}
+
+impl ToolChoice {
+    /// From a setting's text: `auto`, `none`, `required`, or a tool's name.
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        Some(match text {
+            "" => return None,
+            "auto" => ToolChoice::Auto,
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            name => ToolChoice::Function(name.to_owned()),
+        })
+    }
+
+    /// Whether it makes the model call a tool.
+    pub fn forces_a_call(&self) -> bool {
+        matches!(self, ToolChoice::Required | ToolChoice::Function(_))
+    }
+}
+
+/// Environment override of [`OpenAiConfig::tool_choice`] (see [`ToolChoice::parse`]).
+pub const TOOL_CHOICE_VAR: &str = "POCKETPILOT_TOOL_CHOICE";
 
 /// Caps on one answer (a turn), streamed or not. Past one the turn fails with
 /// [`crate::ProviderError::StreamLimit`] and the connection is closed.
@@ -138,6 +184,7 @@ impl Default for OpenAiConfig {
         Self {
             base_url: "https://api.openai.com/v1".into(),
             model: "gpt-4o-mini".into(),
+            local: false,
             api_key: None,
             extra_headers: Vec::new(),
             temperature: None,
@@ -152,6 +199,7 @@ impl Default for OpenAiConfig {
             max_stream_restarts: 2,
             context_window: None,
             stream_caps: StreamCaps::default(),
+            tool_choice: None,
         }
     }
 }
@@ -165,9 +213,16 @@ impl OpenAiConfig {
     /// Applies `POCKETPILOT_LLM_STREAM` (`false`/`0`/`no`/`off` turn streaming off,
     /// `true`/`1`/`yes`/`on` turn it on; anything else is ignored) and
     /// `POCKETPILOT_CONTEXT_WINDOW` (a number of tokens) and the `POCKETPILOT_MAX_TURN_*`
-    /// caps ([`StreamCaps::apply_env`]).
+    /// caps ([`StreamCaps::apply_env`]) and [`TOOL_CHOICE_VAR`].
     pub fn apply_env(&mut self) {
         self.stream_caps.apply_env();
+        if let Some(choice) = std::env::var(TOOL_CHOICE_VAR)
+            .ok()
+            .as_deref()
+            .and_then(ToolChoice::parse)
+        {
+            self.tool_choice = Some(choice);
+        }
         if let Some(stream) = std::env::var("POCKETPILOT_LLM_STREAM")
             .ok()
             .as_deref()
@@ -232,6 +287,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_stream_restarts", &self.max_stream_restarts)
             .field("context_window", &self.context_window)
             .field("stream_caps", &self.stream_caps)
+            .field("tool_choice", &self.tool_choice)
             .finish()
     }
 }

@@ -10,7 +10,7 @@
 //! - `assemble`: text and tool calls (by `index`) → one `ModelResponse`.
 //! - `turn`: one streamed turn: restarts after a cut, fallback to a whole answer.
 //! - `overflow`: "the request does not fit the context window", in each server's words.
-//! - `window`: the model's context window, asked of the server.
+//! - `window`: the model's context window and chat template, asked of the server.
 //!
 //! Promises: `Done` only for a complete answer (a finish reason or `[DONE]` seen); a
 //! cut after text was shown yields `Reset` and the turn is asked again (bounded); a
@@ -41,9 +41,10 @@ use tokio::time::{timeout_at, Instant};
 use crate::chat::{Message, ModelResponse, ToolSpec};
 use crate::provider::{Provider, ProviderError, TurnStream};
 
-pub use config::{parse_switch, OpenAiConfig, StreamCaps};
+pub use config::{parse_switch, OpenAiConfig, StreamCaps, ToolChoice, TOOL_CHOICE_VAR};
 pub use window::{
-    discover_context_window, ContextWindow, Discovery, WindowSource, ASSUMED_CONTEXT_WINDOW,
+    discover_context_window, discover_server_model, ContextWindow, Discovery, ServerModel,
+    WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
 
 use assemble::{snippet, Assembler};
@@ -243,7 +244,12 @@ pub(crate) fn parse_completion(bytes: &[u8]) -> Result<ModelResponse, ProviderEr
 #[async_trait]
 impl Provider for OpenAiProvider {
     fn label(&self) -> String {
-        format!("openai:{}", self.inner.config.model)
+        let kind = if self.inner.config.local {
+            "local"
+        } else {
+            "openai"
+        };
+        format!("{kind}:{}", self.inner.config.model)
     }
 
     fn stream(&self, messages: Vec<Message>, tools: Vec<ToolSpec>) -> TurnStream {

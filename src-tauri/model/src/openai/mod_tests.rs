@@ -111,6 +111,59 @@ fn the_request_body_speaks_openai() {
 }
 
 #[test]
+fn tool_choice_is_sent_when_set_and_a_forced_call_only_to_answer_the_person() {
+    use crate::chat::ToolCall;
+    let tools = vec![ToolSpec {
+        name: "read".into(),
+        description: "reads".into(),
+        parameters: serde_json::json!({"type":"object"}),
+    }];
+    let asked = vec![Message::system("s"), Message::user("u")];
+    let mut after_tools = asked.clone();
+    after_tools.push(Message::assistant(
+        "",
+        vec![ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: "{}".into(),
+        }],
+    ));
+    after_tools.push(Message::tool_result("c1", "ok"));
+    let sent = |choice: Option<ToolChoice>, messages: &[Message], tools: &[ToolSpec]| {
+        let config = OpenAiConfig {
+            tool_choice: choice,
+            ..OpenAiConfig::default()
+        };
+        let body = wire::request_body(&config, messages, tools, true).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        v.get("tool_choice").cloned()
+    };
+    assert_eq!(sent(None, &asked, &tools), None);
+    assert_eq!(
+        sent(Some(ToolChoice::Required), &asked, &tools),
+        Some(serde_json::json!("required"))
+    );
+    assert_eq!(
+        sent(Some(ToolChoice::Function("read".into())), &asked, &tools),
+        Some(serde_json::json!({"type":"function","function":{"name":"read"}}))
+    );
+    // After tool results a forced call would leave the model no way to answer.
+    assert_eq!(sent(Some(ToolChoice::Required), &after_tools, &tools), None);
+    assert_eq!(
+        sent(Some(ToolChoice::None), &after_tools, &tools),
+        Some(serde_json::json!("none"))
+    );
+    // Without tools there is nothing to choose (servers refuse the field then).
+    assert_eq!(sent(Some(ToolChoice::Auto), &asked, &[]), None);
+    assert_eq!(ToolChoice::parse(" required "), Some(ToolChoice::Required));
+    assert_eq!(
+        ToolChoice::parse("write_file"),
+        Some(ToolChoice::Function("write_file".into()))
+    );
+    assert_eq!(ToolChoice::parse(""), None);
+}
+
+#[test]
 fn whole_answers_and_error_bodies_are_read_leniently() {
     let r = parse_completion(
         br#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":2,"completion_tokens":3}}"#,

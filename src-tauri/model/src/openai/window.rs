@@ -14,6 +14,10 @@
 //!    smaller `num_ctx` unless told otherwise and silently drops the start of a prompt that
 //!    does not fit, so the trained length can overstate the real window there.
 //!
+//! llama.cpp's `/props` also names the chat template it formats prompts with
+//! (`chat_template`): [`discover_server_model`] returns it beside the window, so the
+//! runtime knows which tags the model writes its calls in.
+//!
 //! Then the configured setting ([`OpenAiConfig::context_window`]), then a conservative
 //! assumption. Discovery never fails: every probe is bounded in time, and a server that
 //! answers none of them (OpenAI itself) just leads to the setting or the assumption.
@@ -67,32 +71,53 @@ pub enum Discovery {
     Ollama,
 }
 
+/// What the server says of the model behind an endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerModel {
+    pub window: ContextWindow,
+    /// The chat template the server formats prompts with (llama.cpp `/props`
+    /// `chat_template`); `None` when it does not say, or was not asked because the
+    /// person set the window.
+    pub chat_template: Option<String>,
+}
+
 /// The model's window: the setting when one is set, else what the server says, else
 /// [`ASSUMED_CONTEXT_WINDOW`].
 pub async fn discover_context_window(config: &OpenAiConfig) -> ContextWindow {
+    discover_server_model(config).await.window
+}
+
+/// The model's window (as [`discover_context_window`]) and the server's chat template.
+pub async fn discover_server_model(config: &OpenAiConfig) -> ServerModel {
     // A window the person set wins over what the server says: they may run it with a
     // smaller context than it reports (Ollama's `num_ctx`), and it spares the probes.
     if let Some(tokens) = config.context_window.filter(|n| *n > 0) {
-        return ContextWindow {
-            tokens,
-            source: WindowSource::Setting,
+        return ServerModel {
+            window: ContextWindow {
+                tokens,
+                source: WindowSource::Setting,
+            },
+            chat_template: None,
         };
     }
-    if let Some(found) = probe(config).await {
-        return found;
-    }
-    ContextWindow {
-        tokens: ASSUMED_CONTEXT_WINDOW,
-        source: WindowSource::Assumed,
+    let (window, chat_template) = probe(config).await;
+    ServerModel {
+        window: window.unwrap_or(ContextWindow {
+            tokens: ASSUMED_CONTEXT_WINDOW,
+            source: WindowSource::Assumed,
+        }),
+        chat_template,
     }
 }
 
-async fn probe(config: &OpenAiConfig) -> Option<ContextWindow> {
+/// The window, from the first probe that answers it, and the chat template when
+/// `/props` names one.
+async fn probe(config: &OpenAiConfig) -> (Option<ContextWindow>, Option<String>) {
     let client = match client_for(config) {
         Ok((client, _)) => client,
         Err(e) => {
             tracing::debug!("context window discovery skipped: {e}");
-            return None;
+            return (None, None);
         }
     };
     let bound = PROBE_TIMEOUT.min(config.idle_timeout.max(Duration::from_millis(100)));
@@ -104,23 +129,23 @@ async fn probe(config: &OpenAiConfig) -> Option<ContextWindow> {
             source: WindowSource::Discovered(how),
         })
     };
-    if let Some(props) = get_json(&client, &format!("{root}/props"), None, bound).await {
-        if let Some(n) = props_window(&props) {
-            return found(n, Discovery::Props);
-        }
+    let props = get_json(&client, &format!("{root}/props"), None, bound).await;
+    let chat_template = props.as_ref().and_then(props_chat_template);
+    if let Some(n) = props.as_ref().and_then(props_window) {
+        return (found(n, Discovery::Props), chat_template);
     }
     if let Some(models) = get_json(&client, &format!("{base}/models"), None, bound).await {
         if let Some(n) = models_window(&models, &config.model) {
-            return found(n, Discovery::Models);
+            return (found(n, Discovery::Models), chat_template);
         }
     }
     let show = serde_json::json!({ "model": config.model, "name": config.model });
     if let Some(show) = get_json(&client, &format!("{root}/api/show"), Some(&show), bound).await {
         if let Some(n) = ollama_window(&show) {
-            return found(n, Discovery::Ollama);
+            return (found(n, Discovery::Ollama), chat_template);
         }
     }
-    None
+    (None, chat_template)
 }
 
 /// One bounded probe: the JSON of a 2xx answer, or `None` (logged at debug: a server
@@ -178,6 +203,15 @@ pub(crate) fn props_window(props: &Value) -> Option<u32> {
     tokens(props.pointer("/default_generation_settings/n_ctx"))
         // Builds before default_generation_settings existed had it at the top.
         .or_else(|| tokens(props.get("n_ctx")))
+}
+
+/// llama.cpp's chat template, when `/props` names a non-empty one.
+pub(crate) fn props_chat_template(props: &Value) -> Option<String> {
+    props
+        .get("chat_template")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .map(str::to_owned)
 }
 
 pub(crate) fn models_window(models: &Value, model: &str) -> Option<u32> {

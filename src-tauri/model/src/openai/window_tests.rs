@@ -89,3 +89,19 @@ fn ollama_prefers_num_ctx_over_the_trained_length() {
     assert_eq!(ollama_window(&show), Some(8192));
     assert_eq!(ollama_window(&json!({"license":"x"})), None);
 }
+
+#[test]
+fn props_names_the_chat_template() {
+    // Recorded from the real server started with the Qwen2.5 (ChatML, tools) template.
+    let recorded: serde_json::Value =
+        serde_json::from_str(include_str!("../../fixtures/window/llamacpp-props.json")).unwrap();
+    let template = props_chat_template(&recorded).expect("the recorded server names it");
+    assert!(template.contains("<|im_start|>"), "{template}");
+    assert_eq!(
+        crate::TemplateFamily::from_chat_template(&template),
+        crate::TemplateFamily::Hermes
+    );
+    assert_eq!(props_chat_template(&json!({"chat_template": ""})), None);
+    assert_eq!(props_chat_template(&json!({"chat_template": 3})), None);
+    assert_eq!(props_chat_template(&json!({"n_ctx": 2048})), None);
+}

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::{Message, Role, ToolCall, ToolSpec, Usage};
 
-use super::config::OpenAiConfig;
+use super::config::{OpenAiConfig, ToolChoice};
 
 #[derive(Serialize)]
 pub(crate) struct ChatRequest<'a> {
@@ -15,6 +15,8 @@ pub(crate) struct ChatRequest<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
@@ -22,6 +24,49 @@ pub(crate) struct ChatRequest<'a> {
     temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+}
+
+/// `"auto"`, `"none"`, `"required"` or `{"type":"function","function":{"name":..}}`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireToolChoice<'a> {
+    Mode(&'static str),
+    Function {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        function: WireFunctionName<'a>,
+    },
+}
+
+#[derive(Serialize)]
+struct WireFunctionName<'a> {
+    name: &'a str,
+}
+
+/// The configured choice, when this request takes one: only with tools (servers refuse
+/// a `tool_choice` without them), and a forcing one only when the last message is the
+/// person's, not a tool result.
+fn tool_choice<'a>(
+    choice: Option<&'a ToolChoice>,
+    messages: &[Message],
+    tools: &[ToolSpec],
+) -> Option<WireToolChoice<'a>> {
+    let choice = choice?;
+    if tools.is_empty() {
+        return None;
+    }
+    if choice.forces_a_call() && messages.last().map(|m| m.role) != Some(Role::User) {
+        return None;
+    }
+    Some(match choice {
+        ToolChoice::Auto => WireToolChoice::Mode("auto"),
+        ToolChoice::None => WireToolChoice::Mode("none"),
+        ToolChoice::Required => WireToolChoice::Mode("required"),
+        ToolChoice::Function(name) => WireToolChoice::Function {
+            kind: "function",
+            function: WireFunctionName { name },
+        },
+    })
 }
 
 #[derive(Serialize)]
@@ -89,6 +134,7 @@ pub(crate) fn request_body(
                 },
             })
             .collect(),
+        tool_choice: tool_choice(config.tool_choice.as_ref(), messages, tools),
         stream,
         stream_options: stream.then_some(StreamOptions {
             include_usage: true,

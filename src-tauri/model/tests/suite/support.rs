@@ -267,6 +267,7 @@ async fn serve(
         return;
     }
     if !second.is_empty() {
+        // sleep: splits the reply across two TCP writes, as a slow server's bytes arrive.
         tokio::time::sleep(Duration::from_millis(1)).await;
         if socket.write_all(second).await.is_err() {
             return;
@@ -623,6 +624,7 @@ impl Llmock {
                 if matches!(reset, Ok(r) if r.status().is_success()) {
                     return;
                 }
+                // sleep: the poll interval of the bounded wait for llmock to answer its reset (no readiness signal).
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         };

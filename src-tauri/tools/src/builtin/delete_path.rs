@@ -58,6 +58,10 @@ impl Tool for DeletePath {
          when recursive is true."
     }
 
+    fn brief(&self) -> &'static str {
+        "Delete a file, or a directory with recursive true."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

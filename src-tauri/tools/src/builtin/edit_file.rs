@@ -116,6 +116,10 @@ impl Tool for EditFile {
          order; if any fails, the file is left unchanged."
     }
 
+    fn brief(&self) -> &'static str {
+        "Edit a file: replace each old_text (found exactly once) with new_text."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -89,6 +89,10 @@ impl Tool for FetchUrl {
          new URL explicitly if you need it."
     }
 
+    fn brief(&self) -> &'static str {
+        "Fetch an http(s) URL with GET."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

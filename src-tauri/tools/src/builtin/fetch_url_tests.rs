@@ -22,6 +22,7 @@ async fn serve(body: Vec<u8>, content_type: &'static str, stall: bool) -> String
                 let mut buf = vec![0u8; 4096];
                 let _ = socket.read(&mut buf).await;
                 if stall {
+                    // sleep: the stalling server: it holds the connection open without answering.
                     tokio::time::sleep(Duration::from_secs(30)).await;
                     return;
                 }
@@ -95,6 +96,7 @@ async fn cancel_stops_a_fetch() {
     let url = serve(Vec::new(), "text/plain", true).await;
     let cancel = f.ctx.cancel.clone();
     tokio::spawn(async move {
+        // sleep: cancels while the fetch is in flight at the stalling server, not before it is sent.
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();
     });

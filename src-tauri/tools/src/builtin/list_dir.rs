@@ -34,6 +34,10 @@ impl Tool for ListDir {
          symbolic links with `@`; files show their size in bytes."
     }
 
+    fn brief(&self) -> &'static str {
+        "List a directory in the workspace."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -37,6 +37,10 @@ impl Tool for ReadFile {
          max_lines to page through larger files. Binary files are refused."
     }
 
+    fn brief(&self) -> &'static str {
+        "Read a text file in the workspace."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -11,6 +11,9 @@
 //!   every process of the tree, detached ones included: nothing outlives the call.
 //! - stdout and stderr share one pipe (so their order is kept), capped: the head and the
 //!   tail are kept with a marker in between.
+//! - Within a watched run ([`PROCESS_WATCH`]) the sandbox supervisor, the root of the
+//!   call's tree, is recorded before the command runs: the shell waits at a gate on its
+//!   stdin until the record is committed, and a call that cannot be recorded never runs.
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -35,6 +38,37 @@ const MAX_COMMAND_BYTES: usize = 64 * 1024;
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// After the lifeline is closed, how long the supervisor may take to kill the tree.
 const END_GRACE: Duration = Duration::from_secs(5);
+
+/// The shell that waits until its process is recorded, then becomes `sh -c COMMAND` with
+/// stdin from /dev/null (the same process: the record names it). The gate closing without
+/// the word (the call failed, the app died) means "do not run".
+const GATED: &str =
+    r#"IFS= read -r go && [ "$go" = run ] && exec /bin/sh -c "$1" </dev/null; exit 125"#;
+
+/// Told of each process a run starts for a tool call or an MCP server (the sandbox
+/// supervisor, the root of its tree) while it is still the caller's unreaped child: a
+/// process the run's record does not name could outlive a takeover of its session.
+pub trait ProcessWatch: Send + Sync {
+    /// Records the process; on an error the process is killed and the call fails.
+    fn started(&self, pid: u32) -> Result<(), NotRecorded>;
+    /// The process and its tree have exited.
+    fn ended(&self, pid: u32);
+}
+
+/// Why a started process could not be recorded.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotRecorded(pub String);
+
+tokio::task_local! {
+    /// The watch of the run this tokio task works, if it is watched.
+    pub static PROCESS_WATCH: std::sync::Arc<dyn ProcessWatch>;
+}
+
+/// The watch of the run on this tokio task, if any.
+pub fn process_watch() -> Option<std::sync::Arc<dyn ProcessWatch>> {
+    PROCESS_WATCH.try_with(std::sync::Arc::clone).ok()
+}
 
 /// Variables whose names contain one of these (case-insensitively) never reach a command.
 const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
@@ -107,6 +141,10 @@ impl Tool for RunCommand {
          on timeout (default 120 s, at most 600 s)."
     }
 
+    fn brief(&self) -> &'static str {
+        "Run a shell command in the workspace (sandboxed)."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
@@ -154,13 +192,21 @@ async fn run(
     let writer_err = writer
         .try_clone()
         .map_err(|e| failed("cannot create a pipe", e))?;
+    let watch = process_watch();
     let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(guard.root())
-        .stdin(Stdio::null())
+    cmd.current_dir(guard.root())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_err));
+    let mut gate = None;
+    if watch.is_some() {
+        let (gate_read, gate_write) =
+            std::io::pipe().map_err(|e| failed("cannot create a pipe", e))?;
+        cmd.args(["-c", GATED, "pocketpilot-gate", command])
+            .stdin(Stdio::from(gate_read));
+        gate = Some(gate_write);
+    } else {
+        cmd.arg("-c").arg(command).stdin(Stdio::null());
+    }
     // Dropping the sandbox guard (also when this future is dropped mid-run) closes the
     // supervisor's lifeline: it kills the whole tree. No kill_on_drop: a SIGKILL to the
     // supervisor would leave detached descendants behind.
@@ -170,10 +216,60 @@ async fn run(
     // The Command holds the pipe's write ends; drop them or the read never sees EOF.
     drop(cmd);
     let mut child = spawned.map_err(|e| failed("cannot start sh", e))?;
-    let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
-        .map_err(|e| failed("cannot read the output", e))?;
-    let collector = tokio::spawn(collect(receiver));
+    let watched = match (&watch, gate, child.id()) {
+        (Some(w), Some(mut gate), Some(pid)) => match w.started(pid) {
+            Ok(()) => {
+                use std::io::Write;
+                // Never blocks: a pipe holds far more than the word.
+                if let Err(e) = gate.write_all(b"run\n") {
+                    tracing::warn!(error = %e, "the command's gate could not be opened");
+                }
+                Some((w.clone(), pid))
+            }
+            Err(e) => {
+                drop(gate);
+                stop(&mut sandbox, &mut child).await;
+                return Err(ToolError::Failed(format!(
+                    "the command was not run: its process could not be recorded ({e})"
+                )));
+            }
+        },
+        _ => None,
+    };
+    let result = finish(child, sandbox, receiver_task(reader)?, ctx, timeout).await;
+    if let Some((w, pid)) = watched {
+        w.ended(pid);
+    }
+    result
+}
 
+/// Kills the call's tree (closing the sandbox's lifeline) and waits for its supervisor.
+async fn stop(sandbox: &mut pocketpilot_sandbox::CallGuard, child: &mut tokio::process::Child) {
+    sandbox.end();
+    if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
+        tracing::warn!("the sandbox supervisor did not exit; killing it");
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+}
+
+fn receiver_task(
+    reader: std::io::PipeReader,
+) -> Result<tokio::task::JoinHandle<Captured>, ToolError> {
+    let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
+        .map_err(|e| ToolError::Failed(format!("cannot read the output: {e}")))?;
+    Ok(tokio::spawn(collect(receiver)))
+}
+
+/// Waits for the call to end (or its timeout, or a cancel) and renders its outcome.
+async fn finish(
+    mut child: tokio::process::Child,
+    mut sandbox: pocketpilot_sandbox::CallGuard,
+    collector: tokio::task::JoinHandle<Captured>,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolError> {
+    let failed = |what: &str, e: std::io::Error| ToolError::Failed(format!("{what}: {e}"));
     // The supervisor exits with the command's status once the command has exited and
     // the rest of its tree is killed.
     let ending = tokio::select! {
@@ -184,12 +280,7 @@ async fn run(
     let status = match ending {
         Ok(status) => status,
         Err(err) => {
-            sandbox.end();
-            if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
-                tracing::warn!("the sandbox supervisor did not exit; killing it");
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-            }
+            stop(&mut sandbox, &mut child).await;
             return Err(err);
         }
     };

@@ -37,6 +37,7 @@ fn group_gone(pgid: i32) -> bool {
         if live_in_group(pgid).is_empty() {
             return true;
         }
+        // sleep: the poll interval of the bounded wait for the group to die (signal delivery is asynchronous).
         std::thread::sleep(Duration::from_millis(50));
     }
     false
@@ -56,7 +57,33 @@ async fn spawn_sleepers(
             )
             .await
     });
-    (call, read_pid(f, "pg.pid").await)
+    let inner = read_pid(f, "pg.pid").await;
+    (call, outer_pid(inner, "pg.pid"))
+}
+
+/// The pid /proc shows for the running shell that wrote `$$` = `inner` (its pid in the
+/// sandbox's own PID namespace, when there is one): the last `NSpid` entry is the
+/// innermost pid, and its command line names the file it wrote.
+fn outer_pid(inner: i32, wrote: &str) -> i32 {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(wrote) {
+            continue;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let innermost = status
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .and_then(|ids| ids.split_whitespace().last())
+            .and_then(|id| id.parse::<i32>().ok());
+        if innermost == Some(inner) {
+            return pid;
+        }
+    }
+    panic!("no running shell wrote {wrote}");
 }
 
 async fn read_pid(f: &Fixture, name: &str) -> i32 {
@@ -66,6 +93,7 @@ async fn read_pid(f: &Fixture, name: &str) -> i32 {
                 return pid;
             }
         }
+        // sleep: the poll interval of the bounded wait for the command to write its pid.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("the command never wrote {name}");
@@ -372,6 +400,7 @@ async fn sandbox_kills_detached_children_when_the_call_ends() {
         .await
         .unwrap();
     assert_eq!(out.text, "exit code: 0\nstarted\n");
+    // sleep: the detached children write 2 s after the call; real time must pass for a survivor to show.
     tokio::time::sleep(Duration::from_millis(3500)).await;
     assert!(!late.exists(), "a detached child outlived the call");
 }
@@ -437,4 +466,82 @@ async fn sandbox_refuses_a_hard_link_to_an_outside_file_and_read_refuses_one_mad
         .await
         .unwrap_err();
     assert_eq!(err.kind().as_str(), "path_rejected", "{err}");
+}
+
+// --- a watched run: each command's process is recorded before the command runs.
+
+/// A watch that records what it is told; `refuse` makes it fail every record.
+#[derive(Default)]
+struct Recording {
+    refuse: bool,
+    /// The marker file, and whether it existed when the process was being recorded.
+    marker: std::path::PathBuf,
+    ran_before_recorded: std::sync::Mutex<Vec<bool>>,
+    started: std::sync::Mutex<Vec<u32>>,
+    ended: std::sync::Mutex<Vec<u32>>,
+}
+
+impl ProcessWatch for Recording {
+    fn started(&self, pid: u32) -> Result<(), NotRecorded> {
+        // sleep: an ungated command would have written its marker by now; the gated one
+        // cannot have (the check below is meaningful only with that time given).
+        std::thread::sleep(Duration::from_millis(200));
+        self.ran_before_recorded
+            .lock()
+            .unwrap()
+            .push(self.marker.exists());
+        self.started.lock().unwrap().push(pid);
+        if self.refuse {
+            return Err(NotRecorded("the lease is lost".into()));
+        }
+        Ok(())
+    }
+    fn ended(&self, pid: u32) {
+        self.ended.lock().unwrap().push(pid);
+    }
+}
+
+async fn watched_call(
+    f: &Fixture,
+    watch: std::sync::Arc<Recording>,
+) -> Result<ToolOutput, ToolError> {
+    let args = json!({"command": "echo ran > ran.txt; read x; echo \"stdin:[$x]\""});
+    PROCESS_WATCH.scope(watch, f.call(&RunCommand, args)).await
+}
+
+#[tokio::test]
+async fn a_watched_command_runs_only_once_its_process_is_recorded() {
+    let f = Fixture::new();
+    let watch = std::sync::Arc::new(Recording {
+        marker: f.path("ran.txt"),
+        ..Recording::default()
+    });
+    let out = watched_call(&f, watch.clone()).await.unwrap();
+    // The command ran, with stdin empty as ever (the gate is not its stdin).
+    assert!(out.text.starts_with("exit code: 0"), "{}", out.text);
+    assert!(out.text.contains("stdin:[]"), "{}", out.text);
+    assert_eq!(f.read("ran.txt"), "ran\n");
+    assert_eq!(*watch.ran_before_recorded.lock().unwrap(), vec![false]);
+    let started = watch.started.lock().unwrap().clone();
+    assert_eq!(started.len(), 1);
+    assert_eq!(*watch.ended.lock().unwrap(), started);
+}
+
+#[tokio::test]
+async fn a_command_whose_process_cannot_be_recorded_never_runs() {
+    let f = Fixture::new();
+    let watch = std::sync::Arc::new(Recording {
+        refuse: true,
+        marker: f.path("ran.txt"),
+        ..Recording::default()
+    });
+    let err = watched_call(&f, watch.clone()).await.unwrap_err();
+    assert!(
+        matches!(&err, ToolError::Failed(m) if m.contains("could not be recorded")),
+        "{err:?}"
+    );
+    // The supervisor has been waited for: nothing of the call runs any more.
+    assert!(!f.path("ran.txt").exists());
+    assert_eq!(*watch.ran_before_recorded.lock().unwrap(), vec![false]);
+    assert!(watch.ended.lock().unwrap().is_empty());
 }

@@ -108,6 +108,10 @@ impl Tool for SearchFiles {
          `src/**/*.ts` with a slash to match the path). Files ignored by .gitignore are skipped."
     }
 
+    fn brief(&self) -> &'static str {
+        "Search file contents (regex `pattern`) or file names (`glob`)."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

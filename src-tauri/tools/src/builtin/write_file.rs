@@ -38,6 +38,10 @@ impl Tool for WriteFile {
          directories are created. To change part of a file, prefer edit_file."
     }
 
+    fn brief(&self) -> &'static str {
+        "Create a text file or replace its whole content."
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

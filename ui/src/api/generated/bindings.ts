@@ -83,6 +83,29 @@ export const commands = {
 	testConnection: () => __TAURI_INVOKE<string>("test_connection"),
 	/**  The models the server at `base_url` lists, for the model picker. */
 	listModels: (baseUrl: string) => __TAURI_INVOKE<string[]>("list_models", { baseUrl }),
+	/**  Every model kept on this computer, the one runs use marked. */
+	localModels: () => __TAURI_INVOKE<ModelRow[]>("local_models"),
+	/**
+	 *  Adds the GGUF file the person picked; refused when it is not GGUF or too large for
+	 *  this computer's memory.
+	 */
+	importModel: (path: string) => __TAURI_INVOKE<ModelRow>("import_model", { path }),
+	/**
+	 *  Downloads a model, sending its progress on `on_progress`; answers once it is checked
+	 *  and kept, or with null when `cancel_pull` stopped it.
+	 */
+	pullModel: (url: string, sha256: string | null, name: string | null, onProgress: Channel<PullProgressEvent>) => __TAURI_INVOKE<ModelRow | null>("pull_model", { url, sha256, name, onProgress }),
+	/**  Stops the download of `url`; false when none was going on. */
+	cancelPull: (url: string) => __TAURI_INVOKE<boolean>("cancel_pull", { url }),
+	/**  Makes `name` the model runs use while no provider is configured. */
+	useModel: (name: string) => __TAURI_INVOKE<null>("use_model", { name }),
+	/**  Removes a kept model. */
+	removeModel: (name: string) => __TAURI_INVOKE<null>("remove_model", { name }),
+	/**  The built-in model's server now (stopped, starting, ready, crashed). */
+	localServerStatus: () => __TAURI_INVOKE<LocalServerStatus>("local_server_status"),
+	/**  The built-in model's settings as stored. */
+	localModelForm: () => __TAURI_INVOKE<LocalModelForm>("local_model_form"),
+	saveLocalModelForm: (form: LocalModelForm) => __TAURI_INVOKE<null>("save_local_model_form", { form }),
 	/**  The secret variables the MCP servers declare, each with whether one is stored. */
 	mcpSecrets: () => __TAURI_INVOKE<McpSecret[]>("mcp_secrets"),
 	/**  Files an MCP server's secret in the OS keychain. Nothing reads it back. */
@@ -205,6 +228,19 @@ export type Boundary = "post_tools" | "final";
 export type Budget = "steps" | "seconds" | "tokens" | 
 /**  Money: the task's own budget, the day's, or the day's cap for triggers. */
 "usd";
+
+/**  The built-in model as the welcome screen and the session header name it. */
+export type BuiltinModel = {
+	/**  The name `pocketpilot models` knows it by. */
+	name: string,
+	/**  What a person reads ("SmolLM2 135M Instruct"). */
+	display_name: string,
+	size_mib: number,
+	/**  Parameters, shortened ("135M"), when the file says. */
+	parameters: string | null,
+	/**  The context the model was trained for, in tokens. */
+	training_context: number | null,
+};
 
 export type Change = 
 /**
@@ -475,7 +511,9 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  A session cannot be deleted while one of its tasks is not done (queued,
  *  running, waiting for an approval, paused): stop it first.
  */
-"session_active" | "no_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
+"session_active" | "no_model" | 
+/**  The built-in model (the server this computer runs) could not start or answer. */
+"local_model" | "steps_exhausted" | "record" | "lease_lost" | "model_auth" | "model_not_found" | "model_rate_limited" | "model_server" | "model_request" | "model_connect" | "model_timeout" | "model_stream" | "model_invalid_response" | "model_scripted" | "model_config" | 
 /**
  *  The request did not fit the model's context window; the runtime compacts and
  *  asks again rather than sending the same request.
@@ -493,7 +531,7 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
 
 /**  Budget added to a task on top of the limits (`pocketpilot raise`). */
 export type Extra = {
@@ -541,6 +579,31 @@ export type LimitsForm = {
 	max_task_tokens: number | null,
 	delta_window_ms: number,
 };
+
+/**  The built-in model's settings as the window edits them. */
+export type LocalModelForm = {
+	/**  Off: runs without a configured provider fail with "no model" instead. */
+	enabled: boolean,
+	/**  Minutes without a request after which the server stops and gives its memory back. */
+	idle_minutes: number,
+	/**  The largest window, in tokens, the server is started with. */
+	max_context: number,
+};
+
+/**  The built-in model's server, as Settings and the thinking line show it. */
+export type LocalServerStatus = 
+/**  Not running; it starts when a run needs it. */
+{ state: "stopped" } | 
+/**  Loading the model; a run is waiting for it. */
+{ state: "starting"; model: string } | { state: "ready"; model: string; 
+/**  On 127.0.0.1. */
+port: number; 
+/**  Resident memory of the server process. */
+memory_mib: number; 
+/**  The window it was started with, in tokens. */
+context: number } | 
+/**  It exited when it should not have; the last lines of its log say why. */
+{ state: "crashed"; model: string; reason: string; log_tail: string[] };
 
 /**  Why an MCP server gave no tools to a run (never fatal). */
 export type McpProblemKind = "invalid_config" | "invalid_whitelist" | "not_configured" | "unknown_tool" | "whitelist" | "spawn" | "startup_timeout" | "initialize" | "list_tools" | "stopped";
@@ -592,6 +655,33 @@ export type Memory = {
 
 /**  Whom a memory is for: every workspace, or one. */
 export type MemoryScope = "global" | "workspace";
+
+/**  Where a kept model came from. */
+export type ModelOrigin = 
+/**  A file the person chose; the model is a link to it or a copy. */
+"imported" | 
+/**  Downloaded from a URL. */
+"pulled" | 
+/**  Shipped with the app; its file stays where the app installed it. */
+"bundled";
+
+/**  One model in the Models list. */
+export type ModelRow = {
+	/**  The name `pocketpilot models` knows it by. */
+	name: string,
+	/**  What a person reads ("SmolLM2 135M Instruct"). */
+	display_name: string,
+	size_mib: number,
+	/**  Parameters, shortened ("135M"), when the file says. */
+	parameters: string | null,
+	/**  The weights' quantisation ("Q4_1"), when the file says. */
+	quantization: string | null,
+	/**  The context the model was trained for, in tokens. */
+	training_context: number | null,
+	/**  Runs without a configured provider use this one. */
+	in_use: boolean,
+	source: ModelOrigin,
+};
 
 /**  The money budgets as typed in the settings screen: dollars, blank for no budget. */
 export type MoneyBudgetsForm = {
@@ -724,6 +814,17 @@ export type ProviderForm = {
 	stream: boolean,
 };
 
+/**  How far a download is. */
+export type PullProgressEvent = {
+	/**  On disk, a resumed part included. */
+	done_mib: number | null,
+	/**  `None` when the server did not say how large the file is. */
+	total_mib: number | null,
+	/**  MiB a second over this download. */
+	rate_mib_s: number | null,
+	eta_secs: number | null,
+};
+
 /**  What a person added when continuing a paused task: more of each budget (all optional). */
 export type Raise = {
 	steps?: number,
@@ -809,6 +910,19 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	name: string,
 	error: string,
 	kind: ToolErrorKind,
+} } | 
+/**
+ *  A call the model wrote as text in its answer, made a proper call of the turn
+ *  before it runs (small local models often write calls instead of making them). It
+ *  goes through the policy like any call; this says what was read and what was fixed.
+ */
+{ type: "tool_call_repaired"; payload: {
+	call_id: string,
+	/**  The offered tool it calls. */
+	tool: string,
+	/**  The text the call was read from, exactly as the model wrote it. */
+	original: string,
+	fixes: TextCallFix[],
 } } | { type: "approval_required"; payload: {
 	approval_id?: number | null,
 	step: number,
@@ -957,11 +1071,13 @@ export type SessionHistory = {
 export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_task_seconds" | "max_task_tokens" | "delta_window_ms" | "max_task_usd" | "max_day_usd" | "max_trigger_day_usd";
 
 /**
- *  What the app needs to know at start: whether a model is configured at all (else the
- *  window opens the settings screen).
+ *  What the app needs to know at start: whether a model is configured at all, and the
+ *  built-in model runs use when none is (else the window opens the welcome screen).
  */
 export type Setup = {
 	provider_configured: boolean,
+	/**  The model on this computer that runs use while no provider is configured. */
+	builtin: BuiltinModel | null,
 };
 
 /**  A skill found on disk, and whether the person switched it off. */
@@ -1109,6 +1225,25 @@ export type TaskStatus = "queued" | "running" | "waiting_approval" | "completed"
  *  tripped. Continue (with more budget) or stop.
  */
 "paused";
+
+/**  Where a call written as text was found, and what was changed to make it a call. */
+export type TextCallFix = 
+/**  Read from a `<tool_call>…</tool_call>` tag (Hermes, Qwen). */
+"tool_call_tag" | 
+/**  Read after `<|python_tag|>` (Llama 3.x). */
+"python_tag" | 
+/**  The whole answer was the call's JSON object. */
+"whole_answer_json" | 
+/**  Read from a fenced code block. */
+"fenced_block" | 
+/**  The tool's name differed in case, `-`/`_` or a prefix such as `functions.`. */
+"name_normalised" | 
+/**  The arguments were a JSON string holding the JSON object. */
+"arguments_unquoted" | 
+/**  `parameters` stood for `arguments`. */
+"parameters_key" | 
+/**  No arguments were written: the call has none. */
+"arguments_missing";
 
 /**
  *  A complete tool call. `arguments` is the raw JSON text the model produced: it is parsed

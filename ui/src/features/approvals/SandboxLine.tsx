@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { aboutApp, taskEvents } from "../../api/commands";
 import type { PendingApproval } from "../stream/items";
 import { isUnsandboxed, sandboxLineOf } from "./sandbox";
+import { usePartLoaded } from "../../lib/loaded";
 import "./sandbox.css";
 
 export function SandboxLine({ line, testid }: { line: string; testid: string }) {
@@ -37,11 +38,14 @@ export function useApprovalSandbox(a: PendingApproval): string | null {
 /** What this machine's commands get, for Settings (the same probe as `pocketpilot doctor`). */
 export function SettingsSandboxLine() {
   const [line, setLine] = useState<string | null>(null);
+  const [read, setRead] = useState(false);
   useEffect(() => {
     aboutApp()
       .then((a) => setLine(a.sandbox))
-      .catch(() => setLine(null));
+      .catch(() => setLine(null))
+      .finally(() => setRead(true));
   }, []);
+  usePartLoaded(read);
   if (line === null) return null;
   return (
     <section class="card" data-testid="settings-sandbox-card">

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { changeSettings, errorMessage, setChangeSettings } from "../../api/commands";
 import type { ChangeSettings } from "../../api/generated/bindings";
+import { usePartLoaded } from "../../lib/loaded";
 
 export function UndoHistorySettings() {
   const [s, setS] = useState<ChangeSettings | null>(null);
@@ -12,6 +13,7 @@ export function UndoHistorySettings() {
       .then(setS)
       .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
   }, []);
+  usePartLoaded(s !== null || status !== null);
   if (!s) return null;
   const num = (field: "max_mib" | "max_age_days") => (e: Event) =>
     setS({ ...s, [field]: Number((e.target as HTMLInputElement).value.trim()) });

@@ -29,7 +29,7 @@ export function TaskDetails({ taskId }: { taskId: number }) {
   }, [taskId]);
 
   return (
-    <main class="details" data-testid="task-details">
+    <main class="details" data-testid="task-details" data-loaded={task !== null || error !== null ? "true" : "false"}>
       <header class="view-head">
         <div>
           <h1>Task {taskId}</h1>
@@ -114,6 +114,7 @@ const EVENT_NAMES: Record<EventKind, string> = {
   tool_call_started: "Tool started",
   tool_call_completed: "Tool finished",
   tool_call_failed: "Tool failed",
+  tool_call_repaired: "Tool call read from text",
   approval_required: "Approval asked",
   approval_resolved: "Approval answered",
   input_placed: "Message placed",

@@ -9,7 +9,7 @@ export function RulesView({ sessionId, workspace }: { sessionId: number; workspa
   const { rules, error, setError, reload } = useRules(workspace, sessionId);
   const changed = () => void reload();
   return (
-    <main class="rules-view" data-testid="rules-view">
+    <main class="rules-view" data-testid="rules-view" data-loaded={rules !== null || error !== null ? "true" : "false"}>
       <header class="view-head">
         <div>
           <h1>Instructions in effect</h1>

@@ -6,6 +6,7 @@ import { navigate } from "../../lib/route";
 import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
 import { RunMeter } from "./RunMeter";
+import { RunModel } from "../models/RunModel";
 import { TitleEditor } from "./TitleEditor";
 import { DeleteSession } from "../sessions/DeleteSession";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
@@ -124,7 +125,13 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const approval = s.approval && s.approval.approvalId !== dismissed ? s.approval : null;
   const othersWaiting = approvals.filter((a) => a.id !== s.approval?.approvalId);
   return (
-    <main class="session-view" data-testid="session-view" data-session-id={sessionId}>
+    <main
+      class="session-view"
+      data-testid="session-view"
+      data-session-id={sessionId}
+      // Loaded: the transcript and the context meter have had their first answers.
+      data-loaded={s.loaded && (ctx.use !== null || ctx.error !== null) ? "true" : "false"}
+    >
       <header class="view-head">
         <div class="head-text">
           <div class="title-actions">
@@ -135,6 +142,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         </div>
         <div class="head-meters" data-testid="head-meters">
           {current && <RunMeter view={current} />}
+          <RunModel taskId={current?.task.id ?? null} status={current?.task.status ?? null} />
           <CostBadge taskId={last?.task.id ?? null} version={`${last?.task.status}:${last?.task.step_count}:${s.views.length}`} />
           <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
         </div>

@@ -13,6 +13,7 @@ import { Notice } from "./Notice";
 import type { TaskChanges } from "../../api/generated/bindings";
 import { ChangesLine } from "../changes/ChangesLine";
 import { hrefOf } from "../../lib/route";
+import { ThinkingLabel } from "../models/ThinkingLabel";
 import { loadMarkdown, markdownHtml, streamingHtml } from "../../lib/markdown";
 import { CompactionDivider, ResetDivider } from "../context/CompactionDivider";
 import type { BetweenMark, PlacedMarks } from "../context/marks";
@@ -162,7 +163,7 @@ function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges |
       {view.live && active && streaming === null && !toolBusy && (
         <div class="thinking" data-testid="thinking" role="status">
           <span class="spinner" aria-hidden="true" />
-          Thinking…
+          <ThinkingLabel />
         </div>
       )}
       <div class="task-foot muted">

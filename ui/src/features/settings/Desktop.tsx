@@ -5,6 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { aboutApp, desktopSettings, errorMessage, setKeepInTray, setStartAtLogin } from "../../api/commands";
 import type { AboutInfo, DesktopSettings } from "../../api/generated/bindings";
+import { usePartLoaded } from "../../lib/loaded";
 
 export function DesktopSection() {
   const [s, setS] = useState<DesktopSettings | null>(null);
@@ -14,6 +15,7 @@ export function DesktopSection() {
       .then(setS)
       .catch((e) => setError(errorMessage(e)));
   }, []);
+  usePartLoaded(s !== null || error !== null);
   // Each switch answers with the state as stored: the checkbox shows what is, not what was clicked.
   const apply = (change: Promise<DesktopSettings>) =>
     change
@@ -63,9 +65,14 @@ export function DesktopSection() {
 
 export function AboutSection() {
   const [a, setA] = useState<AboutInfo | null>(null);
+  const [read, setRead] = useState(false);
   useEffect(() => {
-    aboutApp().then(setA).catch(() => setA(null));
+    aboutApp()
+      .then(setA)
+      .catch(() => setA(null))
+      .finally(() => setRead(true));
   }, []);
+  usePartLoaded(read);
   if (!a) return null;
   const rows: [string, string, string][] = [
     ["Version", a.version, "about-version"],

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, mcpSecrets, setMcpSecret } from "../../api/commands";
 import type { McpSecret } from "../../api/generated/bindings";
+import { usePartLoaded } from "../../lib/loaded";
 
 export function KeysSection() {
   const [secrets, setSecrets] = useState<McpSecret[] | null>(null);
@@ -18,6 +19,7 @@ export function KeysSection() {
   useEffect(() => {
     void reload();
   }, []);
+  usePartLoaded(secrets !== null || error !== null);
   return (
     <section class="card" data-testid="keys-settings">
       <h2>Keys</h2>

@@ -7,6 +7,7 @@ import { deletePrice, errorMessage, moneySettings, setMoneyBudgets, setPrice } f
 import type { MoneyBudgetsForm, MoneySettings, PriceForm, SpendToday } from "../../api/generated/bindings";
 import { usd } from "../../lib/format";
 import { useChanges } from "../../store/useStore";
+import { usePartLoaded } from "../../lib/loaded";
 import { Overridden, StatusLine, useOverrides, type Status } from "./fields";
 
 const EMPTY_PRICE: PriceForm = { model: "", input: "", output: "", cached: "" };
@@ -34,6 +35,7 @@ export function MoneySection() {
   useEffect(() => {
     void reload(true);
   }, []);
+  usePartLoaded(money !== null || error !== null);
   // Today's spend moves when a run records a turn; a run's change of state says so.
   useChanges(
     (c) => {

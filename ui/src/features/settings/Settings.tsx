@@ -29,7 +29,9 @@ import { SettingsNav } from "./SettingsNav";
 import { KeysSection } from "./Keys";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 import { MoneySection } from "./Money";
+import { LocalModelSection } from "../models/LocalModelSection";
 import { Overridden, StatusLine, useOverrides, type Status } from "./fields";
+import { PartsContext, useLoadedParts, usePartLoaded } from "../../lib/loaded";
 
 interface Props {
   /** No model is configured yet: say why the person is here. */
@@ -39,8 +41,10 @@ interface Props {
 }
 
 export function Settings({ firstRun, workspaces, onSaved }: Props) {
+  const [loaded, report] = useLoadedParts();
   return (
-    <main class="session-view settings" data-testid="settings-view">
+    <PartsContext.Provider value={report}>
+    <main class="session-view settings" data-testid="settings-view" data-loaded={loaded ? "true" : "false"}>
       <header class="view-head">
         <h1>Settings</h1>
       </header>
@@ -62,12 +66,14 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />
         <KeysSection />
+        <LocalModelSection />
         <DesktopSection />
         <AppearanceSection />
         <AboutSection />
       </div>
       </div>
     </main>
+    </PartsContext.Provider>
   );
 }
 
@@ -80,6 +86,7 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
   const [testing, setTesting] = useState(false);
   const [models, setModels] = useState<string[] | null>(null);
   const [listing, setListing] = useState(false);
+  const [keyRead, setKeyRead] = useState(false);
 
   const reloadStored = () =>
     apiKeyStored()
@@ -89,8 +96,9 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
     providerSettings()
       .then(setForm)
       .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
-    void reloadStored();
+    void reloadStored().finally(() => setKeyRead(true));
   }, []);
+  usePartLoaded((form !== null || status !== null) && keyRead);
   if (!form) return <section class="card">Loading…</section>;
 
   const save = async () => {
@@ -238,6 +246,7 @@ function LimitsSection() {
       .then(setL)
       .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
   }, []);
+  usePartLoaded(l !== null || status !== null);
   if (!l) return null;
   const num = (field: keyof LimitsForm, optional = false) => (e: Event) => {
     const raw = (e.target as HTMLInputElement).value.trim();
@@ -295,6 +304,7 @@ function PolicySection({ workspaces }: { workspaces: string[] }) {
       .then(setRules)
       .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
   }, [workspace]);
+  usePartLoaded(workspaces.length === 0 || rules !== null || status?.tone === "error");
 
   const choose = async (capability: string, choice: Choice) => {
     if (!rules) return;

@@ -3,17 +3,21 @@
 import { useEffect, useState } from "preact/hooks";
 import { settingOverrides } from "../../api/commands";
 import type { EnvOverride, SettingField } from "../../api/generated/bindings";
+import { usePartLoaded } from "../../lib/loaded";
 
 export type Status = { tone: "ok" | "error"; text: string; detail?: string | null } | null;
 
 /** The fields an environment variable overrides: the form shows and saves the stored value. */
 export function useOverrides(): EnvOverride[] {
   const [list, setList] = useState<EnvOverride[]>([]);
+  const [read, setRead] = useState(false);
   useEffect(() => {
     settingOverrides()
       .then(setList)
-      .catch(() => setList([]));
+      .catch(() => setList([]))
+      .finally(() => setRead(true));
   }, []);
+  usePartLoaded(read);
   return list;
 }
 

@@ -28,6 +28,7 @@ import {
 } from "../../api/commands";
 import type { CreatedWebhook, McpServer, Schedule, TriggerStatus, Watch, Webhook } from "../../api/generated/bindings";
 import { useChanges } from "../../store/useStore";
+import { usePartLoaded } from "../../lib/loaded";
 import { EMPTY_MCP_FORM, commandLineOf, describeNextFire, hookUrl, toNewMcpServer, type McpForm } from "./forms";
 import "./triggers.css";
 
@@ -116,6 +117,9 @@ function PauseButton({ paused, onToggle, testid }: { paused: boolean; onToggle: 
  */
 function useNewest<T>(load: () => Promise<T>, apply: (v: T) => void, fail: (e: unknown) => void) {
   const latest = useRef(0);
+  // The section has loaded once the newest read has answered, either way.
+  const [answered, setAnswered] = useState(false);
+  usePartLoaded(answered);
   return useCallback(async () => {
     const ticket = ++latest.current;
     try {
@@ -124,6 +128,7 @@ function useNewest<T>(load: () => Promise<T>, apply: (v: T) => void, fail: (e: u
     } catch (e) {
       if (ticket === latest.current) fail(e);
     }
+    if (ticket === latest.current) setAnswered(true);
   }, []);
 }
 
