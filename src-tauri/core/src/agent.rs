@@ -289,7 +289,8 @@ impl Agent {
             .as_ref()
             .and_then(|c| c.template_family())
             .unwrap_or_else(|| template_family(&self.provider.label()));
-        let Some(found) = repair_response(&response, &self.tool_specs(), family) else {
+        // Withheld tools count too: a call to one is then denied by the policy, visibly.
+        let Some(found) = repair_response(&response, &self.tools.all_specs(), family) else {
             return (response, None);
         };
         tracing::info!(

@@ -311,7 +311,18 @@ async fn the_first_request_is_lean_and_later_turns_reuse_the_servers_prompt_cach
         })
         .collect();
     assert!(first[0].0 <= 1000, "{first:?}");
-    for (id, prompt, cached) in later {
-        assert!(cached * 10 >= prompt * 9, "task {id}: {cached} of {prompt}");
+    // The prefix is ours to keep stable: each request reuses everything the one before it
+    // sent. What the server re-reads is the new message and, when llama.cpp's tokens of
+    // its own previous answer differ from the answer's text tokenised again, that answer
+    // (typically ≥ 95% of a prompt cached, 82% once with a 230-token answer).
+    let prompts: Vec<u64> = std::iter::once(first[0].0)
+        .chain(later.iter().map(|(_, p, _)| *p))
+        .collect();
+    for (i, (id, prompt, cached)) in later.iter().enumerate() {
+        let before = prompts[i];
+        assert!(
+            *cached + 8 >= before,
+            "task {id}: {cached} of {prompt} cached, the previous request sent {before}"
+        );
     }
 }

@@ -181,6 +181,15 @@ impl Reach {
                     );
                 }
             }
+            // A write refused with no path the sandbox can place (a relative name, such as
+            // a symlink the command made in the workspace that points out of it).
+            if !named_path && line.contains("Permission denied") && looks_write(line) {
+                push(
+                    "possibly blocked by the sandbox: a write was refused (writes are allowed only in the workspace; a link there does not lead out)"
+                        .to_string(),
+                    &mut out,
+                );
+            }
             // seccomp answers a refused socket() with EPERM, often printed with no context
             // at all ("PermissionError: [Errno 1] Operation not permitted").
             let bare_eperm = line.contains("Operation not permitted") || line.contains("EPERM");

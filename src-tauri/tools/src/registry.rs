@@ -76,6 +76,12 @@ impl Registry {
             .collect()
     }
 
+    /// Every registered tool's spec, withheld ones included: what a call written as text
+    /// may name, so that a call to a withheld tool is refused by the policy as such.
+    pub fn all_specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.lean_spec()).collect()
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
