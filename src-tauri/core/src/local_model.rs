@@ -172,7 +172,11 @@ fn switched_off() -> bool {
 /// The built-in model, when this computer has both a model and the server to run it and
 /// neither the setting nor the environment turned it off.
 pub fn plan(data_dir: &Path, store: &Store) -> Result<Option<LocalPlan>, LocalModelError> {
-    if switched_off() || !LocalSettings::load(store)?.enabled {
+    plan_with(data_dir, &LocalSettings::load(store)?)
+}
+
+fn plan_with(data_dir: &Path, local: &LocalSettings) -> Result<Option<LocalPlan>, LocalModelError> {
+    if switched_off() || !local.enabled {
         return Ok(None);
     }
     let Some(binary) = binary::find() else {
@@ -248,10 +252,10 @@ pub async fn endpoint(
     data_dir: &Path,
     store: &Store,
 ) -> Result<Option<(ProviderSettings, BusyGuard)>, LocalModelError> {
-    let Some(plan) = plan(data_dir, store)? else {
+    let local = LocalSettings::load(store)?;
+    let Some(plan) = plan_with(data_dir, &local)? else {
         return Ok(None);
     };
-    let local = LocalSettings::load(store)?;
     let opts = server_options(data_dir, &plan, &local)?;
     let server = LocalServer::global();
     let guard = server.busy();
