@@ -405,3 +405,55 @@ pub fn describe_state(state: &ServerState) -> String {
         ServerState::Crashed { model, reason, .. } => format!("{model} crashed: {reason}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn smollm2() -> GgufFacts {
+        GgufFacts {
+            architecture: "llama".into(),
+            name: None,
+            parameters: Some(134_515_008),
+            quantization: Some("Q4_1".into()),
+            training_context: Some(8192),
+            block_count: Some(30),
+            embedding_length: Some(576),
+            head_count: Some(9),
+            head_count_kv: Some(3),
+            chat_template: true,
+            template_mentions_tools: false,
+            chatml: true,
+        }
+    }
+
+    #[test]
+    fn the_server_stops_after_ten_idle_minutes_by_default() {
+        // The variable shortens it for tests and headless users; unset here.
+        if std::env::var_os("POCKETPILOT_LOCAL_IDLE_SECONDS").is_none() {
+            assert_eq!(LocalSettings::default().idle(), Duration::from_secs(600));
+        }
+        assert_eq!(LocalSettings::default().max_context, 8192);
+    }
+
+    #[test]
+    fn the_window_is_the_least_of_training_memory_and_the_cap() {
+        let f = smollm2();
+        let gib = 1u64 << 30;
+        // Plenty of memory: the training context, or the person's cap below it.
+        assert_eq!(choose_context(&f, 98 << 20, 8 * gib, 8192), Some(8192));
+        assert_eq!(choose_context(&f, 98 << 20, 8 * gib, 4096), Some(4096));
+        // Memory for the weights, the server and ~3,000 tokens of cache: rounded down.
+        let per_token = f.kv_bytes_per_token().unwrap();
+        let tight = (98 << 20) + SERVER_OVERHEAD + 3000 * per_token;
+        assert_eq!(choose_context(&f, 98 << 20, tight, 8192), Some(2816));
+        // Not even the smallest useful window: refused.
+        assert_eq!(choose_context(&f, 98 << 20, 200 << 20, 8192), None);
+    }
+
+    #[test]
+    fn counts_read_as_people_write_them() {
+        assert_eq!(short_count(134_515_008), "135M");
+        assert_eq!(short_count(7_241_732_096), "7.2B");
+    }
+}
