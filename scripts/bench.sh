@@ -20,6 +20,11 @@ OUT=bench-results/latest.txt
   echo
   cargo bench -q -p pocketpilot-model --bench stream_ingest 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished'
   echo
+  # Per-call sandbox overhead, with the git metadata work on 1 and 21 repositories, with
+  # user namespaces and without (bench-results/sandbox.txt keeps dated runs).
+  cargo bench -q -p pocketpilot-sandbox 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished' -e '^running' -e '^i*$' -e '^test result'
+  POCKETPILOT_SANDBOX=no-userns cargo bench -q -p pocketpilot-sandbox 2>&1 | grep -v -e '^ *Running' -e '^ *Compiling' -e '^ *Finished' -e '^running' -e '^i*$' -e '^test result'
+  echo
   # The estimator against a real server's counts, the planner's time (also written to
   # bench-results/context.txt).
   bash scripts/setup-model-server.sh >/dev/null

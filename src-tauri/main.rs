@@ -8,12 +8,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Before anything else (no threads yet): secrets in our environment would be readable
     // by the commands the agent runs, through /proc.
-    if let Err(reason) = pocketpilot_core::secret_env::relaunch_without_secrets() {
+    if let Err(reason) = pocketpilot_core::policy::secret_env::relaunch_without_secrets() {
         eprintln!("pocketpilot: warning: {reason}");
     }
     // issue 14: private files from the first write (umask 077), not dumpable, the sandbox
     // probed once, an existing install's data/config/log dirs tightened.
-    for problem in pocketpilot_core::confinement::at_start(&pocketpilot_core::config::data_dir()) {
+    for problem in
+        pocketpilot_core::policy::confinement::at_start(&pocketpilot_core::config::data_dir())
+    {
         eprintln!("pocketpilot: warning: {problem}");
     }
     // Any argument makes this the CLI; none opens the window. WebKit's WebDriver launches
@@ -38,6 +40,6 @@ fn main() -> ExitCode {
     };
     // The built-in model's server goes with the app (a kill -9 is covered by the
     // server's parent-death signal).
-    pocketpilot_core::local_model::shutdown();
+    pocketpilot_core::engine::local_model::shutdown();
     code
 }

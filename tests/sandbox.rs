@@ -885,3 +885,108 @@ print("\x1b]52;c;aGk=\x07\x1b[2J\rINJECT-DONE")
         "a raw BEL reached the terminal:\n{shown:?}"
     );
 }
+
+/// `git ARGS` in `dir` as the person runs it: unconfined, no global or system config.
+fn persons_git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "p")
+        .env("GIT_AUTHOR_EMAIL", "p@e")
+        .env("GIT_COMMITTER_NAME", "p")
+        .env("GIT_COMMITTER_EMAIL", "p@e")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Three routes to the person's next `git status` (a `commondir` to a config of the
+/// command's, a nested repository's config, a repository the command creates), each with
+/// a fsmonitor that would leave a marker; with user namespaces and without.
+fn no_route_makes_the_persons_git_run_a_program(no_userns: bool) {
+    let e = Env::new();
+    let marker = e.home().join("PWNED");
+    let lib = e.ws().join("vendor/lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    for dir in [e.ws(), lib.clone()] {
+        assert!(persons_git(&dir, &["init", "-q"]).status.success());
+        std::fs::write(dir.join("README"), "hi\n").unwrap();
+        persons_git(&dir, &["add", "README"]);
+        assert!(persons_git(&dir, &["commit", "-qm", "first"])
+            .status
+            .success());
+    }
+    let evil = format!(
+        "printf '#!/bin/sh\\ntouch {}\\n' > evil.sh; chmod +x evil.sh; E=\"$PWD/evil.sh\"; \
+         export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1;",
+        marker.display()
+    );
+    let commands = [
+        format!(
+            "{evil} mkdir -p evil/objects evil/refs; printf '[core]\\n\\tfsmonitor = %s\\n' \"$E\" > evil/config; \
+             echo \"$PWD/evil\" > .git/commondir; echo ONE"
+        ),
+        format!(
+            "{evil} printf '[core]\\n\\tfsmonitor = %s\\n' \"$E\" >> vendor/lib/.git/config; \
+             git -C vendor/lib config core.fsmonitor \"$E\"; echo TWO"
+        ),
+        format!("{evil} git init -q fresh && git -C fresh config core.fsmonitor \"$E\"; echo THREE"),
+    ];
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let out = e.run_commands_with(&commands, SHELL, |c| {
+        if no_userns {
+            c.env("POCKETPILOT_SANDBOX", "no-userns");
+        }
+    });
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let outputs = e.outputs();
+    for (o, word) in outputs.iter().zip(["ONE", "TWO", "THREE"]) {
+        assert!(o.contains(word), "{o}");
+    }
+    for dir in [e.ws(), lib.clone(), e.ws().join("fresh")] {
+        let status = persons_git(&dir, &["status", "--short"]);
+        assert!(status.status.success(), "{}", text(&status.stderr));
+    }
+    assert!(
+        !marker.exists(),
+        "the person's git ran the command's program: {outputs:#?}"
+    );
+    // The call's result names each file put back and why.
+    assert!(
+        outputs[0].contains(".git/commondir (changed by the command; git metadata is read-only"),
+        "{}",
+        outputs[0]
+    );
+    assert!(
+        outputs[2].contains("removed keys from")
+            && outputs[2].contains("fresh/.git/config (it set core.fsmonitor"),
+        "{}",
+        outputs[2]
+    );
+    if no_userns {
+        assert!(
+            outputs[1].contains("restored")
+                && outputs[1].contains("vendor/lib/.git/config (it set core.fsmonitor"),
+            "{}",
+            outputs[1]
+        );
+    } else {
+        assert!(
+            outputs[1].contains("Read-only file system"),
+            "{}",
+            outputs[1]
+        );
+    }
+}
+
+#[test]
+fn git_metadata_everywhere_stays_the_persons() {
+    no_route_makes_the_persons_git_run_a_program(false);
+}
+
+#[test]
+fn git_metadata_everywhere_is_put_back_without_user_namespaces() {
+    no_route_makes_the_persons_git_run_a_program(true);
+}

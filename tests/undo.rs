@@ -567,3 +567,36 @@ fn past_the_size_cap_a_task_is_pruned_and_says_so_instead_of_undoing() {
     e.ok(&["undo", &new.to_string()]);
     assert!(!e.ws().join("small.txt").exists());
 }
+
+#[test]
+fn a_folder_a_command_swapped_for_a_symlink_is_undone_without_writing_through_it() {
+    let e = Env::new();
+    fill(&e.ws());
+    let outside = e.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("victim.txt"), "keep\n").unwrap();
+    let before = snapshot(&e.ws(), false);
+    // A symlink may point anywhere (only what it reaches is checked by the sandbox).
+    let task = e.task(
+        "swap.json",
+        vec![sh(&format!(
+            "rm -rf tree && ln -s '{}' tree && echo SWAPPED",
+            outside.display()
+        ))],
+    );
+    assert!(std::fs::symlink_metadata(e.ws().join("tree"))
+        .unwrap()
+        .is_symlink());
+    let out = e.ok(&["undo", &task.to_string()]);
+    assert!(out.contains("undo "), "{out}");
+    assert_eq!(snapshot(&e.ws(), false), before);
+    let outside_now: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|d| d.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        outside_now,
+        ["victim.txt"],
+        "nothing written through the link"
+    );
+}

@@ -1,6 +1,6 @@
 //! The change review commands (issue 16): what each task changed, its diffs, undo and
 //! redo, and the journal's retention settings. Each is one call into core.
-use pocketpilot_core::changes::undo::{Options, Target, TaskChanges};
+use pocketpilot_core::engine::changes::undo::{Options, Target, TaskChanges};
 use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
 use tauri::State;
 

@@ -1,7 +1,7 @@
 //! The chat commands. Each: one call into core (on the blocking pool, see `call`), its
 //! error mapped to a `CommandError`.
-use pocketpilot_core::feed::Change;
-use pocketpilot_core::inbox::Admitted;
+use pocketpilot_core::engine::feed::Change;
+use pocketpilot_core::engine::inbox::Admitted;
 use pocketpilot_core::store::{approvals::Approval, Session, StoredEvent, Submission, Task};
 use pocketpilot_core::SessionHistory;
 use tauri::ipc::Channel;
@@ -165,7 +165,7 @@ pub async fn stop_task(
 pub async fn task_cost(
     state: State<'_, AppState>,
     task_id: i64,
-) -> Result<pocketpilot_core::cost::TaskCost> {
+) -> Result<pocketpilot_core::policy::cost::TaskCost> {
     call(&state, move |rt| rt.task_cost(task_id)).await
 }
 

@@ -1,8 +1,8 @@
 //! The context window's commands (issue 13): the session's meter, its fresh contexts
 //! (the transcript's dividers), "Compact now" and "Fresh context". Each: one call into
 //! core, its error mapped.
-use pocketpilot_core::context::ContextFailure;
-use pocketpilot_core::inbox::Admitted;
+use pocketpilot_core::engine::context::ContextFailure;
+use pocketpilot_core::engine::inbox::Admitted;
 use pocketpilot_core::RuntimeError;
 use pocketpilot_protocol::{CompactReport, ContextMarks, ContextUse};
 use tauri::State;

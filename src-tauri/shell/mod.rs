@@ -156,7 +156,7 @@ fn render_node() -> std::ffi::OsString {
 #[allow(clippy::print_stderr)]
 pub fn run_desktop() -> ExitCode {
     #[cfg(target_os = "linux")]
-    pocketpilot_core::worker::keep_from_agents(webkit_env());
+    pocketpilot_core::engine::worker::keep_from_agents(webkit_env());
     let data_dir = pocketpilot_core::config::data_dir();
     let _log = pocketpilot_core::logging::init(&data_dir);
     let runtime = match Runtime::open(&data_dir) {
@@ -230,7 +230,7 @@ pub fn run_desktop() -> ExitCode {
                 // The event loop may end the process without returning here: the
                 // built-in model's server is stopped on the way out.
                 if let tauri::RunEvent::Exit = event {
-                    pocketpilot_core::local_model::shutdown();
+                    pocketpilot_core::engine::local_model::shutdown();
                 }
             })
         });

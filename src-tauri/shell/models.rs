@@ -4,7 +4,7 @@
 //! to the window as the `local-server-status` event whenever it changes.
 use std::path::PathBuf;
 
-use pocketpilot_core::local_api::{self, LocalApiError};
+use pocketpilot_core::api::local::{self as local_api, LocalApiError};
 use pocketpilot_protocol::{LocalModelForm, LocalServerStatus, ModelRow, PullProgressEvent};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketpilot_core::recorder::TaskChange;
+use pocketpilot_core::engine::recorder::TaskChange;
 use pocketpilot_core::Runtime;
 use pocketpilot_triggers as trigger;
 use tauri::image::Image;
@@ -17,8 +17,6 @@ use tokio::sync::broadcast::error::RecvError;
 use super::AppState;
 
 const TRAY_ICON: &[u8] = include_bytes!("../../icons/tray.png");
-/// Counts also change through other processes (the CLI, `serve`): re-read them this often.
-const REFRESH: Duration = Duration::from_secs(5);
 
 pub struct Tray {
     icon: TrayIcon<Wry>,
@@ -179,11 +177,13 @@ pub fn refresh(app: &AppHandle) {
     });
 }
 
-/// Follows the runtime's task changes: refreshes the tray and notifies. Runs until the
-/// runtime's change feed closes.
+/// Follows the runtime's task changes: refreshes the tray and notifies. What another
+/// process commits (a CLI run, a trigger paused from the CLI) refreshes it too, when the
+/// store watcher sees it; nothing runs on a timer. Runs until the runtime's feed closes.
 pub async fn follow_changes(app: AppHandle, rt: Arc<Runtime>) {
     let mut changes = rt.recorder.changes();
-    let mut tick = tokio::time::interval(REFRESH);
+    let mut foreign = rt.recorder.foreign_commits();
+    let mut foreign_open = true;
     loop {
         tokio::select! {
             change = changes.recv() => match change {
@@ -194,13 +194,14 @@ pub async fn follow_changes(app: AppHandle, rt: Arc<Runtime>) {
                 Err(RecvError::Lagged(_)) => refresh(&app),
                 Err(RecvError::Closed) => return,
             },
-            _ = tick.tick() => refresh(&app),
+            changed = foreign.changed(), if foreign_open => match changed {
+                Ok(()) => refresh(&app),
+                Err(_) => foreign_open = false,
+            },
         }
     }
 }
 
-/// A notification for a task that needs a person or ended on its own, unless the person
-/// is looking at the window.
 fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
     use pocketpilot_protocol::{EventKind, PauseReason};
     let paused_for = || rt.task(change.task_id).ok().and_then(|t| t.pause);

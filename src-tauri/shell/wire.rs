@@ -3,11 +3,11 @@
 //! answered), and the views that join core's records with what only the shell knows (the
 //! trigger host's address, a schedule's next fire). Everything else the commands take and
 //! return is protocol's, store's or core's own type, exported as is (`specta` feature).
+use pocketpilot_core::api::service;
+use pocketpilot_core::api::settings::SettingsError;
 use pocketpilot_core::config;
-use pocketpilot_core::inbox;
-use pocketpilot_core::mcp::StoredServer;
-use pocketpilot_core::service;
-use pocketpilot_core::settings_api::SettingsError;
+use pocketpilot_core::engine::inbox;
+use pocketpilot_core::engine::mcp::StoredServer;
 use pocketpilot_core::store::triggers as trigger_store;
 use pocketpilot_core::RuntimeError;
 use pocketpilot_mcp::McpTransport;

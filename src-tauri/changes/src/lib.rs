@@ -15,7 +15,8 @@
 //! Invariants:
 //! - nothing is written inside the workspace except by `restore::apply`, and only at
 //!   paths that pass [`restore::target_path`]: relative, no `..`, no symlinked or foreign
-//!   parent, never under `.git`, never in the app's own directories;
+//!   parent (but a folder the task swapped for that very symlink, which goes first), never
+//!   under `.git`, never in the app's own directories;
 //! - a blob's name is the hash of its bytes; a blob that does not hash to its name is
 //!   refused, never restored;
 //! - symlinks are recorded as their target and never followed.

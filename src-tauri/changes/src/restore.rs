@@ -36,6 +36,16 @@ pub struct Planned {
 /// nothing under `.git`, nothing in the app's own directories. A tampered journal cannot
 /// name anything else.
 pub fn target_path(guard: &WorkspaceGuard, rel: &str) -> Result<PathBuf> {
+    target_path_within(guard, rel, &BTreeSet::new())
+}
+
+/// [`target_path`], but a parent listed in `swapped` may be a symlink: the same restore
+/// removes that symlink (never writing through it) and recreates the folder first.
+fn target_path_within(
+    guard: &WorkspaceGuard,
+    rel: &str,
+    swapped: &BTreeSet<String>,
+) -> Result<PathBuf> {
     let unsafe_path = |why| ChangesError::Unsafe {
         path: rel.to_owned(),
         why,
@@ -57,9 +67,17 @@ pub fn target_path(guard: &WorkspaceGuard, rel: &str) -> Result<PathBuf> {
         .parent()
         .map(|q| q.components().collect())
         .unwrap_or_default();
+    let mut cur_rel = PathBuf::new();
     for comp in parents {
         cur.push(comp);
+        cur_rel.push(comp);
         match fs::symlink_metadata(&cur) {
+            // Nothing below it is looked at through it: it goes before they are written.
+            Ok(m)
+                if m.file_type().is_symlink() && swapped.contains(&*cur_rel.to_string_lossy()) =>
+            {
+                break
+            }
             Ok(m) if m.file_type().is_symlink() => {
                 return Err(unsafe_path("a parent is a symlink"))
             }
@@ -106,12 +124,51 @@ pub fn current_node(blobs: &BlobStore, path: &Path) -> Result<Option<Node>> {
     }))
 }
 
+/// Folders the list brings back where the symlink that replaced them still stands as
+/// the journal says: the restore removes the symlink, recreates the folder, then its
+/// contents, so a parent swapped for a symlink does not refuse the whole restore.
+fn swapped_parents(guard: &WorkspaceGuard, transitions: &[Change]) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for c in transitions {
+        let (Some(Node::Symlink { target }), Some(Node::Dir { .. })) = (&c.before, &c.after) else {
+            continue;
+        };
+        if below_swapped(&c.path, &out) {
+            continue;
+        }
+        let full = target_path_within(guard, &c.path, &out)?;
+        let now = match fs::read_link(&full) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // Not a symlink (EINVAL) or unreadable: planned like any other path.
+            Err(_) => continue,
+        };
+        if now.to_string_lossy() == target.as_str() {
+            out.insert(c.path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `rel` lies below one of `swapped` (whose symlink goes before it is written).
+fn below_swapped(rel: &str, swapped: &BTreeSet<String>) -> bool {
+    Path::new(rel)
+        .ancestors()
+        .skip(1)
+        .any(|a| swapped.contains(&*a.to_string_lossy()))
+}
+
 /// Plans `transitions` (see the module doc). Any unsafe path refuses the whole plan.
 pub fn plan(
     guard: &WorkspaceGuard,
     blobs: &BlobStore,
     transitions: &[Change],
 ) -> Result<Vec<Planned>> {
+    let mut sorted: Vec<&Change> = transitions.iter().collect();
+    // Parents first, so a swapped parent is known before its children are looked at.
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let owned: Vec<Change> = sorted.into_iter().cloned().collect();
+    let swapped = swapped_parents(guard, &owned)?;
     let removed: BTreeSet<&str> = transitions
         .iter()
         .filter(|c| c.after.is_none())
@@ -119,8 +176,14 @@ pub fn plan(
         .collect();
     let mut out = Vec::with_capacity(transitions.len());
     for c in transitions {
-        let full = target_path(guard, &c.path)?;
-        let current = current_node(blobs, &full)?;
+        let full = target_path_within(guard, &c.path, &swapped)?;
+        // Below a swapped parent nothing is read through the symlink: once it is removed
+        // and the folder recreated, nothing is there.
+        let current = if below_swapped(&c.path, &swapped) {
+            None
+        } else {
+            current_node(blobs, &full)?
+        };
         let step = if current == c.after {
             Step::Already
         } else if current == c.before && dir_empties(&full, &c.path, c, &removed)? {

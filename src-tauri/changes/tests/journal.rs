@@ -164,3 +164,68 @@ fn an_altered_blob_is_refused_before_anything_is_restored() {
         "nothing restored from a store that was altered"
     );
 }
+
+#[test]
+fn a_folder_swapped_for_a_symlink_is_brought_back_without_writing_through_it() {
+    let f = fixture();
+    let opts = ScanOptions::default();
+    let (before, _) = scan(&f.ws, &Scope::Workspace, None, &f.blobs, &opts).unwrap();
+    // The task replaced `src` (and everything in it) by a symlink leading out.
+    fs::remove_dir_all(f.ws.join("src")).unwrap();
+    std::os::unix::fs::symlink(&f.outside, f.ws.join("src")).unwrap();
+    let (after, _) = scan(&f.ws, &Scope::Workspace, Some(&before), &f.blobs, &opts).unwrap();
+    let undo: Vec<Change> = changes(&before, &after)
+        .iter()
+        .map(Change::inverted)
+        .collect();
+    assert!(undo.iter().any(|c| c.path == "src/deep/b.bin"), "{undo:?}");
+
+    let planned = plan(&guard(&f), &f.blobs, &undo).unwrap();
+    assert!(
+        planned.iter().all(|p| p.step == Step::Apply),
+        "{planned:#?}"
+    );
+    apply(&guard(&f), &f.blobs, &planned).unwrap();
+    assert!(fs::symlink_metadata(f.ws.join("src")).unwrap().is_dir());
+    assert_eq!(fs::read_to_string(f.ws.join("src/a.txt")).unwrap(), "a\n");
+    assert_eq!(
+        fs::read(f.ws.join("src/deep/b.bin")).unwrap(),
+        [0u8, 1, 2, 255]
+    );
+    assert_eq!(
+        fs::read_link(f.ws.join("src/link")).unwrap().to_str(),
+        Some("a.txt")
+    );
+    // Nothing landed where the symlink pointed.
+    let outside: Vec<_> = fs::read_dir(&f.outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(outside, ["victim.txt"]);
+}
+
+#[test]
+fn a_swapped_folder_whose_symlink_changed_since_is_still_refused() {
+    let f = fixture();
+    let opts = ScanOptions::default();
+    let (before, _) = scan(&f.ws, &Scope::Workspace, None, &f.blobs, &opts).unwrap();
+    fs::remove_dir_all(f.ws.join("src")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", f.ws.join("src")).unwrap();
+    let (after, _) = scan(&f.ws, &Scope::Workspace, Some(&before), &f.blobs, &opts).unwrap();
+    let undo: Vec<Change> = changes(&before, &after)
+        .iter()
+        .map(Change::inverted)
+        .collect();
+    // Someone pointed it elsewhere since: not the journal's symlink, so not removed.
+    fs::remove_file(f.ws.join("src")).unwrap();
+    std::os::unix::fs::symlink(&f.outside, f.ws.join("src")).unwrap();
+    assert!(matches!(
+        plan(&guard(&f), &f.blobs, &undo),
+        Err(ChangesError::Unsafe { .. })
+    ));
+    assert_eq!(
+        fs::read_dir(&f.outside).unwrap().count(),
+        1,
+        "nothing written outside"
+    );
+}

@@ -8,7 +8,7 @@ use pocketpilot_protocol::{has_hidden, visible, Effect};
 
 use super::escape::shown;
 use super::{print_json, CliError};
-use pocketpilot_core::service::{ApprovalAnswer, Runtime};
+use pocketpilot_core::api::service::{ApprovalAnswer, Runtime};
 
 #[derive(Args, Debug)]
 pub struct ApproveArgs {
@@ -61,13 +61,13 @@ pub fn list(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
 /// The sandbox line of a pending command, as its approval showed it (the workspace's
 /// settings as they are now).
 fn sandbox_of(rt: &Arc<Runtime>, a: &pocketpilot_store::approvals::Approval) -> Option<String> {
-    if a.capability.as_deref() != Some(pocketpilot_core::confinement::SHELL_EXECUTE) {
+    if a.capability.as_deref() != Some(pocketpilot_core::policy::confinement::SHELL_EXECUTE) {
         return None;
     }
     let task = rt.task(a.task_id).ok()?;
     let session = rt.session(task.session_id).ok()?;
     let sandbox = rt.command_sandbox(&session.workspace, &[]).ok()?;
-    Some(pocketpilot_core::confinement::approval_line(
+    Some(pocketpilot_core::policy::confinement::approval_line(
         &pocketpilot_sandbox::probe(),
         &sandbox,
     ))

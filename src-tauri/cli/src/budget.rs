@@ -8,9 +8,9 @@ use clap::{Args, Subcommand};
 
 use super::escape::shown;
 use super::{print_json, CliError};
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_core::config::Limits;
-use pocketpilot_core::cost::{usd, Price};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::policy::cost::{usd, Price};
 use pocketpilot_protocol::Raise;
 
 #[derive(Args, Debug)]

@@ -3,8 +3,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use pocketpilot_core::changes::undo::{Options, Target};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::engine::changes::undo::{Options, Target};
 use pocketpilot_protocol::changes::{ChangeList, FileChangeKind, Node, UndoReport, Undoable};
 
 use super::escape::{shown, shown_block};

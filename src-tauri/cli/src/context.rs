@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::{print_json, CliError};
-use pocketpilot_core::context::ContextFailure;
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::engine::context::ContextFailure;
 
 impl From<ContextFailure> for CliError {
     fn from(e: ContextFailure) -> Self {

@@ -51,10 +51,10 @@ pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
         "keychain: {}",
         pocketpilot_core::about::keychain_status()
     );
-    for line in pocketpilot_core::local_model::doctor_lines(data_dir) {
+    for line in pocketpilot_core::engine::local_model::doctor_lines(data_dir) {
         let _ = writeln!(out, "{line}");
     }
-    for dir in pocketpilot_core::confinement::private_dirs(data_dir) {
+    for dir in pocketpilot_core::policy::confinement::private_dirs(data_dir) {
         match private_problems(&dir) {
             Ok(problems) if problems.is_empty() => {
                 let _ = writeln!(out, "private: {} (0700, files 0600)", dir.display());

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{print_json, CliError};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_evals as eval;
 
 #[derive(clap::Args, Debug)]

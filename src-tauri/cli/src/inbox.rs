@@ -6,8 +6,8 @@ use clap::{Args, Subcommand};
 
 use super::escape::shown;
 use super::{print_json, CliError};
-use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
 
 #[derive(Args, Debug)]
 pub struct SayArgs {

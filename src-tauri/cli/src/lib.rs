@@ -30,7 +30,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use pocketpilot_core::service::{Runtime, RuntimeError};
+use pocketpilot_core::api::service::{Runtime, RuntimeError};
 use pocketpilot_protocol::ErrorKind;
 
 pub const EXIT_FAILED: u8 = 1;

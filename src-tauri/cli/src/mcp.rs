@@ -8,8 +8,8 @@ use pocketpilot_mcp::{McpServerConfig, McpTransport};
 
 use super::escape::shown;
 use super::{print_json, CliError};
-use pocketpilot_core::mcp::{self, McpConfigError, StoredServer};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::engine::mcp::{self, McpConfigError, StoredServer};
 
 #[derive(Subcommand, Debug)]
 pub enum McpCommand {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::{default_workspace, CliError};
-use pocketpilot_core::service::{ApprovalAnswer, NewTask, Runtime};
+use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_protocol::{visible, RuntimeEvent};
 
@@ -90,7 +90,7 @@ pub async fn follow_from(
         }
         let next = rt
             .store
-            .read(|c| pocketpilot_core::inbox::current_task(c, session))?
+            .read(|c| pocketpilot_core::engine::inbox::current_task(c, session))?
             .filter(|t| t.id != task);
         match next {
             Some(t) => {
@@ -112,14 +112,17 @@ pub async fn follow(
     after: i64,
     json: bool,
 ) -> Result<ExitCode, CliError> {
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut sub = rt.subscribe(id, after)?;
-    let mut out = std::io::stdout();
-    let mut err = std::io::stderr();
-    let mut at_line_start = true;
-    // Text shown for the current turn: a turn replayed from the store (it ended before we
-    // subscribed) has no deltas, so its text is printed from its completion.
-    let mut turn_shown = String::new();
+    let mut following = Following {
+        rt,
+        id,
+        json,
+        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        out: std::io::stdout(),
+        err: std::io::stderr(),
+        at_line_start: true,
+        turn_shown: String::new(),
+    };
     loop {
         let ev = tokio::select! {
             ev = sub.next() => ev,
@@ -131,44 +134,86 @@ pub async fn follow(
         let Some(ev) = ev else { break };
         let ev = ev?;
         if json {
-            let _ = writeln!(out, "{}", serde_json::to_string(&ev).unwrap_or_default());
+            let _ = writeln!(
+                following.out,
+                "{}",
+                serde_json::to_string(&ev).unwrap_or_default()
+            );
+        } else {
+            following.show(&ev.event);
         }
-        match &ev.event {
-            RuntimeEvent::AssistantDelta { text } if !json => {
+        if let Some(code) = following.answer(&ev.event)? {
+            return Ok(code);
+        }
+    }
+    following.ended()
+}
+
+/// One task followed on the terminal: its answer on stdout, its tool calls and what it
+/// waits for on stderr (or every event as a JSON line on stdout).
+struct Following<'a> {
+    rt: &'a Arc<Runtime>,
+    id: i64,
+    json: bool,
+    /// A person is at the terminal to answer approvals.
+    interactive: bool,
+    out: std::io::Stdout,
+    err: std::io::Stderr,
+    at_line_start: bool,
+    /// Text shown for the current turn: a turn replayed from the store (it ended before
+    /// we subscribed) has no deltas, so its text is printed from its completion.
+    turn_shown: String,
+}
+
+impl Following<'_> {
+    /// The event as text, when it is one the person reads.
+    fn show(&mut self, event: &RuntimeEvent) {
+        let (out, err) = (&mut self.out, &mut self.err);
+        match event {
+            RuntimeEvent::AssistantDelta { text } => {
                 let _ = write!(out, "{}", visible(text));
                 let _ = out.flush();
-                turn_shown.push_str(text);
-                at_line_start = text.ends_with('\n');
+                self.turn_shown.push_str(text);
+                self.at_line_start = text.ends_with('\n');
             }
-            RuntimeEvent::StreamReset { .. } if !json => {
-                if !turn_shown.is_empty() {
+            RuntimeEvent::StreamReset { .. } => {
+                if !self.turn_shown.is_empty() {
                     let _ = writeln!(err, "\n[the answer was cut off and is being asked again]");
                 }
-                turn_shown.clear();
-                at_line_start = true;
+                self.turn_shown.clear();
+                self.at_line_start = true;
             }
-            RuntimeEvent::ModelTurnCompleted { text, .. } if !json => {
-                if turn_shown.is_empty() && !text.is_empty() {
+            RuntimeEvent::ModelTurnCompleted { text, .. } => {
+                if self.turn_shown.is_empty() && !text.is_empty() {
                     let _ = write!(out, "{}", visible(text));
-                    at_line_start = text.ends_with('\n');
+                    self.at_line_start = text.ends_with('\n');
                 }
-                if !at_line_start {
+                if !self.at_line_start {
                     let _ = writeln!(out);
-                    at_line_start = true;
+                    self.at_line_start = true;
                 }
-                turn_shown.clear();
+                self.turn_shown.clear();
             }
             RuntimeEvent::ToolCallStarted {
                 name, arguments, ..
-            } if !json => {
+            } => {
                 let _ = writeln!(err, "→ {} {}", visible(name), visible(arguments));
             }
-            RuntimeEvent::ToolCallCompleted { name, .. } if !json => {
+            RuntimeEvent::ToolCallCompleted { name, .. } => {
                 let _ = writeln!(err, "✓ {}", visible(name));
             }
-            RuntimeEvent::ToolCallFailed { name, error, .. } if !json => {
+            RuntimeEvent::ToolCallFailed { name, error, .. } => {
                 let _ = writeln!(err, "✗ {}: {}", visible(name), visible(error));
             }
+            _ => {}
+        }
+    }
+
+    /// What the task waits for, answered here when a person is at the terminal; else the
+    /// exit code saying what it waits for, and how to answer.
+    fn answer(&mut self, event: &RuntimeEvent) -> Result<Option<ExitCode>, CliError> {
+        let id = self.id;
+        match event {
             RuntimeEvent::ApprovalRequired {
                 approval_id,
                 name,
@@ -178,30 +223,19 @@ pub async fn follow(
                 sandbox,
                 ..
             } => {
-                if rt.task(id)?.status != TaskStatus::WaitingApproval {
-                    continue;
+                if self.rt.task(id)?.status != TaskStatus::WaitingApproval {
+                    return Ok(None);
                 }
                 let Some(approval_id) = *approval_id else {
                     return Err(CliError::Other(format!(
                         "task {id} asked for an approval that was not recorded"
                     )));
                 };
-                if !interactive {
-                    let _ = writeln!(
-                        err,
-                        "task {id} is waiting for approval {approval_id}: {} {}\n  approve: pocketpilot approve {approval_id}\n  reject:  pocketpilot reject {approval_id} --reason TEXT",
-                        visible(name),
-                        visible(&arguments.to_string())
-                    );
-                    if let Some(line) = sandbox {
-                        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-                        let _ =
-                            writeln!(err, "  {}", super::approvals::sandbox_line(line, terminal));
-                    }
-                    if !json {
-                        let _ = writeln!(out, "approval {approval_id}");
-                    }
-                    return Ok(ExitCode::from(TaskStatus::WaitingApproval.exit_code()));
+                if !self.interactive {
+                    self.waiting(approval_id, name, arguments, sandbox.as_deref());
+                    return Ok(Some(ExitCode::from(
+                        TaskStatus::WaitingApproval.exit_code(),
+                    )));
                 }
                 let answer = super::approvals::ask(
                     name,
@@ -210,36 +244,70 @@ pub async fn follow(
                     effect,
                     sandbox.as_deref(),
                 )?;
-                rt.resolve_approval(approval_id, answer)?;
+                self.rt.resolve_approval(approval_id, answer)?;
+                Ok(None)
             }
             RuntimeEvent::RunPaused { message, .. } => {
-                if rt.task(id)?.status != TaskStatus::Paused {
-                    continue;
+                if self.rt.task(id)?.status != TaskStatus::Paused {
+                    return Ok(None);
                 }
                 let _ = writeln!(
-                    err,
+                    self.err,
                     "task {id} paused: {message}\n  continue: pocketpilot raise {id} [--steps N | --seconds N | --tokens N | --usd X] [--steer TEXT]\n  stop:     pocketpilot stop {id}"
                 );
-                return Ok(ExitCode::from(TaskStatus::Paused.exit_code()));
+                Ok(Some(ExitCode::from(TaskStatus::Paused.exit_code())))
             }
-            _ => {}
+            _ => Ok(None),
         }
     }
-    let task = rt.task(id)?;
-    if !json {
-        if !at_line_start {
-            let _ = writeln!(out);
-        }
-        if task.status != TaskStatus::Completed {
+
+    /// How to answer an approval from another terminal.
+    fn waiting(
+        &mut self,
+        approval_id: i64,
+        name: &str,
+        arguments: &serde_json::Value,
+        sandbox: Option<&str>,
+    ) {
+        let id = self.id;
+        let _ = writeln!(
+            self.err,
+            "task {id} is waiting for approval {approval_id}: {} {}\n  approve: pocketpilot approve {approval_id}\n  reject:  pocketpilot reject {approval_id} --reason TEXT",
+            visible(name),
+            visible(&arguments.to_string())
+        );
+        if let Some(line) = sandbox {
+            let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let _ = writeln!(
-                err,
-                "task {id} {}: {}",
-                task.status,
-                visible(task.error.as_deref().unwrap_or(""))
+                self.err,
+                "  {}",
+                super::approvals::sandbox_line(line, terminal)
             );
         }
+        if !self.json {
+            let _ = writeln!(self.out, "approval {approval_id}");
+        }
     }
-    Ok(ExitCode::from(task.status.exit_code()))
+
+    /// The task's end: the exit code of its status, and why when it did not complete.
+    fn ended(mut self) -> Result<ExitCode, CliError> {
+        let id = self.id;
+        let task = self.rt.task(id)?;
+        if !self.json {
+            if !self.at_line_start {
+                let _ = writeln!(self.out);
+            }
+            if task.status != TaskStatus::Completed {
+                let _ = writeln!(
+                    self.err,
+                    "task {id} {}: {}",
+                    task.status,
+                    visible(task.error.as_deref().unwrap_or(""))
+                );
+            }
+        }
+        Ok(ExitCode::from(task.status.exit_code()))
+    }
 }
 
 pub fn answer(

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use clap::{Subcommand, ValueEnum};
 
-use pocketpilot_core::confinement::WorkspaceSandbox;
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::policy::confinement::WorkspaceSandbox;
 
 use super::escape::shown;
 use super::{print_json, CliError};
@@ -189,7 +189,7 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
                 return Ok(ExitCode::SUCCESS);
             }
             let sandbox = rt.command_sandbox(&ws, &[])?;
-            let line = pocketpilot_core::confinement::approval_line(
+            let line = pocketpilot_core::policy::confinement::approval_line(
                 &pocketpilot_sandbox::probe(),
                 &sandbox,
             );

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 
 use super::{print_json, CliError};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 
 #[derive(Subcommand, Debug)]
 pub enum ProviderCommand {

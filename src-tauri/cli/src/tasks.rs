@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{print_json, CliError};
-use pocketpilot_core::cost::usd;
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::policy::cost::usd;
 
 pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliError> {
     let tasks = rt.tasks(limit)?;
@@ -85,13 +85,9 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
 
 pub async fn cancel(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
     rt.cancel(id)?;
-    // The worker (here or in another process) records the cancellation within a moment.
-    for _ in 0..40 {
-        if rt.task(id)?.status.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The worker (here or in another process) records the cancellation within a moment:
+    // followed as it commits; a worker that does not answer in 2 s is reported as it is.
+    let _ = tokio::time::timeout(Duration::from_secs(2), rt.wait_settled(id)).await;
     let _ = writeln!(std::io::stdout(), "task {id} {}", rt.task(id)?.status);
     Ok(ExitCode::SUCCESS)
 }

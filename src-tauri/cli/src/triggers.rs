@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 
 use super::escape::{json_safe, shown};
 use super::{default_workspace, CliError};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_triggers::{self as trigger, cron, watch, webhook, TriggerError};
 
 #[derive(Subcommand, Debug)]

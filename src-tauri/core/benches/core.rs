@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pocketpilot_core::recorder::Recorder;
+use pocketpilot_core::engine::recorder::Recorder;
 use pocketpilot_core::{NewTask, Runtime, RuntimeEvent};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{ms, report, write_json};
+use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::event::EventKind;
-use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::{NewTask, Runtime};
 use pocketpilot_protocol::SubmissionStatus;
 use serde_json::json;

@@ -11,7 +11,7 @@ mod common;
 use std::time::Instant;
 
 use common::report;
-use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::store::{sessions, submissions, tasks};
 use pocketpilot_core::{Runtime, TaskStatus};
 use pocketpilot_protocol::{SubmissionKind, SubmissionMode, SubmissionStatus};

@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 use std::fmt::Write as _;
 
-use pocketpilot_core::transcript::{lean_system_prompt, system_prompt};
+use pocketpilot_core::engine::transcript::{lean_system_prompt, system_prompt};
 use pocketpilot_test_support::llama::{self, LlamaServer};
 use serde_json::{json, Value};
 

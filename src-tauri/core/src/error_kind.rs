@@ -7,6 +7,7 @@ pub fn store_kind(e: &StoreError) -> ErrorKind {
     match e {
         StoreError::NotFound { .. } => ErrorKind::NotFound,
         StoreError::DataDir { .. } => ErrorKind::Io,
+        StoreError::LeaseLost { .. } => ErrorKind::LeaseLost,
         StoreError::Corrupt { .. }
         | StoreError::NewerSchema { .. }
         | StoreError::Invalid(_)

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use pocketpilot_test_support as support;
 
-use pocketpilot_core::{worker, ApprovalAnswer, TaskStatus};
+use pocketpilot_core::{engine::worker, ApprovalAnswer, TaskStatus};
 use serde_json::json;
 use support::*;
 

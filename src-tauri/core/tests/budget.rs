@@ -4,7 +4,7 @@
 use pocketpilot_test_support as support;
 
 use pocketpilot_core::config::Limits;
-use pocketpilot_core::cost::{Price, Prices};
+use pocketpilot_core::policy::cost::{Price, Prices};
 use pocketpilot_core::{Runtime, TaskStatus};
 use pocketpilot_protocol::Raise;
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use pocketpilot_test_support as support;
 
-use pocketpilot_core::context::build_view;
+use pocketpilot_core::engine::context::build_view;
 use pocketpilot_core::{NewTask, TaskStatus};
 use pocketpilot_model::Role;
 use serde_json::json;
@@ -313,9 +313,12 @@ async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
     let (small, large) = (system(4096), system(32_768));
     assert_eq!(
         small,
-        pocketpilot_core::transcript::lean_system_prompt("/w")
+        pocketpilot_core::engine::transcript::lean_system_prompt("/w")
     );
-    assert_eq!(large, pocketpilot_core::transcript::system_prompt("/w"));
+    assert_eq!(
+        large,
+        pocketpilot_core::engine::transcript::system_prompt("/w")
+    );
     assert!(
         small.len() * 3 < large.len() * 2,
         "{} vs {}",
@@ -328,14 +331,14 @@ async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
         .write(|c| {
             pocketpilot_core::store::settings::set(
                 c,
-                pocketpilot_core::context::LEAN_SETTING,
+                pocketpilot_core::engine::context::LEAN_SETTING,
                 &32_768u32,
             )
         })
         .unwrap();
     assert_eq!(
         system(32_768),
-        pocketpilot_core::transcript::lean_system_prompt("/w")
+        pocketpilot_core::engine::transcript::lean_system_prompt("/w")
     );
 }
 
@@ -347,7 +350,7 @@ async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
     f.settle(id).await;
     let session = f.rt.task(id).unwrap().session_id;
     let settings = pocketpilot_core::config::ProviderSettings::default();
-    let ctx = pocketpilot_core::context::SessionContext::open(
+    let ctx = pocketpilot_core::engine::context::SessionContext::open(
         f.rt.store.clone(),
         session,
         id,
@@ -362,7 +365,7 @@ async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
         deny: vec!["net".into()],
     };
     let mut tools = pocketpilot_tools::Registry::builtin();
-    pocketpilot_core::context::offer_tools(&mut tools, Some(&ctx), &rules);
+    pocketpilot_core::engine::context::offer_tools(&mut tools, Some(&ctx), &rules);
     let specs = tools.specs();
     assert!(tools.is_lean());
     assert!(specs.iter().all(|s| s.name != "fetch_url"));
@@ -372,7 +375,7 @@ async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
         "still refused by name, not unknown"
     );
     let mut full = pocketpilot_tools::Registry::builtin();
-    pocketpilot_core::context::offer_tools(&mut full, None, &Default::default());
+    pocketpilot_core::engine::context::offer_tools(&mut full, None, &Default::default());
     assert!(!full.is_lean());
     assert_eq!(full.specs().len(), 8);
 }

@@ -7,6 +7,7 @@ use pocketpilot_test_support as support;
 
 use pocketpilot_core::config::{Limits, ProviderSettings};
 use pocketpilot_core::{NewTask, TaskStatus};
+use pocketpilot_protocol::EventKind;
 use support::*;
 
 use pocketpilot_test_support::llama::LlamaServer;
@@ -73,7 +74,7 @@ fn server_counts(f: &Fixture, id: i64) -> Vec<(u64, Option<u64>)> {
     f.rt.events(id)
         .unwrap()
         .into_iter()
-        .filter(|e| e.kind().as_str() == "model_turn_completed")
+        .filter(|e| e.kind() == EventKind::ModelTurnCompleted)
         .map(|e| {
             let p = e.payload();
             (
@@ -84,6 +85,29 @@ fn server_counts(f: &Fixture, id: i64) -> Vec<(u64, Option<u64>)> {
             )
         })
         .collect()
+}
+
+fn final_answer(f: &Fixture, id: i64) -> String {
+    f.rt.events(id)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.kind() == EventKind::TaskCompleted)
+        .and_then(|e| e.payload()["final_answer"].as_str().map(str::to_owned))
+        .expect("the turn answered")
+}
+
+/// How many tokens the server's tokenizer makes of `text`.
+async fn tokenize(server: &LlamaServer, text: &str) -> u64 {
+    let body: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/tokenize", server.root()))
+        .json(&serde_json::json!({ "content": text }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["tokens"].as_array().expect("tokens").len() as u64
 }
 
 fn prose(i: usize, words: usize) -> String {
@@ -285,9 +309,15 @@ async fn nine_long_messages_then_hi_with_default_settings_every_turn_completes()
         .any(|c| !c["instructions_elided"].as_array().unwrap().is_empty()));
 }
 
-/// A fresh session with every built-in tool on: the first request is lean (at most 1,000
-/// prompt tokens by the server's count), and from the second turn on the server reuses the
-/// prefix it already has (its `cached_tokens`) for at least 90% of each prompt.
+/// A fresh session with every built-in tool on, with the settings a new user gets: the
+/// first request is lean (at most 1,000 prompt tokens by the server's count), and from the
+/// second turn on the server reuses its cached prefix (its `cached_tokens`) for at least
+/// 90% of each turn's prompt.
+///
+/// A turn's prompt is the first request of its task: it adds the person's new message to
+/// what the server already holds (the previous request and the answer it generated). A
+/// later request of the same task adds a tool's result, new material of any size, so it
+/// is printed, not judged.
 #[tokio::test]
 async fn the_first_request_is_lean_and_later_turns_reuse_the_servers_prompt_cache() {
     let Some(server) = LlamaServer::start(4096).await else {
@@ -297,32 +327,73 @@ async fn the_first_request_is_lean_and_later_turns_reuse_the_servers_prompt_cach
     let messages: Vec<String> = (1..=4).map(|i| prose(i, 30)).collect();
     let (_, ids) = converse(&f, &messages).await;
     assert_no_context_failure(&f, &ids);
-    let first = server_counts(&f, ids[0]);
-    eprintln!("first request: {} prompt tokens", first[0].0);
-    // Every figure is printed before any is judged: the two promises fail for different
-    // reasons (the size of the specs, the stability of the prefix).
-    let later: Vec<(i64, u64, u64)> = ids[1..]
-        .iter()
-        .map(|id| {
-            let (prompt, cached) = server_counts(&f, *id)[0];
-            let cached = cached.expect("llama-server reports prompt_tokens_details.cached_tokens");
-            eprintln!("task {id}: {cached} of {prompt} prompt tokens cached");
-            (*id, prompt, cached)
-        })
-        .collect();
-    assert!(first[0].0 <= 1000, "{first:?}");
-    // The prefix is ours to keep stable: each request reuses everything the one before it
-    // sent. What the server re-reads is the new message and, when llama.cpp's tokens of
-    // its own previous answer differ from the answer's text tokenised again, that answer
-    // (typically ≥ 95% of a prompt cached, 82% once with a 230-token answer).
-    let prompts: Vec<u64> = std::iter::once(first[0].0)
-        .chain(later.iter().map(|(_, p, _)| *p))
-        .collect();
-    for (i, (id, prompt, cached)) in later.iter().enumerate() {
-        let before = prompts[i];
-        assert!(
-            *cached + 8 >= before,
-            "task {id}: {cached} of {prompt} cached, the previous request sent {before}"
-        );
+    // A compaction rewrites the view, so the turn after it starts a new prefix and is not
+    // held to the 90%. Four short messages fill under half the window, so none may happen
+    // here: every turn from the second is judged, and a compaction fails the test by name
+    // rather than as a cache figure.
+    for id in &ids {
+        let compacted =
+            f.rt.events(*id)
+                .unwrap()
+                .iter()
+                .any(|e| e.kind() == EventKind::ContextCompacted);
+        assert!(!compacted, "task {id} compacted its context");
     }
+    let turns: Vec<_> = ids.iter().map(|id| server_counts(&f, *id)).collect();
+    // Every figure is printed before any is judged: the promises fail for different
+    // reasons (the size of the specs, the stability of our prefix, the server's cache).
+    for (n, (id, requests)) in ids.iter().zip(&turns).enumerate() {
+        for (r, (prompt, cached)) in requests.iter().enumerate() {
+            let cached = cached.unwrap_or(0);
+            eprintln!(
+                "turn {} (task {id}) request {}: {cached} of {prompt} cached ({:.1}%)",
+                n + 1,
+                r + 1,
+                cached as f64 * 100.0 / *prompt as f64
+            );
+        }
+    }
+    let first = turns[0][0].0;
+    assert!(first <= 1000, "first request: {first} prompt tokens");
+    let mut reread = Vec::new();
+    for (n, (id, requests)) in ids.iter().zip(&turns).enumerate().skip(1) {
+        let (prompt, cached) = requests[0];
+        let cached = cached.expect("llama-server reports prompt_tokens_details.cached_tokens");
+        // Ours to keep: the previous turn's last request, byte for byte, is this one's
+        // prefix. Only what the server generated after it (the previous answer) and the
+        // new message are not.
+        let before = turns[n - 1].last().expect("a model turn").0;
+        assert!(
+            cached + 8 >= before,
+            "turn {} (task {id}): {cached} of {prompt} cached, the previous request sent {before}",
+            n + 1
+        );
+        if cached * 10 >= prompt * 9 {
+            continue;
+        }
+        // Below 90% with our prefix kept: the cache then stopped inside the previous
+        // answer. llama.cpp can generate a split its tokenizer never makes ("\n","\n" for
+        // "\n\n"); reading the answer back as text it finds other tokens there and
+        // re-reads from that point. That is the server's, and named as such; anything else
+        // (a shortfall past the answer) is a failure.
+        let answer = final_answer(&f, ids[n - 1]);
+        let answer_tokens = tokenize(&server, &answer).await;
+        assert!(
+            cached < before + answer_tokens,
+            "turn {} (task {id}): {cached} of {prompt} prompt tokens cached, although the previous request ({before}) and answer ({answer_tokens}) were",
+            n + 1
+        );
+        eprintln!(
+            "turn {}: the server re-read its own previous answer from token {} of {answer_tokens} (llama.cpp re-tokenisation)",
+            n + 1,
+            cached.saturating_sub(before)
+        );
+        reread.push(n + 1);
+    }
+    // A different split is rare (about one answer in twenty here): one such turn in a
+    // session is the server's; more would hide a fault of ours.
+    assert!(
+        reread.len() <= 1,
+        "turns {reread:?} each re-read the previous answer: more than llama.cpp's occasional re-tokenisation"
+    );
 }

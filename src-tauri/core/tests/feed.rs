@@ -4,8 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Duration;
 
-use pocketpilot_core::feed::{Change, Changes, STORE_POLL};
-use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::engine::feed::{Change, Changes};
+use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::engine::watch::FALLBACK_POLL;
 use pocketpilot_core::Runtime;
 use pocketpilot_test_support::Fixture;
 
@@ -63,8 +64,8 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     for i in 0..5 {
         f.rt.say(&said(session, &format!("again {i}"))).unwrap();
     }
-    // sleep: a quiet window of two store polls in which no Refresh may come; absence has no event to wait on.
-    let quiet = tokio::time::sleep(STORE_POLL * 2 + Duration::from_millis(200));
+    // sleep: a quiet window (two of the watcher's fallback looks) in which no Refresh may come; absence has no event to wait on.
+    let quiet = tokio::time::sleep(FALLBACK_POLL * 2 + Duration::from_millis(200));
     tokio::pin!(quiet);
     loop {
         tokio::select! {

@@ -4,7 +4,7 @@ use pocketpilot_test_support as support;
 
 use std::time::Duration;
 
-use pocketpilot_core::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::store::Submission;
 use pocketpilot_core::{ApprovalAnswer, Runtime, TaskStatus};
 use serde_json::json;
@@ -576,7 +576,7 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
 async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
     let f = Fixture::new();
     // Nor the built-in model (this machine may have it: the real-model tier's cache).
-    pocketpilot_core::local_model::LocalSettings {
+    pocketpilot_core::engine::local_model::LocalSettings {
         enabled: false,
         ..Default::default()
     }

@@ -5,7 +5,7 @@ use pocketpilot_test_support as support;
 
 use std::path::PathBuf;
 
-use pocketpilot_core::mcp::{self, StoredServer};
+use pocketpilot_core::engine::mcp::{self, StoredServer};
 use pocketpilot_core::{ApprovalAnswer, TaskStatus};
 use pocketpilot_mcp::{McpServerConfig, McpTransport};
 use pocketpilot_tools::PolicyRules;

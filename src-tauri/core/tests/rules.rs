@@ -5,7 +5,7 @@
 use pocketpilot_test_support as support;
 
 use pocketpilot_context::ItemKind;
-use pocketpilot_core::context::build_view;
+use pocketpilot_core::engine::context::build_view;
 use pocketpilot_core::{NewTask, TaskStatus};
 use pocketpilot_model::Role;
 use pocketpilot_protocol::MemoryScope;

@@ -301,7 +301,7 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
 async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
     let f = Fixture::new();
     // Nor the built-in model (this machine may have it: the real-model tier's cache).
-    pocketpilot_core::local_model::LocalSettings {
+    pocketpilot_core::engine::local_model::LocalSettings {
         enabled: false,
         ..Default::default()
     }
@@ -481,4 +481,51 @@ async fn at_start_interrupted_work_is_resumed_or_left_for_the_person_as_set() {
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let started = f.event(id, "task_started");
     assert_eq!(started.payload()["resumed"], true);
+}
+
+/// A worker frozen past its lease wakes to find another holder: each of its writes checks
+/// the lease inside the write's own transaction, so nothing it records after the takeover
+/// commits, however long it slept between its own check and the write.
+#[tokio::test]
+async fn a_write_of_a_run_whose_lease_moved_on_is_refused_inside_its_transaction() {
+    use pocketpilot_core::engine::recorder::Claim;
+    use pocketpilot_core::store::{leases, StoreError};
+    let f = Fixture::new();
+    let p = f.script("never.json", json!([{ "text": "unused" }]));
+    let id = f.rt.create_task(&f.task("hold on", &p)).unwrap();
+    let session_id = f.rt.task(id).unwrap().session_id;
+    let pid = i64::from(std::process::id());
+    f.rt.store
+        .write(|tx| leases::acquire(tx, session_id, "old-holder", pid, 60_000).map(|_| ()))
+        .unwrap();
+    f.rt.recorder.claim(
+        id,
+        Claim {
+            session_id,
+            holder: "old-holder".into(),
+        },
+    );
+    let note = pocketpilot_core::RuntimeEvent::TaskCancelled {
+        reason: "recorded by the holder".into(),
+    };
+    let before = f.kinds(id).len();
+    // The takeover: the lease is someone else's now (the old holder's pid is alive, so
+    // it is released first, as an expired lease would be).
+    f.rt.store
+        .write(|tx| {
+            leases::release(tx, session_id, "old-holder")?;
+            leases::acquire(tx, session_id, "new-holder", pid, 60_000).map(|_| ())
+        })
+        .unwrap();
+    let refused = f.rt.recorder.record(id, &note);
+    assert!(
+        matches!(refused, Err(StoreError::LeaseLost { session_id: s }) if s == session_id),
+        "{refused:?}"
+    );
+    assert_eq!(f.kinds(id).len(), before, "nothing was recorded");
+    // Without a claim (or with the holder's own), the same write commits: the refusal
+    // came from the lease, not the event.
+    f.rt.recorder.release(id);
+    f.rt.recorder.record(id, &note).unwrap();
+    assert_eq!(f.kinds(id).len(), before + 1);
 }

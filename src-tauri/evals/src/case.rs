@@ -138,7 +138,7 @@ pub struct Setup {
     /// Fields of `config::Limits` to change from the defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<serde_json::Value>,
-    /// The prices setting (`pocketpilot_core::cost::Prices`).
+    /// The prices setting (`pocketpilot_core::policy::cost::Prices`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prices: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -328,7 +328,7 @@ pub struct InboxStep {
     pub text: String,
     /// `followUp` (default), `steer` or `reject`.
     #[serde(default)]
-    pub when_busy: pocketpilot_core::inbox::WhenBusy,
+    pub when_busy: pocketpilot_core::engine::inbox::WhenBusy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_error: Option<pocketpilot_protocol::ErrorKind>,
     /// Said through this webhook of `setup.webhooks` (a real request naming the session)

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use tokio::process::{Child, Command};
 
 use super::case::{Case, ChildRun, KillAt};

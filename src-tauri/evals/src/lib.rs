@@ -64,7 +64,7 @@ pub enum EvalError {
     #[error("task {0} recorded no model turn: there is nothing to replay")]
     NothingToReplay(i64),
     #[error(transparent)]
-    Runtime(#[from] pocketpilot_core::service::RuntimeError),
+    Runtime(#[from] pocketpilot_core::api::service::RuntimeError),
     #[error(transparent)]
     Store(#[from] pocketpilot_store::StoreError),
 }

@@ -10,11 +10,11 @@ use pocketpilot_model::ToolCall;
 use pocketpilot_tools::Registry;
 use serde::Serialize;
 
-use super::case::{expand, expand_str, Action, Case, Crash, Start, UndoStep};
+use super::case::{expand, expand_str, Action, Case, Crash, Setup, Start, UndoStep};
 use super::score::{self, Snapshot};
+use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_core::config::{Limits, ProviderSettings};
-use pocketpilot_core::inbox::{Say, Submit};
-use pocketpilot_core::service::{ApprovalAnswer, NewTask, Runtime};
+use pocketpilot_core::engine::inbox::{Say, Submit};
 use pocketpilot_protocol::event::{EventKind, RuntimeEvent};
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_protocol::Boundary;
@@ -165,78 +165,13 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     ];
     let setup = &case.setup;
     let http = super::http::start(&setup.http_servers, &mut vars)?;
-    for d in &setup.dirs {
-        mkdir(&inside(&workspace, d)?)?;
-    }
-    for (rel, content) in &setup.files {
-        write(&inside(&workspace, rel)?, content)?;
-    }
-    for (rel, content) in &setup.outside_files {
-        write(&inside(&outside, rel)?, content)?;
-    }
-    for (rel, target) in &setup.symlinks {
-        let link = inside(&workspace, rel)?;
-        if let Some(parent) = link.parent() {
-            mkdir(parent)?;
-        }
-        std::os::unix::fs::symlink(expand_str(target, &vars), &link)
-            .map_err(|e| CaseError::context(format!("cannot make the symlink {rel}"), e))?;
-    }
+    lay_out(setup, &workspace, &outside, &vars)?;
     let before = Snapshot {
         workspace: score::snapshot(&workspace, Some(&data)),
         outside: score::snapshot(&outside, None),
     };
-
     let rt = Runtime::open(&data)?;
-    let mut limits = serde_json::to_value(Limits::default())?;
-    if let (Some(serde_json::Value::Object(patch)), Some(obj)) =
-        (&setup.limits, limits.as_object_mut())
-    {
-        for (k, v) in patch {
-            obj.insert(k.clone(), v.clone());
-        }
-    }
-    let limits: Limits =
-        serde_json::from_value(limits).map_err(|e| CaseError::context("setup.limits", e))?;
-    rt.store.write(|c| {
-        pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
-    })?;
-    if let Some(prices) = &setup.prices {
-        let prices: pocketpilot_core::cost::Prices = serde_json::from_value(prices.clone())
-            .map_err(|e| CaseError::context("setup.prices", e))?;
-        rt.set_prices(&prices)
-            .map_err(|e| CaseError::context("setup.prices", e))?;
-    }
-    if let Some(rules) = &setup.policy {
-        rt.set_policy_rules(&workspace.display().to_string(), rules)?;
-    }
-    for text in &setup.memories {
-        rt.add_memory(pocketpilot_protocol::MemoryScope::Global, None, text)?;
-    }
-    for server in &setup.mcp_servers {
-        let mut server = server.clone();
-        expand(&mut server, &vars);
-        let config: pocketpilot_mcp::McpServerConfig = serde_json::from_value(server)
-            .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
-        pocketpilot_core::mcp::add(
-            &rt.store,
-            pocketpilot_core::mcp::StoredServer {
-                workspace: Some(workspace.display().to_string()),
-                config,
-            },
-        )
-        .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
-    }
-    if let (true, Some(p)) = (opts.real, &opts.provider) {
-        rt.set_provider_settings(p)?;
-    }
-    if let Some(settings) = &setup.model_server {
-        let mut settings = settings.clone();
-        expand(&mut settings, &vars);
-        let settings: pocketpilot_core::config::ProviderSettings = serde_json::from_value(settings)
-            .map_err(|e| CaseError::context("setup.model_server", e))?;
-        rt.set_provider_settings(&settings)?;
-    }
+    configure(&rt, setup, opts, &workspace, &vars)?;
     let script = root.join("script.json");
     let mut body = case.script.clone();
     expand(&mut body, &vars);
@@ -256,6 +191,110 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
         notes: Mutex::new(Vec::new()),
     };
     Ok((env, before))
+}
+
+/// The case's folders, files and symlinks, in the workspace and outside it.
+fn lay_out(
+    setup: &Setup,
+    workspace: &Path,
+    outside: &Path,
+    vars: &[(&str, String)],
+) -> Result<(), CaseError> {
+    for d in &setup.dirs {
+        mkdir(&inside(workspace, d)?)?;
+    }
+    for (rel, content) in &setup.files {
+        write(&inside(workspace, rel)?, content)?;
+    }
+    for (rel, content) in &setup.outside_files {
+        write(&inside(outside, rel)?, content)?;
+    }
+    for (rel, target) in &setup.symlinks {
+        let link = inside(workspace, rel)?;
+        if let Some(parent) = link.parent() {
+            mkdir(parent)?;
+        }
+        std::os::unix::fs::symlink(expand_str(target, vars), &link)
+            .map_err(|e| CaseError::context(format!("cannot make the symlink {rel}"), e))?;
+    }
+    Ok(())
+}
+
+/// The case's settings in its runtime's store: limits, prices, rules, memories, MCP
+/// servers and the model's server.
+fn configure(
+    rt: &Runtime,
+    setup: &Setup,
+    opts: &RunOptions,
+    workspace: &Path,
+    vars: &[(&str, String)],
+) -> Result<(), CaseError> {
+    set_limits(rt, setup)?;
+    if let Some(prices) = &setup.prices {
+        let prices: pocketpilot_core::policy::cost::Prices = serde_json::from_value(prices.clone())
+            .map_err(|e| CaseError::context("setup.prices", e))?;
+        rt.set_prices(&prices)
+            .map_err(|e| CaseError::context("setup.prices", e))?;
+    }
+    if let Some(rules) = &setup.policy {
+        rt.set_policy_rules(&workspace.display().to_string(), rules)?;
+    }
+    for text in &setup.memories {
+        rt.add_memory(pocketpilot_protocol::MemoryScope::Global, None, text)?;
+    }
+    add_mcp_servers(rt, setup, workspace, vars)?;
+    if let (true, Some(p)) = (opts.real, &opts.provider) {
+        rt.set_provider_settings(p)?;
+    }
+    if let Some(settings) = &setup.model_server {
+        let mut settings = settings.clone();
+        expand(&mut settings, vars);
+        let settings: pocketpilot_core::config::ProviderSettings = serde_json::from_value(settings)
+            .map_err(|e| CaseError::context("setup.model_server", e))?;
+        rt.set_provider_settings(&settings)?;
+    }
+    Ok(())
+}
+
+/// The default limits with the case's own on top.
+fn set_limits(rt: &Runtime, setup: &Setup) -> Result<(), CaseError> {
+    let mut limits = serde_json::to_value(Limits::default())?;
+    if let (Some(serde_json::Value::Object(patch)), Some(obj)) =
+        (&setup.limits, limits.as_object_mut())
+    {
+        for (k, v) in patch {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    let limits: Limits =
+        serde_json::from_value(limits).map_err(|e| CaseError::context("setup.limits", e))?;
+    rt.store.write(|c| {
+        pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
+    })?;
+    Ok(())
+}
+
+fn add_mcp_servers(
+    rt: &Runtime,
+    setup: &Setup,
+    workspace: &Path,
+    vars: &[(&str, String)],
+) -> Result<(), CaseError> {
+    for server in &setup.mcp_servers {
+        let mut server = server.clone();
+        expand(&mut server, vars);
+        let config: pocketpilot_mcp::McpServerConfig = serde_json::from_value(server)
+            .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
+        pocketpilot_core::engine::mcp::add(
+            &rt.store,
+            pocketpilot_core::engine::mcp::StoredServer {
+                workspace: Some(workspace.display().to_string()),
+                config,
+            },
+        )
+        .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
+    }
+    Ok(())
 }
 
 fn inside(root: &Path, rel: &str) -> Result<PathBuf, CaseError> {
@@ -463,7 +502,7 @@ async fn quiet(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
 
 /// Plays one `undo` step and notes where it went otherwise than expected.
 fn undo_step(env: &CaseEnv, session: i64, n: usize, step: &UndoStep) -> Result<(), CaseError> {
-    use pocketpilot_core::changes::undo::{Options, Target};
+    use pocketpilot_core::engine::changes::undo::{Options, Target};
     let rt = env.rt()?;
     let tasks = rt.session_tasks(session)?;
     let task = tasks
@@ -772,7 +811,7 @@ pub enum CaseError {
     #[error(transparent)]
     Store(#[from] pocketpilot_store::StoreError),
     #[error(transparent)]
-    Mcp(#[from] pocketpilot_core::mcp::McpConfigError),
+    Mcp(#[from] pocketpilot_core::engine::mcp::McpConfigError),
     #[error(transparent)]
     Trigger(#[from] pocketpilot_triggers::TriggerError),
     #[error("{what}: {source}")]

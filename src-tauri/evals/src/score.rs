@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::case::{subset, Case, EventMatch};
+use super::case::{subset, Case, EventMatch, Expect};
 use super::runner::CaseEnv;
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_protocol::{EventKind, RuntimeEvent};
-use pocketpilot_store::StoredEvent;
+use pocketpilot_store::{Entry, StoredEvent, Task};
 
 /// Files by relative path: their bytes, or `-> target` for a symlink.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -82,13 +82,55 @@ fn matches(m: &EventMatch, ev: &StoredEvent) -> bool {
 }
 
 /// The first line of an entry, as `kind:text`.
-fn entry_line(e: &pocketpilot_store::Entry) -> String {
+fn entry_line(e: &Entry) -> String {
     let text = e.content["text"]
         .as_str()
         .map(str::to_owned)
         .unwrap_or_else(|| e.content.to_string());
     format!("{}:{}", e.kind, text.lines().next().unwrap_or_default())
 }
+
+/// What a settled case is checked against, read once.
+struct Settled<'a> {
+    expect: Expect,
+    env: &'a CaseEnv,
+    rt: &'a Arc<Runtime>,
+    before: &'a Snapshot,
+    secret: Option<&'a str>,
+    /// The case's first task.
+    task: Task,
+    /// Every task of its session.
+    tasks: Vec<Task>,
+    events: Vec<StoredEvent>,
+    entries: Vec<Entry>,
+    /// The workspace and the outside folder as the case left them.
+    after: Snapshot,
+}
+
+/// One check of an expectation (or an invariant): a line per failure.
+type Check = fn(&Settled) -> Vec<String>;
+
+/// In the order their failures are listed.
+const CHECKS: &[Check] = &[
+    status,
+    task_count,
+    answer_contains,
+    error_contains,
+    files,
+    files_contain,
+    exists,
+    absent,
+    memories,
+    usage,
+    workspace_unchanged,
+    outside_unchanged,
+    approvals,
+    events,
+    no_events,
+    transcript,
+    nowhere,
+    no_api_key,
+];
 
 pub fn check(
     case: &Case,
@@ -98,26 +140,73 @@ pub fn check(
     secret: Option<&str>,
 ) -> Vec<String> {
     let mut f: Vec<String> = Vec::new();
+    let Some(settled) = settle(case, env, rt, before, secret, &mut f) else {
+        return f;
+    };
+    for check in CHECKS {
+        f.extend(check(&settled));
+    }
+    f
+}
+
+/// Reads what the case left: `None` (and why, in `f`) when there is nothing to check. A
+/// read that fails is a failed case, never an empty record that passes.
+fn settle<'a>(
+    case: &Case,
+    env: &'a CaseEnv,
+    rt: &'a Arc<Runtime>,
+    before: &'a Snapshot,
+    secret: Option<&'a str>,
+    f: &mut Vec<String>,
+) -> Option<Settled<'a>> {
     let Some(first) = env.first_task() else {
         f.push("no task was created".into());
-        return f;
+        return None;
     };
     let Ok(task) = rt.task(first) else {
         f.push(format!("task {first} is gone"));
-        return f;
+        return None;
     };
-    let mut exp = case.expect.clone();
-    expand_expect(&mut exp, &env.vars);
-    // A read that fails is a failed case, never an empty record that passes.
+    let mut expect = case.expect.clone();
+    expand_expect(&mut expect, &env.vars);
     let tasks = match rt.session_tasks(task.session_id) {
         Ok(t) => t,
         Err(e) => {
             f.push(format!("the session's tasks could not be read: {e}"));
-            return f;
+            return None;
         }
     };
+    let events = session_events(rt, &tasks, f);
+    let entries = match rt.session_entries(task.session_id) {
+        Ok(e) => e,
+        Err(e) => {
+            f.push(format!("the transcript could not be read: {e}"));
+            Vec::new()
+        }
+    };
+    let after = Snapshot {
+        workspace: snapshot(&env.workspace, Some(&env.data)),
+        outside: snapshot(&env.outside, None),
+    };
+    Some(Settled {
+        expect,
+        env,
+        rt,
+        before,
+        secret,
+        task,
+        tasks,
+        events,
+        entries,
+        after,
+    })
+}
+
+/// The events of `tasks`, in order; a task whose events cannot be read, or whose record
+/// has a gap (it must not), is a line in `f`.
+fn session_events(rt: &Arc<Runtime>, tasks: &[Task], f: &mut Vec<String>) -> Vec<StoredEvent> {
     let mut events: Vec<StoredEvent> = Vec::new();
-    for t in &tasks {
+    for t in tasks {
         let evs = match rt.events(t.id) {
             Ok(evs) => evs,
             Err(e) => {
@@ -128,59 +217,61 @@ pub fn check(
                 continue;
             }
         };
-        // Invariant: a task's record is gapless.
         let seqs: Vec<i64> = evs.iter().map(|e| e.sequence).collect();
         if seqs != (1..=seqs.len() as i64).collect::<Vec<_>>() {
             f.push(format!("task {} has a gap in its event sequence", t.id));
         }
         events.extend(evs);
     }
-    let entries = match rt.session_entries(task.session_id) {
-        Ok(e) => e,
-        Err(e) => {
-            f.push(format!("the transcript could not be read: {e}"));
-            Vec::new()
-        }
-    };
+    events
+}
 
-    if let Some(want) = exp.status {
-        if task.status != want {
+fn status(s: &Settled) -> Vec<String> {
+    let task = &s.task;
+    match s.expect.status {
+        Some(want) if task.status != want => {
             let why = task
                 .error
                 .as_deref()
                 .map(|e| format!(" ({e})"))
                 .unwrap_or_default();
-            f.push(format!("status {}, expected {}{why}", task.status, want));
+            vec![format!("status {}, expected {}{why}", task.status, want)]
         }
+        _ => Vec::new(),
     }
-    if let Some(n) = exp.tasks {
-        if tasks.len() != n {
-            f.push(format!("{} tasks, expected {n}", tasks.len()));
-        }
-    }
-    let answer = task.final_answer.clone().unwrap_or_default();
-    for s in &exp.answer_contains {
-        if !answer.contains(s.as_str()) {
-            f.push(format!(
-                "the answer lacks {s:?} (answer: {:?})",
-                short(&answer)
-            ));
-        }
-    }
-    let error = task.error.clone().unwrap_or_default();
-    for s in &exp.error_contains {
-        if !error.contains(s.as_str()) {
-            f.push(format!(
-                "the error lacks {s:?} (error: {:?})",
-                short(&error)
-            ));
-        }
-    }
+}
 
-    // Files.
-    let ws = &env.workspace;
-    for (rel, want) in &exp.files {
-        match std::fs::read(ws.join(rel)) {
+fn task_count(s: &Settled) -> Vec<String> {
+    match s.expect.tasks {
+        Some(n) if s.tasks.len() != n => vec![format!("{} tasks, expected {n}", s.tasks.len())],
+        _ => Vec::new(),
+    }
+}
+
+fn answer_contains(s: &Settled) -> Vec<String> {
+    let answer = s.task.final_answer.clone().unwrap_or_default();
+    s.expect
+        .answer_contains
+        .iter()
+        .filter(|want| !answer.contains(want.as_str()))
+        .map(|want| format!("the answer lacks {want:?} (answer: {:?})", short(&answer)))
+        .collect()
+}
+
+fn error_contains(s: &Settled) -> Vec<String> {
+    let error = s.task.error.clone().unwrap_or_default();
+    s.expect
+        .error_contains
+        .iter()
+        .filter(|want| !error.contains(want.as_str()))
+        .map(|want| format!("the error lacks {want:?} (error: {:?})", short(&error)))
+        .collect()
+}
+
+fn files(s: &Settled) -> Vec<String> {
+    let mut f = Vec::new();
+    for (rel, want) in &s.expect.files {
+        match std::fs::read(s.env.workspace.join(rel)) {
             Ok(got) if got == want.as_bytes() => {}
             Ok(got) => f.push(format!(
                 "{rel} holds {:?}, expected {want:?}",
@@ -189,55 +280,93 @@ pub fn check(
             Err(_) => f.push(format!("{rel} is missing")),
         }
     }
-    for (rel, want) in &exp.files_contain {
-        match std::fs::read(ws.join(rel)) {
+    f
+}
+
+fn files_contain(s: &Settled) -> Vec<String> {
+    let mut f = Vec::new();
+    for (rel, want) in &s.expect.files_contain {
+        match std::fs::read(s.env.workspace.join(rel)) {
             Ok(got) if String::from_utf8_lossy(&got).contains(want.as_str()) => {}
             Ok(_) => f.push(format!("{rel} does not contain {want:?}")),
             Err(_) => f.push(format!("{rel} is missing")),
         }
     }
-    for rel in &exp.exists {
-        if std::fs::symlink_metadata(ws.join(rel)).is_err() {
-            f.push(format!("{rel} should exist"));
-        }
-    }
-    for rel in &exp.absent {
-        if std::fs::symlink_metadata(ws.join(rel)).is_ok() {
-            f.push(format!("{rel} should not exist"));
-        }
-    }
-    if let Some(want) = exp.memories {
-        match rt.memories(None) {
-            Ok(m) if m.len() == want => {}
-            Ok(m) => f.push(format!("{} memories kept, expected {want}", m.len())),
-            Err(e) => f.push(format!("the memories could not be read: {e}")),
-        }
-    }
-    if let Some(want) = &exp.usage {
-        f.extend(check_usage(rt, want));
-    }
-    let after_ws = snapshot(ws, Some(&env.data));
-    if exp.workspace_unchanged && after_ws != before.workspace {
-        f.push(format!(
-            "the workspace changed: {:?}",
-            diff_names(&before.workspace, &after_ws)
-        ));
-    }
-    // Invariant: nothing outside the workspace changes.
-    let after_out = snapshot(&env.outside, None);
-    if after_out != before.outside {
-        f.push(format!(
-            "outside the workspace changed: {:?}",
-            diff_names(&before.outside, &after_out)
-        ));
-    }
+    f
+}
 
-    // Approvals, in the order they were asked for.
-    if let Some(want) = &exp.approvals {
-        let asked: Vec<&StoredEvent> = events
-            .iter()
-            .filter(|e| e.kind() == EventKind::ApprovalRequired)
-            .collect();
+fn exists(s: &Settled) -> Vec<String> {
+    s.expect
+        .exists
+        .iter()
+        .filter(|rel| std::fs::symlink_metadata(s.env.workspace.join(rel)).is_err())
+        .map(|rel| format!("{rel} should exist"))
+        .collect()
+}
+
+fn absent(s: &Settled) -> Vec<String> {
+    s.expect
+        .absent
+        .iter()
+        .filter(|rel| std::fs::symlink_metadata(s.env.workspace.join(rel)).is_ok())
+        .map(|rel| format!("{rel} should not exist"))
+        .collect()
+}
+
+fn memories(s: &Settled) -> Vec<String> {
+    let Some(want) = s.expect.memories else {
+        return Vec::new();
+    };
+    match s.rt.memories(None) {
+        Ok(m) if m.len() == want => Vec::new(),
+        Ok(m) => vec![format!("{} memories kept, expected {want}", m.len())],
+        Err(e) => vec![format!("the memories could not be read: {e}")],
+    }
+}
+
+fn usage(s: &Settled) -> Vec<String> {
+    match &s.expect.usage {
+        Some(want) => check_usage(s.rt, want),
+        None => Vec::new(),
+    }
+}
+
+fn workspace_unchanged(s: &Settled) -> Vec<String> {
+    let (before, after) = (&s.before.workspace, &s.after.workspace);
+    if s.expect.workspace_unchanged && after != before {
+        vec![format!(
+            "the workspace changed: {:?}",
+            diff_names(before, after)
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// An invariant of every case: nothing outside the workspace changes.
+fn outside_unchanged(s: &Settled) -> Vec<String> {
+    let (before, after) = (&s.before.outside, &s.after.outside);
+    if after != before {
+        vec![format!(
+            "outside the workspace changed: {:?}",
+            diff_names(before, after)
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Approvals, in the order they were asked for.
+fn approvals(s: &Settled) -> Vec<String> {
+    let Some(want) = &s.expect.approvals else {
+        return Vec::new();
+    };
+    let asked: Vec<&StoredEvent> = s
+        .events
+        .iter()
+        .filter(|e| e.kind() == EventKind::ApprovalRequired)
+        .collect();
+    if asked.len() != want.len() {
         let names: Vec<&str> = asked
             .iter()
             .map(|e| match &e.event {
@@ -245,74 +374,122 @@ pub fn check(
                 _ => "?",
             })
             .collect();
-        if asked.len() != want.len() {
+        return vec![format!(
+            "{} approvals asked ({names:?}), expected {} ({:?})",
+            asked.len(),
+            want.len(),
+            want.iter().map(|w| w.tool.as_str()).collect::<Vec<_>>()
+        )];
+    }
+    let mut f = Vec::new();
+    for (i, (w, got)) in want.iter().zip(&asked).enumerate() {
+        let got = got.payload();
+        if got["name"] != w.tool.as_str() {
             f.push(format!(
-                "{} approvals asked ({names:?}), expected {} ({:?})",
-                asked.len(),
-                want.len(),
-                want.iter().map(|w| w.tool.as_str()).collect::<Vec<_>>()
+                "approval {} was for {}, expected {}",
+                i + 1,
+                got["name"],
+                w.tool
             ));
-        } else {
-            for (i, (w, got)) in want.iter().zip(&asked).enumerate() {
-                let got = got.payload();
-                if got["name"] != w.tool.as_str() {
-                    f.push(format!(
-                        "approval {} was for {}, expected {}",
-                        i + 1,
-                        got["name"],
-                        w.tool
-                    ));
-                }
-                if let Some(effect) = &w.effect {
-                    if !subset(effect, &got["effect"]) {
-                        f.push(format!(
-                            "approval {} showed {}, expected {effect}",
-                            i + 1,
-                            got["effect"]
-                        ));
-                    }
-                }
+        }
+        if let Some(effect) = &w.effect {
+            if !subset(effect, &got["effect"]) {
+                f.push(format!(
+                    "approval {} showed {}, expected {effect}",
+                    i + 1,
+                    got["effect"]
+                ));
             }
         }
     }
-    for m in &exp.events {
-        if !events.iter().any(|e| matches(m, e)) {
-            f.push(format!("missing event {}", m.describe()));
-        }
-    }
-    for m in &exp.no_events {
-        if let Some(e) = events.iter().find(|e| matches(m, e)) {
-            f.push(format!(
+    f
+}
+
+fn events(s: &Settled) -> Vec<String> {
+    s.expect
+        .events
+        .iter()
+        .filter(|m| !s.events.iter().any(|e| matches(m, e)))
+        .map(|m| format!("missing event {}", m.describe()))
+        .collect()
+}
+
+fn no_events(s: &Settled) -> Vec<String> {
+    s.expect
+        .no_events
+        .iter()
+        .filter_map(|m| s.events.iter().find(|e| matches(m, e)))
+        .map(|e| {
+            format!(
                 "unexpected event {} {}",
                 e.kind(),
                 short(&e.payload().to_string())
-            ));
-        }
-    }
-    if let Some(want) = &exp.transcript {
-        let got: Vec<String> = entries.iter().map(entry_line).collect();
-        let ok =
-            got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.starts_with(w.as_str()));
-        if !ok {
-            f.push(format!("transcript {got:?}, expected {want:?}"));
-        }
-    }
+            )
+        })
+        .collect()
+}
 
-    // Text that must appear nowhere: the case's, and the API key (never printed).
+fn transcript(s: &Settled) -> Vec<String> {
+    let Some(want) = &s.expect.transcript else {
+        return Vec::new();
+    };
+    let got: Vec<String> = s.entries.iter().map(entry_line).collect();
+    let ok =
+        got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.starts_with(w.as_str()));
+    if ok {
+        Vec::new()
+    } else {
+        vec![format!("transcript {got:?}, expected {want:?}")]
+    }
+}
+
+/// Text that must appear nowhere the case left anything.
+fn nowhere(s: &Settled) -> Vec<String> {
+    if s.expect.nowhere.is_empty() {
+        return Vec::new();
+    }
+    let haystacks = haystacks(s);
+    s.expect
+        .nowhere
+        .iter()
+        .filter_map(|needle| {
+            haystacks
+                .iter()
+                .find(|(_, h)| h.contains(needle.as_str()))
+                .map(|(place, _)| format!("{needle:?} appears in {place}"))
+        })
+        .collect()
+}
+
+/// The API key is never printed, recorded or written.
+fn no_api_key(s: &Settled) -> Vec<String> {
+    let Some(secret) = s.secret.filter(|k| k.len() >= 8) else {
+        return Vec::new();
+    };
+    haystacks(s)
+        .iter()
+        .find(|(_, h)| h.contains(secret))
+        .map(|(place, _)| vec![format!("the API key leaked into {place}")])
+        .unwrap_or_default()
+}
+
+/// Everything the case left, each with where it is: events, transcript, the answer, and
+/// the files it created or changed (files as they were set up hold what the case put
+/// there).
+fn haystacks(s: &Settled) -> Vec<(String, String)> {
     let mut haystacks: Vec<(String, String)> = Vec::new();
-    for e in &events {
+    for e in &s.events {
         haystacks.push((
             format!("event {} of task {}", e.kind(), e.task_id),
             e.payload().to_string(),
         ));
     }
-    for e in &entries {
+    for e in &s.entries {
         haystacks.push((format!("transcript entry {}", e.id), e.content.to_string()));
     }
-    if let Some(a) = &task.final_answer {
+    if let Some(a) = &s.task.final_answer {
         haystacks.push(("the answer".into(), a.clone()));
     }
-    // Files as they were set up hold what the case put there: only new or changed ones count.
     let changed = |before: &Files, after: &Files| -> Vec<(String, String)> {
         after
             .iter()
@@ -320,22 +497,12 @@ pub fn check(
             .map(|(k, v)| (format!("file {k}"), String::from_utf8_lossy(v).into_owned()))
             .collect()
     };
-    haystacks.extend(changed(&before.workspace, &after_ws));
-    haystacks.extend(changed(&before.outside, &after_out));
-    for needle in &exp.nowhere {
-        if let Some((place, _)) = haystacks.iter().find(|(_, h)| h.contains(needle.as_str())) {
-            f.push(format!("{needle:?} appears in {place}"));
-        }
-    }
-    if let Some(secret) = secret.filter(|s| s.len() >= 8) {
-        if let Some((place, _)) = haystacks.iter().find(|(_, h)| h.contains(secret)) {
-            f.push(format!("the API key leaked into {place}"));
-        }
-    }
-    f
+    haystacks.extend(changed(&s.before.workspace, &s.after.workspace));
+    haystacks.extend(changed(&s.before.outside, &s.after.outside));
+    haystacks
 }
 
-/// The store's cost figures against `want` (issue 19).
+/// The store's cost figures against `want`.
 fn check_usage(rt: &Arc<Runtime>, want: &super::case::ExpectUsage) -> Vec<String> {
     let mut f = Vec::new();
     let usage = match rt.usage(None) {
@@ -395,7 +562,7 @@ fn check_usage(rt: &Arc<Runtime>, want: &super::case::ExpectUsage) -> Vec<String
     f
 }
 
-fn expand_expect(exp: &mut super::case::Expect, vars: &[(&str, String)]) {
+fn expand_expect(exp: &mut Expect, vars: &[(&str, String)]) {
     if let Ok(mut v) = serde_json::to_value(&*exp) {
         super::case::expand(&mut v, vars);
         if let Ok(e) = serde_json::from_value(v) {

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_triggers::{cron, webhook, Clock, HostOptions, ManualClock, TriggerHost};
 

@@ -11,7 +11,8 @@ use landlock::{
 
 use crate::child::{Bind, ChildPlan, MountPlan};
 use crate::env::scrub_env;
-use crate::gitsnap::GitSnapshot;
+use crate::gitfind::{self, Found, PROTECTED_DIRS, PROTECTED_FILES};
+use crate::gitsnap::{GitSnapshot, RestoreAction, RestoreReason, Restored};
 use crate::hints::Reach;
 use crate::policy::{etc_hidden, Mode, SandboxPolicy, DEVICE_FILES, SYSTEM_READ_ROOTS};
 use crate::probe::{
@@ -31,7 +32,7 @@ pub struct CallGuard {
     tmp_path: PathBuf,
     confined: bool,
     reach: Reach,
-    /// Without user namespaces: `.git` metadata as it was, put back when the call ends.
+    /// Git metadata as it was, checked and put back when the call ends.
     git_snapshot: Option<GitSnapshot>,
     /// Without user namespaces and no `.pocketpilot/` before the call: one the command
     /// made is removed when the call ends.
@@ -57,18 +58,25 @@ impl CallGuard {
         }
     }
 
-    /// Without user namespaces, puts `.git/hooks` and `.git/config` back as they were
-    /// before the call and returns what had been changed. Call after the child has exited
+    /// Checks the git metadata the workspace holds or leads to against its state before
+    /// the call, puts back what changed, removes what the call added, and cuts the keys
+    /// that run programs out of configs of repositories the call created; returns what it
+    /// did and why (the call's result should say so). Call after the child has exited
     /// (the supervisor's exit means the whole tree is gone); the guard's drop does it too.
-    /// With user namespaces they could not change, and this returns nothing.
-    pub fn restore_git_metadata(&mut self) -> Vec<PathBuf> {
+    /// Without user namespaces this is what protects the metadata; with them, existing
+    /// files could not change, but new files beside them and new repositories could.
+    pub fn restore_git_metadata(&mut self) -> Vec<Restored> {
         let mut restored = match self.git_snapshot.take() {
             Some(snapshot) => snapshot.restore(),
             None => Vec::new(),
         };
         if let Some(own) = self.own_dir_absent.take() {
             if remove_planted(&own) {
-                restored.push(own);
+                restored.push(Restored {
+                    path: own,
+                    action: RestoreAction::Removed,
+                    reason: RestoreReason::OwnFolder,
+                });
             }
         }
         restored
@@ -198,18 +206,32 @@ pub fn confine(
             tracing::warn!(error = %e, "cannot create the workspace's .pocketpilot folder");
         }
     }
-    let protected = git_metadata(&workspace);
+    let found = if enforce {
+        gitfind::find(&workspace)
+    } else {
+        Found::default()
+    };
+    let binds = protected_binds(&workspace, &write_roots, &found);
+    let protected: Vec<PathBuf> = binds
+        .iter()
+        .filter(|(_, read_only)| *read_only)
+        .map(|(p, _)| p.clone())
+        .collect();
     let mounts = if use_mounts {
-        mount_plan(&workspace, &protected, pid_ns_enabled())
+        mount_plan(&binds, pid_ns_enabled())
     } else {
         None
     };
-    let git_snapshot = if enforce && !use_mounts && !protected.is_empty() {
-        tracing::info!("no user namespaces: .git/hooks and .git/config restored after the call");
-        Some(GitSnapshot::take(&workspace))
+    if enforce && !use_mounts && !found.gitdirs.is_empty() {
+        tracing::info!("no user namespaces: git metadata is restored after the call");
+    }
+    let read_only: std::collections::BTreeSet<PathBuf> = if use_mounts {
+        protected.iter().cloned().collect()
     } else {
-        None
+        Default::default()
     };
+    let git_snapshot =
+        enforce.then(|| GitSnapshot::take(&workspace, &write_roots, &found, &read_only));
     let plan = ChildPlan {
         ruleset_fd: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
         filter: enforce.then(|| bpf::program(policy.network)),
@@ -393,48 +415,63 @@ fn build_ruleset(
     })
 }
 
-/// `.git/hooks` and `.git/config` of a repository at the workspace root, and the
-/// workspace's `.pocketpilot/` folder (never writable by the agent, issue 18).
-fn git_metadata(workspace: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    let git = workspace.join(".git");
-    if git.is_dir() {
-        out.extend(
-            ["hooks", "config"]
-                .iter()
-                .map(|n| git.join(n))
-                .filter(|p| p.symlink_metadata().is_ok()),
-        );
+/// What is bound in the command's mount namespace, in mount order, `true` for read-only:
+/// every git directory inside the write roots and every `.git` entry of the workspace
+/// onto itself (a mount point cannot be renamed or removed, so the command cannot swap in
+/// metadata of its own; a `.git` file is bound read-only), then their config, hooks,
+/// info, `commondir` and included files read-only, and the workspace's `.pocketpilot/`
+/// folder (never writable by the agent, issue 18). Symlinks are left alone: binding one
+/// would protect wherever it points, not the entry; the check after the call covers them.
+fn protected_binds(workspace: &Path, roots: &[PathBuf], found: &Found) -> Vec<(PathBuf, bool)> {
+    let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+    let real = |p: &Path| p.symlink_metadata().ok().filter(|m| !m.is_symlink());
+    let mut binds: Vec<(PathBuf, bool)> = Vec::new();
+    for dotgit in &found.dotgits {
+        match real(dotgit) {
+            Some(m) if m.is_dir() => binds.push((dotgit.clone(), false)),
+            Some(m) if m.is_file() => binds.push((dotgit.clone(), true)),
+            _ => {}
+        }
+    }
+    for gitdir in found.gitdirs.iter().filter(|g| inside(g)) {
+        binds.push((gitdir.clone(), false));
+        for name in PROTECTED_FILES.iter().chain(PROTECTED_DIRS.iter()) {
+            let p = gitdir.join(name);
+            if real(&p).is_some() {
+                binds.push((p, true));
+            }
+        }
+    }
+    for inc in found.included.iter().filter(|p| inside(p)) {
+        if real(inc).is_some_and(|m| m.is_file()) {
+            binds.push((inc.clone(), true));
+        }
     }
     let own = workspace.join(crate::PROTECTED_DIR);
-    // A link is left alone: binding it would protect wherever it points, not the folder.
-    if own.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-        out.push(own);
+    if real(&own).is_some_and(|m| m.is_dir()) {
+        binds.push((own, true));
     }
-    out
+    let mut unique: std::collections::BTreeMap<PathBuf, bool> = Default::default();
+    for (p, read_only) in binds {
+        *unique.entry(p).or_default() |= read_only;
+    }
+    let mut binds: Vec<(PathBuf, bool)> = unique.into_iter().collect();
+    // Outer mounts first: a bind made later over a parent would hide the inner ones.
+    binds.sort_by_key(|(p, read_only)| (p.components().count(), *read_only));
+    binds
 }
 
-fn mount_plan(workspace: &Path, protected: &[PathBuf], pid_ns: bool) -> Option<MountPlan> {
-    if protected.is_empty() && !pid_ns {
+fn mount_plan(binds: &[(PathBuf, bool)], pid_ns: bool) -> Option<MountPlan> {
+    if binds.is_empty() && !pid_ns {
         return None;
     }
     let cstr = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).ok();
-    // `.git` itself is bound onto itself first: a mount point cannot be renamed away, so
-    // the command cannot swap in a `.git` of its own making either.
-    let git = workspace.join(".git");
-    let mut binds = Vec::new();
-    if protected.iter().any(|p| p.starts_with(&git)) {
-        binds.push(Bind {
-            path: cstr(&git)?,
-            read_only: false,
-            keep_flags: 0,
-        });
-    }
-    for p in protected {
-        binds.push(Bind {
+    let mut planned = Vec::with_capacity(binds.len());
+    for (p, read_only) in binds {
+        planned.push(Bind {
             path: cstr(p)?,
-            read_only: true,
-            keep_flags: mount_flags(p),
+            read_only: *read_only,
+            keep_flags: if *read_only { mount_flags(p) } else { 0 },
         });
     }
     // SAFETY: plain id queries.
@@ -442,7 +479,7 @@ fn mount_plan(workspace: &Path, protected: &[PathBuf], pid_ns: bool) -> Option<M
     Some(MountPlan {
         uid_map: id_map(uid),
         gid_map: id_map(gid),
-        binds,
+        binds: planned,
         pid_ns,
     })
 }

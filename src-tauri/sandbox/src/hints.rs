@@ -13,7 +13,7 @@ const MAX_HINTS: usize = 5;
 pub(crate) struct Reach {
     pub write: Vec<PathBuf>,
     pub read: Vec<PathBuf>,
-    /// Read-only inside the workspace (`.git/hooks`, `.git/config`).
+    /// Read-only inside the workspace (git metadata: configs, hooks, info, `.git` files).
     pub protected: Vec<PathBuf>,
     pub network: bool,
 }

@@ -9,8 +9,10 @@
 //!   `socket()` but TCP/UDP, or all of them without the grant; Landlock denies TCP
 //!   connect/bind as a second layer) and never opens unix sockets leading out;
 //! - cannot ptrace or signal anything outside its own tree (Landlock scoping + seccomp);
-//! - sees `.git/hooks`, `.git/config` and the workspace's `.pocketpilot/` read-only where
-//!   user namespaces allow a private mount namespace;
+//! - sees all git metadata of the workspace (every repository's config, hooks, info,
+//!   `commondir`, `.git` files) and the workspace's `.pocketpilot/` read-only where user
+//!   namespaces allow a private mount namespace; after the call, what changed anyway is
+//!   put back and new repositories lose config keys that run programs;
 //! - runs below a small supervisor process that is a child subreaper, so every
 //!   descendant — `setsid -f`, double forks — is killed when the call ends, is cancelled,
 //!   or the app itself dies.
@@ -24,6 +26,8 @@ mod bpf;
 mod child;
 mod confine;
 mod env;
+mod gitconfig;
+mod gitfind;
 mod gitsnap;
 mod hints;
 mod policy;
@@ -32,6 +36,7 @@ mod probe;
 
 pub use confine::{confine, CallGuard};
 pub use env::{is_secret_name, is_secret_value, looks_secret_name, scrub_env};
+pub use gitsnap::{RestoreAction, RestoreReason, Restored};
 pub use hints::blocked_hints;
 pub use policy::{toolchain_read_paths, Mode, SandboxPolicy, SYSTEM_READ_ROOTS};
 pub use private::{harden_parent, make_private};

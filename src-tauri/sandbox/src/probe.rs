@@ -14,7 +14,8 @@ pub const SWITCH_VAR: &str = "POCKETPILOT_SANDBOX";
 /// read-only.
 const NO_USERNS: &str = "no-userns";
 
-/// How `.git/hooks` and `.git/config` of the workspace's repository are protected.
+/// How the git metadata of the workspace's repositories (configs, hooks, info, `commondir`,
+/// `.git` files) is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GitMetadata {
     /// Bind-mounted read-only in the command's private mount namespace.
@@ -85,7 +86,7 @@ impl SandboxStatus {
                 let yes = |b: &bool| if *b { "yes" } else { "no" };
                 format!(
                     "sandbox: Landlock ABI {abi}; network blocking (seccomp): {}; Landlock TCP rules: {}; \
-                     unix-socket/signal scoping: {}; .git/hooks and .git/config: {}; \
+                     unix-socket/signal scoping: {}; git metadata of every repository: {}; \
                      whole process tree killed at the end of a call: {}; \
                      /proc shows only the command's own processes: {}",
                     yes(network_blocking),

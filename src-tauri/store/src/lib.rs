@@ -89,6 +89,11 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("stored data is invalid: {0}")]
     Invalid(String),
+    /// A write of a run whose session's lease another process took over: refused inside
+    /// the write's own transaction, so a worker that was frozen past its lease records
+    /// nothing on waking.
+    #[error("session {session_id} is worked by another process now")]
+    LeaseLost { session_id: i64 },
     /// A stored value that does not parse, named by table, row and column.
     #[error(transparent)]
     CorruptRow(#[from] CorruptRow),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pocketpilot_core::config::{Limits, LIMITS_KEY};
-use pocketpilot_core::recorder::TaskEvent;
+use pocketpilot_core::engine::recorder::TaskEvent;
 use pocketpilot_core::store::settings;
 use pocketpilot_core::{NewTask, Runtime, RuntimeEvent, TaskStatus};
 
@@ -94,7 +94,7 @@ impl Fixture {
 }
 
 /// Every event of a subscription until it closes.
-pub async fn drain(mut sub: pocketpilot_core::recorder::Subscription) -> Vec<TaskEvent> {
+pub async fn drain(mut sub: pocketpilot_core::engine::recorder::Subscription) -> Vec<TaskEvent> {
     let mut out = Vec::new();
     while let Some(ev) = tokio::time::timeout(Duration::from_secs(30), sub.next())
         .await

@@ -24,7 +24,7 @@ pub struct CommandSandbox {
     /// Secret-looking variables to pass through anyway, by exact name.
     pub env_pass: Vec<String>,
     /// `Off` only when the person chose "no sandbox" explicitly, or the probe found the
-    /// kernel cannot confine (then every command asks, see `pocketpilot_core::confinement`).
+    /// kernel cannot confine (then every command asks, see `pocketpilot_core::policy::confinement`).
     pub mode: SandboxMode,
     /// What the workspace's sandbox settings widened, one phrase each ("write /x",
     /// "network", "no sandbox"): shown in the approval and recorded as the decision's

@@ -32,7 +32,7 @@ use tracing::Instrument;
 use pocketpilot_protocol::ErrorKind;
 
 use super::{canonical_workspace, parse_stamp, stamp, Fire, Result, TriggerError, TriggerSettings};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_store::triggers::{self, Schedule};
 use pocketpilot_store::StoreError;
 

@@ -45,7 +45,7 @@ use std::path::Path;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use pocketpilot_core::service::{NewTask, Runtime, RuntimeError};
+use pocketpilot_core::api::service::{NewTask, Runtime, RuntimeError};
 use pocketpilot_protocol::ErrorKind;
 use pocketpilot_store::{settings, triggers, StoreError};
 
@@ -99,7 +99,7 @@ impl TriggerError {
             TriggerError::EmptyGoal => ErrorKind::EmptyGoal,
             TriggerError::Listen { .. } => ErrorKind::Listen,
             TriggerError::Watch { .. } => ErrorKind::Watch,
-            TriggerError::Store(e) => pocketpilot_core::service::store_kind(e),
+            TriggerError::Store(e) => pocketpilot_core::api::service::store_kind(e),
             TriggerError::Runtime(e) => e.kind(),
             TriggerError::ShuttingDown => ErrorKind::Io,
         }

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cron::{self, Clock, SystemClock};
 use super::{watch, webhook, Result, TriggerSettings};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_store::triggers;
 
 pub struct HostOptions {

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{canonical_workspace, stamp, Fire, Result, TriggerError, TriggerSettings};
-use pocketpilot_core::service::Runtime;
+use pocketpilot_core::api::service::Runtime;
 use pocketpilot_store::triggers::{self, Watch};
 use pocketpilot_store::StoreError;
 

@@ -47,8 +47,8 @@ use tokio_util::sync::CancellationToken;
 use pocketpilot_protocol::ErrorKind;
 
 use super::{canonical_workspace, Fire, Result, TriggerError, TriggerSettings};
-use pocketpilot_core::inbox::{InboxError, Say, Submit, WhenBusy};
-use pocketpilot_core::service::{Runtime, RuntimeError};
+use pocketpilot_core::api::service::{Runtime, RuntimeError};
+use pocketpilot_core::engine::inbox::{InboxError, Say, Submit, WhenBusy};
 use pocketpilot_store::{sessions, tasks, triggers, StoreError};
 
 /// The most a request body may hold. A 4000-character text fully `\u`-escaped (surrogate
@@ -355,12 +355,36 @@ async fn receive(
     }
 }
 
+/// A request to a hook: who may send it, what it says, then the text spoken to a session
+/// or a new task fired.
 async fn accept(
     state: &AppState,
     name: &str,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Accepted, HookError> {
+    let rt = &state.rt;
+    let hook = admit(state, name, headers)?;
+    let bytes = read_bounded(headers, body).await?;
+    let body = parse_body(&bytes)?;
+    let text = checked_text(&body)?.to_owned();
+    check_scope(rt, &hook.workspace, body.session, body.follow_up_of)?;
+    let rt = rt.clone();
+    if let (Some(session), None) = (body.session, body.follow_up_of) {
+        let when_busy = body.when_busy.unwrap_or_default();
+        return super::blocking(move || say_to_session(&rt, &hook, session, &text, when_busy))
+            .await;
+    }
+    fire_task(rt, hook, text, body.session, body.follow_up_of).await
+}
+
+/// The hook `name` when triggers run, it is active, the request carries its token, its
+/// rate allows one more, and the body is said to be JSON.
+fn admit(
+    state: &AppState,
+    name: &str,
+    headers: &HeaderMap,
+) -> Result<triggers::Webhook, HookError> {
     let rt = &state.rt;
     let paused = TriggerSettings::load(rt)
         .map_err(HookError::internal)?
@@ -394,8 +418,11 @@ async fn accept(
             "send Content-Type: application/json",
         ));
     }
-    let bytes = read_bounded(headers, body).await?;
-    let body = parse_body(&bytes)?;
+    Ok(hook)
+}
+
+/// The body's text, trimmed: present, not too long, and `when_busy` only where it applies.
+fn checked_text(body: &HookBody) -> Result<&str, HookError> {
     let text = body.text.as_deref().map(str::trim).unwrap_or_default();
     if text.is_empty() {
         return Err(HookError::bad(
@@ -416,39 +443,48 @@ async fn accept(
             "`when_busy` applies only to a request that names a `session` (without `follow_up_of`)",
         ));
     }
-    check_scope(rt, &hook.workspace, body.session, body.follow_up_of)?;
-    if let (Some(session), None) = (body.session, body.follow_up_of) {
-        let when_busy = body.when_busy.unwrap_or_default();
-        let (rt, text) = (rt.clone(), text.to_owned());
-        return super::blocking(move || say_to_session(&rt, &hook, session, &text, when_busy))
-            .await;
-    }
+    Ok(text)
+}
 
-    let (session_id, follow_up_of) = (body.session, body.follow_up_of);
-    let (task_id, hook) = {
-        let (rt, text) = (rt.clone(), text.to_owned());
-        super::blocking(move || {
-            let fire = Fire {
-                kind: "webhook",
-                trigger_id: hook.id,
-                workspace: &hook.workspace,
-                goal: &text,
-                provider: hook.provider.as_deref(),
-                session_id,
-                follow_up_of,
-                scheduled_for: None,
-                reason: None,
-            };
-            let fired = super::fire(&rt, &fire);
-            if fired.is_ok() {
-                note_fired(&rt, &hook);
-            }
-            Ok::<_, TriggerError>((fired, hook))
-        })
-        .await
-        .map_err(HookError::internal)?
-    };
-    let task_id = task_id.map_err(|e| match e.kind() {
+/// A new task for the hook's text (in a new session, or following up a task).
+async fn fire_task(
+    rt: Arc<Runtime>,
+    hook: triggers::Webhook,
+    text: String,
+    session_id: Option<i64>,
+    follow_up_of: Option<i64>,
+) -> Result<Accepted, HookError> {
+    let (task_id, hook) = super::blocking(move || {
+        let fire = Fire {
+            kind: "webhook",
+            trigger_id: hook.id,
+            workspace: &hook.workspace,
+            goal: &text,
+            provider: hook.provider.as_deref(),
+            session_id,
+            follow_up_of,
+            scheduled_for: None,
+            reason: None,
+        };
+        let fired = super::fire(&rt, &fire);
+        if fired.is_ok() {
+            note_fired(&rt, &hook);
+        }
+        Ok::<_, TriggerError>((fired, hook))
+    })
+    .await
+    .map_err(HookError::internal)?;
+    let task_id = task_id.map_err(|e| not_fired(e, &hook))?;
+    Ok(Accepted {
+        task_id: Some(task_id),
+        submission_id: None,
+        queued: false,
+    })
+}
+
+/// Why a task was not fired, as the sender should read it.
+fn not_fired(e: TriggerError, hook: &triggers::Webhook) -> HookError {
+    match e.kind() {
         ErrorKind::ConversationBusy => HookError::new(
             StatusCode::CONFLICT,
             "conversation_busy",
@@ -463,12 +499,7 @@ async fn accept(
             format!("the hook's workspace {} is gone: {e}", hook.workspace),
         ),
         _ => HookError::internal(e),
-    })?;
-    Ok(Accepted {
-        task_id: Some(task_id),
-        submission_id: None,
-        queued: false,
-    })
+    }
 }
 
 /// Speaks to a session through its inbox, as the window's composer does.

@@ -1323,8 +1323,8 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
         max_trigger_day_usd: Some(1.0),
         ..Default::default()
     });
-    f.rt.set_prices(&pocketpilot_core::cost::Prices {
-        models: vec![pocketpilot_core::cost::Price {
+    f.rt.set_prices(&pocketpilot_core::policy::cost::Prices {
+        models: vec![pocketpilot_core::policy::cost::Price {
             model: "scripted:*".into(),
             input_per_mtok: 1000.0,
             output_per_mtok: 1000.0,
@@ -1392,8 +1392,8 @@ fn capped_fixture() -> Fixture {
         max_trigger_day_usd: Some(1.0),
         ..Default::default()
     });
-    f.rt.set_prices(&pocketpilot_core::cost::Prices {
-        models: vec![pocketpilot_core::cost::Price {
+    f.rt.set_prices(&pocketpilot_core::policy::cost::Prices {
+        models: vec![pocketpilot_core::policy::cost::Price {
             model: "scripted:*".into(),
             input_per_mtok: 1000.0,
             output_per_mtok: 1000.0,
@@ -1476,7 +1476,7 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
     assert_eq!(task.final_answer.as_deref(), Some("report done"));
     assert!(task.pause.is_none());
     let continued = f.event(parked, "run_continued").payload();
-    assert_eq!(continued["by"], pocketpilot_core::pause::LIFTED_BY);
+    assert_eq!(continued["by"], pocketpilot_core::policy::pause::LIFTED_BY);
     let kinds = f.kinds(parked);
     let at = |k: &str| kinds.iter().position(|x| x == k).unwrap();
     assert!(

@@ -6,6 +6,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+pub mod git;
+
 use pocketpilot_sandbox::{confine, Mode, SandboxPolicy};
 
 pub const CANARY: &str = "CANARY-7f3a-home";

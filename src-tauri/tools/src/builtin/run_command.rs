@@ -296,14 +296,13 @@ async fn finish(
     };
     let rendered = output.render();
     let mut text = format!("{code}\n{rendered}");
-    // Without user namespaces hooks and git config are writable during the call; the tree
-    // is gone now (the supervisor has exited), so they can be put back.
-    let restored = sandbox.restore_git_metadata().into_iter().map(|p| {
-        format!(
-            "the sandbox restored {} (changed by the command)",
-            p.display()
-        )
-    });
+    // The tree is gone now (the supervisor has exited): git metadata the command changed
+    // or added is put back, and each such file is named here with the reason, so neither
+    // the model nor the person is surprised by it.
+    let restored = sandbox
+        .restore_git_metadata()
+        .into_iter()
+        .map(|r| r.to_string());
     // The command's own error stays; the hint says where it came from.
     for hint in sandbox.blocked_hints(&rendered).into_iter().chain(restored) {
         if !text.ends_with('\n') {

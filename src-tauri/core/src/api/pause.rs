@@ -1,0 +1,131 @@
+//! Continuing or stopping a paused task.
+use crate::api::service::{Result, Runtime, RuntimeError};
+use crate::event::RuntimeEvent;
+use crate::policy::pause::LIFTED_BY;
+use crate::store::{self, tasks};
+use crate::task::TaskStatus;
+use pocketpilot_protocol::{Budget, PauseReason, Raise};
+use std::sync::Arc;
+
+impl Runtime {
+    /// Continues a paused task with `raise` added to its budgets and, if given, `steer`
+    /// as the person's message before the model is asked again.
+    pub fn continue_task(
+        self: &Arc<Self>,
+        task_id: i64,
+        raise: Raise,
+        steer: Option<String>,
+        by: &str,
+    ) -> Result<()> {
+        let task = self.task(task_id)?;
+        if task.status != TaskStatus::Paused {
+            return Err(RuntimeError::NotPaused {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        vet(&task, &raise)?;
+        self.recorder.record(
+            task_id,
+            &RuntimeEvent::RunContinued {
+                raise,
+                by: if by.is_empty() {
+                    "user".into()
+                } else {
+                    by.into()
+                },
+                steer,
+            },
+        )?;
+        self.drive_in_background(task.session_id);
+        Ok(())
+    }
+
+    /// Ends a paused task: `budget_exceeded` when a budget paused it (as before there
+    /// were pauses), `cancelled` when the repetition guard did.
+    pub fn stop_task(&self, task_id: i64) -> Result<TaskStatus> {
+        let task = self.task(task_id)?;
+        if task.status != TaskStatus::Paused {
+            return Err(RuntimeError::NotPaused {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        let event = match &task.pause {
+            Some(p) if p.reason == PauseReason::Budget => RuntimeEvent::BudgetExceeded {
+                budget: p.budget.unwrap_or(Budget::Steps),
+                reason: p.message.clone(),
+            },
+            _ => RuntimeEvent::TaskCancelled {
+                reason: "stopped by the user: the agent was repeating itself".into(),
+            },
+        };
+        self.recorder.finish_run(task_id, &event, false)?;
+        Ok(self.task(task_id)?.status)
+    }
+
+    /// Continues every run whose pause lifts by itself by `now`: a run the daily cap for
+    /// unattended runs parked goes on once the cap resets (the trigger host asks). A run
+    /// the person stopped or continued is no longer parked and is left alone. Returns
+    /// the tasks continued.
+    pub fn resume_lifted_pauses(
+        self: &Arc<Self>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<i64>> {
+        let stamp = crate::policy::cost::stamp(now);
+        let parked = self.store.read(|c| tasks::parked_until(c, &stamp))?;
+        let mut resumed = Vec::new();
+        for task in parked {
+            let task_id = task.id;
+            // The person may stop it between the read and this record: the store refuses
+            // a terminal task's transition, and the task stays as the person left it.
+            let event = RuntimeEvent::RunContinued {
+                raise: Raise::default(),
+                by: LIFTED_BY.into(),
+                steer: None,
+            };
+            match self.recorder.record(task_id, &event) {
+                Ok(_) => {
+                    tracing::info!(task_id, "the daily cap reset: the parked run continues");
+                    resumed.push(task_id);
+                    self.drive_in_background(task.session_id);
+                }
+                Err(e) => tracing::warn!(task_id, error = %e, "a parked run was not continued"),
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Replaces the clock of day budgets and usage rows (tests inject one).
+    pub fn set_clock(&self, clock: crate::policy::cost::Clock) {
+        self.recorder.set_clock(clock);
+    }
+}
+
+/// Checks a raise: finite, not negative, and more of the budget that ran out.
+fn vet(task: &store::Task, raise: &Raise) -> Result<()> {
+    if !raise.usd.is_finite() || raise.usd < 0.0 {
+        return Err(RuntimeError::InvalidArguments(
+            "--usd must be a positive number of dollars".into(),
+        ));
+    }
+    let Some(pause) = &task.pause else {
+        return Ok(());
+    };
+    let needed = match pause.budget {
+        Some(Budget::Steps) if raise.steps == 0 => Some("--steps"),
+        Some(Budget::Seconds) if raise.seconds == 0 => Some("--seconds"),
+        Some(Budget::Tokens) if raise.tokens == 0 => Some("--tokens"),
+        Some(Budget::Usd) if raise.usd <= 0.0 => Some("--usd"),
+        _ => None,
+    };
+    match needed {
+        Some(flag) if pause.reason == PauseReason::Budget => {
+            Err(RuntimeError::InvalidArguments(format!(
+                "task {} paused because {}; continuing needs more of that budget ({flag})",
+                task.id, pause.message
+            )))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,834 @@
+//! TaskService: the only entry for creating, running, cancelling and answering tasks.
+//! Creating is not running: `create_task` persists the task `queued` and returns its id;
+//! `start` hands it to a worker (one tokio task per run).
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Limits, ProviderSettings};
+use crate::engine::inbox::{self, InboxError};
+use crate::engine::lease::SessionLease;
+use crate::engine::recorder::{Recorder, Subscription};
+use crate::engine::scheduler::RunRegistry;
+use crate::engine::worker::{self, RunContext};
+use crate::event::{EventKind, RuntimeEvent};
+use crate::store::{
+    self, approvals, entries, events, leases, sessions, submissions, tasks, Store, StoreError,
+};
+use crate::task::TaskStatus;
+use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
+use pocketpilot_protocol::{ApprovalStatus, ErrorKind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("the goal is empty: say what the agent should do")]
+    EmptyGoal,
+    #[error("the workspace {0} does not exist or is not a folder")]
+    Workspace(String),
+    #[error("a new session needs a workspace folder")]
+    NoWorkspace,
+    #[error("task {id} has already ended ({status})")]
+    AlreadyEnded { id: i64, status: TaskStatus },
+    #[error("approval {0} is not pending")]
+    NotPending(i64),
+    #[error("task {id} is not paused ({status}): only a paused task can be continued or stopped")]
+    NotPaused { id: i64, status: TaskStatus },
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A setting a person typed that cannot be saved; the message names the field.
+    #[error("{0}")]
+    InvalidValue(String),
+    /// The model server failed: `summary` is a plain sentence, `source` the detail.
+    #[error("{summary}")]
+    Model {
+        summary: String,
+        source: pocketpilot_model::ProviderError,
+    },
+    /// No model is set up, or its settings cannot make a provider.
+    #[error(transparent)]
+    ProviderSetup(#[from] crate::engine::provider::ProviderSetupError),
+    #[error(transparent)]
+    Inbox(#[from] InboxError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Changes(#[from] crate::engine::changes::ChangeError),
+    #[error("session {session_id} is still working (task {task_id} is {}): stop that task first, then delete the session", doing(*.status))]
+    SessionActive {
+        session_id: i64,
+        task_id: i64,
+        status: TaskStatus,
+    },
+}
+
+impl RuntimeError {
+    /// A stable kind for the UI and the CLI; nobody matches on message text.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            RuntimeError::EmptyGoal => ErrorKind::EmptyGoal,
+            RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => ErrorKind::Workspace,
+            RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
+            RuntimeError::NotPending(_) | RuntimeError::NotPaused { .. } => ErrorKind::NotPending,
+            RuntimeError::InvalidArguments(_) | RuntimeError::InvalidValue(_) => {
+                ErrorKind::InvalidArguments
+            }
+            RuntimeError::Model { source, .. } => source.kind(),
+            RuntimeError::ProviderSetup(crate::engine::provider::ProviderSetupError::NoModel) => {
+                ErrorKind::NoModel
+            }
+            RuntimeError::ProviderSetup(crate::engine::provider::ProviderSetupError::Invalid(
+                _,
+            )) => ErrorKind::ModelConfig,
+            RuntimeError::Inbox(e) => e.kind(),
+            RuntimeError::Store(e) => store_kind(e),
+            RuntimeError::Changes(e) => e.kind(),
+            RuntimeError::SessionActive { .. } => ErrorKind::SessionActive,
+        }
+    }
+
+    /// What a person opens for more than the message (the model server's own error).
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            RuntimeError::Model { source, .. } => Some(source.to_string()),
+            _ => None,
+        }
+    }
+}
+
+pub use crate::error_kind::store_kind;
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewTask {
+    pub goal: String,
+    /// Required for a new session; ignored when `session_id` names one.
+    pub workspace: Option<PathBuf>,
+    pub session_id: Option<i64>,
+    pub follow_up_of: Option<i64>,
+    /// `chat`, `cli`, `webhook`, `cron`, `watch`.
+    pub trigger: String,
+    /// `scripted:FILE`, or `None` for the configured model.
+    pub provider: Option<String>,
+    /// Capabilities the person granted for this run explicitly (`--allow`).
+    pub grants: Vec<String>,
+    /// MCP servers/tools the run may use; `None`: every server of its workspace (`*`).
+    #[serde(default)]
+    pub mcp: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SessionHistory {
+    /// Oldest first.
+    pub tasks: Vec<tasks::Task>,
+    /// The entries of those tasks, in order.
+    pub entries: Vec<store::Entry>,
+    /// Whether the session has older tasks than these.
+    pub earlier: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub running: i64,
+    pub waiting_approval: i64,
+    /// Paused for the person: a budget ran out or the agent repeated itself (issue 19).
+    #[serde(default)]
+    pub paused: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ApprovalAnswer {
+    pub approve: bool,
+    /// Replaces the call's arguments; validated and guarded again before it runs.
+    pub edited_arguments: Option<serde_json::Value>,
+    pub session_grant: bool,
+    pub note: Option<String>,
+    pub by: String,
+}
+
+pub struct Runtime {
+    pub store: Arc<Store>,
+    pub recorder: Arc<Recorder>,
+    /// Changes the window is told about besides task states (see `feed`).
+    pub feed: crate::engine::feed::Feed,
+    data_dir: PathBuf,
+    runs: Arc<RunRegistry>,
+    /// This process's identity in session leases.
+    holder: String,
+}
+
+impl Runtime {
+    pub fn open(data_dir: &Path) -> Result<Arc<Self>> {
+        let store = Arc::new(Store::open_in_dir(data_dir)?);
+        let limits = Limits::load(&store)?;
+        let recorder = Recorder::new(store.clone(), Duration::from_millis(limits.delta_window_ms));
+        Ok(Arc::new(Self {
+            store,
+            recorder,
+            feed: crate::engine::feed::Feed::default(),
+            data_dir: data_dir.to_owned(),
+            runs: Arc::new(RunRegistry::default()),
+            holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
+        }))
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn limits(&self) -> Result<Limits> {
+        Ok(Limits::load(&self.store)?)
+    }
+
+    pub fn provider_settings(&self) -> Result<ProviderSettings> {
+        Ok(ProviderSettings::load(&self.store)?)
+    }
+
+    /// Starts a run with `new.goal` as the person's input: in a new session (with
+    /// `workspace`), or in an idle session (`session_id`; a busy one answers
+    /// `ConversationBusy` — use `say` to queue). Persists the task `queued` and returns its
+    /// id; nothing runs until `start`.
+    pub fn create_task(&self, new: &NewTask) -> Result<i64> {
+        let goal = new.goal.trim();
+        if goal.is_empty() {
+            return Err(RuntimeError::EmptyGoal);
+        }
+        if let Some(entries) = &new.mcp {
+            crate::engine::mcp::whitelist(entries)
+                .map_err(|e| RuntimeError::InvalidArguments(e.to_string()))?;
+        }
+        let workspace = match (&new.workspace, new.session_id) {
+            (_, Some(_)) => None,
+            (Some(w), None) => Some(canonical_workspace(w)?),
+            (None, None) => return Err(RuntimeError::NoWorkspace),
+        };
+        let trigger = if new.trigger.is_empty() {
+            "chat"
+        } else {
+            new.trigger.as_str()
+        };
+        let admitted = self.recorder.commit_admission(|tx, out| {
+            let session_id = match new.session_id {
+                Some(id) => sessions::get(tx, id)?.id,
+                None => sessions::insert(
+                    tx,
+                    &title_of(goal),
+                    workspace.as_deref().unwrap_or_default(),
+                )?,
+            };
+            if let Some(prev) = new.follow_up_of {
+                tasks::get(tx, prev)?;
+            }
+            let submit = inbox::Submit {
+                session_id,
+                say: inbox::Say::Input {
+                    text: goal.to_owned(),
+                    when_busy: inbox::WhenBusy::Reject,
+                    reject_if_idle: false,
+                },
+                request_id: None,
+                provider: new.provider.clone(),
+                trigger: Some(trigger.to_owned()),
+                grants: new.grants.clone(),
+                mcp: new.mcp.clone(),
+            };
+            let admitted = crate::engine::admission::admit(tx, &submit, out)?;
+            if let (Some(task), Some(prev)) = (admitted.started, new.follow_up_of) {
+                tasks::set_follow_up_of(tx, task, prev)?;
+            }
+            Ok::<_, RuntimeError>(admitted)
+        })?;
+        let id = admitted.started.ok_or_else(|| {
+            RuntimeError::Inbox(InboxError::ConversationBusy(admitted.submission.session_id))
+        })?;
+        tracing::info!(
+            task_id = id,
+            session_id = admitted.submission.session_id,
+            "task created"
+        );
+        Ok(id)
+    }
+
+    /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
+    /// run started, in this process) when it is idle.
+    /// Follows every change the window shows (see `feed`). Needs a tokio runtime.
+    pub fn changes(&self) -> crate::engine::feed::Changes {
+        crate::engine::feed::Changes::follow(
+            self.store.clone(),
+            self.recorder.changes(),
+            self.recorder.foreign_commits(),
+            &self.feed,
+        )
+    }
+
+    pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
+        let submit_owned = submit.clone();
+        let admitted = self.recorder.commit_admission_queued(move |tx, out| {
+            Ok::<_, RuntimeError>(crate::engine::admission::admit(tx, &submit_owned, out)?)
+        })?;
+        self.feed.announce(crate::engine::feed::Change::Inbox {
+            session_id: submit.session_id,
+        });
+        if admitted.started.is_some() {
+            self.drive_in_background(submit.session_id);
+        }
+        Ok(admitted)
+    }
+
+    /// Withdraws a queued submission (→ unanswered, reason `aborted`).
+    pub fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
+        let s = self
+            .store
+            .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))?;
+        self.feed.announce(crate::engine::feed::Change::Inbox {
+            session_id: s.session_id,
+        });
+        Ok(s)
+    }
+
+    pub fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            submissions::queued(c, session_id)
+        })?)
+    }
+
+    pub fn submissions(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            submissions::list(c, session_id)
+        })?)
+    }
+
+    pub fn session(&self, session_id: i64) -> Result<sessions::Session> {
+        Ok(self.store.read(|c| sessions::get(c, session_id))?)
+    }
+
+    /// Renames a session (the sessions list and its header show the title).
+    pub fn rename_session(&self, session_id: i64, title: &str) -> Result<sessions::Session> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(RuntimeError::InvalidArguments(
+                "a session needs a title".into(),
+            ));
+        }
+        self.store
+            .write(|tx| sessions::set_title(tx, session_id, title))?;
+        self.feed.announce(crate::engine::feed::Change::Refresh);
+        self.session(session_id)
+    }
+
+    /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
+    pub fn set_session_modes(
+        &self,
+        session_id: i64,
+        steering: Option<&str>,
+        follow_up: Option<&str>,
+    ) -> Result<()> {
+        for m in [steering, follow_up].into_iter().flatten() {
+            if m != "all" && m != "one-at-a-time" {
+                return Err(RuntimeError::InvalidArguments(format!(
+                    "`{m}` is not a mode: use `one-at-a-time` or `all`"
+                )));
+            }
+        }
+        Ok(self
+            .store
+            .write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
+    }
+
+    pub fn set_provider_settings(&self, p: &ProviderSettings) -> Result<()> {
+        if let Some(u) = &p.base_url {
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(RuntimeError::InvalidArguments(format!(
+                    "the base URL must start with http:// or https://, got `{u}`"
+                )));
+            }
+        }
+        Ok(p.save(&self.store)?)
+    }
+
+    pub fn set_limits(&self, l: &Limits) -> Result<()> {
+        if l.max_steps == 0 || l.max_task_seconds == 0 {
+            return Err(RuntimeError::InvalidArguments(
+                "limits must be at least 1".into(),
+            ));
+        }
+        l.check_money().map_err(RuntimeError::InvalidValue)?;
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, crate::config::LIMITS_KEY, l))?)
+    }
+
+    /// Asks the configured model for a one-word reply: the settings screen's "test connection".
+    pub async fn test_connection(&self) -> Result<String> {
+        let settings = self.provider_settings()?;
+        let provider = crate::engine::provider::build(None, &settings)?;
+        let server = settings
+            .base_url
+            .as_deref()
+            .and_then(crate::engine::worker::server_of);
+        let reply = provider
+            .complete(
+                vec![pocketpilot_model::Message::user(
+                    "Reply with the single word: ok",
+                )],
+                Vec::new(),
+            )
+            .await
+            .map_err(|source| RuntimeError::Model {
+                summary: source.kind().plain_sentence(server.as_deref()),
+                source,
+            })?;
+        Ok(format!(
+            "{} answered: {}",
+            provider.label(),
+            reply.text.trim()
+        ))
+    }
+
+    /// The models the server at `base_url` lists (the settings form's URL, which may not
+    /// be saved yet), asked with the stored key: the settings screen's model picker.
+    pub async fn list_models(&self, base_url: &str) -> Result<Vec<String>> {
+        let mut settings = self.provider_settings()?;
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(RuntimeError::InvalidArguments(format!(
+                "the base URL must start with http:// or https://, got `{base_url}`"
+            )));
+        }
+        settings.base_url = Some(base_url.to_owned());
+        // Listing needs no model; the config wants one.
+        settings.model.get_or_insert_with(String::new);
+        let config = crate::engine::provider::openai_config(&settings)?;
+        let server = crate::engine::worker::server_of(base_url);
+        pocketpilot_model::openai::list_models(&config)
+            .await
+            .map_err(|source| RuntimeError::Model {
+                summary: source.kind().plain_sentence(server.as_deref()),
+                source,
+            })
+    }
+
+    /// Tasks running and waiting for a person, for the tray.
+    pub fn counts(&self) -> Result<Counts> {
+        Ok(self.store.read(|c| {
+            Ok(Counts {
+                running: tasks::count_with_status(c, &[TaskStatus::Running, TaskStatus::Queued])?,
+                waiting_approval: tasks::count_with_status(c, &[TaskStatus::WaitingApproval])?,
+                paused: tasks::count_with_status(c, &[TaskStatus::Paused])?,
+            })
+        })?)
+    }
+
+    /// Whether the session has a run that is not terminal.
+    pub fn is_busy(&self, session_id: i64) -> Result<bool> {
+        Ok(self.store.read(|c| inbox::is_busy(c, session_id))?)
+    }
+
+    /// Hands a task's session to a worker in this process. Needs a tokio runtime.
+    pub fn start(self: &Arc<Self>, task_id: i64) {
+        if let Ok(task) = self.task(task_id) {
+            self.drive_in_background(task.session_id);
+        }
+    }
+
+    pub(crate) fn drive_in_background(self: &Arc<Self>, session_id: i64) {
+        let rt = self.clone();
+        tokio::spawn(async move { rt.drive(session_id).await });
+    }
+
+    /// Works a session until it is idle or waiting for a person: runs its current task,
+    /// then each run its boundaries start. Exactly one process works a session at a time:
+    /// without the lease this returns at once (the holder will place what was submitted);
+    /// a worker that loses it stops (see `lease`).
+    pub async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
+        loop {
+            let Some(lease) = SessionLease::acquire(&self.store, session_id, &self.holder)? else {
+                return Ok(());
+            };
+            let heartbeat = lease.heartbeat();
+            let worked = self.work_session(&lease).await;
+            heartbeat.abort();
+            if lease.is_lost() {
+                return Ok(());
+            }
+            lease.release()?;
+            worked?;
+            // Something may have been started between our last look and the release (by a
+            // process that could not take the lease): look once more.
+            if self.runnable(session_id)?.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    fn run_context(&self) -> RunContext {
+        RunContext {
+            store: self.store.clone(),
+            recorder: self.recorder.clone(),
+            runs: self.runs.clone(),
+            data_dir: self.data_dir.clone(),
+        }
+    }
+
+    async fn work_session(self: &Arc<Self>, lease: &Arc<SessionLease>) -> Result<()> {
+        while let Some(task) = self.runnable(lease.session_id)? {
+            worker::run(self.run_context(), task, lease.clone()).await;
+            if lease.is_lost() {
+                return Ok(());
+            }
+            let after = self.task(task)?;
+            if !after.status.is_terminal() && !after.status.needs_person() {
+                // The worker could not finish it (already running here, or a store error).
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The session's task a worker should run now (queued, or running with nobody on it).
+    fn runnable(&self, session_id: i64) -> Result<Option<i64>> {
+        Ok(self
+            .store
+            .read(|c| inbox::current_task(c, session_id))?
+            .filter(|t| matches!(t.status, TaskStatus::Queued | TaskStatus::Running))
+            .filter(|t| !self.is_running_here(t.id))
+            .map(|t| t.id))
+    }
+
+    /// Sessions with work that nobody is doing (after a crash or a restart).
+    pub fn interrupted_sessions(&self) -> Result<Vec<i64>> {
+        let mut ids: Vec<i64> = Vec::new();
+        for status in [TaskStatus::Running, TaskStatus::Queued] {
+            for t in self.store.read(|c| tasks::with_status(c, status))? {
+                let held = self.store.read(|c| leases::holder(c, t.session_id))?;
+                if held.is_none() && !ids.contains(&t.session_id) {
+                    ids.push(t.session_id);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// At start: resumes interrupted sessions when the setting says `auto` (the default),
+    /// else only lists them. Returns the sessions and whether they were resumed.
+    pub fn resume_on_start(self: &Arc<Self>) -> Result<(Vec<i64>, bool)> {
+        let mode: crate::config::ResumeOnStart = self
+            .store
+            .read(|c| store::settings::get(c, crate::config::RESUME_KEY))?
+            .unwrap_or_default();
+        match mode {
+            crate::config::ResumeOnStart::Auto => Ok((self.resume_all()?, true)),
+            crate::config::ResumeOnStart::Ask => {
+                let waiting = self.interrupted_sessions()?;
+                if !waiting.is_empty() {
+                    tracing::info!(sessions = ?waiting, "interrupted sessions wait for `pocketpilot resume`");
+                }
+                Ok((waiting, false))
+            }
+        }
+    }
+
+    pub fn set_resume_on_start(&self, mode: crate::config::ResumeOnStart) -> Result<()> {
+        Ok(self
+            .store
+            .write(|c| store::settings::set(c, crate::config::RESUME_KEY, &mode))?)
+    }
+
+    /// Resumes every interrupted session, each on its own worker; returns their ids.
+    pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>> {
+        let sessions = self.interrupted_sessions()?;
+        for s in &sessions {
+            self.drive_in_background(*s);
+        }
+        Ok(sessions)
+    }
+
+    /// Create and start: the id comes back before the model is asked anything.
+    pub fn submit(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
+        let id = self.create_task(new)?;
+        self.start(id);
+        Ok(id)
+    }
+
+    pub fn is_running_here(&self, task_id: i64) -> bool {
+        self.runs.is_running(task_id)
+    }
+
+    /// Cancels a task in any non-terminal state. A running worker stops its model stream
+    /// and kills its tool process; a queued or waiting task is ended here.
+    pub fn cancel(&self, task_id: i64) -> Result<()> {
+        if self.runs.cancel(task_id) {
+            return Ok(());
+        }
+        let task = self.task(task_id)?;
+        if task.status.is_terminal() {
+            return Err(RuntimeError::AlreadyEnded {
+                id: task_id,
+                status: task.status,
+            });
+        }
+        let worked_elsewhere = self
+            .store
+            .read(|c| leases::holder(c, task.session_id))?
+            .is_some_and(|(holder, _)| !holder.starts_with(&format!("{}/", self.holder)));
+        if task.status == TaskStatus::Running && worked_elsewhere {
+            // Another live process is running it: its worker watches for this flag.
+            self.store.write(|tx| tasks::request_cancel(tx, task_id))?;
+            return Ok(());
+        }
+        self.recorder.finish_run(
+            task_id,
+            &RuntimeEvent::TaskCancelled {
+                reason: "cancelled by the user".into(),
+            },
+            false,
+        )?;
+        Ok(())
+    }
+
+    /// Answers a pending approval and continues the run in a new worker task.
+    pub fn resolve_approval(
+        self: &Arc<Self>,
+        approval_id: i64,
+        answer: ApprovalAnswer,
+    ) -> Result<i64> {
+        let approval = self.store.read(|c| approvals::get(c, approval_id))?;
+        if approval.status != ApprovalStatus::Pending {
+            return Err(RuntimeError::NotPending(approval_id));
+        }
+        if let Some(args) = &answer.edited_arguments {
+            if !args.is_object() {
+                return Err(RuntimeError::InvalidArguments(
+                    "edited arguments must be a JSON object".into(),
+                ));
+            }
+        }
+        // issue 14: unsandboxed, "allow for this session" on a command is one-off.
+        let answer = self.vet_session_grant(&approval, answer)?;
+        let task_id = approval.task_id;
+        self.recorder.record(
+            task_id,
+            &RuntimeEvent::ApprovalResolved {
+                approval_id,
+                call_id: approval.call_id.clone(),
+                approved: answer.approve,
+                session_grant: answer.approve && answer.session_grant,
+                edited_arguments: answer.edited_arguments.clone(),
+                note: answer.note.clone(),
+                by: if answer.by.is_empty() {
+                    "user".into()
+                } else {
+                    answer.by.clone()
+                },
+            },
+        )?;
+        let session_id = self.task(task_id)?.session_id;
+        self.drive_in_background(session_id);
+        Ok(task_id)
+    }
+
+    /// Issue 16: the changes of a task, a call or a session from a task on, with diffs.
+    pub fn change_list(&self, target: &crate::engine::changes::undo::Target) -> Result<ChangeList> {
+        Ok(crate::engine::changes::undo::list(
+            &self.store,
+            &self.data_dir,
+            target,
+        )?)
+    }
+
+    /// Per task of a session: files changed and whether they can be undone.
+    pub fn change_summaries(
+        &self,
+        session_id: i64,
+    ) -> Result<Vec<crate::engine::changes::undo::TaskChanges>> {
+        Ok(crate::engine::changes::undo::summaries(
+            &self.store,
+            session_id,
+        )?)
+    }
+
+    /// Undoes a target's changes; conflicts refuse unless `keep_theirs` (see the report).
+    pub fn undo(
+        &self,
+        target: &crate::engine::changes::undo::Target,
+        opts: crate::engine::changes::undo::Options,
+    ) -> Result<UndoReport> {
+        let report = crate::engine::changes::undo::undo(&self.store, &self.data_dir, target, opts)?;
+        self.feed_changed();
+        Ok(report)
+    }
+
+    /// Redoes an undo.
+    pub fn redo(
+        &self,
+        undo_id: i64,
+        opts: crate::engine::changes::undo::Options,
+    ) -> Result<UndoReport> {
+        let report =
+            crate::engine::changes::undo::redo(&self.store, &self.data_dir, undo_id, opts)?;
+        self.feed_changed();
+        Ok(report)
+    }
+
+    /// Applies the retention settings now.
+    pub fn prune_changes(&self) -> Result<crate::engine::changes::retention::Pruned> {
+        Ok(crate::engine::changes::retention::prune(
+            &self.store,
+            &self.data_dir,
+            chrono::Utc::now(),
+        )?)
+    }
+
+    pub fn change_settings(&self) -> Result<ChangeSettings> {
+        Ok(crate::engine::changes::load_settings(&self.store)?)
+    }
+
+    pub fn set_change_settings(&self, s: &ChangeSettings) -> Result<()> {
+        if s.max_mib == 0 || s.max_age_days == 0 {
+            return Err(RuntimeError::InvalidArguments(
+                "the size cap and the age limit must be at least 1".into(),
+            ));
+        }
+        Ok(crate::engine::changes::save_settings(&self.store, s)?)
+    }
+
+    /// An undo or redo changed files and the transcript: the window re-reads.
+    fn feed_changed(&self) {
+        self.feed.announce(crate::engine::feed::Change::Refresh);
+    }
+
+    pub fn task(&self, id: i64) -> Result<tasks::Task> {
+        Ok(self.store.read(|c| tasks::get(c, id))?)
+    }
+
+    pub fn tasks(&self, limit: i64) -> Result<Vec<tasks::Task>> {
+        Ok(self.store.read(|c| tasks::list(c, limit))?)
+    }
+
+    pub fn events(&self, task_id: i64) -> Result<Vec<store::StoredEvent>> {
+        self.task(task_id)?;
+        Ok(self.store.read(|c| events::list_after(c, task_id, 0))?)
+    }
+
+    pub fn sessions(&self) -> Result<Vec<sessions::Session>> {
+        Ok(self.store.read(sessions::list)?)
+    }
+
+    pub fn session_tasks(&self, session_id: i64) -> Result<Vec<tasks::Task>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            tasks::list_for_session(c, session_id)
+        })?)
+    }
+
+    /// What the window shows when it opens a session: its newest `tasks` tasks and their
+    /// entries. Long sessions open as fast as short ones; older tasks come on request.
+    pub fn session_history(&self, session_id: i64, tasks: u32) -> Result<SessionHistory> {
+        let limit = i64::from(tasks.max(1));
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            let mut recent = tasks::last_for_session(c, session_id, limit + 1)?;
+            let earlier = recent.len() as i64 > limit;
+            if earlier {
+                recent.remove(0);
+            }
+            let entries = match recent.first() {
+                Some(first) => entries::of_tasks_from(c, session_id, first.id)?,
+                None => Vec::new(),
+            };
+            Ok(SessionHistory {
+                tasks: recent,
+                entries,
+                earlier,
+            })
+        })?)
+    }
+
+    pub fn session_entries(&self, session_id: i64) -> Result<Vec<store::Entry>> {
+        Ok(self.store.read(|c| {
+            sessions::get(c, session_id)?;
+            entries::list(c, session_id)
+        })?)
+    }
+
+    pub fn pending_approvals(&self) -> Result<Vec<approvals::Approval>> {
+        Ok(self.store.read(approvals::pending)?)
+    }
+
+    /// The person's rules for a workspace (canonical path).
+    pub fn policy_rules(&self, workspace: &str) -> Result<pocketpilot_tools::PolicyRules> {
+        Ok(self
+            .store
+            .read(|c| store::settings::get(c, &crate::config::workspace_rules_key(workspace)))?
+            .unwrap_or_default())
+    }
+
+    pub fn set_policy_rules(
+        &self,
+        workspace: &str,
+        rules: &pocketpilot_tools::PolicyRules,
+    ) -> Result<()> {
+        Ok(self.store.write(|c| {
+            store::settings::set(c, &crate::config::workspace_rules_key(workspace), rules)
+        })?)
+    }
+
+    pub fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {
+        Ok(self.recorder.subscribe(task_id, after_sequence)?)
+    }
+
+    /// Waits until the task is terminal or waiting for an approval, and returns its status.
+    pub async fn wait_settled(&self, task_id: i64) -> Result<TaskStatus> {
+        let mut sub = self.subscribe(task_id, 0)?;
+        while let Some(ev) = sub.next().await {
+            let ev = ev?;
+            if matches!(
+                ev.kind(),
+                EventKind::ApprovalRequired | EventKind::RunPaused
+            ) || ev.kind().is_terminal()
+            {
+                let status = self.task(task_id)?.status;
+                if status.needs_person() || status.is_terminal() {
+                    return Ok(status);
+                }
+            }
+        }
+        Ok(self.task(task_id)?.status)
+    }
+}
+
+pub(crate) fn canonical_workspace(path: &Path) -> Result<String> {
+    let shown = path.display().to_string();
+    let real = std::fs::canonicalize(path).map_err(|_| RuntimeError::Workspace(shown.clone()))?;
+    if !real.is_dir() {
+        return Err(RuntimeError::Workspace(shown));
+    }
+    real.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| RuntimeError::Workspace(format!("{shown} (the path is not valid UTF-8)")))
+}
+
+fn title_of(goal: &str) -> String {
+    let line = goal.lines().next().unwrap_or(goal);
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+/// An open task's status as the refusal says it.
+fn doing(status: crate::task::TaskStatus) -> &'static str {
+    use crate::task::TaskStatus::*;
+    match status {
+        Queued => "queued",
+        Running => "running",
+        WaitingApproval => "waiting for an approval",
+        Paused => "paused",
+        Completed | Failed | Cancelled | BudgetExceeded => "ending",
+    }
+}

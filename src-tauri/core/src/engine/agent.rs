@@ -1,0 +1,523 @@
+//! The agent: a bounded model → tool loop. It never touches the store: everything it does
+//! is an event handed to its sink, which persists it before returning (so a tool's intent
+//! is committed before the tool runs).
+//!
+//! ```text
+//! finish the last turn's calls that have no result (after an approval or a crash)
+//! for step in start..=max_steps:
+//!     turn = model(messages)        # deltas streamed; tools only from the complete turn
+//!     no tool calls, calls written as text → the turn's calls (`tool_call_repaired`)
+//!     no tool calls → agent_completed
+//!     each call: policy → allow (run, guarded) | approval (stop before it runs) | deny (tell the model)
+//!     the same call with the same result N times, or N identical turns → paused (repetition)
+//! a money budget out before a request, tokens or steps exhausted → paused (budget)
+//! ```
+use std::sync::Arc;
+
+use futures::StreamExt;
+use pocketpilot_model::{
+    repair_response, BrokenCall, Message, ModelResponse, Provider, ProviderError, Role,
+    StreamEvent, TemplateFamily, TextCalls, ToolCall, Usage,
+};
+use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
+
+use crate::engine::orchestrator::{self, CallEnv, Handled, Origin};
+pub use crate::engine::sink::{Boundary, EventSink, RecordError};
+use crate::event::RuntimeEvent;
+use crate::policy::repetition::RepetitionGuard;
+
+#[derive(Debug, Clone)]
+pub struct AgentLimits {
+    pub max_steps: u32,
+    /// Tokens (prompt + completion) the task may use in all; `None`: unbounded.
+    pub max_tokens: Option<u64>,
+    pub stream: bool,
+    /// The repetition guard's limit (0: off).
+    pub repeat_limit: u32,
+}
+
+#[derive(Debug)]
+pub enum AgentOutcome {
+    Completed {
+        final_answer: String,
+    },
+    WaitingApproval,
+    StepsExhausted {
+        steps: u32,
+    },
+    TokenBudget {
+        used: u64,
+        limit: u64,
+    },
+    ModelFailed {
+        error: ProviderError,
+    },
+    Cancelled,
+    /// The sink could not persist an event: the run stops rather than act unrecorded.
+    RecordFailed {
+        error: RecordError,
+    },
+    /// A queued reset ended the run at its `postTools` boundary.
+    EndedByReset,
+    /// The repetition guard tripped: the run pauses for the person.
+    Repeating {
+        repeated: pocketpilot_protocol::Repeated,
+    },
+    /// A money budget ran out before the next model request: the run pauses.
+    MoneyBudget {
+        message: String,
+        /// When the pause lifts by itself (the daily cap for unattended runs resets).
+        resumes_at: Option<String>,
+    },
+}
+
+pub struct Agent {
+    pub provider: Arc<dyn Provider>,
+    pub tools: Registry,
+    pub rules: PolicyRules,
+    /// Capabilities allowed for the rest of the session from an approval dialog.
+    pub grants: Vec<String>,
+    /// Capabilities the person allowed for this run when starting it (`--allow`).
+    pub user_grants: Vec<String>,
+    pub ctx: ToolContext,
+    pub limits: AgentLimits,
+    /// Issue 13: the run's context budget; `None` sends the messages as they are.
+    pub context: Option<Arc<crate::engine::context::SessionContext>>,
+    /// Issue 18: the workspace's instructions, memories and skills for the path without a
+    /// context (with one, the view carries them).
+    pub preamble: Option<Arc<crate::policy::instructions::Preamble>>,
+    /// Issue 16: the run's change journal.
+    pub changes: Option<Arc<crate::engine::changes::RunChanges>>,
+}
+
+use crate::engine::context::{ContextFailure, MAX_OVERFLOW_RETRIES};
+pub use crate::engine::transcript::{system_prompt, wrap_untrusted};
+use pocketpilot_protocol::CompactionCause;
+
+enum CallResult {
+    Done,
+    NeedsApproval,
+}
+
+impl From<crate::policy::cost::MoneyOut> for AgentOutcome {
+    fn from(out: crate::policy::cost::MoneyOut) -> Self {
+        AgentOutcome::MoneyBudget {
+            message: out.message,
+            resumes_at: out.resumes_at,
+        }
+    }
+}
+
+impl Agent {
+    /// What the orchestrator needs of this agent to carry out a call.
+    pub fn call_env(&self) -> CallEnv<'_> {
+        CallEnv {
+            tools: &self.tools,
+            rules: &self.rules,
+            session_grants: &self.grants,
+            run_grants: &self.user_grants,
+            ctx: &self.ctx,
+            changes: self.changes.as_ref(),
+        }
+    }
+
+    fn tool_specs(&self) -> Vec<pocketpilot_model::ToolSpec> {
+        self.tools.specs()
+    }
+
+    /// Runs from `start_step`. `messages` is the whole context (system prompt first);
+    /// `used` is the task's token usage so far.
+    pub async fn run(
+        &self,
+        mut messages: Vec<Message>,
+        start_step: u32,
+        mut used: Usage,
+        sink: &dyn EventSink,
+    ) -> AgentOutcome {
+        let step_of_last = start_step.saturating_sub(1).max(1);
+        let mut after_tools = !open_calls(&messages).is_empty()
+            || messages.last().is_some_and(|m| m.role == Role::Tool);
+        let mut guard = RepetitionGuard::new(self.limits.repeat_limit);
+        match self
+            .finish_open_calls(&mut messages, step_of_last, &[], sink, &mut guard)
+            .await
+        {
+            Ok(CallResult::Done) => {}
+            Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
+            Err(outcome) => return outcome,
+        }
+        for step in start_step..=self.limits.max_steps {
+            if self.ctx.cancel.is_cancelled() {
+                return AgentOutcome::Cancelled;
+            }
+            if after_tools {
+                if let Err(outcome) = place_steers(&mut messages, sink) {
+                    return outcome;
+                }
+            }
+            match sink.money_out() {
+                Ok(Some(out)) => return out.into(),
+                Ok(None) => {}
+                Err(error) => return AgentOutcome::RecordFailed { error },
+            }
+            if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
+                return AgentOutcome::RecordFailed { error: e };
+            }
+            // Budgeted, compacted and retried on a refusal for length (see `model_request`).
+            let response = match model_request(self, &messages, sink).await {
+                Ok(r) => r,
+                Err(e) => return e.into(),
+            };
+            // Made calls before the turn is recorded: the stored turn carries them, so a
+            // resumed run replays the same calls and the server is sent proper ones back.
+            let (response, text_calls) = self.repair_text_calls(response);
+            if let Err(e) = sink.emit(RuntimeEvent::ModelTurnCompleted {
+                step,
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+                finish_reason: response.finish_reason.clone(),
+                usage: response.usage,
+                cached_prompt_tokens: response.cached_prompt_tokens,
+                model: Some(self.provider.label()),
+                cost_usd: None,
+            }) {
+                return AgentOutcome::RecordFailed { error: e };
+            }
+            if let Some(u) = response.usage {
+                used.add(u);
+            }
+            if let Err(error) = record_repairs(&text_calls, sink) {
+                return AgentOutcome::RecordFailed { error };
+            }
+            messages.push(Message::assistant(
+                response.text.clone(),
+                response.tool_calls.clone(),
+            ));
+            if let Some(limit) = self.limits.max_tokens {
+                if used.total_tokens > limit {
+                    return AgentOutcome::TokenBudget {
+                        used: used.total_tokens,
+                        limit,
+                    };
+                }
+            }
+            if response.tool_calls.is_empty() {
+                if let Err(e) = sink.emit(RuntimeEvent::AgentCompleted {
+                    final_answer: response.text.clone(),
+                }) {
+                    return AgentOutcome::RecordFailed { error: e };
+                }
+                return AgentOutcome::Completed {
+                    final_answer: response.text,
+                };
+            }
+            let refused = text_calls.map(|t| t.broken).unwrap_or_default();
+            match self
+                .finish_open_calls(&mut messages, step, &refused, sink, &mut guard)
+                .await
+            {
+                Ok(CallResult::Done) => after_tools = true,
+                Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
+                Err(outcome) => return outcome,
+            }
+            guard.observe_turn(&response);
+            if let Some(repeated) = guard.tripped() {
+                return AgentOutcome::Repeating {
+                    repeated: repeated.clone(),
+                };
+            }
+        }
+        AgentOutcome::StepsExhausted {
+            steps: self.limits.max_steps,
+        }
+    }
+
+    /// Handles, in order, the calls of the last assistant message that have no result yet.
+    /// `refused`: calls written as text that could not be read, answered with what was
+    /// wrong (after a crash they are unknown here, and the orchestrator refuses them: their
+    /// name or arguments are not a runnable call).
+    async fn finish_open_calls(
+        &self,
+        messages: &mut Vec<Message>,
+        step: u32,
+        refused: &[BrokenCall],
+        sink: &dyn EventSink,
+        guard: &mut RepetitionGuard,
+    ) -> Result<CallResult, AgentOutcome> {
+        for call in open_calls(messages) {
+            if self.ctx.cancel.is_cancelled() {
+                return Err(AgentOutcome::Cancelled);
+            }
+            if let Some(broken) = refused.iter().find(|b| b.call.id == call.id) {
+                let text = match refuse_broken(broken, sink) {
+                    Ok(text) => text,
+                    Err(error) => return Err(AgentOutcome::RecordFailed { error }),
+                };
+                guard.observe_call(&call, &text);
+                messages.push(Message::tool_result(
+                    call.id.clone(),
+                    wrap_untrusted("tool result", &text),
+                ));
+                continue;
+            }
+            let text = match orchestrator::carry_out(
+                &self.call_env(),
+                &call,
+                Origin::Fresh { step },
+                sink,
+            )
+            .await
+            {
+                Ok(Handled::Done(text)) => text,
+                Ok(Handled::NeedsApproval) => return Ok(CallResult::NeedsApproval),
+                Err(error) => return Err(AgentOutcome::RecordFailed { error }),
+            };
+            guard.observe_call(&call, &text);
+            messages.push(Message::tool_result(
+                call.id.clone(),
+                wrap_untrusted("tool result", &text),
+            ));
+        }
+        Ok(CallResult::Done)
+    }
+
+    /// A response without `tool_calls` whose text holds calls becomes a response with
+    /// those calls (and the text without them); any other response is as it came.
+    fn repair_text_calls(&self, response: ModelResponse) -> (ModelResponse, Option<TextCalls>) {
+        let family = self
+            .context
+            .as_ref()
+            .and_then(|c| c.template_family())
+            .unwrap_or_else(|| template_family(&self.provider.label()));
+        // Withheld tools count too: a call to one is then denied by the policy, visibly.
+        let Some(found) = repair_response(&response, &self.tools.all_specs(), family) else {
+            return (response, None);
+        };
+        tracing::info!(
+            repaired = found.calls.len(),
+            broken = found.broken.len(),
+            ?family,
+            "tool calls written as text"
+        );
+        let repaired = ModelResponse {
+            text: found.remaining_text.clone(),
+            tool_calls: found.tool_calls(),
+            ..response
+        };
+        (repaired, Some(found))
+    }
+
+    pub(crate) async fn model_turn(
+        &self,
+        messages: &[Message],
+        sink: &dyn EventSink,
+    ) -> Result<ModelResponse, TurnError> {
+        let cancel = &self.ctx.cancel;
+        if !self.limits.stream {
+            return tokio::select! {
+                r = self.provider.complete(messages.to_vec(), self.tool_specs()) => r.map_err(TurnError::Model),
+                _ = cancel.cancelled() => Err(TurnError::Cancelled),
+            };
+        }
+        // Falling back to a plain request when a stream fails early is the provider's
+        // business: it knows which failures a second request could fix.
+        let mut stream = self.provider.stream(messages.to_vec(), self.tool_specs());
+        loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                _ = cancel.cancelled() => return Err(TurnError::Cancelled),
+            };
+            match item {
+                Some(Ok(StreamEvent::Delta(text))) => sink.delta(&text),
+                Some(Ok(StreamEvent::Reset)) => {
+                    let _ = sink.emit(RuntimeEvent::StreamReset {
+                        text: String::new(),
+                    });
+                }
+                Some(Ok(StreamEvent::Done(response))) => return Ok(response),
+                Some(Err(error)) => {
+                    let _ = sink.emit(RuntimeEvent::StreamReset {
+                        text: String::new(),
+                    });
+                    return Err(TurnError::Model(error));
+                }
+                None => {
+                    return Err(TurnError::Model(ProviderError::Stream(
+                        "the stream ended without a complete answer".into(),
+                    )))
+                }
+            }
+        }
+    }
+}
+
+impl From<TurnError> for AgentOutcome {
+    fn from(e: TurnError) -> Self {
+        match e {
+            TurnError::Cancelled => AgentOutcome::Cancelled,
+            TurnError::Model(error) => AgentOutcome::ModelFailed { error },
+            TurnError::Record(error) => AgentOutcome::RecordFailed { error },
+        }
+    }
+}
+
+pub(crate) enum TurnError {
+    Cancelled,
+    Model(ProviderError),
+    /// Issue 13: the context could not be read or its compaction recorded.
+    Record(crate::engine::sink::RecordError),
+}
+
+/// The template family of the model behind `label` when its server named no chat
+/// template: what an OpenAI-compatible server's model name says; any other provider reads
+/// every form.
+fn template_family(label: &str) -> TemplateFamily {
+    label
+        .strip_prefix("openai:")
+        .map_or(TemplateFamily::Generic, TemplateFamily::from_model_name)
+}
+
+/// Each call made from text, recorded with what it was read from before it is handled.
+fn record_repairs(found: &Option<TextCalls>, sink: &dyn EventSink) -> Result<(), RecordError> {
+    for c in found.iter().flat_map(|f| &f.calls) {
+        sink.emit(RuntimeEvent::ToolCallRepaired {
+            call_id: c.call.id.clone(),
+            tool: c.call.name.clone(),
+            original: c.original.clone(),
+            fixes: c.fixes.clone(),
+        })?;
+    }
+    Ok(())
+}
+
+/// A call written as text that could not be read: the model is told what was wrong, as
+/// for any call refused before it runs.
+fn refuse_broken(broken: &BrokenCall, sink: &dyn EventSink) -> Result<String, RecordError> {
+    let error = broken.problem.to_string();
+    let text = format!("Tool {} failed: {error}", broken.call.name);
+    sink.emit(RuntimeEvent::ToolCallFailed {
+        call_id: broken.call.id.clone(),
+        name: broken.call.name.clone(),
+        error,
+        kind: broken.problem.kind(),
+    })?;
+    Ok(text)
+}
+
+/// The `postTools` boundary: steers join the context; a queued reset ends the run.
+fn place_steers(messages: &mut Vec<Message>, sink: &dyn EventSink) -> Result<(), AgentOutcome> {
+    match sink.post_tools() {
+        Ok(b) if b.end_run => Err(AgentOutcome::EndedByReset),
+        Ok(b) => {
+            messages.extend(b.steers.into_iter().map(Message::user));
+            Ok(())
+        }
+        Err(error) => Err(AgentOutcome::RecordFailed { error }),
+    }
+}
+
+/// Calls of the last assistant message with no tool result after it — only while that
+/// message is still the end of the conversation (nothing but tool results after it).
+pub fn open_calls(messages: &[Message]) -> Vec<ToolCall> {
+    let Some(pos) = messages.iter().rposition(|m| m.role != Role::Tool) else {
+        return Vec::new();
+    };
+    if messages[pos].role != Role::Assistant {
+        return Vec::new();
+    }
+    let answered: Vec<&str> = messages[pos + 1..]
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    messages[pos]
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// The model request of one agent step (the hook in `Agent::run`): without a context,
+/// the messages as they are; with one, the budgeted view, retried tighter on a refusal
+/// for length and never sent twice the same.
+pub(crate) async fn model_request(
+    agent: &Agent,
+    messages: &[Message],
+    sink: &dyn EventSink,
+) -> Result<ModelResponse, TurnError> {
+    let Some(ctx) = &agent.context else {
+        return match &agent.preamble {
+            Some(p) => {
+                let messages = crate::policy::instructions::apply(p, messages);
+                agent.model_turn(&messages, sink).await
+            }
+            None => agent.model_turn(messages, sink).await,
+        };
+    };
+    let tools = agent.tools.specs();
+    let mut extra_margin = 0u32;
+    let mut cause = CompactionCause::BeforeRequest;
+    let mut last_sent: Option<Vec<Message>> = None;
+    let mut attempt = 0u32;
+    loop {
+        let cancel = &agent.ctx.cancel;
+        let prepared = tokio::select! {
+            p = ctx.prepare(agent.provider.as_ref(), &tools, extra_margin, None, cause, sink) => p,
+            _ = cancel.cancelled() => return Err(TurnError::Cancelled),
+        };
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(ContextFailure::NothingFits(e)) => {
+                return Err(TurnError::Model(ProviderError::ContextOverflow {
+                    requested: None,
+                    window: Some(ctx.window().tokens),
+                    message: e.to_string(),
+                }))
+            }
+            Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
+            Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
+            Err(
+                e
+                @ (ContextFailure::NoTask | ContextFailure::Provider(_) | ContextFailure::Busy(_)),
+            ) => {
+                return Err(TurnError::Model(ProviderError::InvalidResponse(
+                    e.to_string(),
+                )))
+            }
+        };
+        if last_sent.as_ref() == Some(&prepared.messages) {
+            return Err(TurnError::Model(ProviderError::ContextOverflow {
+                requested: None,
+                window: Some(ctx.window().tokens),
+                message: "the server refused the request for length and it cannot be made smaller"
+                    .into(),
+            }));
+        }
+        match agent.model_turn(&prepared.messages, sink).await {
+            Ok(response) => {
+                ctx.observe(&prepared, &tools, Some(&response));
+                return Ok(response);
+            }
+            Err(TurnError::Model(ProviderError::ContextOverflow {
+                requested, window, ..
+            })) if attempt < MAX_OVERFLOW_RETRIES => {
+                ctx.observe(&prepared, &tools, None);
+                tracing::info!(
+                    ?requested,
+                    ?window,
+                    attempt,
+                    "refused for length: compacting harder"
+                );
+                extra_margin =
+                    extra_margin.saturating_add(ctx.refused(requested, window, &prepared.budget));
+                cause = CompactionCause::Overflow;
+                last_sent = Some(prepared.messages);
+                attempt += 1;
+            }
+            Err(e) => {
+                ctx.observe(&prepared, &tools, None);
+                return Err(e);
+            }
+        }
+    }
+}

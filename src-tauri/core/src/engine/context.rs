@@ -1,0 +1,924 @@
+//! A session never outgrows its model (issue 13): before each model request the run
+//! builds the model's view from the stored entries, counts it against the model's
+//! window, and compacts it when it would not fit — old tool results elided first, then
+//! older turns summarised by the model, with a deterministic marker when the summary
+//! fails. A request known to exceed the window is never sent; a refusal for length is
+//! answered by compacting harder, at most twice.
+//!
+//! The view is rebuilt from the store every request (not from the agent's in-memory
+//! messages) so a fresh run, a resumed one and one after a crash see the same thing, and
+//! a compaction committed before a kill -9 is what the next run starts from.
+//!
+//! A compaction with a summary is one entry (`compaction`) written with its
+//! `context_compacted` event in one transaction (the recorder calls [`apply_compacted`]).
+//! It names the entries it stands for; the view leaves those out and shows the summary
+//! where the first of them was. The originals stay in the store and in the history.
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use pocketpilot_context::{
+    cap_tool_output_tokens, known_window, plan_compaction, plan_compaction_after, Action, Anchor,
+    Budget, Calibration, ContextError, Estimator, Item, Plan, PlanOptions,
+};
+use pocketpilot_model::openai::discover_server_model;
+use pocketpilot_model::{
+    Message, ModelResponse, Provider, Role, ScriptedProvider, TemplateFamily, ToolCall, ToolSpec,
+    WindowSource, ASSUMED_CONTEXT_WINDOW,
+};
+use pocketpilot_protocol::{CompactionCause, EntryKind, WindowOrigin};
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::config::ProviderSettings;
+use crate::engine::provider;
+use crate::engine::sink::EventSink;
+use crate::engine::transcript::{lean_system_prompt, system_prompt, wrap_untrusted};
+use crate::event::RuntimeEvent;
+use crate::store::compactions::{self, NewContextTurn};
+use crate::store::{entries, settings, Entry, Store, StoreError};
+
+/// Retries after a refusal for length, each compacting harder.
+pub(crate) const MAX_OVERFLOW_RETRIES: u32 = 2;
+/// The estimator's model name for a scripted provider.
+const SCRIPTED_MODEL: &str = "scripted";
+/// Synthetic items (answers to calls that never ran) get ids above this, never stored.
+const SYNTHETIC: u64 = 1 << 62;
+
+/// A model's window, and where the figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Window {
+    pub tokens: u32,
+    pub source: WindowOrigin,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextFailure {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Record(#[from] crate::engine::sink::RecordError),
+    #[error(transparent)]
+    NothingFits(#[from] ContextError),
+    #[error("the session has no task to compact under")]
+    NoTask,
+    #[error("{0}")]
+    Provider(String),
+    #[error("session {0} has a run in progress: compact it when it is idle")]
+    Busy(i64),
+}
+
+impl ContextFailure {
+    pub fn kind(&self) -> pocketpilot_protocol::ErrorKind {
+        use pocketpilot_protocol::ErrorKind;
+        match self {
+            ContextFailure::Store(e) => crate::error_kind::store_kind(e),
+            ContextFailure::Record(_) => ErrorKind::Record,
+            ContextFailure::NothingFits(_) => ErrorKind::ModelContextOverflow,
+            ContextFailure::NoTask => ErrorKind::NotFound,
+            ContextFailure::Provider(_) => ErrorKind::ModelConfig,
+            ContextFailure::Busy(_) => ErrorKind::ConversationBusy,
+        }
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Windows found per provider (base URL and model), so discovery runs once per process
+/// and a smaller window learnt from a refusal is kept.
+fn windows() -> &'static Mutex<HashMap<String, Window>> {
+    static W: OnceLock<Mutex<HashMap<String, Window>>> = OnceLock::new();
+    W.get_or_init(Default::default)
+}
+
+/// The chat template family each provider's server named (llama.cpp `/props`), found with
+/// its window; `None` when the server did not say.
+fn families() -> &'static Mutex<HashMap<String, Option<TemplateFamily>>> {
+    static F: OnceLock<Mutex<HashMap<String, Option<TemplateFamily>>>> = OnceLock::new();
+    F.get_or_init(Default::default)
+}
+
+pub(crate) fn calibration_key(model: &str) -> String {
+    format!("context.calibration.{model}")
+}
+
+/// What the window and the estimator are for one provider spec.
+pub struct ModelFacts {
+    pub window: Window,
+    pub model: String,
+    pub output_reserve: u32,
+    /// The family of the chat template the server named; `None` when it did not say.
+    pub template: Option<TemplateFamily>,
+    cache_key: String,
+}
+
+/// The settings key of the largest window that gets the lean first prompt (a number of
+/// tokens; [`LEAN_UP_TO`] when unset).
+pub const LEAN_SETTING: &str = "context.lean_up_to";
+/// Windows up to this many tokens get the lean first prompt by default: compact tool
+/// specs and the short system text.
+pub const LEAN_UP_TO: u32 = 8192;
+
+/// The answer's room when the person set none: [`Budget::default_reserve`]. The provider
+/// settings' `max_tokens` is the reserve when set (the request's `max_tokens` either way).
+pub fn default_reserve(window: u32) -> u32 {
+    Budget::default_reserve(window)
+}
+
+/// Whether a window gets the lean first prompt: up to the person's setting, or
+/// [`LEAN_UP_TO`].
+pub fn is_lean(c: &Connection, window: u32) -> Result<bool, StoreError> {
+    let up_to: Option<u32> = settings::get(c, LEAN_SETTING)?;
+    Ok(window <= up_to.unwrap_or(LEAN_UP_TO))
+}
+
+/// Decides which tools a run offers and how: the lean specs in a small window, and none
+/// that the workspace's policy denies (offering one costs room in every request for a
+/// call that can only be refused; a call made anyway is still refused as before). The
+/// run calls this once its tools are all registered and its context is known.
+pub fn offer_tools(
+    tools: &mut pocketpilot_tools::Registry,
+    context: Option<&SessionContext>,
+    rules: &pocketpilot_tools::PolicyRules,
+) {
+    if let Some(ctx) = context {
+        tools.set_lean(lock(&ctx.state).lean);
+    }
+    tools.withhold(|t| {
+        pocketpilot_tools::decide(Some(t.capability()), rules, &[]).0
+            == pocketpilot_protocol::Decision::Deny
+    });
+}
+
+/// The built-in tools' specs as a run in `window` offers them, for the meter and for a
+/// compaction asked for outside a run.
+pub(crate) fn offered_specs(lean: bool) -> Vec<ToolSpec> {
+    let mut tools = pocketpilot_tools::Registry::builtin();
+    tools.set_lean(lean);
+    tools.specs()
+}
+
+/// The window for a run's provider: a scripted script's declaration, or what the server
+/// says, the setting, a known hosted model's window, or the assumed default.
+/// The server's chat template (its family) comes with the window, when it names one.
+pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> ModelFacts {
+    if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
+        let declared = ScriptedProvider::from_file(Path::new(path))
+            .ok()
+            .and_then(|p| p.context_window());
+        let window = match declared {
+            Some(tokens) => Window {
+                tokens,
+                source: WindowOrigin::Setting,
+            },
+            None => Window {
+                tokens: ASSUMED_CONTEXT_WINDOW,
+                source: WindowOrigin::Assumed,
+            },
+        };
+        let key = format!("scripted:{path}");
+        let window = *lock(windows()).entry(key.clone()).or_insert(window);
+        return ModelFacts {
+            window,
+            model: SCRIPTED_MODEL.into(),
+            output_reserve: default_reserve(window.tokens),
+            template: None,
+            cache_key: key,
+        };
+    }
+    let config = match provider::openai_config(settings) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::debug!(error = %e, "no provider config: the window is assumed");
+            return ModelFacts {
+                window: Window {
+                    tokens: ASSUMED_CONTEXT_WINDOW,
+                    source: WindowOrigin::Assumed,
+                },
+                model: settings.model.clone().unwrap_or_default(),
+                output_reserve: default_reserve(ASSUMED_CONTEXT_WINDOW),
+                template: None,
+                cache_key: String::new(),
+            };
+        }
+    };
+    let key = format!("{}|{}", config.base_url, config.model);
+    let cached = lock(windows()).get(&key).copied();
+    let window = match cached {
+        Some(w) => w,
+        None => {
+            let server = discover_server_model(&config).await;
+            lock(families()).insert(
+                key.clone(),
+                server
+                    .chat_template
+                    .as_deref()
+                    .map(TemplateFamily::from_chat_template),
+            );
+            let found = server.window;
+            let w = match found.source {
+                WindowSource::Discovered(_) => Window {
+                    tokens: found.tokens,
+                    source: WindowOrigin::Discovered,
+                },
+                WindowSource::Setting => Window {
+                    tokens: found.tokens,
+                    source: WindowOrigin::Setting,
+                },
+                WindowSource::Assumed => match known_window(&config.model) {
+                    Some(tokens) => Window {
+                        tokens,
+                        source: WindowOrigin::Known,
+                    },
+                    None => Window {
+                        tokens: found.tokens,
+                        source: WindowOrigin::Assumed,
+                    },
+                },
+            };
+            lock(windows()).insert(key.clone(), w);
+            w
+        }
+    };
+    ModelFacts {
+        output_reserve: config
+            .max_tokens
+            .unwrap_or_else(|| default_reserve(window.tokens)),
+        template: lock(families()).get(&key).copied().flatten(),
+        window,
+        model: config.model,
+        cache_key: key,
+    }
+}
+
+/// The model's view of a session, item by item (ids are entry ids), with each entry's
+/// place (a summary sits where the first entry it replaces was).
+pub struct View {
+    pub items: Vec<Item>,
+    places: HashMap<u64, i64>,
+}
+
+impl View {
+    pub fn messages(&self) -> Vec<Message> {
+        self.items.iter().map(|i| i.message.clone()).collect()
+    }
+}
+
+pub(crate) fn text_of(e: &Entry) -> &str {
+    e.content.get("text").and_then(|t| t.as_str()).unwrap_or("")
+}
+
+/// Builds the view from the entries since the session's last reset. `task_id`'s first
+/// person message is the goal; tool results are capped to a quarter of the window (the
+/// full output stays in the event log and the entry).
+pub fn build_view(
+    c: &Connection,
+    session_id: i64,
+    task_id: Option<i64>,
+    workspace: &str,
+    window: u32,
+    est: &Estimator,
+) -> Result<View, StoreError> {
+    let all = entries::since_head(c, session_id)?;
+    // Issue 18: the workspace's instructions, memories and skills, re-read every request
+    // and kept verbatim by the planner (a compaction never summarises them).
+    let preamble = crate::policy::instructions::Preamble::load(c, workspace)?
+        .text(crate::policy::instructions::calls_of_entries(&all).iter());
+    let rules = if is_lean(c, window)? {
+        lean_system_prompt(workspace)
+    } else {
+        system_prompt(workspace)
+    };
+    Ok(view_of(&all, task_id, window, est, rules, preamble))
+}
+
+/// The preamble's item id: above every entry id and synthetic answer.
+const PREAMBLE_ID: u64 = u64::MAX;
+
+fn view_of(
+    all: &[Entry],
+    task_id: Option<i64>,
+    window: u32,
+    est: &Estimator,
+    rules: String,
+    preamble: Option<String>,
+) -> View {
+    let replaced: HashSet<i64> = all
+        .iter()
+        .filter(|e| e.kind == EntryKind::Compaction)
+        .flat_map(|e| replaces_of(e).into_iter())
+        .collect();
+    let mut placed: Vec<(i64, Item)> = vec![(i64::MIN, Item::system_rules(0, rules))];
+    if let Some(text) = preamble {
+        placed.push((
+            i64::MIN + 1,
+            Item::workspace_instructions(PREAMBLE_ID, text),
+        ));
+    }
+    let mut calls: HashMap<String, ToolCall> = HashMap::new();
+    let mut goal_seen = false;
+    let cap = (window / 4).max(64);
+    for e in all.iter().filter(|e| !replaced.contains(&e.id)) {
+        let id = e.id as u64;
+        let text = text_of(e);
+        let item = match &e.kind {
+            EntryKind::User => {
+                if !goal_seen && task_id.is_some() && e.task_id == task_id {
+                    goal_seen = true;
+                    Item::goal(id, text)
+                } else {
+                    Item::person(id, text)
+                }
+            }
+            EntryKind::System => Item::workspace_instructions(id, text),
+            EntryKind::Assistant => {
+                let tc: Vec<ToolCall> = e
+                    .content
+                    .get("tool_calls")
+                    .cloned()
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default();
+                for call in &tc {
+                    calls.insert(call.id.clone(), call.clone());
+                }
+                Item::assistant(id, text, tc)
+            }
+            EntryKind::ToolResult => {
+                let call_id = e
+                    .content
+                    .get("call_id")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("");
+                let call = calls.get(call_id).cloned().unwrap_or_else(|| ToolCall {
+                    id: call_id.to_owned(),
+                    name: "tool".into(),
+                    arguments: "{}".into(),
+                });
+                let capped = cap_tool_output_tokens(text, cap, est).text;
+                Item::tool_result(id, &call, wrap_untrusted("tool result", &capped))
+            }
+            EntryKind::Reset if !text.is_empty() => Item::person(id, text),
+            EntryKind::Compaction => {
+                let at = e
+                    .content
+                    .get("placed_at")
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(e.id);
+                placed.push((at, Item::summary(id, text)));
+                continue;
+            }
+            EntryKind::Reset | EntryKind::Written(_) => continue,
+        };
+        placed.push((e.id, item));
+    }
+    // Stable: a summary placed at an entry's position comes before that entry.
+    placed.sort_by_key(|(at, _)| *at);
+    let places: HashMap<u64, i64> = placed.iter().map(|(at, i)| (i.id, *at)).collect();
+    View {
+        items: close_unanswered(placed.into_iter().map(|(_, i)| i).collect()),
+        places,
+    }
+}
+
+/// Person instructions kept verbatim beside the rest when old ones are merged.
+const KEEP_INSTRUCTIONS_APART: usize = 4;
+
+/// Merges the person's older messages (all but the last few; never the goal) into one
+/// item at the place of the first, so that eliding them leaves one marker. Whether there
+/// was anything to merge.
+/// Planner items with ids below `SYNTHETIC` stand for store entries.
+fn is_entry(id: &u64) -> bool {
+    *id < SYNTHETIC && *id > 0
+}
+
+/// The store entries of `plan` whose action matches.
+fn entries_where(plan: &Plan, f: impl Fn(&Action) -> bool) -> Vec<i64> {
+    plan.items
+        .iter()
+        .filter(|i| f(&i.action))
+        .map(|i| i.id)
+        .filter(is_entry)
+        .map(|id| id as i64)
+        .collect()
+}
+
+/// The budget of one request: a retry after a refusal widens the margin; `force_below`
+/// (compact now) makes the limit at most that.
+fn budget_for(
+    window: u32,
+    reserve: u32,
+    est: &Estimator,
+    extra_margin: u32,
+    force_below: Option<u32>,
+) -> Budget {
+    let mut budget = Budget::new(window, reserve, est);
+    budget.margin = budget.margin.saturating_add(extra_margin);
+    if let Some(below) = force_below {
+        let limit = budget.limit();
+        if below < limit {
+            budget.margin = budget.margin.saturating_add(limit - below);
+        }
+    }
+    budget
+}
+
+fn plan_view(
+    view: &mut View,
+    tools: &[ToolSpec],
+    budget: &Budget,
+    est: &Estimator,
+    anchor: Option<&Anchor>,
+    elided_before: &[u64],
+    summary_required: bool,
+) -> Result<Plan, ContextFailure> {
+    let options = PlanOptions {
+        summary_required,
+        ..PlanOptions::default()
+    };
+    match plan_compaction_after(
+        &view.items,
+        tools,
+        budget,
+        est,
+        &options,
+        anchor,
+        elided_before,
+    ) {
+        Ok(p) => Ok(p),
+        Err(ContextError::NothingFits { .. }) if merge_old_instructions(&mut view.items) => {
+            // Many short messages from the person: each elided one would leave its own
+            // marker, nearly as long. As one text, the oldest are elided as one.
+            Ok(plan_compaction(
+                &view.items,
+                tools,
+                budget,
+                est,
+                &options,
+                None,
+            )?)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The model's summary of the turns the plan replaces; `None` when there is nothing to
+/// summarise or the call failed (the fallback marker then stands in).
+async fn summarise(provider: &dyn Provider, plan: &Plan) -> Option<String> {
+    let r = plan.summary_request()?;
+    match provider.complete(r.messages.clone(), Vec::new()).await {
+        Ok(answer) => Some(answer.text),
+        Err(e) => {
+            tracing::warn!(error = %e, "the summary call failed; eliding instead");
+            None
+        }
+    }
+}
+
+fn merge_old_instructions(items: &mut Vec<Item>) -> bool {
+    let person: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.kind == pocketpilot_context::ItemKind::PersonInstruction)
+        .map(|(n, _)| n)
+        .collect();
+    if person.len() <= KEEP_INSTRUCTIONS_APART + 1 {
+        return false;
+    }
+    let old = &person[..person.len() - KEEP_INSTRUCTIONS_APART];
+    let text = old
+        .iter()
+        .map(|n| items[*n].text().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let first = items[old[0]].id;
+    let merged = Item::person(first, text);
+    let drop: HashSet<usize> = old[1..].iter().copied().collect();
+    items[old[0]] = merged;
+    let mut n = 0;
+    items.retain(|_| {
+        let keep = !drop.contains(&n);
+        n += 1;
+        keep
+    });
+    true
+}
+
+pub(crate) fn replaces_of(e: &Entry) -> Vec<i64> {
+    ids_of(e, "replaces")
+}
+
+/// A list of entry ids in a compaction entry; absent in entries written before it was kept.
+pub(crate) fn ids_of(e: &Entry, field: &str) -> Vec<i64> {
+    e.content
+        .get(field)
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_i64()).collect())
+        .unwrap_or_default()
+}
+
+/// As the transcript does: a call with no result is answered with an error when the
+/// conversation went on after it (models refuse a call left open).
+fn close_unanswered(items: Vec<Item>) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    let mut open: Vec<ToolCall> = Vec::new();
+    let mut synthetic = SYNTHETIC;
+    for item in items {
+        if item.message.role == Role::Tool {
+            if let Some(id) = &item.message.tool_call_id {
+                open.retain(|o| &o.id != id);
+            }
+        } else {
+            for call in open.drain(..) {
+                synthetic += 1;
+                out.push(Item::tool_result(
+                    synthetic,
+                    &call,
+                    wrap_untrusted(
+                        "tool result",
+                        "This call never ran: its run ended before it was answered.",
+                    ),
+                ));
+            }
+            if item.message.role == Role::Assistant {
+                open = item.message.tool_calls.clone();
+            }
+        }
+        out.push(item);
+    }
+    out
+}
+
+/// What the recorder writes for a `context_compacted` event, in the event's transaction:
+/// the compaction entry, when the event carries a summary.
+pub fn apply_compacted(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: i64,
+    task_id: i64,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    if let RuntimeEvent::ContextCompacted {
+        cause,
+        summary: Some(text),
+        summarised,
+        elided,
+        instructions_elided,
+        fallback,
+        placed_at,
+        tokens_before,
+        tokens_after,
+        ..
+    } = event
+    {
+        if summarised.is_empty() {
+            return Ok(());
+        }
+        let content = serde_json::json!({
+            "text": text,
+            "cause": cause,
+            "replaces": summarised,
+            "elided": elided,
+            "instructions_elided": instructions_elided,
+            "fallback": fallback,
+            "placed_at": placed_at,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+        });
+        compactions::append(tx, session_id, Some(task_id), &content)?;
+    }
+    Ok(())
+}
+
+/// A request ready to send, and what it was planned against.
+pub struct Prepared {
+    pub messages: Vec<Message>,
+    pub estimate: u32,
+    pub budget: Budget,
+    pub window: Window,
+    /// Whether the view was changed for it.
+    pub compacted: bool,
+}
+
+struct State {
+    window: Window,
+    /// The window gets the lean first prompt (see [`is_lean`]).
+    lean: bool,
+    output_reserve: u32,
+    estimator: Estimator,
+    anchor: Option<Anchor>,
+    /// Tool results elided in the last request, so an unchanged elision is not reported
+    /// again each turn.
+    last_elided: Vec<i64>,
+    /// The person's messages the last request elided: they stay elided while the rest
+    /// fits (see `plan_compaction_after`).
+    instructions_elided: Vec<i64>,
+}
+
+/// A run's context accounting: the window, the calibrated estimator, the server's count
+/// of the last request.
+pub struct SessionContext {
+    store: Arc<Store>,
+    session_id: i64,
+    task_id: i64,
+    workspace: String,
+    model: String,
+    cache_key: String,
+    template: Option<TemplateFamily>,
+    state: Mutex<State>,
+}
+
+impl SessionContext {
+    /// The token estimator this session calibrated, and whether its prompt is the lean one.
+    pub fn estimator_and_lean(&self) -> (Estimator, bool) {
+        let s = lock(&self.state);
+        (s.estimator.clone(), s.lean)
+    }
+
+    /// The context of a run; `None` for a scripted model that declares no window (a
+    /// fake at the model boundary whose scripts predate budgets: sent as they are).
+    pub async fn for_run(
+        store: Arc<Store>,
+        session_id: i64,
+        task_id: i64,
+        workspace: &str,
+        spec: Option<&str>,
+        settings: &ProviderSettings,
+    ) -> Result<Option<Arc<Self>>, StoreError> {
+        if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
+            let declared = ScriptedProvider::from_file(Path::new(path))
+                .ok()
+                .and_then(|p| p.context_window());
+            if declared.is_none() {
+                return Ok(None);
+            }
+        }
+        let ctx = Self::open(store, session_id, task_id, workspace, spec, settings).await?;
+        Ok(Some(Arc::new(ctx)))
+    }
+
+    pub async fn open(
+        store: Arc<Store>,
+        session_id: i64,
+        task_id: i64,
+        workspace: &str,
+        spec: Option<&str>,
+        settings: &ProviderSettings,
+    ) -> Result<Self, StoreError> {
+        let facts = model_facts(spec, settings).await;
+        let (stored, lean): (Option<Calibration>, bool) = store.read(|c| {
+            Ok((
+                settings::get(c, &calibration_key(&facts.model))?,
+                is_lean(c, facts.window.tokens)?,
+            ))
+        })?;
+        let mut estimator = Estimator::for_model(&facts.model);
+        if let Some(c) = stored {
+            estimator = estimator.with_calibration(c);
+        }
+        // The person's messages the session's last compaction elided stay elided in this
+        // task's first request too: a new task must not restore them only to compact again.
+        let last = store.read(|c| {
+            crate::store::events::last_in_session(
+                c,
+                session_id,
+                pocketpilot_protocol::EventKind::ContextCompacted,
+            )
+        })?;
+        let instructions_elided = match last.map(|e| e.event) {
+            Some(RuntimeEvent::ContextCompacted {
+                instructions_elided,
+                ..
+            }) => instructions_elided,
+            _ => Vec::new(),
+        };
+        Ok(Self {
+            store,
+            session_id,
+            task_id,
+            workspace: workspace.to_owned(),
+            model: facts.model,
+            cache_key: facts.cache_key,
+            template: facts.template,
+            state: Mutex::new(State {
+                window: facts.window,
+                lean,
+                output_reserve: facts.output_reserve,
+                estimator,
+                anchor: None,
+                last_elided: Vec::new(),
+                instructions_elided,
+            }),
+        })
+    }
+
+    pub fn window(&self) -> Window {
+        lock(&self.state).window
+    }
+
+    /// The family of the chat template the model server named, when it named one.
+    pub fn template_family(&self) -> Option<TemplateFamily> {
+        self.template
+    }
+
+    /// The request for the next model turn: the view, compacted when it would not fit.
+    /// `extra_margin` tightens the budget after a refusal; `force_below`, when given,
+    /// makes the limit at most that many tokens (a compaction the person asked for).
+    pub async fn prepare(
+        &self,
+        provider: &dyn Provider,
+        tools: &[ToolSpec],
+        extra_margin: u32,
+        force_below: Option<u32>,
+        cause: CompactionCause,
+        sink: &dyn EventSink,
+    ) -> Result<Prepared, ContextFailure> {
+        let (window, reserve, est, anchor, last_elided, instructions_before) = {
+            let s = lock(&self.state);
+            (
+                s.window,
+                s.output_reserve,
+                s.estimator.clone(),
+                s.anchor,
+                s.last_elided.clone(),
+                s.instructions_elided.clone(),
+            )
+        };
+        let view = self.store.read(|c| {
+            build_view(
+                c,
+                self.session_id,
+                Some(self.task_id),
+                &self.workspace,
+                window.tokens,
+                &est,
+            )
+        })?;
+        let budget = budget_for(window.tokens, reserve, &est, extra_margin, force_below);
+        let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
+        let mut view = view;
+        let before: Vec<u64> = instructions_before.iter().map(|id| *id as u64).collect();
+        // A compaction aimed below a target (the person's "Compact now") wants a summary.
+        let plan = plan_view(
+            &mut view,
+            tools,
+            &budget,
+            &est,
+            anchor.as_ref(),
+            &before,
+            force_below.is_some(),
+        )?;
+        if plan.is_noop() {
+            let done = plan.finish(None, &est);
+            let mut s = lock(&self.state);
+            s.last_elided.clear();
+            s.instructions_elided.clear();
+            drop(s);
+            return Ok(Prepared {
+                messages: done.messages,
+                estimate: plan.estimate,
+                budget,
+                window,
+                compacted: false,
+            });
+        }
+        let tokens_before = est.request(&view.messages(), tools, None).tokens;
+        let summary = summarise(provider, &plan).await;
+        let done = plan.finish(summary.as_deref(), &est);
+        let elided = entries_where(&plan, |a| {
+            matches!(a, Action::Elided { .. } | Action::Capped { .. })
+        });
+        let instructions_elided =
+            entries_where(&plan, |a| matches!(a, Action::InstructionElided { .. }));
+        let instructions_elided_ids = instructions_elided.clone();
+        let (summary_text, fallback, summarised, placed_at) = match &done.summary {
+            Some(s) => {
+                let ids: Vec<i64> = s
+                    .replaces
+                    .iter()
+                    .filter(|id| is_entry(id))
+                    .map(|id| *id as i64)
+                    .collect();
+                // The compaction stands where the first entry it replaces stood.
+                let at = s
+                    .replaces
+                    .iter()
+                    .filter_map(|id| view.places.get(id))
+                    .min()
+                    .copied()
+                    .unwrap_or(0);
+                (Some(s.text.clone()), s.fallback, ids, at)
+            }
+            None => (None, false, Vec::new(), 0),
+        };
+        let report = summary_text.is_some()
+            || instructions_elided != instructions_before
+            || elided != last_elided
+            || cause != CompactionCause::BeforeRequest;
+        if report {
+            sink.emit(RuntimeEvent::ContextCompacted {
+                cause,
+                tokens_before,
+                tokens_after: done.estimate,
+                window: window.tokens,
+                window_source: window.source,
+                elided: elided.clone(),
+                summarised,
+                instructions_elided,
+                summary: summary_text,
+                fallback,
+                placed_at,
+            })
+            .map_err(ContextFailure::Record)?;
+        }
+        let mut s = lock(&self.state);
+        s.last_elided = elided;
+        s.instructions_elided = instructions_elided_ids;
+        drop(s);
+        Ok(Prepared {
+            messages: done.messages,
+            estimate: done.estimate,
+            budget,
+            window,
+            compacted: true,
+        })
+    }
+
+    /// After an answer: the server's count calibrates the estimator and anchors the next
+    /// estimate; the figures are kept per request.
+    pub(crate) fn observe(
+        &self,
+        p: &Prepared,
+        tools: &[ToolSpec],
+        response: Option<&ModelResponse>,
+    ) {
+        let prompt_tokens = response.and_then(|r| r.usage).map(|u| u.prompt_tokens);
+        let calibration = {
+            let mut s = lock(&self.state);
+            // The scripted model's usage is a rough four characters a token of the
+            // messages' text, tools left out: not a count to calibrate or anchor on.
+            let counted = prompt_tokens.filter(|n| *n > 0 && self.model != SCRIPTED_MODEL);
+            match counted {
+                Some(n) => {
+                    let e = s.estimator.request(&p.messages, tools, s.anchor.as_ref());
+                    s.estimator.calibrate(n, &e);
+                    s.anchor = Some(Anchor::new(&p.messages, tools, n));
+                    Some(s.estimator.calibration())
+                }
+                None => {
+                    s.anchor = None;
+                    None
+                }
+            }
+        };
+        let row = NewContextTurn {
+            session_id: self.session_id,
+            task_id: self.task_id,
+            window: p.window.tokens,
+            window_source: p.window.source,
+            budget: p.budget.limit(),
+            estimate: p.estimate,
+            prompt_tokens: prompt_tokens.map(|n| n.min(u64::from(u32::MAX)) as u32),
+            messages: p.messages.len() as u32,
+        };
+        let key = calibration_key(&self.model);
+        let written = self.store.write(|tx| {
+            compactions::record_turn(tx, &row)?;
+            if let Some(c) = &calibration {
+                settings::set(tx, &key, c)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = written {
+            // The figures are for the meter and the benchmarks; the run goes on.
+            tracing::warn!(error = %e, "the request's token figures could not be kept");
+        }
+    }
+
+    /// A refusal for length: adopt the server's window when smaller, forget the anchor,
+    /// and say how much more margin the next plan needs.
+    pub(crate) fn refused(
+        &self,
+        requested: Option<u32>,
+        server_window: Option<u32>,
+        budget: &Budget,
+    ) -> u32 {
+        let mut s = lock(&self.state);
+        s.anchor = None;
+        if let Some(w) = server_window.filter(|w| *w > 0 && *w < s.window.tokens) {
+            s.window = Window {
+                tokens: w,
+                source: WindowOrigin::Discovered,
+            };
+            s.output_reserve = s.output_reserve.min(default_reserve(w).max(1));
+            if !self.cache_key.is_empty() {
+                lock(windows()).insert(self.cache_key.clone(), s.window);
+            }
+        }
+        let limit = budget.limit();
+        match requested {
+            Some(r) => r.saturating_sub(limit) + limit / 10,
+            None => s.window.tokens / 4,
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! One tool call, however it comes: **decide → (wait for approval) → guard → execute →
+//! record**. A fresh call from the model, a call a person approved or rejected, and a call
+//! the journal shows started but never finished (a crash) all pass through [`carry_out`].
+//!
+//! Invariants:
+//! - the intent (`tool_call_started`, with the journal row) is durable before the tool
+//!   runs; its outcome is recorded after;
+//! - a call is run again after a crash only if its tool is replay-safe; any other
+//!   interrupted call is reported to the model as interrupted, with what it saved;
+//! - a command's process is recorded under the session's lease before it runs
+//!   (`lease::watching`); a call whose lease was lost meanwhile records nothing after it;
+//! - the tool guards its arguments itself every time it runs (an approved call's edited
+//!   arguments too);
+//! - an approved diff runs only against the file it was computed from: if the file's hash
+//!   changed since, the call is asked for again with the new diff.
+use pocketpilot_model::ToolCall;
+use pocketpilot_tools::{
+    decide, Decision, DecisionSource, PolicyRules, Registry, Tool, ToolContext,
+};
+
+use crate::engine::sink::{EventSink, RecordError};
+use crate::event::RuntimeEvent;
+use crate::store::{Approval, ToolCallRecord};
+use pocketpilot_protocol::{ApprovalStatus, Effect, ToolErrorKind};
+
+/// What a call is carried out with: the run's tools, policy, grants and tool context.
+pub struct CallEnv<'a> {
+    pub tools: &'a Registry,
+    pub rules: &'a PolicyRules,
+    /// Allowed for the rest of the session from an approval dialog.
+    pub session_grants: &'a [String],
+    /// Allowed for this run when it was started (`--allow`).
+    pub run_grants: &'a [String],
+    pub ctx: &'a ToolContext,
+    /// The run's change journal (issue 16); `None` keeps nothing.
+    pub changes: Option<&'a std::sync::Arc<crate::engine::changes::RunChanges>>,
+}
+
+/// Where a call comes from.
+pub enum Origin<'a> {
+    /// Just asked for by the model at `step`: decided by the policy.
+    Fresh { step: u32 },
+    /// Answered by a person.
+    Answered(&'a Approval),
+    /// Started before a crash and never finished.
+    Interrupted(&'a ToolCallRecord),
+}
+
+/// What became of a call.
+#[derive(Debug, PartialEq)]
+pub enum Handled {
+    /// It has a result; this is what the model reads.
+    Done(String),
+    /// It waits for a person: the run stops before it.
+    NeedsApproval,
+}
+
+/// The policy's decision for a fresh call: the workspace's rules and the session's grants
+/// first; a capability the person allowed for this run (`--allow`) turns an approval into
+/// an allow (never a deny into one).
+pub fn decide_call(
+    capability: &str,
+    rules: &PolicyRules,
+    session_grants: &[String],
+    run_grants: &[String],
+) -> (Decision, DecisionSource) {
+    let (decision, source) = decide(Some(capability), rules, session_grants);
+    if decision == Decision::RequireApproval
+        && decide(Some(capability), rules, run_grants).0 == Decision::Allow
+    {
+        return (Decision::Allow, DecisionSource::User);
+    }
+    (decision, source)
+}
+
+/// Carries out one call (see the module doc).
+pub async fn carry_out(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    origin: Origin<'_>,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    match origin {
+        Origin::Fresh { step } => fresh(agent, call, step, sink).await,
+        Origin::Answered(a) if a.status == ApprovalStatus::Rejected => {
+            let note = a.decision_note.clone().unwrap_or_default();
+            let error = if note.is_empty() {
+                "rejected by the user".to_owned()
+            } else {
+                format!("rejected by the user: {note}")
+            };
+            fail(call, ToolErrorKind::Rejected, error, sink)
+        }
+        Origin::Answered(a) => {
+            let Some(tool) = agent.tools.get(&a.tool) else {
+                let error = format!("there is no tool named `{}`", call.name);
+                return fail(call, ToolErrorKind::UnknownTool, error, sink);
+            };
+            let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
+            if let Some(effect) = changed_since_approval(tool.as_ref(), a, &args, agent.ctx) {
+                return ask_again(agent, tool.as_ref(), call, a, args, effect, sink);
+            }
+            // A widened sandbox is the recorded source of an approved call too.
+            let source = crate::policy::confinement::audited_source(
+                tool.capability(),
+                DecisionSource::User,
+                agent.ctx,
+            );
+            let how = (a.step as u32, source);
+            execute(agent, tool.as_ref(), call, args, how, sink).await
+        }
+        Origin::Interrupted(j) => interrupted(agent, call, j, sink).await,
+    }
+}
+
+async fn fresh(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    step: u32,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    let Some(tool) = agent.tools.get(&call.name) else {
+        let error = format!(
+            "there is no tool named `{}`; available: {}",
+            call.name,
+            agent.tools.names().join(", ")
+        );
+        return fail(call, ToolErrorKind::UnknownTool, error, sink);
+    };
+    let args: serde_json::Value = match serde_json::from_str(&call.arguments) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        Ok(_) => {
+            let error = "arguments must be a JSON object".to_owned();
+            return fail(call, ToolErrorKind::InvalidArguments, error, sink);
+        }
+        Err(e) => {
+            let error = format!("arguments are not valid JSON ({e})");
+            return fail(call, ToolErrorKind::InvalidArguments, error, sink);
+        }
+    };
+    let capability = tool.capability();
+    let (decision, source) = decide_call(
+        capability,
+        agent.rules,
+        agent.session_grants,
+        agent.run_grants,
+    );
+    // Unsandboxed, each command asks; a widened sandbox is the recorded source.
+    let (decision, mut source) =
+        crate::policy::confinement::gate(capability, decision, source, agent.ctx);
+    if decision == Decision::Allow {
+        source = crate::policy::confinement::audited_source(capability, source, agent.ctx);
+    }
+    match decision {
+        Decision::Deny => {
+            let error = format!("the policy denies `{capability}` ({source})");
+            fail(call, ToolErrorKind::Denied, error, sink)
+        }
+        Decision::RequireApproval => {
+            let effect = match tool.effect(&args, agent.ctx) {
+                Ok(e) => e,
+                Err(e) => return fail(call, e.kind(), e.to_string(), sink),
+            };
+            sink.emit(RuntimeEvent::ApprovalRequired {
+                approval_id: None,
+                step,
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: args,
+                capability: Some(capability.into()),
+                effect,
+                reason: format!("`{capability}` needs your approval"),
+                // issue 14: an MCP stdio server's own confinement, else a command's.
+                sandbox: tool
+                    .confinement_line()
+                    .or_else(|| crate::policy::confinement::call_line(capability, agent.ctx)),
+            })?;
+            Ok(Handled::NeedsApproval)
+        }
+        Decision::Allow => execute(agent, tool.as_ref(), call, args, (step, source), sink).await,
+    }
+}
+
+/// The diff an approved call would apply now, when it is not the one the person approved
+/// (the file changed on disk since: its hash no longer matches). Edited arguments were
+/// never shown as a diff, and a plan that fails now fails again when the call runs.
+fn changed_since_approval(
+    tool: &dyn Tool,
+    a: &Approval,
+    args: &serde_json::Value,
+    ctx: &ToolContext,
+) -> Option<Effect> {
+    if a.edited_args.is_some() || !matches!(a.effect, Effect::Diff { .. }) {
+        return None;
+    }
+    tool.effect(args, ctx).ok().filter(|now| *now != a.effect)
+}
+
+/// Asks for the call again, showing the diff it would apply now.
+fn ask_again(
+    agent: &CallEnv<'_>,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    a: &Approval,
+    arguments: serde_json::Value,
+    effect: Effect,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    tracing::info!(call_id = %call.id, approval_id = a.id, "file changed since approval: asking again");
+    sink.emit(RuntimeEvent::ApprovalRequired {
+        approval_id: None,
+        step: a.step as u32,
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments,
+        capability: Some(tool.capability().into()),
+        effect,
+        reason: "the file changed after you were asked: this is the diff it would apply now".into(),
+        sandbox: crate::policy::confinement::call_line(tool.capability(), agent.ctx),
+    })?;
+    Ok(Handled::NeedsApproval)
+}
+
+async fn interrupted(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    j: &ToolCallRecord,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    // What it changed before it was cut off, against the state kept before it ran.
+    crate::engine::changes::interrupted(agent.changes, &call.id).await;
+    if j.replay_safe {
+        if let Some(tool) = agent.tools.get(&j.name) {
+            match serde_json::from_str(&j.arguments) {
+                Ok(args) => {
+                    let how = (j.step as u32, DecisionSource::Replay);
+                    return execute(agent, tool.as_ref(), call, args, how, sink).await;
+                }
+                // A journal row this build cannot read: told to the model, never re-run.
+                Err(e) => {
+                    tracing::warn!(call_id = %call.id, error = %e, "journal arguments do not parse")
+                }
+            }
+        }
+    }
+    let saved = j.output.clone().unwrap_or_default();
+    let mut error = format!(
+        "Tool {} was interrupted and may have partially run; check before repeating it",
+        call.name
+    );
+    if !saved.is_empty() {
+        error.push_str(&format!(". Output saved before the interruption:\n{saved}"));
+    }
+    fail(call, ToolErrorKind::Interrupted, error, sink)
+}
+
+/// Refuses or reports a call without running it (or after it failed to run).
+fn fail(
+    call: &ToolCall,
+    kind: ToolErrorKind,
+    error: String,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    let text = format!("Tool {} failed: {error}", call.name);
+    sink.emit(RuntimeEvent::ToolCallFailed {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        error,
+        kind,
+    })?;
+    Ok(Handled::Done(text))
+}
+
+/// Runs one allowed call: intent committed, then the effect (guarded by the tool), then
+/// the outcome.
+async fn execute(
+    agent: &CallEnv<'_>,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    args: serde_json::Value,
+    (step, source): (u32, DecisionSource),
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    // The prior state of what it may touch is kept and committed before the intent.
+    let kept =
+        match crate::engine::changes::before(agent.changes, tool.capability(), &args, &call.id)
+            .await
+        {
+            Ok(k) => k,
+            Err(e) => {
+                let error =
+                    format!("the prior state could not be kept for undo, so it did not run: {e}");
+                return fail(call, ToolErrorKind::Failed, error, sink);
+            }
+        };
+    sink.emit(RuntimeEvent::ToolCallStarted {
+        step,
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: args.to_string(),
+        capability: Some(tool.capability().into()),
+        replay_safe: tool.replay_safe(),
+        decision: Decision::Allow,
+        decision_source: source,
+    })?;
+    let outcome = tool.call(args, agent.ctx).await;
+    // A worker frozen past its lease wakes here, its process killed by the new holder:
+    // neither the changes it found nor the outcome are its to record.
+    crate::engine::lease::still_held()?;
+    crate::engine::changes::after(agent.changes, kept).await;
+    match outcome {
+        Ok(out) => {
+            sink.emit(RuntimeEvent::ToolCallCompleted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                output: out.text.clone(),
+                changed: out.changed,
+            })?;
+            Ok(Handled::Done(out.text))
+        }
+        Err(e) => fail(call, e.kind(), e.to_string(), sink),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_grant_turns_an_approval_into_an_allow_but_never_a_deny() {
+        let rules = PolicyRules {
+            allow: Vec::new(),
+            deny: vec!["net".into()],
+        };
+        let none: Vec<String> = Vec::new();
+        assert_eq!(
+            decide_call("fs:write", &rules, &none, &none),
+            (Decision::RequireApproval, DecisionSource::Default)
+        );
+        let run = vec!["fs:write".to_owned(), "net:network".to_owned()];
+        assert_eq!(
+            decide_call("fs:write", &rules, &none, &run),
+            (Decision::Allow, DecisionSource::User)
+        );
+        assert_eq!(
+            decide_call("net:network", &rules, &none, &run).0,
+            Decision::Deny
+        );
+        let session = vec!["fs:write".to_owned()];
+        assert_eq!(
+            decide_call("fs:write", &rules, &session, &run),
+            (Decision::Allow, DecisionSource::SessionGrant)
+        );
+        assert_eq!(
+            decide_call("fs:read", &rules, &none, &none),
+            (Decision::Allow, DecisionSource::Default)
+        );
+    }
+}

@@ -1,0 +1,36 @@
+//! Where a run's events go, and why one could not be recorded. Shared by the agent loop and
+//! the tool-call orchestrator (neither imports the other's internals through it).
+use crate::engine::lease::LeaseError;
+use crate::event::RuntimeEvent;
+use crate::store::StoreError;
+
+/// Why a run's event could not be recorded. The run stops rather than act unrecorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Another process works the session now: this one records nothing more.
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+}
+
+/// Where the agent's events go. `emit` returns once the event is durable.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: RuntimeEvent) -> Result<(), RecordError>;
+    fn delta(&self, text: &str);
+    /// The `postTools` boundary: after a round of tool results, before the model is asked
+    /// again. Returns the steers placed into this run, or that a queued reset ends it.
+    fn post_tools(&self) -> Result<Boundary, RecordError>;
+    /// Before each model request: a money budget that has run out (issue 19), as the
+    /// reason the run pauses. Sinks outside a run have none.
+    fn money_out(&self) -> Result<Option<crate::policy::cost::MoneyOut>, RecordError> {
+        Ok(None)
+    }
+}
+
+/// What the `postTools` boundary decided.
+#[derive(Debug, Default)]
+pub struct Boundary {
+    pub steers: Vec<String>,
+    pub end_run: bool,
+}

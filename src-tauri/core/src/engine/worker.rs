@@ -1,0 +1,671 @@
+//! The worker: runs one task on its own tokio task. Provider, tools and policy are built
+//! here for every run — never cached across runs, because workspace and policy differ.
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use pocketpilot_model::Usage;
+use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::config::{workspace_rules_key, Limits, ProviderSettings};
+use crate::engine::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink, RecordError};
+use crate::engine::lease::SessionLease;
+use crate::engine::orchestrator::{self, Handled, Origin};
+use crate::engine::provider;
+use crate::engine::recorder::{Claim, Recorder};
+use crate::engine::scheduler::RunRegistry;
+use crate::engine::transcript;
+use crate::event::RuntimeEvent;
+use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, Store, StoreError};
+use crate::task::TaskStatus;
+use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind, PauseReason};
+
+/// What a worker needs of the runtime: the store, the recorder, this process's runs and
+/// its data directory. Passed in, so the worker does not depend on the service.
+#[derive(Clone)]
+pub struct RunContext {
+    pub store: Arc<Store>,
+    pub recorder: Arc<Recorder>,
+    pub runs: Arc<RunRegistry>,
+    pub data_dir: PathBuf,
+}
+
+/// Records a run's events, each only while this process still holds the session's lease.
+struct Sink {
+    recorder: Arc<Recorder>,
+    store: Arc<Store>,
+    task_id: i64,
+    lease: Arc<SessionLease>,
+    limits: Limits,
+}
+
+impl Sink {
+    /// A write refused because the lease moved on (checked in the write's transaction)
+    /// is the lease lost, not a store failure.
+    fn lost_or(&self, e: StoreError) -> RecordError {
+        match e {
+            StoreError::LeaseLost { .. } => RecordError::Lease(self.lease.lost_in_write()),
+            e => RecordError::Store(e),
+        }
+    }
+}
+
+impl EventSink for Sink {
+    fn emit(&self, event: RuntimeEvent) -> Result<(), RecordError> {
+        self.lease.check()?;
+        self.recorder
+            .record(self.task_id, &event)
+            .map_err(|e| self.lost_or(e))?;
+        Ok(())
+    }
+    fn delta(&self, text: &str) {
+        if !self.lease.is_lost() {
+            self.recorder.delta(self.task_id, text);
+        }
+    }
+    fn post_tools(&self) -> Result<agent::Boundary, RecordError> {
+        self.lease.check()?;
+        let placed = self
+            .recorder
+            .post_tools(self.task_id)
+            .map_err(|e| self.lost_or(e))?;
+        Ok(agent::Boundary {
+            steers: placed.steers.into_iter().map(|(_, text)| text).collect(),
+            end_run: placed.end_run,
+        })
+    }
+    fn money_out(&self) -> Result<Option<crate::policy::cost::MoneyOut>, RecordError> {
+        // Asked before every model request: without a money budget there is nothing to read.
+        let l = &self.limits;
+        if l.max_task_usd.is_none() && l.max_day_usd.is_none() && l.max_trigger_day_usd.is_none() {
+            return Ok(None);
+        }
+        let now = self.recorder.now();
+        Ok(self.store.read(|c| {
+            let task = tasks::get(c, self.task_id)?;
+            crate::policy::cost::money_out(c, &task, &self.limits, now)
+        })?)
+    }
+}
+
+impl Sink {
+    /// Ends the run (see `Recorder::finish_run`), unless the lease is lost.
+    fn finish(&self, terminal: &RuntimeEvent, ended_by_reset: bool) -> Result<(), RecordError> {
+        self.lease.check()?;
+        self.recorder
+            .finish_run(self.task_id, terminal, ended_by_reset)
+            .map_err(|e| self.lost_or(e))?;
+        Ok(())
+    }
+}
+
+/// Grace given to a cancelled agent to stop its tool processes before it is dropped.
+const CANCEL_GRACE: Duration = Duration::from_millis(300);
+
+/// Runs (or resumes) one task from what the store holds, while `lease` (the session's)
+/// is this process's.
+pub async fn run(cx: RunContext, task_id: i64, lease: Arc<SessionLease>) {
+    let span = tracing::info_span!("task", task_id, session_id = lease.session_id);
+    async move {
+        let Some(cancel) = cx.runs.register(task_id, &lease.cancel) else {
+            tracing::debug!("already running in this process");
+            return;
+        };
+        // Every write of the run commits only while the lease is this holder's: a worker
+        // frozen past its lease records nothing on waking.
+        cx.recorder.claim(
+            task_id,
+            Claim {
+                session_id: lease.session_id,
+                holder: lease.holder().to_owned(),
+            },
+        );
+        // Every process the run starts is recorded under the lease, for a takeover to kill.
+        let registered = run_registered(&cx, task_id, &lease, cancel);
+        match crate::engine::lease::watching(&lease, task_id, registered).await {
+            Ok(()) => {}
+            Err(RecordError::Lease(e)) => tracing::warn!(error = %e, "the run stopped"),
+            Err(e) => tracing::error!(error = %e, "the run could not be recorded"),
+        }
+        cx.recorder.release(task_id);
+        cx.runs.unregister(task_id);
+    }
+    .instrument(span)
+    .await
+}
+
+async fn run_registered(
+    cx: &RunContext,
+    task_id: i64,
+    lease: &Arc<SessionLease>,
+    cancel: CancellationToken,
+) -> Result<(), RecordError> {
+    let task = cx.store.read(|c| tasks::get(c, task_id))?;
+    if task.status.is_terminal() {
+        return Ok(());
+    }
+    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
+    // nothing, also after a crash: nothing to ask the model server either.
+    if task.status.needs_person() && !cancel.is_cancelled() {
+        return Ok(());
+    }
+    let limits = Limits::load(&cx.store)?;
+    let sink = Sink {
+        recorder: cx.recorder.clone(),
+        store: cx.store.clone(),
+        task_id,
+        lease: lease.clone(),
+        limits: limits.clone(),
+    };
+    let mut settings = ProviderSettings::load(&cx.store)?;
+    // The built-in model when nothing else is set up; a configured provider always wins.
+    // The guard keeps its server from the idle stop until this run ends.
+    let mut _local_busy = None;
+    if task.provider.is_none() && !settings.is_configured() {
+        match crate::engine::local_model::endpoint(&cx.data_dir, &cx.store).await {
+            Ok(Some((local, busy))) => {
+                settings = local;
+                _local_busy = Some(busy);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let failed = RuntimeEvent::TaskFailed {
+                    error: e.to_string(),
+                    kind: ErrorKind::LocalModel,
+                    summary: Some(ErrorKind::LocalModel.plain_sentence(None)),
+                };
+                return sink.finish(&failed, false);
+            }
+        }
+    }
+    // The output reserve the context budget keeps free is what the model may write: sent
+    // as `max_tokens`, so that a long answer cannot run past the window the budget kept.
+    if settings.max_tokens.is_none() {
+        let facts = crate::engine::context::model_facts(task.provider.as_deref(), &settings).await;
+        settings.max_tokens = Some(facts.output_reserve);
+    }
+    let provider = match provider::build(task.provider.as_deref(), &settings) {
+        Ok(p) => p,
+        Err(e) => {
+            // Ended like any other run, so its inputs are settled (unanswered, no_model)
+            // rather than left `placed` with no run answering them.
+            let failed = RuntimeEvent::TaskFailed {
+                error: e.to_string(),
+                kind: ErrorKind::NoModel,
+                summary: Some(ErrorKind::NoModel.plain_sentence(None)),
+            };
+            return sink.finish(&failed, false);
+        }
+    };
+    if cancel.is_cancelled() {
+        return sink.finish(&cancelled(), false);
+    }
+    sink.emit(RuntimeEvent::TaskStarted {
+        provider: provider.label(),
+        resumed: task.status == TaskStatus::Running,
+    })?;
+    let (agent, mcp_session) =
+        build_agent(cx, &sink, &task, provider, &limits, &settings, &cancel).await?;
+    let watcher = watch_cancel_requests(
+        cx.store.clone(),
+        cx.recorder.foreign_commits(),
+        task_id,
+        cancel.clone(),
+    );
+    let started = Instant::now();
+    let outcome = drive_agent(cx, &agent, &sink, &task, &limits, &cancel).await;
+    watcher.abort();
+    if let Some(mcp) = mcp_session {
+        for p in mcp.stopped_servers() {
+            sink.emit(mcp_problem(p))?;
+        }
+        mcp.shutdown().await;
+    }
+    // A run stopped because another process took the session over records nothing more.
+    lease.check()?;
+    let elapsed = started.elapsed().as_millis() as u64;
+    cx.store
+        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
+    let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
+    let limits = with_extra(&limits, &task);
+    // The configured server, named in a failure's plain sentence (a scripted run has none).
+    let server = match task.provider {
+        None => settings.base_url.as_deref().and_then(server_of),
+        Some(_) => None,
+    };
+    if let Some(event) = terminal_event(outcome, &limits, server.as_deref()) {
+        // A task the service already ended (cancelled while queued) stays as it is.
+        let ended = cx
+            .store
+            .read(|c| tasks::get(c, task_id))
+            .map(|t| t.status.is_terminal())
+            .unwrap_or(true);
+        let paused = event.kind() == crate::event::EventKind::RunPaused;
+        if !ended && paused {
+            // Paused, not ended: the run's inputs stay placed for when it continues.
+            sink.emit(event)?;
+        } else if !ended {
+            sink.finish(&event, ended_by_reset)?;
+        }
+    }
+    prune_changes(cx);
+    Ok(())
+}
+
+/// Issue 16: retention runs after each run, off the run's path.
+fn prune_changes(cx: &RunContext) {
+    let (store, data_dir) = (cx.store.clone(), cx.data_dir.clone());
+    tokio::task::spawn_blocking(move || {
+        match crate::engine::changes::retention::prune(&store, &data_dir, chrono::Utc::now()) {
+            Ok(p) if p.sets > 0 || p.blobs > 0 => {
+                tracing::info!(
+                    sets = p.sets,
+                    blobs = p.blobs,
+                    freed = p.bytes_freed,
+                    "kept contents pruned"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "retention could not prune kept contents"),
+        }
+    });
+}
+
+/// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run.
+async fn build_agent(
+    cx: &RunContext,
+    sink: &Sink,
+    task: &tasks::Task,
+    provider: Arc<dyn pocketpilot_model::Provider>,
+    limits: &Limits,
+    settings: &ProviderSettings,
+    cancel: &CancellationToken,
+) -> Result<(Agent, Option<pocketpilot_mcp::McpSession>), RecordError> {
+    let session = cx.store.read(|c| sessions::get(c, task.session_id))?;
+    let rules: PolicyRules = cx
+        .store
+        .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
+        .unwrap_or_default();
+    tracing::debug!(allow = ?rules.allow, deny = ?rules.deny, "workspace policy");
+    // A trigger's run follows the workspace policy only: no grant a person gave in the
+    // session, none given at its start.
+    let interactive = pocketpilot_protocol::RunSource::is_interactive(&task.trigger);
+    let (grants, user_grants) = if interactive {
+        let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
+        (grants, task.grants.clone())
+    } else {
+        tracing::info!(task_id = task.id, trigger = %task.trigger, "a trigger's run: no grants");
+        (Vec::new(), Vec::new())
+    };
+    let mut ctx = ToolContext::new(
+        PathBuf::from(&session.workspace),
+        forbidden_dirs(&cx.data_dir),
+        cancel.clone(),
+    );
+    if let Some(env) = agent_env() {
+        ctx = ctx.with_base_env(env);
+    }
+    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
+    let all_grants: Vec<String> = grants.iter().chain(&user_grants).cloned().collect();
+    ctx = ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
+        &cx.store,
+        &session.workspace,
+        &all_grants,
+    )?);
+    let mut tools = Registry::builtin();
+    // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
+    let mut user_grants = task.grants.clone();
+    let preamble = crate::policy::rules::prepare_run(
+        &cx.store,
+        task.id,
+        &session.workspace,
+        &mut ctx,
+        &mut tools,
+        &mut user_grants,
+    )?;
+    let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
+    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
+    let context = crate::engine::context::SessionContext::for_run(
+        cx.store.clone(),
+        session.id,
+        task.id,
+        &session.workspace,
+        task.provider.as_deref(),
+        settings,
+    )
+    .await?;
+    // Small windows get the short tool specs, and tools the policy denies are not offered.
+    crate::engine::context::offer_tools(&mut tools, context.as_deref(), &rules);
+    // Issue 16: without a journal the run still works; its changes are not undoable.
+    let changes = match crate::engine::changes::RunChanges::open(
+        cx.store.clone(),
+        &cx.data_dir,
+        session.id,
+        task.id,
+        &ctx,
+    ) {
+        Ok(j) => Some(Arc::new(j)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no change journal for this run");
+            None
+        }
+    };
+    let agent = Agent {
+        context,
+        changes,
+        provider,
+        tools,
+        rules,
+        grants,
+        user_grants,
+        preamble: Some(preamble),
+        ctx,
+        limits: {
+            let l = with_extra(limits, task);
+            AgentLimits {
+                max_steps: l.max_steps,
+                max_tokens: l.max_task_tokens,
+                stream: settings.stream,
+                repeat_limit: l.repeat_limit,
+            }
+        },
+    };
+    Ok((agent, mcp_session))
+}
+
+/// Finishes the calls left open (approved, rejected, interrupted), then runs the agent on
+/// the session's context, within the time budget and until cancelled. `None`: the budget
+/// ran out.
+async fn drive_agent(
+    cx: &RunContext,
+    agent: &Agent,
+    sink: &Sink,
+    task: &tasks::Task,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Option<AgentOutcome> {
+    let budget_ms = (with_extra(limits, task).max_task_seconds * 1000)
+        .saturating_sub(task.active_ms.max(0) as u64);
+    let work = async {
+        match recover_open_calls(cx, agent, sink, task).await {
+            Ok(false) => {}
+            Ok(true) => return AgentOutcome::WaitingApproval,
+            Err(error) => return AgentOutcome::RecordFailed { error },
+        }
+        let context = cx.store.read(|c| {
+            Ok((
+                entries::since_head(c, task.session_id)?,
+                tasks::get(c, task.id)?,
+            ))
+        });
+        let (entries, current) = match context {
+            Ok(found) => found,
+            Err(e) => return AgentOutcome::RecordFailed { error: e.into() },
+        };
+        let workspace = agent.ctx.workspace.display().to_string();
+        let messages = transcript::to_messages(&workspace, &entries);
+        let used = Usage {
+            prompt_tokens: current.prompt_tokens as u64,
+            completion_tokens: current.completion_tokens as u64,
+            total_tokens: (current.prompt_tokens + current.completion_tokens) as u64,
+        };
+        agent
+            .run(messages, current.step_count as u32 + 1, used, sink)
+            .await
+    };
+    tokio::pin!(work);
+    tokio::select! {
+        out = &mut work => Some(out),
+        _ = cancel.cancelled() => {
+            // Let the tools see the cancellation and kill their processes.
+            let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+            Some(AgentOutcome::Cancelled)
+        }
+        _ = tokio::time::sleep(Duration::from_millis(budget_ms)) => {
+            cancel.cancel();
+            let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+            None
+        }
+    }
+}
+
+/// The limits with what people raised for this task added (issue 19).
+fn with_extra(limits: &Limits, task: &tasks::Task) -> Limits {
+    let mut l = limits.clone();
+    l.max_steps = l.max_steps.saturating_add(task.extra.steps);
+    l.max_task_seconds = l.max_task_seconds.saturating_add(task.extra.seconds.into());
+    l.max_task_tokens = l
+        .max_task_tokens
+        .map(|t| t.saturating_add(task.extra.tokens.into()));
+    l
+}
+
+fn budget_pause(budget: Budget, message: String) -> RuntimeEvent {
+    lifting_pause(budget, message, None)
+}
+
+/// A budget pause; `resumes_at`: when it lifts by itself (the daily cap for unattended
+/// runs resets then).
+fn lifting_pause(budget: Budget, message: String, resumes_at: Option<String>) -> RuntimeEvent {
+    RuntimeEvent::RunPaused {
+        reason: PauseReason::Budget,
+        budget: Some(budget),
+        message,
+        repeated: None,
+        resumes_at,
+    }
+}
+
+/// The event that ends or pauses a run after `outcome` (`None`: the time budget ran
+/// out); `None` when the run only waits for an approval. A budget that runs out pauses
+/// the task (issue 19): the person raises it and continues, or stops it.
+fn terminal_event(
+    outcome: Option<AgentOutcome>,
+    limits: &Limits,
+    server: Option<&str>,
+) -> Option<RuntimeEvent> {
+    let Some(outcome) = outcome else {
+        return Some(budget_pause(
+            Budget::Seconds,
+            format!(
+                "the task used its time budget of {} s (POCKETPILOT_MAX_TASK_SECONDS)",
+                limits.max_task_seconds
+            ),
+        ));
+    };
+    Some(match outcome {
+        AgentOutcome::EndedByReset => RuntimeEvent::TaskCancelled {
+            reason: "a queued reset ended the run".into(),
+        },
+        AgentOutcome::Completed { final_answer } => RuntimeEvent::TaskCompleted { final_answer },
+        AgentOutcome::WaitingApproval => return None,
+        AgentOutcome::StepsExhausted { steps } => budget_pause(
+            Budget::Steps,
+            format!(
+                "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
+            ),
+        ),
+        AgentOutcome::TokenBudget { used, limit } => budget_pause(
+            Budget::Tokens,
+            format!("the task used {used} tokens, over its budget of {limit}"),
+        ),
+        AgentOutcome::MoneyBudget {
+            message,
+            resumes_at,
+        } => lifting_pause(Budget::Usd, message, resumes_at),
+        AgentOutcome::Repeating { repeated } => RuntimeEvent::RunPaused {
+            reason: PauseReason::Repetition,
+            budget: None,
+            message: crate::policy::repetition::describe(&repeated),
+            repeated: Some(repeated),
+            resumes_at: None,
+        },
+        AgentOutcome::ModelFailed { error } => RuntimeEvent::TaskFailed {
+            error: error.to_string(),
+            kind: error.kind(),
+            summary: Some(error.kind().plain_sentence(server)),
+        },
+        AgentOutcome::Cancelled => cancelled(),
+        AgentOutcome::RecordFailed { error } => RuntimeEvent::TaskFailed {
+            error: format!("the run could not be recorded: {error}"),
+            kind: ErrorKind::Record,
+            summary: Some(ErrorKind::Record.plain_sentence(None)),
+        },
+    })
+}
+
+/// `host:port` of a base URL, as a person would name the server.
+pub(crate) fn server_of(base_url: &str) -> Option<String> {
+    let url = url::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    })
+}
+
+fn mcp_problem(p: pocketpilot_mcp::McpProblem) -> RuntimeEvent {
+    RuntimeEvent::McpProblem {
+        server: p.server,
+        kind: p.kind,
+        message: p.message,
+    }
+}
+
+/// Starts the run's whitelisted MCP servers and adds their tools. Problems are recorded;
+/// none of them stops the run.
+async fn connect_mcp(
+    cx: &RunContext,
+    sink: &Sink,
+    task: &tasks::Task,
+    workspace: &str,
+    tools: &mut Registry,
+) -> Result<Option<pocketpilot_mcp::McpSession>, RecordError> {
+    let servers = crate::engine::mcp::for_workspace(&cx.store, workspace)?;
+    if servers.is_empty() || task.mcp.is_empty() {
+        return Ok(None);
+    }
+    let whitelist = match crate::engine::mcp::whitelist(&task.mcp) {
+        Ok(w) => w,
+        Err(e) => {
+            sink.emit(RuntimeEvent::McpProblem {
+                server: "*".into(),
+                kind: McpProblemKind::Whitelist,
+                message: e.to_string(),
+            })?;
+            return Ok(None);
+        }
+    };
+    let options = pocketpilot_mcp::ConnectOptions {
+        whitelist,
+        secrets: crate::engine::mcp::secrets(&servers),
+        workspace: Some(PathBuf::from(workspace)),
+        base_env: agent_env(),
+        forbidden: forbidden_dirs(&cx.data_dir),
+    };
+    let session = pocketpilot_mcp::connect(&servers, &options).await;
+    for p in session.problems.clone() {
+        sink.emit(mcp_problem(p))?;
+    }
+    session.register_into(tools);
+    Ok(Some(session))
+}
+
+/// Variables this process set for itself (the window's WebKit and GTK settings), kept out
+/// of what the agent starts: a command or MCP server gets the environment the person
+/// launched PocketPilot with, not a GTK without GL or a WebKit without JIT.
+static APP_ONLY_ENV: OnceLock<Vec<OsString>> = OnceLock::new();
+
+/// Names the variables the app set for itself (see [`APP_ONLY_ENV`]); once, at start.
+pub fn keep_from_agents(names: Vec<OsString>) {
+    let _ = APP_ONLY_ENV.set(names);
+}
+
+/// The environment for what the agent starts; `None`: this process's, unchanged.
+pub fn agent_env() -> Option<Vec<(OsString, OsString)>> {
+    let hidden = APP_ONLY_ENV.get().filter(|h| !h.is_empty())?;
+    Some(
+        std::env::vars_os()
+            .filter(|(name, _)| !hidden.contains(name))
+            .collect(),
+    )
+}
+
+/// A cancel may come from another process sharing the data directory (`pocketpilot
+/// cancel`); it reaches this run through the store, looked at when that process commits
+/// (the process's one store watcher wakes it), never on a timer.
+fn watch_cancel_requests(
+    store: Arc<Store>,
+    mut foreign: tokio::sync::watch::Receiver<u64>,
+    task_id: i64,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        // Looked at once first: a cancel asked before this run began following the store.
+        loop {
+            if store
+                .read(|c| tasks::cancel_requested(c, task_id))
+                .unwrap_or(false)
+            {
+                cancel.cancel();
+                return;
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                changed = foreign.changed() => if changed.is_err() { return },
+            }
+        }
+    })
+}
+
+/// The app's own data and config: no tool may touch them, whatever the workspace.
+fn forbidden_dirs(data_dir: &std::path::Path) -> Vec<PathBuf> {
+    crate::engine::changes::forbidden_dirs(data_dir)
+}
+
+fn cancelled() -> RuntimeEvent {
+    RuntimeEvent::TaskCancelled {
+        reason: "cancelled by the user".into(),
+    }
+}
+
+/// Before the agent continues a run, the calls of its last turn that have no result are
+/// looked at in order, each through the orchestrator: an answered approval is carried out
+/// (approved: the call runs, guarded again by the tool; rejected: the model is told); a
+/// call the journal shows as started but never finished (a crash) is re-run if it is
+/// replay-safe, otherwise the model is told it was interrupted. The first call that is
+/// none of these is left to the agent, which decides it as a fresh call.
+async fn recover_open_calls(
+    cx: &RunContext,
+    agent: &Agent,
+    sink: &Sink,
+    task: &tasks::Task,
+) -> Result<bool, RecordError> {
+    let entries = cx.store.read(|c| entries::since_head(c, task.session_id))?;
+    let workspace = agent.ctx.workspace.display().to_string();
+    let messages = transcript::to_messages(&workspace, &entries);
+    for call in agent::open_calls(&messages) {
+        let (approval, journal) = cx.store.read(|c| {
+            Ok((
+                approvals::for_call(c, task.id, task.step_count, &call.id)?,
+                tool_calls::get(c, task.id, task.step_count, &call.id)?,
+            ))
+        })?;
+        let origin = match (&approval, &journal) {
+            (_, Some(j)) if j.status.is_open() => Origin::Interrupted(j),
+            (Some(a), None) if a.status != ApprovalStatus::Pending => Origin::Answered(a),
+            _ => return Ok(false),
+        };
+        // Each has a result once carried out, except an approved diff whose file changed
+        // since: it is asked again, and the run waits for that answer.
+        if orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?
+            == Handled::NeedsApproval
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
