@@ -221,6 +221,41 @@ fn usage_errors_exit_two_with_a_clear_message() {
     assert!(text(&bad.stderr).contains("cannot read the script"));
 }
 
+/// Session modes and capabilities are parsed where they enter: a bad one is a usage error
+/// that names the accepted forms, and nothing is written.
+#[test]
+fn a_bad_mode_or_capability_is_a_usage_error_naming_what_is_accepted() {
+    let e = Env::new();
+    let ws = e.ws().display().to_string();
+    let p = e.script("a.json", json!([{ "text": "x" }]));
+    assert_eq!(code(&e.run(&run_args(&ws, "hello", &p))), 0);
+    let session = e.json(&["tasks", "--json"])[0]["session_id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let bad = e.run(&["session", "modes", &session, "--steering", "sometimes"]);
+    assert_eq!(code(&bad), 2);
+    assert!(
+        text(&bad.stderr).contains("[possible values: one-at-a-time, all]"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let good = e.run(&["session", "modes", &session, "--follow-up", "all"]);
+    assert_eq!(code(&good), 0, "{}", text(&good.stderr));
+    assert_eq!(
+        text(&good.stdout).trim(),
+        "steering one-at-a-time · follow-up all"
+    );
+    let allow = e.run(&[&run_args(&ws, "x", &p)[..], &["--allow", "fs: write"]].concat());
+    assert_eq!(code(&allow), 2);
+    assert!(
+        text(&allow.stderr).contains("is not a capability"),
+        "{}",
+        text(&allow.stderr)
+    );
+    assert_eq!(e.json(&["tasks", "--json"]).as_array().unwrap().len(), 1);
+}
+
 #[test]
 fn no_model_configured_fails_fast_naming_the_setting() {
     let e = Env::new();

@@ -11,7 +11,7 @@ use pocketpilot_core::engine::mcp::StoredServer;
 use pocketpilot_core::store::triggers as trigger_store;
 use pocketpilot_core::RuntimeError;
 use pocketpilot_mcp::McpTransport;
-use pocketpilot_protocol::ErrorKind;
+use pocketpilot_protocol::{ErrorKind, RunSource};
 use pocketpilot_triggers as trigger;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -98,7 +98,7 @@ impl From<ChatTask> for service::NewTask {
             workspace: t.workspace.map(Into::into),
             session_id: t.session_id,
             follow_up_of: t.follow_up_of,
-            trigger: "chat".into(),
+            trigger: RunSource::Chat,
             provider: config::default_provider_spec(),
             grants: Vec::new(),
             ..Self::default()
@@ -148,7 +148,7 @@ impl From<SayInput> for inbox::Submit {
             },
             request_id: s.request_id,
             provider: config::default_provider_spec(),
-            trigger: Some("chat".into()),
+            trigger: Some(RunSource::Chat),
             grants: Vec::new(),
             // The session's last run's MCP whitelist.
             mcp: None,

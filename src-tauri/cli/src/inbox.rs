@@ -2,12 +2,14 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Subcommand};
 
 use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
 use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_protocol::{RunSource, SessionMode, WireName};
 
 #[derive(Args, Debug)]
 pub struct SayArgs {
@@ -57,11 +59,17 @@ pub enum SessionCommand {
     /// How many queued steers and follow-ups a boundary takes: `one-at-a-time` or `all`.
     Modes {
         session: i64,
-        #[arg(long)]
-        steering: Option<String>,
-        #[arg(long)]
-        follow_up: Option<String>,
+        #[arg(long, value_parser = session_mode())]
+        steering: Option<SessionMode>,
+        #[arg(long, value_parser = session_mode())]
+        follow_up: Option<SessionMode>,
     },
+}
+
+/// A session mode by its name; clap lists the names in the usage error and in `--help`.
+fn session_mode() -> impl TypedValueParser<Value = SessionMode> {
+    clap::builder::PossibleValuesParser::new(SessionMode::ALL.iter().map(|m| m.as_str()))
+        .try_map(|name| name.parse::<SessionMode>())
 }
 
 /// Says something to a session. Queued while it is busy (the process working it places it
@@ -84,7 +92,7 @@ pub async fn say(rt: &Arc<Runtime>, args: SayArgs) -> Result<ExitCode, CliError>
         },
         request_id: args.request_id,
         provider: super::absolute_provider(args.provider),
-        trigger: Some("cli".into()),
+        trigger: Some(RunSource::Cli),
         grants: Vec::new(),
         mcp: None,
     };
@@ -97,7 +105,7 @@ pub async fn continue_(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<Ex
         say: Say::Continue,
         request_id: None,
         provider: None,
-        trigger: Some("cli".into()),
+        trigger: Some(RunSource::Cli),
         grants: Vec::new(),
         mcp: None,
     };
@@ -216,7 +224,7 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
             steering,
             follow_up,
         } => {
-            rt.set_session_modes(session, steering.as_deref(), follow_up.as_deref())?;
+            rt.set_session_modes(session, steering, follow_up)?;
             let s = rt.session(session)?;
             let _ = writeln!(
                 std::io::stdout(),
@@ -243,4 +251,56 @@ pub async fn resume(rt: &Arc<Runtime>, task: Option<i64>) -> Result<ExitCode, Cl
         rt.drive(s).await?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::SessionCommand;
+    use crate::{Cli, Command};
+    use pocketpilot_protocol::SessionMode;
+
+    fn modes(args: &[&str]) -> Result<(Option<SessionMode>, Option<SessionMode>), clap::Error> {
+        let argv = ["pocketpilot", "session", "modes", "7"].iter().chain(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Session(SessionCommand::Modes {
+                session: 7,
+                steering,
+                follow_up,
+            }) => Ok((steering, follow_up)),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn modes_parse_by_name() {
+        assert_eq!(
+            modes(&["--steering", "all", "--follow-up", "one-at-a-time"]).unwrap(),
+            (Some(SessionMode::All), Some(SessionMode::OneAtATime))
+        );
+        assert_eq!(
+            modes(&["--follow-up", "all"]).unwrap(),
+            (None, Some(SessionMode::All))
+        );
+    }
+
+    #[test]
+    fn a_mode_nobody_knows_is_a_usage_error_listing_the_modes() {
+        for args in [["--steering", "sometimes"], ["--follow-up", "ALL"]] {
+            let err = modes(&args).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue, "{err}");
+            // `main_with` exits with the usage code for an error clap prints to stderr.
+            assert!(err.use_stderr());
+            let text = err.render().to_string();
+            assert!(
+                text.contains(&format!("invalid value '{}'", args[1])),
+                "{text}"
+            );
+            assert!(
+                text.contains("[possible values: one-at-a-time, all]"),
+                "{text}"
+            );
+        }
+    }
 }

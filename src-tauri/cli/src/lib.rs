@@ -372,15 +372,11 @@ pub(crate) fn read_secret(prompt: &str) -> Result<String, CliError> {
 }
 
 /// `scripted:FILE` with FILE made absolute: the task may be continued from another folder.
+/// A spec that is not one is kept as typed: the run refuses it, saying what to write.
 pub(crate) fn absolute_provider(p: Option<String>) -> Option<String> {
-    p.map(|p| match p.strip_prefix("scripted:") {
-        Some(path) => format!(
-            "scripted:{}",
-            std::path::absolute(path)
-                .unwrap_or_else(|_| PathBuf::from(path))
-                .display()
-        ),
-        None => p,
+    p.map(|text| {
+        let spec = text.parse::<pocketpilot_model::ProviderSpec>();
+        spec.map_or(text, |s| s.absolute().to_string())
     })
 }
 

@@ -8,7 +8,7 @@ use clap::Args;
 use super::{default_workspace, CliError};
 use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_protocol::task::TaskStatus;
-use pocketpilot_protocol::{visible, RuntimeEvent};
+use pocketpilot_protocol::{visible, Capability, RunSource, RuntimeEvent};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -32,7 +32,7 @@ pub struct RunArgs {
     pub json: bool,
     /// Grant a capability (e.g. fs:write) for this run; recorded as your decision.
     #[arg(long = "allow", value_name = "CAP")]
-    pub allow: Vec<String>,
+    pub allow: Vec<Capability>,
     /// MCP servers or tools this run may use (`server`, `server:tool`, `*`; repeatable;
     /// `none` for none). Default: every server configured for the workspace.
     #[arg(long = "mcp", value_name = "ENTRY")]
@@ -51,7 +51,7 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         workspace,
         session_id: args.session,
         follow_up_of: args.follow_up_of,
-        trigger: "cli".into(),
+        trigger: RunSource::Cli,
         provider,
         grants: args.allow,
         mcp: match args.mcp.as_slice() {

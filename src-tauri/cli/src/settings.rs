@@ -160,14 +160,11 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
             rt.set_policy_rules(ws, &rules)?;
             Ok(())
         };
+    // The rules stay names (the policy matches them as such); the grammar is checked here.
     let check = |cap: &str| -> Result<(), CliError> {
-        if cap == "*" || cap.split(':').all(|p| !p.trim().is_empty()) {
-            Ok(())
-        } else {
-            Err(CliError::Usage(format!(
-                "`{cap}` is not a capability: use `area:verb` (fs:write) or an area (shell)"
-            )))
-        }
+        cap.parse::<pocketpilot_protocol::Capability>()
+            .map(drop)
+            .map_err(|e| CliError::Usage(e.to_string()))
     };
     match cmd {
         PolicyCommand::Allow {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use pocketpilot_model::ProviderSpec;
 
 use super::escape::{json_safe, shown};
 use super::{default_workspace, CliError};
@@ -23,7 +24,7 @@ pub enum HooksCommand {
         workspace: Option<PathBuf>,
         /// `scripted:FILE` for demos and tests; default: the configured model.
         #[arg(long, hide = true)]
-        provider: Option<String>,
+        provider: Option<ProviderSpec>,
     },
     /// List webhooks (never their tokens).
     List {
@@ -55,7 +56,7 @@ pub enum CronCommand {
         #[arg(long)]
         catch_up: bool,
         #[arg(long, hide = true)]
-        provider: Option<String>,
+        provider: Option<ProviderSpec>,
     },
     List {
         #[arg(long)]
@@ -91,7 +92,7 @@ pub enum WatchCommand {
         #[arg(long, default_value_t = watch::DEFAULT_MIN_INTERVAL_SECS)]
         interval: i64,
         #[arg(long, hide = true)]
-        provider: Option<String>,
+        provider: Option<ProviderSpec>,
     },
     List {
         #[arg(long)]
@@ -150,16 +151,10 @@ fn json_line(out: &mut dyn Write, v: &impl serde::Serialize) {
     let _ = writeln!(out, "{}", json_safe(text));
 }
 
-fn absolute_provider(p: Option<String>) -> Option<String> {
-    p.map(|p| match p.strip_prefix("scripted:") {
-        Some(path) => format!(
-            "scripted:{}",
-            std::path::absolute(path)
-                .unwrap_or_else(|_| PathBuf::from(path))
-                .display()
-        ),
-        None => p,
-    })
+/// What a trigger stores for its runs' provider: the script made absolute, since the
+/// host runs them from another folder; nothing for the configured model.
+fn absolute_provider(p: Option<ProviderSpec>) -> Option<String> {
+    p.and_then(|spec| spec.absolute().to_stored())
 }
 
 pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
@@ -398,4 +393,36 @@ fn print_runs(
 pub async fn serve(rt: &Arc<Runtime>, args: ServeArgs) -> Result<ExitCode, CliError> {
     trigger::serve::serve_until_signal(rt.clone(), args.port, std::io::stderr()).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::{Cli, Command};
+
+    fn cron_provider(spec: &str) -> Result<Option<ProviderSpec>, clap::Error> {
+        let argv = ["pocketpilot", "cron", "add", "@daily", "--goal", "g"];
+        let cli = Cli::try_parse_from(argv.into_iter().chain(["--provider", spec]))?;
+        match cli.command {
+            Command::Cron(CronCommand::Add { provider, .. }) => Ok(provider),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_triggers_provider_is_parsed_at_the_flag_and_stored_with_an_absolute_script() {
+        let spec = cron_provider("scripted:turns.json").unwrap();
+        assert_eq!(spec, Some(ProviderSpec::Scripted("turns.json".into())));
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            absolute_provider(spec),
+            Some(format!("scripted:{}", cwd.join("turns.json").display()))
+        );
+        let configured = cron_provider("settings").unwrap();
+        assert_eq!(absolute_provider(configured), None);
+        let err = cron_provider("openai:gpt-4o").unwrap_err().to_string();
+        assert!(err.contains("unknown provider `openai:gpt-4o`"), "{err}");
+    }
 }

@@ -1,5 +1,5 @@
 use super::*;
-use pocketpilot_model::{Role, ToolCall};
+use pocketpilot_model::{Role, ToolCall, ToolKind};
 
 fn est() -> Estimator {
     Estimator::shape_based("test")
@@ -66,7 +66,7 @@ impl Session {
             &format!(r#"{{"path":"src/f{n}.rs"}}"#),
         );
         self.push(|id| Item::assistant(id, format!("Reading f{n}."), vec![c.clone()]));
-        self.push(|id| Item::tool_result(id, &c, words(&tag(n), result_tokens)));
+        self.push(|id| Item::tool_result(id, &c, ToolKind::Read, words(&tag(n), result_tokens)));
     }
     fn person(&mut self, text: &str) -> ItemId {
         self.push(|id| Item::person(id, text))
@@ -585,7 +585,7 @@ fn when_the_last_two_turns_alone_do_not_fit_the_older_is_summarised() {
         last = words(&tag(n), 700);
         let text = last.clone();
         s.push(|id| Item::assistant(id, text, vec![c.clone()]));
-        s.push(|id| Item::tool_result(id, &c, "a.txt b.txt"));
+        s.push(|id| Item::tool_result(id, &c, ToolKind::Search, "a.txt b.txt"));
     }
     let p = plan(&s.items, 4096, 512).unwrap();
     assert!(p.estimate <= budget.limit());
@@ -748,4 +748,45 @@ fn a_goal_too_long_for_the_window_is_refused_in_words_with_how_much_to_cut() {
         None
     )
     .is_ok());
+}
+
+/// The hint in a marker comes from what the tool declares it does, not from its name: a
+/// tool called `zz` that runs commands is rerun, one called `read_zz` that fetches is
+/// fetched again, and a tool of no known kind is named.
+#[test]
+fn an_elided_output_says_how_to_get_it_back_by_the_tools_declared_kind() {
+    let cases = [
+        ("zz", ToolKind::Command, "rerun the command to see it"),
+        ("read_zz", ToolKind::Fetch, "fetch it again to see it"),
+        (
+            "mcp__s__files",
+            ToolKind::Search,
+            "run the search again to see it",
+        ),
+        ("run_it", ToolKind::Read, "read the file again to see it"),
+        (
+            "fetch_it",
+            ToolKind::Write,
+            "read the file to see what it holds now",
+        ),
+        (
+            "read_file",
+            ToolKind::Other,
+            "call read_file again to see it",
+        ),
+    ];
+    for (name, kind, hint) in cases {
+        let mut s = Session::new("Review the parser.");
+        for n in 1..=6 {
+            let c = call(&format!("c{n}"), name, r#"{"x":"1"}"#);
+            s.push(|id| Item::assistant(id, format!("Step {n}."), vec![c.clone()]));
+            s.push(|id| Item::tool_result(id, &c, kind, words(&tag(n), 400)));
+        }
+        let p = plan(&s.items, 2048, 256).unwrap();
+        let all = texts(&p.finish(None, &est()).messages).join("\n");
+        assert!(
+            all.contains(&format!("output elided to fit the context window; {hint}]")),
+            "{name} ({kind:?}): {all}"
+        );
+    }
 }

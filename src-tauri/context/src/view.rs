@@ -1,6 +1,6 @@
 //! The model's view of a session: the messages of the next request, each tagged with
 //! what it is, so the planner knows what it may cut and what it must keep.
-use pocketpilot_model::{Message, ToolCall};
+use pocketpilot_model::{Message, ToolCall, ToolKind};
 use serde::{Deserialize, Serialize};
 
 /// The runtime's own key for an item (its transcript entry), handed back in the plan so
@@ -27,6 +27,9 @@ pub enum ItemKind {
         name: String,
         /// A short rendering of the call's arguments (`path=src/main.rs`), for markers.
         args_summary: String,
+        /// What the tool does, as it declares it: how to see a cut output again.
+        #[serde(default)]
+        tool_kind: ToolKind,
     },
     /// An earlier compaction's summary of older turns.
     Summary,
@@ -89,14 +92,21 @@ impl Item {
             message: Message::assistant(text, calls),
         }
     }
-    /// A tool's answer to `call`; the arguments are summarised for markers.
-    pub fn tool_result(id: ItemId, call: &ToolCall, text: impl Into<String>) -> Self {
+    /// A tool's answer to `call`, from a tool of `tool_kind`; the arguments are summarised
+    /// for markers.
+    pub fn tool_result(
+        id: ItemId,
+        call: &ToolCall,
+        tool_kind: ToolKind,
+        text: impl Into<String>,
+    ) -> Self {
         Self {
             id,
             kind: ItemKind::ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 args_summary: summarize_args(&call.arguments, 80),
+                tool_kind,
             },
             message: Message::tool_result(call.id.clone(), text),
         }
@@ -153,20 +163,15 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
     out
 }
 
-/// What to do to see an elided tool output again, by tool.
-pub(crate) fn how_to_get_back(tool: &str) -> String {
-    let t = tool.to_ascii_lowercase();
-    if t.contains("read") || t.contains("file") || t.contains("cat") {
-        "read the file again to see it".into()
-    } else if t.contains("command") || t.contains("shell") || t.contains("exec") || t == "bash" {
-        "rerun the command to see it".into()
-    } else if t.contains("fetch") || t.contains("http") || t.contains("web") {
-        "fetch it again to see it".into()
-    } else if t.contains("list") || t.contains("search") || t.contains("grep") || t.contains("find")
-    {
-        "run the search again to see it".into()
-    } else {
-        format!("call {tool} again to see it")
+/// What to do to see an elided output of `tool` again, by what the tool declares it does.
+pub(crate) fn how_to_get_back(kind: ToolKind, tool: &str) -> String {
+    match kind {
+        ToolKind::Read => "read the file again to see it".into(),
+        ToolKind::Write => "read the file to see what it holds now".into(),
+        ToolKind::Command => "rerun the command to see it".into(),
+        ToolKind::Fetch => "fetch it again to see it".into(),
+        ToolKind::Search => "run the search again to see it".into(),
+        ToolKind::Other => format!("call {tool} again to see it"),
     }
 }
 

@@ -69,9 +69,9 @@ async fn one(rt: &Arc<Runtime>, other: Option<&Runtime>, dir: &Path, i: usize) -
         .create_task(&NewTask {
             goal: "wait".into(),
             workspace: Some(ws),
-            trigger: "cli".into(),
+            trigger: pocketpilot_protocol::RunSource::Cli,
             provider: Some(p),
-            grants: vec!["shell:execute".into()],
+            grants: vec![pocketpilot_protocol::Capability::SHELL_EXECUTE],
             ..Default::default()
         })
         .unwrap();

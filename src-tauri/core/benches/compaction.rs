@@ -50,7 +50,7 @@ fn main() {
                 goal: format!("question {i}: tell me more"),
                 workspace: Some(ws.clone()),
                 session_id: session,
-                trigger: "cli".into(),
+                trigger: pocketpilot_protocol::RunSource::Cli,
                 provider: Some(provider.clone()),
                 ..Default::default()
             };

@@ -70,7 +70,7 @@ fn main() {
                 .submit(&NewTask {
                     goal: format!("run {}", marker(i)),
                     workspace: Some(ws.clone()),
-                    trigger: "cli".into(),
+                    trigger: pocketpilot_protocol::RunSource::Cli,
                     provider: Some(p.clone()),
                     ..Default::default()
                 })

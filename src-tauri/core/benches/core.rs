@@ -41,7 +41,7 @@ fn main() {
             .create_task(&NewTask {
                 goal: "warm up".into(),
                 workspace: Some(ws.clone()),
-                trigger: "cli".into(),
+                trigger: pocketpilot_protocol::RunSource::Cli,
                 ..Default::default()
             })
             .expect("create");
@@ -51,7 +51,7 @@ fn main() {
             rt.create_task(&NewTask {
                 goal: format!("goal {i}"),
                 workspace: Some(ws.clone()),
-                trigger: "cli".into(),
+                trigger: pocketpilot_protocol::RunSource::Cli,
                 ..Default::default()
             })
             .expect("create");
@@ -84,7 +84,7 @@ fn main() {
                     rt.create_task(&NewTask {
                         goal: format!("burst {i}"),
                         workspace: Some(ws.clone()),
-                        trigger: "cli".into(),
+                        trigger: pocketpilot_protocol::RunSource::Cli,
                         ..Default::default()
                     })
                     .expect("create"),
@@ -137,7 +137,7 @@ fn main() {
                     rt.create_task(&NewTask {
                         goal: format!("bursts {i}"),
                         workspace: Some(ws.clone()),
-                        trigger: "cli".into(),
+                        trigger: pocketpilot_protocol::RunSource::Cli,
                         ..Default::default()
                     })
                     .expect("create"),
@@ -204,7 +204,7 @@ fn main() {
                 .create_task(&NewTask {
                     goal: "fan out".into(),
                     workspace: Some(ws.clone()),
-                    trigger: "cli".into(),
+                    trigger: pocketpilot_protocol::RunSource::Cli,
                     ..Default::default()
                 })
                 .expect("create");

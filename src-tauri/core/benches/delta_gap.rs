@@ -50,7 +50,7 @@ async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
         .submit(&NewTask {
             goal: "talk for a while".into(),
             workspace: Some(ws),
-            trigger: "cli".into(),
+            trigger: pocketpilot_protocol::RunSource::Cli,
             provider: Some(p),
             ..Default::default()
         })

@@ -33,7 +33,7 @@ fn fill(rt: &Runtime, session: i64, count: usize) {
                         &tasks::NewTask {
                             session_id: session,
                             goal: &goal,
-                            trigger: "chat",
+                            trigger: pocketpilot_protocol::RunSource::Chat,
                             provider: None,
                             follow_up_of: None,
                             grants: &[],
@@ -94,7 +94,7 @@ fn main() {
                     .create_task(&NewTask {
                         goal: name.into(),
                         workspace: Some(ws.clone()),
-                        trigger: "cli".into(),
+                        trigger: pocketpilot_protocol::RunSource::Cli,
                         provider: Some("scripted:/nonexistent".into()),
                         ..Default::default()
                     })

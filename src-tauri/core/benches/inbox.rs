@@ -41,7 +41,7 @@ fn busy_session(rt: &Runtime, ws: &str, history: usize) -> i64 {
                     &tasks::NewTask {
                         session_id: session,
                         goal: "earlier",
-                        trigger: "cli",
+                        trigger: pocketpilot_protocol::RunSource::Cli,
                         provider: None,
                         follow_up_of: None,
                         grants: &[],

@@ -39,7 +39,7 @@ fn main() {
                     .create_task(&NewTask {
                         goal: format!("task {i}"),
                         workspace: Some(ws.clone()),
-                        trigger: "cli".into(),
+                        trigger: pocketpilot_protocol::RunSource::Cli,
                         provider: Some(p.clone()),
                         ..Default::default()
                     })

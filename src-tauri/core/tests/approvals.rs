@@ -233,7 +233,7 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
 async fn allow_on_the_command_line_is_recorded_as_the_users_decision() {
     let f = Fixture::new();
     let mut t = f.task("write hello", &write_script(&f));
-    t.grants = vec!["fs:write".into()];
+    t.grants = vec![pocketpilot_protocol::Capability::FS_WRITE];
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/hello.txt")), "hello\n");
@@ -257,7 +257,7 @@ async fn a_workspace_deny_rule_beats_every_allow() {
         .write(|c| settings::set(c, &workspace_rules_key(&ws), &rules))
         .unwrap();
     let mut t = f.task("write hello", &write_script(&f));
-    t.grants = vec!["fs:write".into()];
+    t.grants = vec![pocketpilot_protocol::Capability::FS_WRITE];
     let id = f.rt.submit(&t).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("notes").exists());

@@ -20,7 +20,7 @@ fn said(session_id: i64, text: &str) -> Submit {
         },
         request_id: None,
         provider: None,
-        trigger: Some("cli".into()),
+        trigger: Some(pocketpilot_protocol::RunSource::Cli),
         grants: Vec::new(),
         mcp: None,
     }

@@ -1,5 +1,6 @@
 //! The conversation inbox: DESIGN §8's worked examples and the reference acceptance list.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_protocol::{Capability, RunSource, SessionMode};
 use pocketpilot_test_support as support;
 
 use std::time::Duration;
@@ -105,7 +106,8 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
     );
     let first = f.rt.submit(&f.task("First question", &p)).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
-    f.rt.set_session_modes(session, None, Some("all")).unwrap();
+    f.rt.set_session_modes(session, None, Some(SessionMode::All))
+        .unwrap();
     let question = f.rt.submissions(session).unwrap()[0].id;
 
     let follow =
@@ -194,7 +196,7 @@ async fn worked_example_2_steer_at_post_tools_follow_up_at_final() {
         ]),
     );
     let mut t = f.task("Question", &p);
-    t.grants = vec!["shell:execute".into()];
+    t.grants = vec![Capability::SHELL_EXECUTE];
     let first = f.rt.submit(&t).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
     until_event(&f.rt, first, "tool_call_started").await;
@@ -247,7 +249,7 @@ async fn worked_example_2_steer_at_post_tools_follow_up_at_final() {
 
 #[tokio::test]
 async fn follow_ups_one_at_a_time_each_get_their_own_run_and_all_share_one() {
-    for (mode, runs) in [("one-at-a-time", 4), ("all", 2)] {
+    for (mode, runs) in [(SessionMode::OneAtATime, 4), (SessionMode::All, 2)] {
         let f = Fixture::new();
         let p = f.script(
             "f.json",
@@ -286,10 +288,11 @@ async fn steering_mode_all_places_every_steer_after_the_tools() {
         ]),
     );
     let mut t = f.task("q", &p);
-    t.grants = vec!["shell".into()];
+    t.grants = vec!["shell".parse().unwrap()];
     let first = f.rt.submit(&t).unwrap();
     let session = f.rt.task(first).unwrap().session_id;
-    f.rt.set_session_modes(session, Some("all"), None).unwrap();
+    f.rt.set_session_modes(session, Some(SessionMode::All), None)
+        .unwrap();
     until_event(&f.rt, first, "tool_call_started").await;
     f.rt.say(&input(session, "s1", WhenBusy::Steer)).unwrap();
     f.rt.say(&input(session, "s2", WhenBusy::Steer)).unwrap();
@@ -586,7 +589,7 @@ async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
         f.rt.submit(&pocketpilot_core::NewTask {
             goal: "hello".into(),
             workspace: Some(f.workspace.clone()),
-            trigger: "cli".into(),
+            trigger: RunSource::Cli,
             provider: None,
             ..Default::default()
         })
@@ -690,10 +693,10 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
     .await
     .expect("the second command never started");
     let mut steer = input(session, "hook words", WhenBusy::Steer);
-    steer.trigger = Some("webhook".into());
+    steer.trigger = Some(RunSource::Webhook);
     let steer = f.rt.say(&steer).unwrap().submission.id;
     let mut follow = input(session, "person words", WhenBusy::FollowUp);
-    follow.trigger = Some("chat".into());
+    follow.trigger = Some(RunSource::Chat);
     let follow = f.rt.say(&follow).unwrap().submission.id;
     std::fs::write(f.ws("go"), "").unwrap();
 
@@ -707,7 +710,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
         .task_id
         .expect("the steer was placed");
     assert_ne!(hooked, first);
-    assert_eq!(f.rt.task(hooked).unwrap().trigger, "webhook");
+    assert_eq!(f.rt.task(hooked).unwrap().trigger, RunSource::Webhook);
     assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("HOOKED").exists(),
@@ -732,7 +735,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
         .task_id
         .expect("the follow-up was placed");
     assert!(own != hooked && own != first);
-    assert_eq!(f.rt.task(own).unwrap().trigger, "chat");
+    assert_eq!(f.rt.task(own).unwrap().trigger, RunSource::Chat);
     assert_eq!(f.settle(own).await, TaskStatus::Completed);
     assert!(f.ws("PERSON").exists(), "the person's grant was not used");
     assert!(!f.ws("HOOKED").exists());

@@ -99,7 +99,10 @@ async fn no_tool_writes_or_deletes_in_the_pocketpilot_folder() {
     turns.push(json!({"text": "done"}));
     let p = f.script("writes.json", json!(turns));
     let task = NewTask {
-        grants: vec!["fs:write".into(), "fs:delete".into()],
+        grants: vec![
+            pocketpilot_protocol::Capability::FS_WRITE,
+            pocketpilot_protocol::Capability::FS_DELETE,
+        ],
         ..f.task("change the policy", &p)
     };
     let id = f.rt.submit(&task).unwrap();

@@ -311,7 +311,7 @@ async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
         f.rt.submit(&NewTask {
             goal: "anything".into(),
             workspace: Some(f.workspace.clone()),
-            trigger: "cli".into(),
+            trigger: pocketpilot_protocol::RunSource::Cli,
             ..Default::default()
         })
         .unwrap();
@@ -360,7 +360,7 @@ async fn a_follow_up_continues_the_session_with_its_context() {
             goal: "two".into(),
             session_id: Some(session),
             follow_up_of: Some(first),
-            trigger: "cli".into(),
+            trigger: pocketpilot_protocol::RunSource::Cli,
             provider: Some(p.clone()),
             ..Default::default()
         })
@@ -396,7 +396,7 @@ async fn a_long_session_opens_at_its_newest_tasks_with_only_their_entries() {
                 goal: format!("goal {i}"),
                 session_id: Some(session),
                 follow_up_of: ids.last().copied(),
-                trigger: "cli".into(),
+                trigger: pocketpilot_protocol::RunSource::Cli,
                 provider: Some(p.clone()),
                 ..Default::default()
             })

@@ -182,7 +182,7 @@ async fn the_servers_own_tool_call_is_approved_run_and_answered() {
     for (file, word) in EARLIER {
         let task = NewTask {
             session_id: session,
-            grants: vec!["fs:write".into()],
+            grants: vec![pocketpilot_protocol::Capability::FS_WRITE],
             ..f.task(&format!("Write {word} to {file}."), &script)
         };
         let id = f.rt.submit(&task).unwrap();

@@ -145,7 +145,7 @@ pub struct Setup {
     pub policy: Option<pocketpilot_tools::PolicyRules>,
     /// Capabilities allowed for the run when it starts (`--allow`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub grants: Vec<String>,
+    pub grants: Vec<pocketpilot_protocol::Capability>,
     /// The app's data folder inside the workspace (the guard must still refuse it).
     #[serde(default)]
     pub data_in_workspace: bool,
@@ -161,9 +161,9 @@ pub struct Setup {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_server: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steering_mode: Option<String>,
+    pub steering_mode: Option<pocketpilot_protocol::SessionMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub follow_up_mode: Option<String>,
+    pub follow_up_mode: Option<pocketpilot_protocol::SessionMode>,
     /// Global memories the person kept before the run (issue 18).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories: Vec<String>,

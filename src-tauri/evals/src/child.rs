@@ -42,7 +42,7 @@ pub(super) async fn play(
         args.extend(["--provider".into(), p.to_owned()]);
     }
     for g in &case.setup.grants {
-        args.extend(["--allow".into(), g.clone()]);
+        args.extend(["--allow".into(), g.to_string()]);
     }
     let mut child = spawn(program, env, &args)?;
     let mut task = None;

@@ -16,7 +16,7 @@ use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_core::config::{Limits, ProviderSettings};
 use pocketpilot_core::engine::inbox::{Say, Submit};
 use pocketpilot_protocol::event::{EventKind, RuntimeEvent};
-use pocketpilot_protocol::task::TaskStatus;
+use pocketpilot_protocol::task::{RunSource, TaskStatus};
 use pocketpilot_protocol::Boundary;
 
 #[derive(Debug, Clone, Default)]
@@ -378,11 +378,12 @@ async fn start_first(
 /// Plays the case: start (or crash and resume), inbox steps, approvals, until settled.
 async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseError> {
     let scripted = !opts.real && case.setup.model_server.is_none();
-    let provider = scripted.then(|| format!("scripted:{}", env.script.display()));
+    let provider =
+        scripted.then(|| pocketpilot_model::ProviderSpec::Scripted(env.script.clone()).to_string());
     let new = NewTask {
         goal: case.goal.clone(),
         workspace: Some(env.workspace.clone()),
-        trigger: "eval".into(),
+        trigger: RunSource::Eval,
         provider: provider.clone(),
         grants: case.setup.grants.clone(),
         ..Default::default()
@@ -390,10 +391,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
     let task = start_first(case, opts, env, &new, provider.as_deref()).await?;
     let session = env.rt()?.task(task)?.session_id;
     let rt = env.rt()?;
-    let modes = (
-        case.setup.steering_mode.as_deref(),
-        case.setup.follow_up_mode.as_deref(),
-    );
+    let modes = (case.setup.steering_mode, case.setup.follow_up_mode);
     if modes.0.is_some() || modes.1.is_some() {
         rt.set_session_modes(session, modes.0, modes.1)
             .map_err(|e| CaseError::context("session modes", e))?;
@@ -415,7 +413,7 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
             },
             request_id: None,
             provider: provider.clone(),
-            trigger: Some("eval".into()),
+            trigger: Some(RunSource::Eval),
             grants: Vec::new(),
             mcp: None,
         };

@@ -96,7 +96,7 @@ fn a_recorded_task_replayed_as_a_case_passes() {
             .submit(&NewTask {
                 goal: "Do the todo list".into(),
                 workspace: Some(workspace.clone()),
-                trigger: "cli".into(),
+                trigger: pocketpilot_protocol::RunSource::Cli,
                 provider: Some(format!("scripted:{}", script.display())),
                 ..Default::default()
             })

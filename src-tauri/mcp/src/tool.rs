@@ -2,6 +2,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use pocketpilot_tools::tool::ToolKind;
 use pocketpilot_tools::{Effect, Tool, ToolContext, ToolError, ToolOutput, WorkspaceGuard};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool as McpToolInfo};
 use rmcp::ServiceError;
@@ -28,6 +29,7 @@ pub(crate) struct McpTool {
     model_name: &'static str,
     description: &'static str,
     capability: &'static str,
+    kind: ToolKind,
     parameters: Value,
     read_only: bool,
 }
@@ -64,6 +66,7 @@ impl McpTool {
             identity,
             model_name: intern(model_name),
             description: intern(&description),
+            kind: kind_of_verb(&configured),
             capability: intern(&capability),
             parameters,
             read_only,
@@ -148,6 +151,10 @@ impl Tool for McpTool {
 
     fn capability(&self) -> &'static str {
         self.capability
+    }
+
+    fn kind(&self) -> ToolKind {
+        self.kind
     }
 
     /// A stdio server runs confined (see `host::server_policy`); an HTTP server is no
@@ -278,6 +285,19 @@ fn describe_embedded(r: &rmcp::model::EmbeddedResource) -> String {
     }
 }
 
+/// What a tool does, by the verb of the capability its server's configuration gives it
+/// (`mcp:execute`, `fs:read`): the one declaration an MCP tool has of it.
+fn kind_of_verb(capability: &str) -> ToolKind {
+    match capability.rsplit(':').next().unwrap_or(capability) {
+        "read" => ToolKind::Read,
+        "list" => ToolKind::Search,
+        "write" | "create" | "update" | "delete" => ToolKind::Write,
+        "execute" => ToolKind::Command,
+        "network" => ToolKind::Fetch,
+        _ => ToolKind::Other,
+    }
+}
+
 fn truncate(s: &mut String, max: usize) {
     if s.len() <= max {
         return;
@@ -297,5 +317,25 @@ fn json_kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mcp_tools_kind_follows_its_capability_verb() {
+        for (capability, kind) in [
+            ("mcp:execute", ToolKind::Command),
+            ("mcp:read", ToolKind::Read),
+            ("fs:list", ToolKind::Search),
+            ("mcp:write", ToolKind::Write),
+            ("mcp:delete", ToolKind::Write),
+            ("net:network", ToolKind::Fetch),
+            ("mcp:unheard", ToolKind::Other),
+        ] {
+            assert_eq!(kind_of_verb(capability), kind, "{capability}");
+        }
     }
 }

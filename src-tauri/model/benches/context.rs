@@ -21,7 +21,9 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use pocketpilot_context::{plan_compaction, Anchor, Budget, Estimator, Item, PlanOptions};
-use pocketpilot_model::{Message, OpenAiConfig, OpenAiProvider, Provider, ToolCall, ToolSpec};
+use pocketpilot_model::{
+    Message, OpenAiConfig, OpenAiProvider, Provider, ToolCall, ToolKind, ToolSpec,
+};
 
 fn tools() -> Vec<ToolSpec> {
     vec![
@@ -246,7 +248,13 @@ fn long_view() -> Vec<Item> {
         } else {
             text.clone()
         };
-        items.push(Item::tool_result(id, &c, body));
+        // The fixture's tools are the two built-ins it names.
+        let kind = if *name == "read_file" {
+            ToolKind::Read
+        } else {
+            ToolKind::Command
+        };
+        items.push(Item::tool_result(id, &c, kind, body));
         id += 1;
         if n % 25 == 24 {
             items.push(Item::person(id, format!("Steer {n}: keep the public API.")));

@@ -65,6 +65,26 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
+/// What a tool does, as the tool declares it. The context planner tells the model by it how
+/// to see again an output it cut from the view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads a file.
+    Read,
+    /// Lists or searches the workspace.
+    Search,
+    /// Runs a command.
+    Command,
+    /// Fetches from the network.
+    Fetch,
+    /// Changes files (writes, edits, deletes).
+    Write,
+    /// Anything else: the tool is named when its output is cut.
+    #[default]
+    Other,
+}
+
 /// The complete answer of one model turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponse {

@@ -6,6 +6,7 @@ use futures::stream::BoxStream;
 use pocketpilot_protocol::ErrorKind;
 
 use crate::chat::{Message, ModelResponse, ToolSpec};
+use crate::openai::OpenAiConfig;
 
 /// What a streaming turn yields. `Done` comes once, last, and only when the turn is
 /// complete: tools are never run from a partial response.
@@ -144,6 +145,20 @@ impl ProviderError {
 pub trait Provider: Send + Sync {
     /// A short label for events and logs (`openai:<model>`, `scripted:<file>`).
     fn label(&self) -> String;
+    /// The model's name, for the token estimator and its calibration.
+    fn model(&self) -> String;
+    /// The context window the model declares itself (a script's `context_window`). `None`
+    /// when it declares none: a model behind a server is asked (see [`Provider::server`]);
+    /// one with neither has no window, and its requests are sent as they are.
+    fn window(&self) -> Option<u32> {
+        None
+    }
+    /// The OpenAI-compatible server behind this provider, whose window and chat template
+    /// the runtime asks it for, and whose token counts calibrate the estimator. `None` for
+    /// a provider with no server: its usage figures are its own, not a count.
+    fn server(&self) -> Option<&OpenAiConfig> {
+        None
+    }
     fn stream(&self, messages: Vec<Message>, tools: Vec<ToolSpec>) -> TurnStream;
     async fn complete(
         &self,

@@ -142,6 +142,9 @@ pub enum ScriptError {
     Empty(PathBuf),
 }
 
+/// The model name a scripted provider reports.
+pub const SCRIPTED_MODEL: &str = "scripted";
+
 #[derive(Debug, Clone)]
 pub struct ScriptedProvider {
     label: String,
@@ -181,11 +184,6 @@ impl ScriptedProvider {
             label: format!("scripted:{}", label.into()),
             script,
         }
-    }
-
-    /// The window the script declares (`"context_window"`), if any.
-    pub fn context_window(&self) -> Option<u32> {
-        self.script.context_window
     }
 
     /// A request without tools to a script that declares a window is a summary request:
@@ -365,6 +363,17 @@ impl Turn {
 impl Provider for ScriptedProvider {
     fn label(&self) -> String {
         self.label.clone()
+    }
+
+    /// One name for every script: what calibrates the estimator is a server's count, and
+    /// a script has none (see [`Provider::server`]).
+    fn model(&self) -> String {
+        SCRIPTED_MODEL.into()
+    }
+
+    /// The window the script declares (`"context_window"`), if any.
+    fn window(&self) -> Option<u32> {
+        self.script.context_window
     }
 
     fn stream(&self, messages: Vec<Message>, tools: Vec<ToolSpec>) -> TurnStream {

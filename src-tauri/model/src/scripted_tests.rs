@@ -110,3 +110,15 @@ async fn a_summary_standing_for_earlier_turns_does_not_replay_them() {
     assert_eq!(turn_of_call_id("call_s12_2"), Some(12));
     assert_eq!(turn_of_call_id("call_1"), None);
 }
+
+#[test]
+fn a_script_reports_the_window_it_declares_and_no_server() {
+    let declared = provider(r#"{"context_window": 2048, "turns": [{"text": "hi"}]}"#);
+    assert_eq!(declared.window(), Some(2048));
+    assert!(declared.server().is_none());
+    assert_eq!(declared.model(), SCRIPTED_MODEL);
+    let bare = provider(r#"[{"text": "hi"}]"#);
+    assert_eq!(bare.window(), None);
+    let full_without = provider(r#"{"turns": [{"text": "hi"}]}"#);
+    assert_eq!(full_without.window(), None);
+}

@@ -93,7 +93,7 @@ pub enum RuntimeEvent {
     TaskCreated {
         session_id: i64,
         goal: String,
-        trigger: String,
+        trigger: crate::task::RunSource,
         follow_up_of: Option<i64>,
     },
     TaskStarted {

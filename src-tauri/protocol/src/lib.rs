@@ -7,6 +7,7 @@
 //! - `status`: submissions, approvals and the tool journal: kinds, modes, statuses.
 //! - `task`: the task status and its state machine.
 //! - `wire`: `wire_enum!`, the enums whose values are names, and their parse error.
+//! - `capability`: `Capability`, what a call needs leave for and a grant or rule names.
 //! - `effect`: `Effect` (what a call would do), the policy's `Decision` and its source,
 //!   the budgets.
 //! - `error`: `ErrorKind` with `is_usage` / `is_retryable`, tool and MCP problem kinds.
@@ -21,6 +22,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
 pub mod wire;
+pub mod capability;
 pub mod changes;
 pub mod chat;
 pub mod context;
@@ -36,6 +38,7 @@ pub mod status;
 pub mod task;
 pub mod visible;
 
+pub use capability::{BadCapability, Capability};
 pub use chat::{ToolCall, Usage};
 pub use context::{
     CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextTurn, ContextUse,
@@ -54,7 +57,8 @@ pub use settings::{
     NewMcpServer, PriceForm, PriceRow, ProviderForm, SettingField, Setup, SpendToday,
 };
 pub use status::{
-    ApprovalStatus, Boundary, SubmissionKind, SubmissionMode, SubmissionStatus, ToolCallStatus,
+    ApprovalStatus, Boundary, SessionMode, SubmissionKind, SubmissionMode, SubmissionStatus,
+    ToolCallStatus,
 };
 pub use task::{RunSource, TaskStatus};
 pub use visible::{has_hidden, visible};

@@ -154,13 +154,37 @@ mod tests {
         }
         assert!("planning".parse::<TaskStatus>().is_err());
     }
+
+    #[test]
+    fn run_sources_keep_their_stored_names_and_only_people_may_use_grants() {
+        use crate::wire::WireName;
+        let names: Vec<&str> = RunSource::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names, ["chat", "cli", "eval", "webhook", "cron", "watch"]);
+        for s in RunSource::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+            assert_eq!(s.as_str().parse::<RunSource>().unwrap(), *s);
+            assert_eq!(s.is_interactive(), !s.is_trigger());
+        }
+        let people: Vec<RunSource> = RunSource::ALL
+            .iter()
+            .copied()
+            .filter(RunSource::is_interactive)
+            .collect();
+        assert_eq!(people, [RunSource::Chat, RunSource::Cli, RunSource::Eval]);
+        assert_eq!(RunSource::default(), RunSource::Chat);
+        assert!("carrier-pigeon".parse::<RunSource>().is_err());
+    }
 }
 
 crate::wire_enum! {
     /// Who started a run (a task's `trigger`): a person (the window, the CLI, an eval) or
     /// a trigger. A run a trigger started never uses the grants a person gave
-    /// interactively: it follows the workspace policy only.
+    /// interactively: it follows the workspace policy only. A task's `trigger` column and
+    /// its `task_created` event hold these names.
+    #[derive(Default)]
     pub enum RunSource {
+        /// The window; also a new task that names no source.
+        #[default]
         Chat = "chat",
         Cli = "cli",
         Eval = "eval",
@@ -178,9 +202,8 @@ impl RunSource {
         )
     }
 
-    /// Whether a task's `trigger` names a person's run: a name nobody knows does not (it
-    /// gets no grant it might not deserve).
-    pub fn is_interactive(trigger: &str) -> bool {
-        trigger.parse::<Self>().is_ok_and(|s| !s.is_trigger())
+    /// Whether a person started the run (it may use the grants a person gave).
+    pub fn is_interactive(&self) -> bool {
+        !self.is_trigger()
     }
 }

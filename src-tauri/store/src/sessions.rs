@@ -1,7 +1,8 @@
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 
-use super::{now, Result, StoreError};
+use super::{now, row::At, Result, StoreError};
+use pocketpilot_protocol::SessionMode;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -9,8 +10,8 @@ pub struct Session {
     pub id: i64,
     pub title: String,
     pub workspace: String,
-    pub steering_mode: String,
-    pub follow_up_mode: String,
+    pub steering_mode: SessionMode,
+    pub follow_up_mode: SessionMode,
     pub last_failure: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -20,12 +21,13 @@ const COLUMNS: &str =
     "id, title, workspace, steering_mode, follow_up_mode, last_failure, created_at, updated_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    let at = At::new("sessions", r, 0)?;
     Ok(Session {
-        id: r.get(0)?,
+        id: at.id,
         title: r.get(1)?,
         workspace: r.get(2)?,
-        steering_mode: r.get(3)?,
-        follow_up_mode: r.get(4)?,
+        steering_mode: at.name(3, "steering_mode")?,
+        follow_up_mode: at.name(4, "follow_up_mode")?,
         last_failure: r.get(5)?,
         created_at: r.get(6)?,
         updated_at: r.get(7)?,
@@ -117,13 +119,17 @@ pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
 pub fn set_modes(
     c: &Connection,
     id: i64,
-    steering: Option<&str>,
-    follow_up: Option<&str>,
+    steering: Option<SessionMode>,
+    follow_up: Option<SessionMode>,
 ) -> Result<()> {
     get(c, id)?;
     c.execute(
         "UPDATE sessions SET steering_mode = COALESCE(?2, steering_mode), follow_up_mode = COALESCE(?3, follow_up_mode) WHERE id = ?1",
-        params![id, steering, follow_up],
+        params![
+            id,
+            steering.map(SessionMode::as_str),
+            follow_up.map(SessionMode::as_str)
+        ],
     )?;
     Ok(())
 }

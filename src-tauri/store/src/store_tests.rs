@@ -1,4 +1,5 @@
 use super::*;
+use pocketpilot_protocol::{Capability, RunSource, SessionMode, WireName};
 
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
@@ -80,7 +81,7 @@ fn event_sequences_are_gapless_per_task() {
             let new = |goal| tasks::NewTask {
                 session_id: s,
                 goal,
-                trigger: "cli",
+                trigger: RunSource::Cli,
                 provider: None,
                 follow_up_of: None,
                 grants: &[],
@@ -121,7 +122,7 @@ fn illegal_status_changes_are_errors_and_change_nothing() {
                 &tasks::NewTask {
                     session_id: s,
                     goal: "g",
-                    trigger: "cli",
+                    trigger: RunSource::Cli,
                     provider: None,
                     follow_up_of: None,
                     grants: &[],
@@ -265,7 +266,7 @@ fn a_row_that_does_not_parse_is_an_error_naming_its_table_row_and_column() {
                 &tasks::NewTask {
                     session_id: s,
                     goal: "g",
-                    trigger: "cli",
+                    trigger: RunSource::Cli,
                     provider: None,
                     follow_up_of: None,
                     grants: &[],
@@ -306,6 +307,157 @@ fn a_row_that_does_not_parse_is_an_error_naming_its_table_row_and_column() {
         "{err}"
     );
     assert!(err.to_string().contains("planning"), "{err}");
+}
+
+#[test]
+fn session_modes_round_trip_as_their_names_and_a_bad_one_is_a_corrupt_row() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let s = store.write(|tx| sessions::insert(tx, "t", "/ws")).unwrap();
+    let read = |store: &Store| store.read(|c| sessions::get(c, s)).unwrap();
+    let fresh = read(&store);
+    assert_eq!(
+        (fresh.steering_mode, fresh.follow_up_mode),
+        (SessionMode::OneAtATime, SessionMode::OneAtATime)
+    );
+    store
+        .write(|tx| sessions::set_modes(tx, s, None, Some(SessionMode::All)))
+        .unwrap();
+    let set = read(&store);
+    assert_eq!(
+        (set.steering_mode, set.follow_up_mode),
+        (SessionMode::OneAtATime, SessionMode::All)
+    );
+    store
+        .write(|tx| sessions::set_modes(tx, s, Some(SessionMode::All), None))
+        .unwrap();
+    assert_eq!(read(&store).steering_mode, SessionMode::All);
+    // The column keeps the names the database always held.
+    let stored: (String, String) = store
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT steering_mode, follow_up_mode FROM sessions WHERE id = ?1",
+                [s],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
+        .unwrap();
+    assert_eq!(stored, ("all".to_owned(), "all".to_owned()));
+    store
+        .write(|tx| {
+            tx.execute(
+                "UPDATE sessions SET follow_up_mode = 'sometimes' WHERE id = ?1",
+                [s],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let err = store.read(|c| sessions::get(c, s)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::CorruptRow(r) if r.table == "sessions" && r.column == "follow_up_mode" && r.id == s.to_string()),
+        "{err}"
+    );
+    assert!(err.to_string().contains("sometimes"), "{err}");
+    assert!(matches!(
+        store.read(sessions::list).unwrap_err(),
+        StoreError::CorruptRow(_)
+    ));
+}
+
+#[test]
+fn a_task_keeps_its_source_and_grants_as_names_and_a_bad_source_is_a_corrupt_row() {
+    let dir = temp();
+    let store = Store::open_in_dir(dir.path()).unwrap();
+    let grants = [Capability::SHELL_EXECUTE, "mcp:files:*".parse().unwrap()];
+    let ids: Vec<(RunSource, i64)> = store
+        .write(|tx| {
+            let s = sessions::insert(tx, "t", "/ws")?;
+            RunSource::ALL
+                .iter()
+                .map(|&trigger| {
+                    let new = tasks::NewTask {
+                        session_id: s,
+                        goal: "g",
+                        trigger,
+                        provider: None,
+                        follow_up_of: None,
+                        grants: &grants,
+                        mcp: &[],
+                    };
+                    Ok((trigger, tasks::insert(tx, &new)?))
+                })
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(ids.len(), 6);
+    for &(trigger, id) in &ids {
+        let task = store.read(|c| tasks::get(c, id)).unwrap();
+        assert_eq!(
+            (task.trigger, task.grants.as_slice()),
+            (trigger, &grants[..])
+        );
+        let stored: (String, String) = store
+            .read(|c| {
+                Ok(c.query_row(
+                    "SELECT trigger, grants FROM tasks WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!(
+            stored,
+            (
+                trigger.as_str().to_owned(),
+                r#"["shell:execute","mcp:files:*"]"#.to_owned()
+            )
+        );
+    }
+    let (_, id) = ids[0];
+    store
+        .write(|tx| tasks::add_grant(tx, id, &Capability::NET_NETWORK))
+        .unwrap();
+    store
+        .write(|tx| tasks::add_grant(tx, id, &Capability::SHELL_EXECUTE))
+        .unwrap();
+    assert_eq!(
+        store.read(|c| tasks::get(c, id)).unwrap().grants,
+        [
+            Capability::SHELL_EXECUTE,
+            "mcp:files:*".parse().unwrap(),
+            Capability::NET_NETWORK
+        ]
+    );
+    store
+        .write(|tx| {
+            tx.execute(
+                "UPDATE tasks SET trigger = 'carrier-pigeon' WHERE id = ?1",
+                [id],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let err = store.read(|c| tasks::get(c, id)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::CorruptRow(r) if r.table == "tasks" && r.column == "trigger" && r.id == id.to_string()),
+        "{err}"
+    );
+    assert!(err.to_string().contains("carrier-pigeon"), "{err}");
+    let (_, other) = ids[1];
+    store
+        .write(|tx| {
+            tx.execute(
+                "UPDATE tasks SET grants = '[\"fs: write\"]' WHERE id = ?1",
+                [other],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    let err = store.read(|c| tasks::get(c, other)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::CorruptRow(r) if r.column == "grants"),
+        "{err}"
+    );
 }
 
 /// Issue 19's migration rebuilds `tasks` (for the `paused` status): a database made
@@ -383,7 +535,7 @@ fn a_reused_call_id_keeps_each_runs_change_set() {
                 &tasks::NewTask {
                     session_id: s,
                     goal: "g",
-                    trigger: "cli",
+                    trigger: RunSource::Cli,
                     provider: None,
                     follow_up_of: None,
                     grants: &[],

@@ -2,7 +2,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 
 use super::{now, row::At, CorruptRow, Result, StoreError};
-use pocketpilot_protocol::task::TaskStatus;
+use pocketpilot_protocol::task::{RunSource, TaskStatus};
+use pocketpilot_protocol::Capability;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -10,7 +11,7 @@ pub struct Task {
     pub id: i64,
     pub session_id: i64,
     pub goal: String,
-    pub trigger: String,
+    pub trigger: RunSource,
     pub provider: Option<String>,
     pub follow_up_of: Option<i64>,
     pub status: TaskStatus,
@@ -18,7 +19,8 @@ pub struct Task {
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
     pub active_ms: i64,
-    pub grants: Vec<String>,
+    /// What the person allowed for this run when it started (`--allow`).
+    pub grants: Vec<Capability>,
     /// MCP servers/tools this run may use (`*`, `server`, `server:tool`).
     pub mcp: Vec<String>,
     pub final_answer: Option<String>,
@@ -64,7 +66,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Task> {
         id: at.id,
         session_id: r.get(1)?,
         goal: r.get(2)?,
-        trigger: r.get(3)?,
+        trigger: at.name(3, "trigger")?,
         provider: r.get(4)?,
         follow_up_of: r.get(5)?,
         status: at.name(6, "status")?,
@@ -136,10 +138,10 @@ pub fn add_extra(c: &Connection, id: i64, raise: &pocketpilot_protocol::Raise) -
 pub struct NewTask<'a> {
     pub session_id: i64,
     pub goal: &'a str,
-    pub trigger: &'a str,
+    pub trigger: RunSource,
     pub provider: Option<&'a str>,
     pub follow_up_of: Option<i64>,
-    pub grants: &'a [String],
+    pub grants: &'a [Capability],
     pub mcp: &'a [String],
 }
 
@@ -150,7 +152,7 @@ pub fn insert(c: &Connection, t: &NewTask<'_>) -> Result<i64> {
         params![
             t.session_id,
             t.goal,
-            t.trigger,
+            t.trigger.as_str(),
             t.provider,
             t.follow_up_of,
             super::json(&t.grants),
@@ -297,10 +299,10 @@ pub fn add_active_ms(c: &Connection, id: i64, ms: u64) -> Result<()> {
     Ok(())
 }
 
-pub fn add_grant(c: &Connection, id: i64, capability: &str) -> Result<()> {
+pub fn add_grant(c: &Connection, id: i64, capability: &Capability) -> Result<()> {
     let mut task = get(c, id)?;
-    if !task.grants.iter().any(|g| g == capability) {
-        task.grants.push(capability.to_owned());
+    if !task.grants.contains(capability) {
+        task.grants.push(capability.clone());
     }
     c.execute(
         "UPDATE tasks SET grants = ?2 WHERE id = ?1",
@@ -356,7 +358,7 @@ mod tests {
                 let new = NewTask {
                     session_id: session,
                     goal: "g",
-                    trigger: "cli",
+                    trigger: RunSource::Cli,
                     provider: None,
                     follow_up_of: None,
                     grants: &[],

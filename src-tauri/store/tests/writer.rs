@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketpilot_protocol::RuntimeEvent;
+use pocketpilot_protocol::{RunSource, RuntimeEvent};
 use pocketpilot_store::{events, sessions, tasks, Store, StoreError};
 
 fn open() -> (tempfile::TempDir, Arc<Store>) {
@@ -24,7 +24,7 @@ fn new_task(store: &Store) -> i64 {
                 &tasks::NewTask {
                     session_id: s,
                     goal: "g",
-                    trigger: "cli",
+                    trigger: RunSource::Cli,
                     provider: None,
                     follow_up_of: None,
                     grants: &[],

@@ -56,7 +56,7 @@ impl Fixture {
         NewTask {
             goal: goal.into(),
             workspace: Some(self.workspace.clone()),
-            trigger: "cli".into(),
+            trigger: pocketpilot_protocol::RunSource::Cli,
             provider: Some(provider.into()),
             ..Default::default()
         }

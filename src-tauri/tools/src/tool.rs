@@ -109,6 +109,7 @@ impl ToolContext {
     }
 }
 
+pub use pocketpilot_model::ToolKind;
 pub use pocketpilot_protocol::Effect;
 use pocketpilot_protocol::ToolErrorKind;
 
@@ -164,6 +165,11 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> serde_json::Value;
     /// `<area>:<verb>`, e.g. `fs:write`. The policy decides on it.
     fn capability(&self) -> &'static str;
+    /// What the tool does: how the model is told to see again an output of it that was
+    /// cut to fit the context window. A tool that does not say is named in that hint.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
     /// Whether running it twice is harmless (read-only tools). After a crash, a call
     /// with intent and no outcome is re-run only if this is true.
     fn replay_safe(&self) -> bool;

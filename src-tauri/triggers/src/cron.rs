@@ -29,7 +29,7 @@ use croner::Cron;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use pocketpilot_protocol::ErrorKind;
+use pocketpilot_protocol::{ErrorKind, RunSource};
 
 use super::{canonical_workspace, parse_stamp, stamp, Fire, Result, TriggerError, TriggerSettings};
 use pocketpilot_core::api::service::Runtime;
@@ -347,7 +347,7 @@ fn tick_due(
         }
     }
     let fire = Fire {
-        kind: "cron",
+        kind: RunSource::Cron,
         trigger_id: s.id,
         workspace: &s.workspace,
         goal: &s.goal,

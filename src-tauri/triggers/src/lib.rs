@@ -46,7 +46,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use pocketpilot_core::api::service::{NewTask, Runtime, RuntimeError};
-use pocketpilot_protocol::ErrorKind;
+use pocketpilot_protocol::{ErrorKind, RunSource};
 use pocketpilot_store::{settings, triggers, StoreError};
 
 pub use cron::{Clock, CronExpr, ManualClock, SystemClock};
@@ -213,7 +213,7 @@ where
 
 /// What every trigger hands to the task service.
 pub(crate) struct Fire<'a> {
-    pub kind: &'static str,
+    pub kind: RunSource,
     pub trigger_id: i64,
     pub workspace: &'a str,
     pub goal: &'a str,
@@ -239,7 +239,7 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
             .then(|| Path::new(f.workspace).to_path_buf()),
         session_id: f.session_id,
         follow_up_of: f.follow_up_of,
-        trigger: f.kind.to_owned(),
+        trigger: f.kind,
         provider,
         grants: Vec::new(),
         mcp: None,
@@ -248,7 +248,7 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
         triggers::record_run(
             c,
             &triggers::NewRun {
-                kind: f.kind,
+                kind: f.kind.as_str(),
                 trigger_id: f.trigger_id,
                 outcome: "fired",
                 task_id: Some(task_id),
@@ -259,7 +259,7 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
     })?;
     tracing::info!(
         task_id,
-        trigger = f.kind,
+        trigger = f.kind.as_str(),
         trigger_id = f.trigger_id,
         "trigger fired"
     );

@@ -26,6 +26,7 @@ use tracing::Instrument;
 
 use super::{canonical_workspace, stamp, Fire, Result, TriggerError, TriggerSettings};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_protocol::RunSource;
 use pocketpilot_store::triggers::{self, Watch};
 use pocketpilot_store::StoreError;
 
@@ -371,7 +372,7 @@ fn fire_watch(rt: &Arc<Runtime>, w: &Watch, changed: &BTreeSet<String>) -> Resul
     }
     let goal = goal_with_changes(&w.goal, changed);
     let fire = Fire {
-        kind: "watch",
+        kind: RunSource::Watch,
         trigger_id: w.id,
         workspace: &w.workspace,
         goal: &goal,

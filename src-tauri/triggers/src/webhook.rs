@@ -44,7 +44,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use pocketpilot_protocol::ErrorKind;
+use pocketpilot_protocol::{ErrorKind, RunSource};
 
 use super::{canonical_workspace, Fire, Result, TriggerError, TriggerSettings};
 use pocketpilot_core::api::service::{Runtime, RuntimeError};
@@ -456,7 +456,7 @@ async fn fire_task(
 ) -> Result<Accepted, HookError> {
     let (task_id, hook) = super::blocking(move || {
         let fire = Fire {
-            kind: "webhook",
+            kind: RunSource::Webhook,
             trigger_id: hook.id,
             workspace: &hook.workspace,
             goal: &text,
@@ -520,7 +520,7 @@ fn say_to_session(
         request_id: None,
         // The hook's own model if it names one, else the conversation's.
         provider: hook.provider.clone(),
-        trigger: Some("webhook".into()),
+        trigger: Some(RunSource::Webhook),
         grants: Vec::new(),
         mcp: None,
     };

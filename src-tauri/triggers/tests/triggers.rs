@@ -2,6 +2,7 @@
 //! schedules on an injected clock (and one on the real clock), real file watches on a
 //! real folder, the real task service behind them. The only fake is the model (scripted).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_protocol::{Capability, RunSource};
 use pocketpilot_test_support as support;
 
 use std::collections::BTreeSet;
@@ -83,7 +84,7 @@ async fn runs_len(f: &Fixture, kind: &str, id: i64, n: usize) -> Vec<TriggerRun>
     .await
 }
 
-fn tasks_with_trigger(f: &Fixture, trigger: &str) -> Vec<pocketpilot_core::store::Task> {
+fn tasks_with_trigger(f: &Fixture, trigger: RunSource) -> Vec<pocketpilot_core::store::Task> {
     f.rt.tasks(100_000)
         .unwrap()
         .into_iter()
@@ -129,7 +130,7 @@ async fn a_good_token_gets_202_and_an_ordinary_webhook_task_that_completes() {
     let id = body["task_id"].as_i64().unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let task = f.rt.task(id).unwrap();
-    assert_eq!(task.trigger, "webhook");
+    assert_eq!(task.trigger, RunSource::Webhook);
     assert_eq!(task.goal, "ship it");
     let session =
         f.rt.sessions()
@@ -189,7 +190,7 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
     let foreign = f.rt.create_task(&pocketpilot_core::NewTask {
         goal: "elsewhere".into(),
         workspace: Some(other_ws),
-        trigger: "cli".into(),
+        trigger: RunSource::Cli,
         ..Default::default()
     });
     let foreign = f.rt.task(foreign.unwrap()).unwrap();
@@ -390,7 +391,7 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
     f.settle(body["task_id"].as_i64().unwrap()).await;
 
     // Only the two accepted requests made tasks.
-    assert_eq!(tasks_with_trigger(&f, "webhook").len(), 2);
+    assert_eq!(tasks_with_trigger(&f, RunSource::Webhook).len(), 2);
     h.shutdown().await;
 }
 
@@ -552,7 +553,7 @@ async fn a_burst_of_500_concurrent_requests_makes_exactly_one_task_per_202() {
             "a task id was answered twice"
         );
     }
-    let tasks = tasks_with_trigger(&f, "webhook");
+    let tasks = tasks_with_trigger(&f, RunSource::Webhook);
     assert_eq!(tasks.len(), ids.len());
     assert_eq!(tasks.iter().map(|t| t.id).collect::<BTreeSet<_>>(), ids);
     let goals: BTreeSet<String> = tasks.iter().map(|t| t.goal.clone()).collect();
@@ -621,7 +622,10 @@ async fn over_the_rate_a_hook_answers_429_and_still_every_202_is_a_task() {
         accepted.len()
     );
     assert_eq!(accepted.len() + limited, 60);
-    assert_eq!(tasks_with_trigger(&f, "webhook").len(), accepted.len());
+    assert_eq!(
+        tasks_with_trigger(&f, RunSource::Webhook).len(),
+        accepted.len()
+    );
     for id in accepted {
         f.settle(id).await;
     }
@@ -691,8 +695,8 @@ async fn cron_fires_on_time_and_skips_a_tick_while_its_previous_task_runs() {
     let first = runs[0].task_id.unwrap();
     let task = f.rt.task(first).unwrap();
     assert_eq!(
-        (task.trigger.as_str(), task.goal.as_str()),
-        ("cron", "tidy the inbox")
+        (task.trigger, task.goal.as_str()),
+        (RunSource::Cron, "tidy the inbox")
     );
     assert!(!task.status.is_terminal());
 
@@ -727,7 +731,7 @@ async fn cron_fires_on_time_and_skips_a_tick_while_its_previous_task_runs() {
 
     // Exactly these three ticks were handled: nothing fired in between.
     assert_eq!(trigger::runs(&f.rt, "cron", s.id).unwrap().len(), 3);
-    assert_eq!(tasks_with_trigger(&f, "cron").len(), 2);
+    assert_eq!(tasks_with_trigger(&f, RunSource::Cron).len(), 2);
 }
 
 #[tokio::test]
@@ -883,7 +887,7 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
     std::fs::write(f.ws("ignored.md"), "not matched").unwrap();
     let runs = runs_len(&f, "watch", w.id, 1).await;
     let first = f.rt.task(runs[0].task_id.unwrap()).unwrap();
-    assert_eq!(first.trigger, "watch");
+    assert_eq!(first.trigger, RunSource::Watch);
     assert!(first.goal.starts_with("Summarise the changed notes."));
     assert!(first.goal.contains("- notes.txt"), "{}", first.goal);
     assert!(!first.goal.contains("ignored.md"));
@@ -898,7 +902,7 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
         ]),
     );
     let mut task = f.task("write agent.txt", &p);
-    task.grants = vec!["fs:write".into()];
+    task.grants = vec![Capability::FS_WRITE];
     let agent = f.rt.submit(&task).unwrap();
     assert_eq!(f.settle(agent).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("agent.txt")), "by the agent");
@@ -919,7 +923,7 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
     .await;
     f.settle(later.id).await;
     h.shutdown().await;
-    let goals: Vec<String> = tasks_with_trigger(&f, "watch")
+    let goals: Vec<String> = tasks_with_trigger(&f, RunSource::Watch)
         .into_iter()
         .map(|t| t.goal)
         .collect();
@@ -1205,7 +1209,7 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     .await;
     assert_eq!(status, 202, "{body}");
     let hooked = body["task_id"].as_i64().unwrap();
-    assert_eq!(f.rt.task(hooked).unwrap().trigger, "webhook");
+    assert_eq!(f.rt.task(hooked).unwrap().trigger, RunSource::Webhook);
     assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("PWNED").exists(),
@@ -1294,7 +1298,9 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
         Some("second answer for the person")
     );
     let hooked = until("the hook's own run", || {
-        tasks_with_trigger(&f, "webhook").first().map(|t| t.id)
+        tasks_with_trigger(&f, RunSource::Webhook)
+            .first()
+            .map(|t| t.id)
     })
     .await;
     assert_eq!(f.rt.task(hooked).unwrap().session_id, session);

@@ -4,6 +4,7 @@ use super::{Action, PlannedItem};
 use crate::cap::cap_counted;
 use crate::estimate::Estimator;
 use crate::view::{how_to_get_back, thousands, Item, ItemKind};
+use pocketpilot_model::ToolKind;
 
 /// Tokens kept of an old tool result, tier by tier.
 const ELIDE_TIERS: [u32; 3] = [512, 128, 0];
@@ -28,7 +29,10 @@ pub(super) fn elide_old(
                 continue;
             }
             let ItemKind::ToolResult {
-                name, args_summary, ..
+                name,
+                args_summary,
+                tool_kind,
+                ..
             } = &items[i].kind
             else {
                 continue;
@@ -37,9 +41,9 @@ pub(super) fn elide_old(
                 continue;
             }
             let original = view[i].text();
-            let (name, args) = (name.clone(), args_summary.clone());
+            let (name, args, kind) = (name.clone(), args_summary.clone(), *tool_kind);
             let capped = cap_counted(original, items[i].original, keep, estimator, |cut| {
-                elision_marker(cut, &name, &args)
+                elision_marker(cut, kind, &name, &args)
             });
             let before = items[i].tokens;
             let mut message = items[i].message.clone();
@@ -96,12 +100,15 @@ pub(super) fn cap_recent(
             continue;
         }
         let ItemKind::ToolResult {
-            name, args_summary, ..
+            name,
+            args_summary,
+            tool_kind,
+            ..
         } = &items[i].kind
         else {
             continue;
         };
-        let (name, args) = (name.clone(), args_summary.clone());
+        let (name, args, kind) = (name.clone(), args_summary.clone(), *tool_kind);
         // The structure of the message is not the text's: leave it room.
         let current = if items[i].action == Action::Keep {
             items[i].original
@@ -114,7 +121,7 @@ pub(super) fn cap_recent(
             items[i].original,
             text_room,
             estimator,
-            |cut| elision_marker(cut, &name, &args),
+            |cut| elision_marker(cut, kind, &name, &args),
         );
         let mut message = items[i].message.clone();
         message.content = Some(capped.text);
@@ -133,7 +140,7 @@ pub(super) fn cap_recent(
     (count, bytes)
 }
 
-fn elision_marker(cut: usize, tool: &str, args: &str) -> String {
+fn elision_marker(cut: usize, kind: ToolKind, tool: &str, args: &str) -> String {
     let call = if args.is_empty() {
         tool.to_owned()
     } else {
@@ -142,6 +149,6 @@ fn elision_marker(cut: usize, tool: &str, args: &str) -> String {
     format!(
         "[… {} bytes of this {call} output elided to fit the context window; {}]",
         thousands(cut),
-        how_to_get_back(tool)
+        how_to_get_back(kind, tool)
     )
 }

@@ -19,7 +19,7 @@ use crate::store::{
 };
 use crate::task::TaskStatus;
 use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
-use pocketpilot_protocol::{ApprovalStatus, ErrorKind};
+use pocketpilot_protocol::{ApprovalStatus, Capability, ErrorKind, RunSource, SessionMode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
@@ -108,12 +108,13 @@ pub struct NewTask {
     pub workspace: Option<PathBuf>,
     pub session_id: Option<i64>,
     pub follow_up_of: Option<i64>,
-    /// `chat`, `cli`, `webhook`, `cron`, `watch`.
-    pub trigger: String,
+    /// Who starts it; a person in the window unless said otherwise.
+    #[serde(default)]
+    pub trigger: RunSource,
     /// `scripted:FILE`, or `None` for the configured model.
     pub provider: Option<String>,
     /// Capabilities the person granted for this run explicitly (`--allow`).
-    pub grants: Vec<String>,
+    pub grants: Vec<Capability>,
     /// MCP servers/tools the run may use; `None`: every server of its workspace (`*`).
     #[serde(default)]
     pub mcp: Option<Vec<String>>,
@@ -205,11 +206,6 @@ impl Runtime {
             (Some(w), None) => Some(canonical_workspace(w)?),
             (None, None) => return Err(RuntimeError::NoWorkspace),
         };
-        let trigger = if new.trigger.is_empty() {
-            "chat"
-        } else {
-            new.trigger.as_str()
-        };
         let admitted = self.recorder.commit_admission(|tx, out| {
             let session_id = match new.session_id {
                 Some(id) => sessions::get(tx, id)?.id,
@@ -231,7 +227,7 @@ impl Runtime {
                 },
                 request_id: None,
                 provider: new.provider.clone(),
-                trigger: Some(trigger.to_owned()),
+                trigger: Some(new.trigger),
                 grants: new.grants.clone(),
                 mcp: new.mcp.clone(),
             };
@@ -321,20 +317,14 @@ impl Runtime {
         self.session(session_id)
     }
 
-    /// `one-at-a-time` or `all` for steers and follow-ups, read fresh at every boundary.
+    /// How many queued steers and follow-ups a boundary takes (`None` keeps the mode),
+    /// read fresh at every boundary.
     pub fn set_session_modes(
         &self,
         session_id: i64,
-        steering: Option<&str>,
-        follow_up: Option<&str>,
+        steering: Option<SessionMode>,
+        follow_up: Option<SessionMode>,
     ) -> Result<()> {
-        for m in [steering, follow_up].into_iter().flatten() {
-            if m != "all" && m != "one-at-a-time" {
-                return Err(RuntimeError::InvalidArguments(format!(
-                    "`{m}` is not a mode: use `one-at-a-time` or `all`"
-                )));
-            }
-        }
         Ok(self
             .store
             .write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)

@@ -14,7 +14,6 @@
 //! It names the entries it stands for; the view leaves those out and shows the summary
 //! where the first of them was. The originals stay in the store and in the history.
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pocketpilot_context::{
@@ -23,8 +22,8 @@ use pocketpilot_context::{
 };
 use pocketpilot_model::openai::discover_server_model;
 use pocketpilot_model::{
-    Message, ModelResponse, Provider, Role, ScriptedProvider, TemplateFamily, ToolCall, ToolSpec,
-    WindowSource, ASSUMED_CONTEXT_WINDOW,
+    ContextWindow, Message, ModelResponse, OpenAiConfig, Provider, ProviderSpec, Role,
+    TemplateFamily, ToolCall, ToolKind, ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
 };
 use pocketpilot_protocol::{CompactionCause, EntryKind, WindowOrigin};
 use rusqlite::Connection;
@@ -40,8 +39,6 @@ use crate::store::{entries, settings, Entry, Store, StoreError};
 
 /// Retries after a refusal for length, each compacting harder.
 pub(crate) const MAX_OVERFLOW_RETRIES: u32 = 2;
-/// The estimator's model name for a scripted provider.
-const SCRIPTED_MODEL: &str = "scripted";
 /// Synthetic items (answers to calls that never ran) get ids above this, never stored.
 const SYNTHETIC: u64 = 1 << 62;
 
@@ -112,6 +109,30 @@ pub struct ModelFacts {
     /// The family of the chat template the server named; `None` when it did not say.
     pub template: Option<TemplateFamily>,
     cache_key: String,
+    /// Whether the usage the provider reports is a server's count of the prompt, to
+    /// calibrate the estimator on.
+    counted: bool,
+}
+
+/// What each of a run's tools declares it does, by the name the model calls it.
+#[derive(Debug, Clone, Default)]
+struct ToolKinds(HashMap<String, ToolKind>);
+
+impl ToolKinds {
+    fn of(tools: &pocketpilot_tools::Registry) -> Self {
+        Self(
+            tools
+                .names()
+                .into_iter()
+                .filter_map(|name| tools.get(name).map(|t| (name.to_owned(), t.kind())))
+                .collect(),
+        )
+    }
+
+    /// A tool the run no longer has (its MCP server was removed) is named in the hint.
+    fn get(&self, name: &str) -> ToolKind {
+        self.0.get(name).copied().unwrap_or_default()
+    }
 }
 
 /// The settings key of the largest window that gets the lean first prompt (a number of
@@ -144,7 +165,9 @@ pub fn offer_tools(
     rules: &pocketpilot_tools::PolicyRules,
 ) {
     if let Some(ctx) = context {
-        tools.set_lean(lock(&ctx.state).lean);
+        let mut s = lock(&ctx.state);
+        tools.set_lean(s.lean);
+        s.tool_kinds = ToolKinds::of(tools);
     }
     tools.withhold(|t| {
         pocketpilot_tools::decide(Some(t.capability()), rules, &[]).0
@@ -160,56 +183,88 @@ pub(crate) fn offered_specs(lean: bool) -> Vec<ToolSpec> {
     tools.specs()
 }
 
-/// The window for a run's provider: a scripted script's declaration, or what the server
-/// says, the setting, a known hosted model's window, or the assumed default.
-/// The server's chat template (its family) comes with the window, when it names one.
+/// The facts of the model a task's stored provider spec names, for the meter and a
+/// compaction asked for outside a run: see [`facts_of`]. The configured model's are asked
+/// of its server without building a client.
 pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> ModelFacts {
-    if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
-        let declared = ScriptedProvider::from_file(Path::new(path))
-            .ok()
-            .and_then(|p| p.context_window());
-        let window = match declared {
-            Some(tokens) => Window {
-                tokens,
-                source: WindowOrigin::Setting,
-            },
-            None => Window {
-                tokens: ASSUMED_CONTEXT_WINDOW,
-                source: WindowOrigin::Assumed,
-            },
-        };
-        let key = format!("scripted:{path}");
-        let window = *lock(windows()).entry(key.clone()).or_insert(window);
-        return ModelFacts {
-            window,
-            model: SCRIPTED_MODEL.into(),
-            output_reserve: default_reserve(window.tokens),
-            template: None,
-            cache_key: key,
-        };
+    // An unknown spec fails the run when it starts; until then the configured server's
+    // figures stand in, as they always have.
+    let spec = ProviderSpec::from_stored(spec).unwrap_or_default();
+    if spec.is_configured() {
+        return server_facts(settings).await;
     }
-    let config = match provider::openai_config(settings) {
-        Ok(c) => c,
+    match provider::build_spec(&spec, settings) {
+        Ok(p) => facts_of(p.as_ref()).await,
+        Err(e) => {
+            tracing::debug!(error = %e, "the provider cannot be built: the window is assumed");
+            assumed_facts(String::new())
+        }
+    }
+}
+
+/// The window and estimator of a run's provider: the window it declares, else what its
+/// server says (see [`server_facts`]), else the assumed default.
+pub async fn facts_of(provider: &dyn Provider) -> ModelFacts {
+    let declared = provider.window();
+    if let (None, Some(config)) = (declared, provider.server()) {
+        return facts_of_server(config).await;
+    }
+    let window = match declared {
+        Some(tokens) => Window {
+            tokens,
+            source: WindowOrigin::Setting,
+        },
+        None => Window {
+            tokens: ASSUMED_CONTEXT_WINDOW,
+            source: WindowOrigin::Assumed,
+        },
+    };
+    let key = provider.label();
+    let window = *lock(windows()).entry(key.clone()).or_insert(window);
+    ModelFacts {
+        window,
+        model: provider.model(),
+        output_reserve: default_reserve(window.tokens),
+        template: None,
+        cache_key: key,
+        counted: provider.server().is_some(),
+    }
+}
+
+/// The configured model's facts: what its server says, the setting, a known hosted
+/// model's window, or the assumed default. The server's chat template (its family) comes
+/// with the window, when it names one.
+pub async fn server_facts(settings: &ProviderSettings) -> ModelFacts {
+    match provider::openai_config(settings) {
+        Ok(config) => facts_of_server(&config).await,
         Err(e) => {
             tracing::debug!(error = %e, "no provider config: the window is assumed");
-            return ModelFacts {
-                window: Window {
-                    tokens: ASSUMED_CONTEXT_WINDOW,
-                    source: WindowOrigin::Assumed,
-                },
-                model: settings.model.clone().unwrap_or_default(),
-                output_reserve: default_reserve(ASSUMED_CONTEXT_WINDOW),
-                template: None,
-                cache_key: String::new(),
-            };
+            assumed_facts(settings.model.clone().unwrap_or_default())
         }
-    };
+    }
+}
+
+fn assumed_facts(model: String) -> ModelFacts {
+    ModelFacts {
+        window: Window {
+            tokens: ASSUMED_CONTEXT_WINDOW,
+            source: WindowOrigin::Assumed,
+        },
+        model,
+        output_reserve: default_reserve(ASSUMED_CONTEXT_WINDOW),
+        template: None,
+        cache_key: String::new(),
+        counted: true,
+    }
+}
+
+async fn facts_of_server(config: &OpenAiConfig) -> ModelFacts {
     let key = format!("{}|{}", config.base_url, config.model);
     let cached = lock(windows()).get(&key).copied();
     let window = match cached {
         Some(w) => w,
         None => {
-            let server = discover_server_model(&config).await;
+            let server = discover_server_model(config).await;
             lock(families()).insert(
                 key.clone(),
                 server
@@ -217,27 +272,7 @@ pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> Mod
                     .as_deref()
                     .map(TemplateFamily::from_chat_template),
             );
-            let found = server.window;
-            let w = match found.source {
-                WindowSource::Discovered(_) => Window {
-                    tokens: found.tokens,
-                    source: WindowOrigin::Discovered,
-                },
-                WindowSource::Setting => Window {
-                    tokens: found.tokens,
-                    source: WindowOrigin::Setting,
-                },
-                WindowSource::Assumed => match known_window(&config.model) {
-                    Some(tokens) => Window {
-                        tokens,
-                        source: WindowOrigin::Known,
-                    },
-                    None => Window {
-                        tokens: found.tokens,
-                        source: WindowOrigin::Assumed,
-                    },
-                },
-            };
+            let w = window_of(server.window, &config.model);
             lock(windows()).insert(key.clone(), w);
             w
         }
@@ -248,8 +283,33 @@ pub async fn model_facts(spec: Option<&str>, settings: &ProviderSettings) -> Mod
             .unwrap_or_else(|| default_reserve(window.tokens)),
         template: lock(families()).get(&key).copied().flatten(),
         window,
-        model: config.model,
+        model: config.model.clone(),
         cache_key: key,
+        counted: true,
+    }
+}
+
+/// The window a server's answer gives, a known hosted model's when it says nothing.
+fn window_of(found: ContextWindow, model: &str) -> Window {
+    match found.source {
+        WindowSource::Discovered(_) => Window {
+            tokens: found.tokens,
+            source: WindowOrigin::Discovered,
+        },
+        WindowSource::Setting => Window {
+            tokens: found.tokens,
+            source: WindowOrigin::Setting,
+        },
+        WindowSource::Assumed => match known_window(model) {
+            Some(tokens) => Window {
+                tokens,
+                source: WindowOrigin::Known,
+            },
+            None => Window {
+                tokens: found.tokens,
+                source: WindowOrigin::Assumed,
+            },
+        },
     }
 }
 
@@ -281,6 +341,20 @@ pub fn build_view(
     window: u32,
     est: &Estimator,
 ) -> Result<View, StoreError> {
+    let kinds = ToolKinds::of(&pocketpilot_tools::Registry::builtin());
+    view_with_kinds(c, session_id, task_id, workspace, window, est, &kinds)
+}
+
+/// [`build_view`] for a run whose tools are `kinds` (its MCP tools too).
+fn view_with_kinds(
+    c: &Connection,
+    session_id: i64,
+    task_id: Option<i64>,
+    workspace: &str,
+    window: u32,
+    est: &Estimator,
+    kinds: &ToolKinds,
+) -> Result<View, StoreError> {
     let all = entries::since_head(c, session_id)?;
     // Issue 18: the workspace's instructions, memories and skills, re-read every request
     // and kept verbatim by the planner (a compaction never summarises them).
@@ -291,7 +365,7 @@ pub fn build_view(
     } else {
         system_prompt(workspace)
     };
-    Ok(view_of(&all, task_id, window, est, rules, preamble))
+    Ok(view_of(&all, task_id, window, est, rules, preamble, kinds))
 }
 
 /// The preamble's item id: above every entry id and synthetic answer.
@@ -304,6 +378,7 @@ fn view_of(
     est: &Estimator,
     rules: String,
     preamble: Option<String>,
+    kinds: &ToolKinds,
 ) -> View {
     let replaced: HashSet<i64> = all
         .iter()
@@ -357,7 +432,12 @@ fn view_of(
                     arguments: "{}".into(),
                 });
                 let capped = cap_tool_output_tokens(text, cap, est).text;
-                Item::tool_result(id, &call, wrap_untrusted("tool result", &capped))
+                Item::tool_result(
+                    id,
+                    &call,
+                    kinds.get(&call.name),
+                    wrap_untrusted("tool result", &capped),
+                )
             }
             EntryKind::Reset if !text.is_empty() => Item::person(id, text),
             EntryKind::Compaction => {
@@ -532,9 +612,11 @@ fn close_unanswered(items: Vec<Item>) -> Vec<Item> {
         } else {
             for call in open.drain(..) {
                 synthetic += 1;
+                // A call that never ran is one to make again, whatever the tool does.
                 out.push(Item::tool_result(
                     synthetic,
                     &call,
+                    ToolKind::Other,
                     wrap_untrusted(
                         "tool result",
                         "This call never ran: its run ended before it was answered.",
@@ -613,6 +695,8 @@ struct State {
     /// The person's messages the last request elided: they stay elided while the rest
     /// fits (see `plan_compaction_after`).
     instructions_elided: Vec<i64>,
+    /// What the run's tools declare they do, for the hints in elided outputs.
+    tool_kinds: ToolKinds,
 }
 
 /// A run's context accounting: the window, the calibrated estimator, the server's count
@@ -623,6 +707,8 @@ pub struct SessionContext {
     task_id: i64,
     workspace: String,
     model: String,
+    /// See [`ModelFacts::counted`].
+    counted: bool,
     cache_key: String,
     template: Option<TemplateFamily>,
     state: Mutex<State>,
@@ -635,28 +721,25 @@ impl SessionContext {
         (s.estimator.clone(), s.lean)
     }
 
-    /// The context of a run; `None` for a scripted model that declares no window (a
-    /// fake at the model boundary whose scripts predate budgets: sent as they are).
+    /// The context of a run with `provider`; `None` for a provider that neither declares
+    /// a window nor has a server to ask for one (a script written before budgets): its
+    /// requests are sent as they are.
     pub async fn for_run(
         store: Arc<Store>,
         session_id: i64,
         task_id: i64,
         workspace: &str,
-        spec: Option<&str>,
-        settings: &ProviderSettings,
+        provider: &dyn Provider,
     ) -> Result<Option<Arc<Self>>, StoreError> {
-        if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
-            let declared = ScriptedProvider::from_file(Path::new(path))
-                .ok()
-                .and_then(|p| p.context_window());
-            if declared.is_none() {
-                return Ok(None);
-            }
+        if provider.window().is_none() && provider.server().is_none() {
+            return Ok(None);
         }
-        let ctx = Self::open(store, session_id, task_id, workspace, spec, settings).await?;
+        let facts = facts_of(provider).await;
+        let ctx = Self::with_facts(store, session_id, task_id, workspace, facts)?;
         Ok(Some(Arc::new(ctx)))
     }
 
+    /// The context of a session's task whose stored provider spec is `spec`, outside a run.
     pub async fn open(
         store: Arc<Store>,
         session_id: i64,
@@ -666,6 +749,16 @@ impl SessionContext {
         settings: &ProviderSettings,
     ) -> Result<Self, StoreError> {
         let facts = model_facts(spec, settings).await;
+        Self::with_facts(store, session_id, task_id, workspace, facts)
+    }
+
+    fn with_facts(
+        store: Arc<Store>,
+        session_id: i64,
+        task_id: i64,
+        workspace: &str,
+        facts: ModelFacts,
+    ) -> Result<Self, StoreError> {
         let (stored, lean): (Option<Calibration>, bool) = store.read(|c| {
             Ok((
                 settings::get(c, &calibration_key(&facts.model))?,
@@ -698,6 +791,7 @@ impl SessionContext {
             task_id,
             workspace: workspace.to_owned(),
             model: facts.model,
+            counted: facts.counted,
             cache_key: facts.cache_key,
             template: facts.template,
             state: Mutex::new(State {
@@ -708,6 +802,7 @@ impl SessionContext {
                 anchor: None,
                 last_elided: Vec::new(),
                 instructions_elided,
+                tool_kinds: ToolKinds::of(&pocketpilot_tools::Registry::builtin()),
             }),
         })
     }
@@ -733,7 +828,7 @@ impl SessionContext {
         cause: CompactionCause,
         sink: &dyn EventSink,
     ) -> Result<Prepared, ContextFailure> {
-        let (window, reserve, est, anchor, last_elided, instructions_before) = {
+        let (window, reserve, est, anchor, last_elided, instructions_before, kinds) = {
             let s = lock(&self.state);
             (
                 s.window,
@@ -742,16 +837,18 @@ impl SessionContext {
                 s.anchor,
                 s.last_elided.clone(),
                 s.instructions_elided.clone(),
+                s.tool_kinds.clone(),
             )
         };
         let view = self.store.read(|c| {
-            build_view(
+            view_with_kinds(
                 c,
                 self.session_id,
                 Some(self.task_id),
                 &self.workspace,
                 window.tokens,
                 &est,
+                &kinds,
             )
         })?;
         let budget = budget_for(window.tokens, reserve, &est, extra_margin, force_below);
@@ -855,9 +952,9 @@ impl SessionContext {
         let prompt_tokens = response.and_then(|r| r.usage).map(|u| u.prompt_tokens);
         let calibration = {
             let mut s = lock(&self.state);
-            // The scripted model's usage is a rough four characters a token of the
-            // messages' text, tools left out: not a count to calibrate or anchor on.
-            let counted = prompt_tokens.filter(|n| *n > 0 && self.model != SCRIPTED_MODEL);
+            // A provider with no server makes its usage up (the scripted one: a rough
+            // four characters a token, tools left out): not a count to calibrate or anchor on.
+            let counted = prompt_tokens.filter(|n| *n > 0 && self.counted);
             match counted {
                 Some(n) => {
                     let e = s.estimator.request(&p.messages, tools, s.anchor.as_ref());
@@ -922,3 +1019,7 @@ impl SessionContext {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "context_tests.rs"]
+mod tests;

@@ -21,7 +21,8 @@
 //! - A run that fails leaves the inbox as it is; the next submission or `continue` places
 //!   the queued items.
 use pocketpilot_protocol::{
-    EntryKind, ErrorKind, SubmissionKind, SubmissionMode, SubmissionStatus,
+    Capability, EntryKind, ErrorKind, RunSource, SessionMode, SubmissionKind, SubmissionMode,
+    SubmissionStatus,
 };
 use rusqlite::Transaction;
 use serde::{Deserialize, Serialize};
@@ -69,9 +70,9 @@ pub struct Submit {
     #[serde(default)]
     pub provider: Option<String>,
     #[serde(default)]
-    pub trigger: Option<String>,
+    pub trigger: Option<RunSource>,
     #[serde(default)]
-    pub grants: Vec<String>,
+    pub grants: Vec<Capability>,
     /// MCP whitelist for a run this may start; `None`: the session's last run's.
     #[serde(default)]
     pub mcp: Option<Vec<String>>,
@@ -204,9 +205,11 @@ fn is_trigger_input(item: &Submission) -> bool {
     matches!(
         item.mode,
         Some(SubmissionMode::Steer | SubmissionMode::FollowUp)
-    ) && item.content["trigger"]
-        .as_str()
-        .is_some_and(|t| !pocketpilot_protocol::RunSource::is_interactive(t))
+    ) && match Option::<RunSource>::deserialize(&item.content["trigger"]) {
+        Ok(source) => source.is_some_and(|s| s.is_trigger()),
+        // A name nobody knows gets no grant it might not deserve.
+        Err(_) => true,
+    }
 }
 
 /// A queued item always has a mode; one without is a corrupt row.
@@ -223,7 +226,10 @@ fn queued_mode(item: &Submission) -> Result<SubmissionMode, StoreError> {
 
 fn modes(c: &rusqlite::Connection, session_id: i64) -> Result<(bool, bool), StoreError> {
     let s = sessions::get(c, session_id)?;
-    Ok((s.steering_mode == "all", s.follow_up_mode == "all"))
+    Ok((
+        s.steering_mode == SessionMode::All,
+        s.follow_up_mode == SessionMode::All,
+    ))
 }
 
 /// Places the selected writes, then returns the selected user items (in order).
@@ -346,12 +352,12 @@ pub(crate) fn start_run(
         .as_str()
         .map(str::to_owned)
         .or_else(|| previous.as_ref().and_then(|t| t.provider.clone()));
-    let trigger = meta["trigger"]
-        .as_str()
-        .map(str::to_owned)
-        .or_else(|| previous.as_ref().map(|t| t.trigger.clone()))
-        .unwrap_or_else(|| "chat".into());
-    let grants: Vec<String> = serde_json::from_value(meta["grants"].clone()).unwrap_or_default();
+    let trigger = Option::<RunSource>::deserialize(&meta["trigger"])
+        .map_err(|e| StoreError::Invalid(format!("a submission's trigger: {e}")))?
+        .or_else(|| previous.as_ref().map(|t| t.trigger))
+        .unwrap_or_default();
+    let grants: Vec<Capability> =
+        serde_json::from_value(meta["grants"].clone()).unwrap_or_default();
     let mcp: Vec<String> = serde_json::from_value(meta["mcp"].clone())
         .ok()
         .or_else(|| previous.as_ref().map(|t| t.mcp.clone()))
@@ -361,7 +367,7 @@ pub(crate) fn start_run(
         &tasks::NewTask {
             session_id,
             goal,
-            trigger: &trigger,
+            trigger,
             provider: provider.as_deref(),
             follow_up_of,
             grants: &grants,
@@ -397,7 +403,7 @@ pub fn post_tools_boundary(
     let mut items = submissions::queued(tx, task.session_id)?;
     // A trigger's steer never joins a person's run: it would act under the grants the
     // person gave there. It waits for the `final` boundary and starts a run of its own.
-    if pocketpilot_protocol::RunSource::is_interactive(&task.trigger) {
+    if task.trigger.is_interactive() {
         items.retain(|s| !is_trigger_input(s));
     }
     if items.is_empty() {

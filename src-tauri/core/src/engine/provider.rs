@@ -1,9 +1,8 @@
 //! Builds the provider for one run from the task's provider spec and the settings.
-use std::path::Path;
 use std::sync::Arc;
 
 use pocketpilot_model::keychain::{self, KeychainError};
-use pocketpilot_model::{OpenAiConfig, OpenAiProvider, Provider, ScriptedProvider};
+use pocketpilot_model::{OpenAiConfig, OpenAiProvider, Provider, ProviderSpec, ScriptedProvider};
 
 use crate::config::ProviderSettings;
 
@@ -18,25 +17,30 @@ pub enum ProviderSetupError {
     Invalid(String),
 }
 
-/// `spec` is `scripted:FILE` for the scripted provider, or absent for the configured one.
+/// The provider a task's stored spec names (`scripted:FILE`, or absent for the configured
+/// model); an unknown spec is refused with what to write instead.
 pub fn build(
     spec: Option<&str>,
     settings: &ProviderSettings,
 ) -> Result<Arc<dyn Provider>, ProviderSetupError> {
-    if let Some(path) = spec.and_then(|s| s.strip_prefix("scripted:")) {
-        let p = ScriptedProvider::from_file(Path::new(path))
-            .map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
-        return Ok(Arc::new(p));
+    let spec =
+        ProviderSpec::from_stored(spec).map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
+    build_spec(&spec, settings)
+}
+
+/// The provider of a parsed spec: the script's, or the configured model's.
+pub fn build_spec(
+    spec: &ProviderSpec,
+    settings: &ProviderSettings,
+) -> Result<Arc<dyn Provider>, ProviderSetupError> {
+    match spec {
+        ProviderSpec::Scripted(path) => {
+            let p = ScriptedProvider::from_file(path)
+                .map_err(|e| ProviderSetupError::Invalid(e.to_string()))?;
+            Ok(Arc::new(p))
+        }
+        ProviderSpec::Configured => openai(settings),
     }
-    if let Some(other) = spec.filter(|s| !s.is_empty() && *s != "settings") {
-        return Err(ProviderSetupError::Invalid(format!(
-            "unknown provider `{other}`: use `scripted:FILE`, or leave it out to use the configured model"
-        )));
-    }
-    let (Some(_base_url), Some(_model)) = (&settings.base_url, &settings.model) else {
-        return Err(ProviderSetupError::NoModel);
-    };
-    openai(settings)
 }
 
 fn openai(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ProviderSetupError> {

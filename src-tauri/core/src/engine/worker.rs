@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use pocketpilot_model::Usage;
+use pocketpilot_model::{ProviderSpec, Usage};
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -160,11 +160,15 @@ async fn run_registered(
         lease: lease.clone(),
         limits: limits.clone(),
     };
+    let spec = match ProviderSpec::from_stored(task.provider.as_deref()) {
+        Ok(spec) => spec,
+        Err(e) => return sink.finish(&no_model(e.to_string()), false),
+    };
     let mut settings = ProviderSettings::load(&cx.store)?;
     // The built-in model when nothing else is set up; a configured provider always wins.
     // The guard keeps its server from the idle stop until this run ends.
     let mut _local_busy = None;
-    if task.provider.is_none() && !settings.is_configured() {
+    if spec.is_configured() && !settings.is_configured() {
         match crate::engine::local_model::endpoint(&cx.data_dir, &cx.store).await {
             Ok(Some((local, busy))) => {
                 settings = local;
@@ -182,23 +186,15 @@ async fn run_registered(
         }
     }
     // The output reserve the context budget keeps free is what the model may write: sent
-    // as `max_tokens`, so that a long answer cannot run past the window the budget kept.
-    if settings.max_tokens.is_none() {
-        let facts = crate::engine::context::model_facts(task.provider.as_deref(), &settings).await;
+    // to the model server as `max_tokens`, so that a long answer cannot run past the
+    // window the budget kept.
+    if spec.is_configured() && settings.max_tokens.is_none() {
+        let facts = crate::engine::context::server_facts(&settings).await;
         settings.max_tokens = Some(facts.output_reserve);
     }
-    let provider = match provider::build(task.provider.as_deref(), &settings) {
+    let provider = match provider::build_spec(&spec, &settings) {
         Ok(p) => p,
-        Err(e) => {
-            // Ended like any other run, so its inputs are settled (unanswered, no_model)
-            // rather than left `placed` with no run answering them.
-            let failed = RuntimeEvent::TaskFailed {
-                error: e.to_string(),
-                kind: ErrorKind::NoModel,
-                summary: Some(ErrorKind::NoModel.plain_sentence(None)),
-            };
-            return sink.finish(&failed, false);
-        }
+        Err(e) => return sink.finish(&no_model(e.to_string()), false),
     };
     if cancel.is_cancelled() {
         return sink.finish(&cancelled(), false);
@@ -232,9 +228,9 @@ async fn run_registered(
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
     let limits = with_extra(&limits, &task);
     // The configured server, named in a failure's plain sentence (a scripted run has none).
-    let server = match task.provider {
-        None => settings.base_url.as_deref().and_then(server_of),
-        Some(_) => None,
+    let server = match spec {
+        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
+        ProviderSpec::Scripted(_) => None,
     };
     if let Some(event) = terminal_event(outcome, &limits, server.as_deref()) {
         // A task the service already ended (cancelled while queued) stays as it is.
@@ -255,6 +251,16 @@ async fn run_registered(
     Ok(())
 }
 
+/// A run that cannot have its model: ended like any other run, so its inputs are settled
+/// (unanswered, no_model) rather than left `placed` with no run answering them.
+fn no_model(error: String) -> RuntimeEvent {
+    RuntimeEvent::TaskFailed {
+        error,
+        kind: ErrorKind::NoModel,
+        summary: Some(ErrorKind::NoModel.plain_sentence(None)),
+    }
+}
+
 /// Issue 16: retention runs after each run, off the run's path.
 fn prune_changes(cx: &RunContext) {
     let (store, data_dir) = (cx.store.clone(), cx.data_dir.clone());
@@ -272,6 +278,11 @@ fn prune_changes(cx: &RunContext) {
             Err(e) => tracing::warn!(error = %e, "retention could not prune kept contents"),
         }
     });
+}
+
+/// The grants the person gave the run at its start, as the policy matches them (names).
+fn run_grants(task: &tasks::Task) -> Vec<String> {
+    task.grants.iter().map(ToString::to_string).collect()
 }
 
 /// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run.
@@ -295,7 +306,7 @@ async fn build_agent(
     let interactive = pocketpilot_protocol::RunSource::is_interactive(&task.trigger);
     let (grants, user_grants) = if interactive {
         let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
-        (grants, task.grants.clone())
+        (grants, run_grants(task))
     } else {
         tracing::info!(task_id = task.id, trigger = %task.trigger, "a trigger's run: no grants");
         (Vec::new(), Vec::new())
@@ -317,7 +328,7 @@ async fn build_agent(
     )?);
     let mut tools = Registry::builtin();
     // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
-    let mut user_grants = task.grants.clone();
+    let mut user_grants = run_grants(task);
     let preamble = crate::policy::rules::prepare_run(
         &cx.store,
         task.id,
@@ -333,8 +344,7 @@ async fn build_agent(
         session.id,
         task.id,
         &session.workspace,
-        task.provider.as_deref(),
-        settings,
+        provider.as_ref(),
     )
     .await?;
     // Small windows get the short tool specs, and tools the policy denies are not offered.

@@ -18,7 +18,7 @@
 //!   `DecisionSource::WorkspaceSandbox`.
 use std::path::PathBuf;
 
-use pocketpilot_protocol::{Decision, DecisionSource};
+use pocketpilot_protocol::{capability, Decision, DecisionSource};
 use pocketpilot_sandbox::SandboxStatus;
 use pocketpilot_tools::{decide, CommandSandbox, PolicyRules, SandboxMode, ToolContext};
 use serde::{Deserialize, Serialize};
@@ -26,9 +26,9 @@ use serde::{Deserialize, Serialize};
 use crate::store;
 
 /// The capability of `run_command`.
-pub const SHELL_EXECUTE: &str = "shell:execute";
+pub const SHELL_EXECUTE: &str = capability::name::SHELL_EXECUTE;
 /// What a command needs, besides `shell:execute`, to reach the network.
-pub const NET_NETWORK: &str = "net:network";
+pub const NET_NETWORK: &str = capability::name::NET_NETWORK;
 
 /// How a person widened the sandbox of one workspace (`pocketpilot sandbox …`). The
 /// defaults are the sandbox's own: the workspace writable, no network, secrets scrubbed.

@@ -136,10 +136,7 @@ pub fn money_out(
             }));
         }
     }
-    let unattended = task
-        .trigger
-        .parse::<pocketpilot_protocol::RunSource>()
-        .is_ok_and(|s| s.is_trigger());
+    let unattended = task.trigger.is_trigger();
     if let (true, Some(limit)) = (unattended, limits.max_trigger_day_usd) {
         let spent = costs::between(c, &from, &to, true)?.cost_usd;
         if spent >= limit + extra {
@@ -275,7 +272,7 @@ pub fn record_turn(
             sequence: stored.sequence,
             session_id: task.session_id,
             step: *step,
-            trigger: &task.trigger,
+            trigger: task.trigger,
             model: model.as_deref(),
             prompt_tokens: u.prompt_tokens,
             cached_prompt_tokens: cached_prompt_tokens.unwrap_or(0),

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::store::{memories, settings, Store, StoreError};
 
 /// The capability a proposed memory needs: a write, hence an approval by default.
-pub const CAPABILITY: &str = "memory:write";
+pub const CAPABILITY: &str = pocketpilot_protocol::capability::name::MEMORY_WRITE;
 /// Stored setting: keep proposed memories without asking.
 pub const AUTO_ACCEPT_KEY: &str = "memory.auto_accept";
 

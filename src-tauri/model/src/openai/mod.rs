@@ -252,6 +252,16 @@ impl Provider for OpenAiProvider {
         format!("{kind}:{}", self.inner.config.model)
     }
 
+    fn model(&self) -> String {
+        self.inner.config.model.clone()
+    }
+
+    /// The window is the server's to say (its `/props` or `/v1/models`), asked by whoever
+    /// needs it once per server: see [`crate::discover_server_model`].
+    fn server(&self) -> Option<&OpenAiConfig> {
+        Some(&self.inner.config)
+    }
+
     fn stream(&self, messages: Vec<Message>, tools: Vec<ToolSpec>) -> TurnStream {
         let turn = turn::Turn::new(self.inner.clone(), messages, tools);
         futures::stream::unfold(turn, |mut turn| async move {

@@ -110,6 +110,41 @@ fn the_request_body_speaks_openai() {
     assert!(v.get("stream_options").is_none() && v.get("tools").is_none());
 }
 
+/// A call the model broke stays in the history, but as `{}`: llama.cpp renders history
+/// through its chat template and fails every later request (HTTP 500) on arguments that
+/// are not a JSON object.
+#[test]
+fn a_broken_calls_arguments_go_back_as_an_empty_object() {
+    use crate::chat::ToolCall;
+    let config = OpenAiConfig::default();
+    let call = |id: &str, arguments: &str| ToolCall {
+        id: id.into(),
+        name: "write_file".into(),
+        arguments: arguments.into(),
+    };
+    let messages = vec![
+        Message::user("u"),
+        Message::assistant(
+            "",
+            vec![
+                call("a", ""),
+                call("b", "{\"path\": "),
+                call("c", "[1, 2]"),
+                call("d", "{\"path\":\"x\"}"),
+            ],
+        ),
+    ];
+    let body = wire::request_body(&config, &messages, &[], false).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let sent: Vec<&str> = v["messages"][1]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"]["arguments"].as_str().unwrap())
+        .collect();
+    assert_eq!(sent, ["{}", "{}", "{}", "{\"path\":\"x\"}"]);
+}
+
 #[test]
 fn tool_choice_is_sent_when_set_and_a_forced_call_only_to_answer_the_person() {
     use crate::chat::ToolCall;
@@ -221,5 +256,25 @@ fn whole_answers_carry_cached_prompt_tokens_and_overflows_in_200_bodies() {
             }
         ),
         "{err:?}"
+    );
+}
+
+/// A server's model declares no window of its own: the runtime asks the server, whose
+/// settings the provider hands over.
+#[test]
+fn the_provider_points_at_its_server_for_the_window() {
+    let config = OpenAiConfig {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: "qwen".into(),
+        context_window: Some(4096),
+        ..OpenAiConfig::default()
+    };
+    let provider = OpenAiProvider::new(config).unwrap();
+    assert_eq!(provider.window(), None);
+    assert_eq!(provider.model(), "qwen");
+    let server = provider.server().unwrap();
+    assert_eq!(
+        (server.base_url.as_str(), server.context_window),
+        ("http://127.0.0.1:9/v1", Some(4096))
     );
 }

@@ -145,6 +145,18 @@ pub(crate) fn request_body(
     serde_json::to_vec(&request)
 }
 
+/// A call's arguments as history: what the model wrote when it is a JSON object, else
+/// `{}`. A call the model broke (empty or not JSON) stays in the transcript with its
+/// observation saying what was wrong, but servers that render history through the chat
+/// template parse these arguments (llama.cpp answers HTTP 500 "Failed to parse tool call
+/// arguments as JSON"), so a broken call must not make every later request fail.
+fn sendable_arguments(arguments: &str) -> &str {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(_)) => arguments,
+        _ => "{}",
+    }
+}
+
 fn wire_message(m: &Message) -> WireMessage<'_> {
     WireMessage {
         role: m.role,
@@ -157,7 +169,7 @@ fn wire_message(m: &Message) -> WireMessage<'_> {
                 kind: "function",
                 function: WireFunctionCall {
                     name: &c.name,
-                    arguments: &c.arguments,
+                    arguments: sendable_arguments(&c.arguments),
                 },
             })
             .collect(),

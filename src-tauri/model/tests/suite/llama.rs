@@ -7,7 +7,7 @@ use std::time::Duration;
 use pocketpilot_context::{Anchor, Estimator};
 use pocketpilot_model::{
     discover_context_window, Discovery, Message, OpenAiConfig, OpenAiProvider, Provider,
-    ProviderError, ToolCall, WindowSource,
+    ProviderError, ToolCall, ToolKind, WindowSource,
 };
 
 use crate::llama_server::LlamaServer;
@@ -237,7 +237,7 @@ async fn a_session_over_the_window_is_compacted_and_the_server_accepts_it() {
         let body: String = (0..40)
             .map(|l| format!("    let value_{l} = compute_{l}(input, {l});\n"))
             .collect();
-        view.push(Item::tool_result(id + 1, &c, body));
+        view.push(Item::tool_result(id + 1, &c, ToolKind::Read, body));
         id += 2;
     }
     let tools = vec![weather_tool()];

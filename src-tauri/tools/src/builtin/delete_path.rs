@@ -78,6 +78,10 @@ impl Tool for DeletePath {
         "fs:delete"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Write
+    }
+
     fn replay_safe(&self) -> bool {
         false
     }

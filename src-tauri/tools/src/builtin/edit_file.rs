@@ -149,6 +149,10 @@ impl Tool for EditFile {
         "fs:write"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Write
+    }
+
     fn replay_safe(&self) -> bool {
         false
     }

@@ -110,6 +110,10 @@ impl Tool for FetchUrl {
         "net:network"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Fetch
+    }
+
     fn replay_safe(&self) -> bool {
         false
     }

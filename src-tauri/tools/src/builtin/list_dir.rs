@@ -52,6 +52,10 @@ impl Tool for ListDir {
         "fs:list"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Search
+    }
+
     fn replay_safe(&self) -> bool {
         true
     }

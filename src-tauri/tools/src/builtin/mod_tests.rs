@@ -49,3 +49,28 @@ fn diff_of_a_new_file_is_against_dev_null() {
     assert!(diff.contains("+++ b/a.txt"), "{diff}");
     assert!(diff.contains("+one"), "{diff}");
 }
+
+/// Each built-in says what it does: the hint for one of its outputs cut from the model's
+/// view follows from that, whatever the tool is called.
+#[test]
+fn every_builtin_declares_what_it_does() {
+    use crate::tool::Tool;
+    use pocketpilot_model::ToolKind;
+    let expected = [
+        ("read_file", ToolKind::Read),
+        ("list_dir", ToolKind::Search),
+        ("search_files", ToolKind::Search),
+        ("write_file", ToolKind::Write),
+        ("edit_file", ToolKind::Write),
+        ("delete_path", ToolKind::Write),
+        ("run_command", ToolKind::Command),
+        ("fetch_url", ToolKind::Fetch),
+    ];
+    let registry = crate::registry::Registry::builtin();
+    assert_eq!(registry.names().len(), expected.len());
+    for (name, kind) in expected {
+        assert_eq!(registry.get(name).unwrap().kind(), kind, "{name}");
+    }
+    // Loading a skill again is how to see it again: the hint names the tool.
+    assert_eq!(LoadSkill.kind(), ToolKind::Other);
+}

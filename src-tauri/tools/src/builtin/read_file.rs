@@ -58,6 +58,10 @@ impl Tool for ReadFile {
         "fs:read"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Read
+    }
+
     fn replay_safe(&self) -> bool {
         true
     }

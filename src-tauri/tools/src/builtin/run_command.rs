@@ -161,6 +161,10 @@ impl Tool for RunCommand {
         "shell:execute"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Command
+    }
+
     fn replay_safe(&self) -> bool {
         false
     }

@@ -130,6 +130,10 @@ impl Tool for SearchFiles {
         "fs:read"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Search
+    }
+
     fn replay_safe(&self) -> bool {
         true
     }

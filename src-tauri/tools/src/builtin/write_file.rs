@@ -58,6 +58,10 @@ impl Tool for WriteFile {
         "fs:write"
     }
 
+    fn kind(&self) -> pocketpilot_model::ToolKind {
+        pocketpilot_model::ToolKind::Write
+    }
+
     fn replay_safe(&self) -> bool {
         false
     }

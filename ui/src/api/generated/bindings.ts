@@ -242,6 +242,16 @@ export type BuiltinModel = {
 	training_context: number | null,
 };
 
+/**
+ *  A capability (`fs:write`), an MCP tool's (`mcp:<server>:<tool>:<verb>`), or, as a grant
+ *  or a rule, a wider name: an area (`shell`), an area's or a server's wildcard (`mcp:*`,
+ *  `mcp:<server>:*`), one MCP tool (`mcp:<server>:<tool>`) or everything (`*`).
+ * 
+ *  Grammar: parts joined by `:`, none empty, none holding a space or a control character;
+ *  `*` stands for a whole part only. On the wire and in the store it is that string.
+ */
+export type Capability = string;
+
 export type Change = 
 /**
  *  A task changed state (created, started, waiting, resolved, ended): the sessions list,
@@ -857,6 +867,16 @@ export type RulesInEffect = {
 };
 
 /**
+ *  Who started a run (a task's `trigger`): a person (the window, the CLI, an eval) or
+ *  a trigger. A run a trigger started never uses the grants a person gave
+ *  interactively: it follows the workspace policy only. A task's `trigger` column and
+ *  its `task_created` event hold these names.
+ */
+export type RunSource = 
+/**  The window; also a new task that names no source. */
+"chat" | "cli" | "eval" | "webhook" | "cron" | "watch";
+
+/**
  *  One event of a run. On the wire and in the store it is `{"type": kind, "payload": {…}}`
  *  (the store keeps the two in their own columns).
  */
@@ -869,7 +889,7 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 } } | { type: "task_created"; payload: {
 	session_id: number,
 	goal: string,
-	trigger: string,
+	trigger: RunSource,
 	follow_up_of: number | null,
 } } | { type: "task_started"; payload: {
 	provider: string,
@@ -1051,8 +1071,8 @@ export type Session = {
 	id: number,
 	title: string,
 	workspace: string,
-	steering_mode: string,
-	follow_up_mode: string,
+	steering_mode: SessionMode,
+	follow_up_mode: SessionMode,
 	last_failure: string | null,
 	created_at: string,
 	updated_at: string,
@@ -1066,6 +1086,16 @@ export type SessionHistory = {
 	/**  Whether the session has older tasks than these. */
 	earlier: boolean,
 };
+
+/**
+ *  How many of a session's queued steers (or follow-ups) one boundary takes. A session
+ *  has one mode for each; both start `one-at-a-time`.
+ */
+export type SessionMode = 
+/**  One per boundary: each queued follow-up gets a run of its own. */
+"one-at-a-time" | 
+/**  Every queued one at once. */
+"all";
 
 /**  A stored setting an environment variable can override. */
 export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_task_seconds" | "max_task_tokens" | "delta_window_ms" | "max_task_usd" | "max_day_usd" | "max_trigger_day_usd";
@@ -1169,7 +1199,7 @@ export type Task = {
 	id: number,
 	session_id: number,
 	goal: string,
-	trigger: string,
+	trigger: RunSource,
 	provider: string | null,
 	follow_up_of: number | null,
 	status: TaskStatus,
@@ -1177,7 +1207,8 @@ export type Task = {
 	prompt_tokens: number,
 	completion_tokens: number,
 	active_ms: number,
-	grants: string[],
+	/**  What the person allowed for this run when it started (`--allow`). */
+	grants: Capability[],
 	/**  MCP servers/tools this run may use (`*`, `server`, `server:tool`). */
 	mcp: string[],
 	final_answer: string | null,
