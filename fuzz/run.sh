@@ -11,7 +11,7 @@ export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$PWD/target}"
 SAN="${SANITIZER:-none}"
 status=0
-for target in sse_stream guard_resolve webhook_body; do
+for target in sse_stream guard_resolve webhook_body cmdrules; do
   mkdir -p "corpus/$target"
   if [ -d "seeds/$target" ]; then cp -n seeds/"$target"/* "corpus/$target/" 2>/dev/null || true; fi
   echo "== $target (${SECONDS_EACH}s, sanitizer $SAN)"

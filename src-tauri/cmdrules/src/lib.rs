@@ -1,0 +1,26 @@
+//! Command rules: whether a shell command an agent wants to run is covered by the
+//! person's "always allow" rules (`cargo test *`), refused by a deny rule, or must be
+//! asked about.
+//!
+//! The command is parsed with tree-sitter-bash, not split on spaces or matched by prefix:
+//! `cargo test; rm -rf x`, `cargo test $(curl …)` or `{ cargo test; rm x; }` start with
+//! `cargo test` and are not covered by it. A command is covered only when every part is
+//! a simple command of plain words joined by `&&`, `||`, `;`, `|` (redirections to
+//! /dev/null and `2>&1` allowed) and each part is covered by an allow rule; anything
+//! else asks. Deny rules are looked for everywhere, and win.
+//!
+//! Layout: `rule` (the rule and its text form), `shell` (parsing and reading words),
+//! `check` (the matcher), `verdict` (its answer). README.md lists what asks and why.
+
+mod check;
+mod rule;
+mod shell;
+mod verdict;
+
+pub use check::check;
+pub use rule::{Pattern, Rule, RuleError};
+pub use verdict::{AskReason, Verdict, Why};
+
+#[cfg(test)]
+#[path = "rule_tests.rs"]
+mod rule_tests;
