@@ -90,7 +90,7 @@ pub struct Agent {
     pub changes: Option<Arc<crate::engine::changes::RunChanges>>,
 }
 
-use crate::engine::context::{ContextFailure, MAX_OVERFLOW_RETRIES};
+use crate::engine::context::{ContextFailure, Prepared, SessionContext, MAX_OVERFLOW_RETRIES};
 pub use crate::engine::transcript::{system_prompt, wrap_untrusted};
 use pocketpilot_protocol::CompactionCause;
 
@@ -437,6 +437,24 @@ pub fn open_calls(messages: &[Message]) -> Vec<ToolCall> {
         .collect()
 }
 
+/// The server's count of a prepared request when it is over the room the window leaves
+/// beside the answer's reserve; `None` when it fits or the server does not count.
+async fn counted_over(
+    ctx: &SessionContext,
+    agent: &Agent,
+    prepared: &Prepared,
+    tools: &[pocketpilot_model::ToolSpec],
+) -> Option<u32> {
+    let n = ctx.count(agent.provider.as_ref(), prepared, tools).await?;
+    let budget = &prepared.budget;
+    let room = budget.window.saturating_sub(budget.output_reserve);
+    if n <= room {
+        return None;
+    }
+    tracing::info!(counted = n, room, "counted over the window: planning again");
+    Some(n)
+}
+
 /// The model request of one agent step (the hook in `Agent::run`): without a context,
 /// the messages as they are; with one, the budgeted view, retried tighter on a refusal
 /// for length and never sent twice the same.
@@ -458,6 +476,7 @@ pub(crate) async fn model_request(
     let mut extra_margin = 0u32;
     let mut cause = CompactionCause::BeforeRequest;
     let mut last_sent: Option<Vec<Message>> = None;
+    let mut last_counted: Option<Vec<Message>> = None;
     let mut attempt = 0u32;
     loop {
         let cancel = &agent.ctx.cancel;
@@ -485,6 +504,22 @@ pub(crate) async fn model_request(
                 )))
             }
         };
+        // Where the server counts before a request is sent (llama.cpp), a request it would
+        // refuse is planned again at once, from its exact figure, and never sent.
+        if attempt < MAX_OVERFLOW_RETRIES {
+            if let Some(n) = counted_over(ctx, agent, &prepared, &tools).await {
+                // The count anchors the next plan, which then sees the request's true
+                // size; only a request already compacted (or planned the same again)
+                // needs the tighter margin a refusal gets.
+                if prepared.compacted || last_counted.as_ref() == Some(&prepared.messages) {
+                    extra_margin =
+                        extra_margin.saturating_add(ctx.refused(Some(n), None, &prepared.budget));
+                }
+                last_counted = Some(prepared.messages);
+                attempt += 1;
+                continue;
+            }
+        }
         if last_sent.as_ref() == Some(&prepared.messages) {
             return Err(TurnError::Model(ProviderError::ContextOverflow {
                 requested: None,

@@ -14,6 +14,7 @@
 //! It names the entries it stands for; the view leaves those out and shows the summary
 //! where the first of them was. The originals stay in the store and in the history.
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pocketpilot_context::{
@@ -90,10 +91,17 @@ fn windows() -> &'static Mutex<HashMap<String, Window>> {
     W.get_or_init(Default::default)
 }
 
-/// The chat template family each provider's server named (llama.cpp `/props`), found with
-/// its window; `None` when the server did not say.
-fn families() -> &'static Mutex<HashMap<String, Option<TemplateFamily>>> {
-    static F: OnceLock<Mutex<HashMap<String, Option<TemplateFamily>>>> = OnceLock::new();
+/// What each provider's server said of itself with its window: the family of the chat
+/// template it named (llama.cpp `/props`; `None` when it did not say), and whether it
+/// counts a request's prompt before it is sent (llama.cpp).
+#[derive(Debug, Clone, Copy, Default)]
+struct ServerTraits {
+    family: Option<TemplateFamily>,
+    counts_prompts: bool,
+}
+
+fn families() -> &'static Mutex<HashMap<String, ServerTraits>> {
+    static F: OnceLock<Mutex<HashMap<String, ServerTraits>>> = OnceLock::new();
     F.get_or_init(Default::default)
 }
 
@@ -112,6 +120,8 @@ pub struct ModelFacts {
     /// Whether the usage the provider reports is a server's count of the prompt, to
     /// calibrate the estimator on.
     counted: bool,
+    /// Whether the server counts a request's prompt exactly before it is sent.
+    counts_prompts: bool,
 }
 
 /// What each of a run's tools declares it does, by the name the model calls it.
@@ -228,6 +238,7 @@ pub async fn facts_of(provider: &dyn Provider) -> ModelFacts {
         template: None,
         cache_key: key,
         counted: provider.server().is_some(),
+        counts_prompts: false,
     }
 }
 
@@ -255,6 +266,7 @@ fn assumed_facts(model: String) -> ModelFacts {
         template: None,
         cache_key: String::new(),
         counted: true,
+        counts_prompts: false,
     }
 }
 
@@ -267,25 +279,30 @@ async fn facts_of_server(config: &OpenAiConfig) -> ModelFacts {
             let server = discover_server_model(config).await;
             lock(families()).insert(
                 key.clone(),
-                server
-                    .chat_template
-                    .as_deref()
-                    .map(TemplateFamily::from_chat_template),
+                ServerTraits {
+                    family: server
+                        .chat_template
+                        .as_deref()
+                        .map(TemplateFamily::from_chat_template),
+                    counts_prompts: server.counts_prompts,
+                },
             );
             let w = window_of(server.window, &config.model);
             lock(windows()).insert(key.clone(), w);
             w
         }
     };
+    let traits = lock(families()).get(&key).copied().unwrap_or_default();
     ModelFacts {
         output_reserve: config
             .max_tokens
             .unwrap_or_else(|| default_reserve(window.tokens)),
-        template: lock(families()).get(&key).copied().flatten(),
+        template: traits.family,
         window,
         model: config.model.clone(),
         cache_key: key,
         counted: true,
+        counts_prompts: traits.counts_prompts,
     }
 }
 
@@ -709,6 +726,9 @@ pub struct SessionContext {
     model: String,
     /// See [`ModelFacts::counted`].
     counted: bool,
+    /// Whether to ask the server for its count of each request (see [`Self::count`]);
+    /// cleared when a count fails, so a server that stops answering is asked once.
+    counts_prompts: AtomicBool,
     cache_key: String,
     template: Option<TemplateFamily>,
     state: Mutex<State>,
@@ -792,6 +812,7 @@ impl SessionContext {
             workspace: workspace.to_owned(),
             model: facts.model,
             counted: facts.counted,
+            counts_prompts: AtomicBool::new(facts.counts_prompts),
             cache_key: facts.cache_key,
             template: facts.template,
             state: Mutex::new(State {
@@ -990,6 +1011,33 @@ impl SessionContext {
             // The figures are for the meter and the benchmarks; the run goes on.
             tracing::warn!(error = %e, "the request's token figures could not be kept");
         }
+    }
+
+    /// The server's own count of a prepared request, where it counts (llama.cpp), before
+    /// it is sent. Like an answer's usage, the count calibrates the estimator and anchors
+    /// the next plan: a request found too large is planned again from the exact figure.
+    /// `None` where the server does not count; the estimate then stands.
+    pub(crate) async fn count(
+        &self,
+        provider: &dyn Provider,
+        p: &Prepared,
+        tools: &[ToolSpec],
+    ) -> Option<u32> {
+        if !self.counts_prompts.load(Ordering::Relaxed) {
+            return None;
+        }
+        let config = provider.server()?;
+        let Some(n) = pocketpilot_model::openai::count_prompt(config, &p.messages, tools).await
+        else {
+            self.counts_prompts.store(false, Ordering::Relaxed);
+            tracing::debug!("the server did not count the request: estimates stand");
+            return None;
+        };
+        let mut s = lock(&self.state);
+        let e = s.estimator.request(&p.messages, tools, s.anchor.as_ref());
+        s.estimator.calibrate(u64::from(n), &e);
+        s.anchor = Some(Anchor::new(&p.messages, tools, u64::from(n)));
+        Some(n)
     }
 
     /// A refusal for length: adopt the server's window when smaller, forget the anchor,

@@ -36,7 +36,7 @@ pub const ASSUMED_CONTEXT_WINDOW: u32 = 8192;
 /// Bound on each probe (connect, head and body), or the endpoint's idle timeout when
 /// shorter. Discovery runs before a turn: a server that does not answer a probe must
 /// not hold the run up for long.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Probe bodies are read up to this size (OpenRouter's model list is ~1 MB).
 const MAX_PROBE_BODY: usize = 8 * 1024 * 1024;
@@ -79,6 +79,9 @@ pub struct ServerModel {
     /// `chat_template`); `None` when it does not say, or was not asked because the
     /// person set the window.
     pub chat_template: Option<String>,
+    /// Whether the server is llama.cpp (it answered `/props`), which counts a request's
+    /// prompt exactly before it is sent (see [`super::count_prompt`]).
+    pub counts_prompts: bool,
 }
 
 /// The model's window: the setting when one is set, else what the server says, else
@@ -98,26 +101,28 @@ pub async fn discover_server_model(config: &OpenAiConfig) -> ServerModel {
                 source: WindowSource::Setting,
             },
             chat_template: None,
+            counts_prompts: false,
         };
     }
-    let (window, chat_template) = probe(config).await;
+    let (window, chat_template, counts_prompts) = probe(config).await;
     ServerModel {
         window: window.unwrap_or(ContextWindow {
             tokens: ASSUMED_CONTEXT_WINDOW,
             source: WindowSource::Assumed,
         }),
         chat_template,
+        counts_prompts,
     }
 }
 
-/// The window, from the first probe that answers it, and the chat template when
-/// `/props` names one.
-async fn probe(config: &OpenAiConfig) -> (Option<ContextWindow>, Option<String>) {
+/// The window, from the first probe that answers it, the chat template when `/props`
+/// names one, and whether `/props` answered at all (llama.cpp).
+async fn probe(config: &OpenAiConfig) -> (Option<ContextWindow>, Option<String>, bool) {
     let client = match client_for(config) {
         Ok((client, _)) => client,
         Err(e) => {
             tracing::debug!("context window discovery skipped: {e}");
-            return (None, None);
+            return (None, None, false);
         }
     };
     let bound = PROBE_TIMEOUT.min(config.idle_timeout.max(Duration::from_millis(100)));
@@ -131,26 +136,27 @@ async fn probe(config: &OpenAiConfig) -> (Option<ContextWindow>, Option<String>)
     };
     let props = get_json(&client, &format!("{root}/props"), None, bound).await;
     let chat_template = props.as_ref().and_then(props_chat_template);
-    if let Some(n) = props.as_ref().and_then(props_window) {
-        return (found(n, Discovery::Props), chat_template);
+    let llama = props.as_ref().and_then(props_window);
+    if let Some(n) = llama {
+        return (found(n, Discovery::Props), chat_template, true);
     }
     if let Some(models) = get_json(&client, &format!("{base}/models"), None, bound).await {
         if let Some(n) = models_window(&models, &config.model) {
-            return (found(n, Discovery::Models), chat_template);
+            return (found(n, Discovery::Models), chat_template, false);
         }
     }
     let show = serde_json::json!({ "model": config.model, "name": config.model });
     if let Some(show) = get_json(&client, &format!("{root}/api/show"), Some(&show), bound).await {
         if let Some(n) = ollama_window(&show) {
-            return (found(n, Discovery::Ollama), chat_template);
+            return (found(n, Discovery::Ollama), chat_template, false);
         }
     }
-    (None, chat_template)
+    (None, chat_template, false)
 }
 
 /// One bounded probe: the JSON of a 2xx answer, or `None` (logged at debug: a server
 /// that does not speak this dialect is the normal case, not an error).
-async fn get_json(
+pub(crate) async fn get_json(
     client: &reqwest::Client,
     url: &str,
     post: Option<&Value>,

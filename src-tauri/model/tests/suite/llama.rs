@@ -111,6 +111,35 @@ async fn usage_is_read_from_streamed_and_whole_answers_with_cached_tokens() {
     );
 }
 
+/// The server's count before sending (`/apply-template` + `/tokenize`) is the count it
+/// then reports in the answer's usage: the same template, tools, history and special
+/// tokens. The request has all of them, so a part left out of the count would show.
+#[tokio::test]
+async fn the_count_before_sending_is_the_servers_own_count_of_the_request() {
+    let Some(server) = LlamaServer::start(4096).await else {
+        return;
+    };
+    let mut c = config(&server);
+    c.stream = false;
+    let messages = vec![
+        Message::system("You read files and answer in one word."),
+        Message::user("What does notes.txt say? ".repeat(20)),
+        Message::assistant("", vec![read_file_call("call_1", "notes.txt")]),
+        Message::tool_result("call_1", "The notes say: buy milk, fix the bike, call Ana."),
+        Message::user("And in one word?"),
+    ];
+    let tools = vec![weather_tool()];
+    let counted = pocketpilot_model::openai::count_prompt(&c, &messages, &tools)
+        .await
+        .expect("llama.cpp counts a request");
+    let provider = OpenAiProvider::new(c).unwrap();
+    let answer = bounded(BOUND, provider.complete(messages, tools))
+        .await
+        .unwrap();
+    let usage = answer.usage.expect("usage in a whole answer");
+    assert_eq!(u64::from(counted), usage.prompt_tokens);
+}
+
 fn read_file_call(id: &str, path: &str) -> ToolCall {
     ToolCall {
         id: id.into(),

@@ -224,3 +224,20 @@ async fn complete_and_streaming_off() {
     assert_eq!(outcome.resets(), 0);
     assert!(!outcome.done().text.is_empty());
 }
+
+/// A server that is not llama.cpp has no `/apply-template`: no count, and no error (the
+/// runtime's estimate stands).
+#[tokio::test]
+async fn a_server_without_the_count_endpoints_gives_no_count() {
+    let mock = Llmock::start().await;
+    let counted = bounded(
+        BOUND,
+        pocketpilot_model::openai::count_prompt(
+            &config(&mock),
+            &user("Tell me a story"),
+            &[weather_tool()],
+        ),
+    )
+    .await;
+    assert_eq!(counted, None);
+}
