@@ -109,6 +109,8 @@ fn start_server(dir: &Path) -> Option<Server> {
             "llama-server did not become healthy: {}",
             std::fs::read_to_string(&server.log).unwrap_or_default()
         );
+        // sleep: the poll interval while the server loads its model; it has no event to
+        // wait on from outside but its health endpoint.
         std::thread::sleep(Duration::from_millis(100));
     }
     Some(server)
