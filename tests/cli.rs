@@ -189,6 +189,18 @@ fn exit_codes_follow_the_terminal_status() {
         "{}",
         text(&raised.stderr)
     );
+    // No amount: the budget again (2 more steps), and it pauses at 5.
+    let again = e
+        .cmd(&["raise", "3"])
+        .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&again), 9, "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("all 5 steps"),
+        "{}",
+        text(&again.stderr)
+    );
     let stopped = e.run(&["stop", "3"]);
     assert_eq!(code(&stopped), 5, "{}", text(&stopped.stderr));
     let shown = e.run(&["show", "3"]);
@@ -278,8 +290,13 @@ fn a_corrupt_database_is_reported_and_kept() {
     let junk = vec![0x42u8; 8192];
     std::fs::write(&db, &junk).unwrap();
     let out = e.run(&["tasks"]);
-    assert_eq!(code(&out), 1);
-    assert!(text(&out.stderr).contains("not a readable PocketPilot database"));
+    // The store's own exit code (12): damaged, nothing written, no backup to offer.
+    assert_eq!(code(&out), 12);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("is damaged") && err.contains("no backup"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&db).unwrap(), junk);
 }
 

@@ -3,7 +3,10 @@
 //! or when `capabilities/default.json` does not allow exactly these commands.
 use tauri_specta::{collect_commands, Builder, ErrorHandlingMode};
 
-use super::{changes, commands, context, desktop, models, rules, settings, triggers};
+use super::{
+    changes, command_rules, commands, context, data, desktop, export, models, rules, search,
+    settings, triggers,
+};
 
 macro_rules! window_commands {
     ($($module:ident::$command:ident),* $(,)?) => {

@@ -149,6 +149,17 @@ pub async fn continue_task(
     .await
 }
 
+/// What a paused task's card says and proposes: what ran out, how much was used, and
+/// the raise (the budget again).
+#[tauri::command]
+#[specta::specta]
+pub async fn pause_offer(
+    state: State<'_, AppState>,
+    task_id: i64,
+) -> Result<pocketpilot_core::policy::pause::PauseOffer> {
+    call(&state, move |rt| rt.pause_offer(task_id)).await
+}
+
 /// Stops a paused task: `budget_exceeded`, or `cancelled` after repetition.
 #[tauri::command]
 #[specta::specta]

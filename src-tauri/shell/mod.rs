@@ -10,17 +10,22 @@
 //!   joining what only the shell knows); the rest are core's types. `bindings.rs` exports
 //!   them to TypeScript.
 //! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
+//! - `data.rs`: Settings → Data: backups of the store, "Back up now", "Restore…".
 //! - `desktop.rs`: background start (`--background`), start at login, keep in tray, About.
 //!
 //! Every command is async and runs its core call on the blocking pool (`call`): core's
 //! writes fsync, and neither the main thread nor the async workers wait for a disk.
 mod bindings;
 mod changes;
+mod command_rules;
 mod commands;
 mod context;
+mod data;
 mod desktop;
+mod export;
 mod models;
 mod rules;
+mod search;
 mod settings;
 mod theme;
 mod tray;
@@ -159,6 +164,9 @@ pub fn run_desktop() -> ExitCode {
     pocketpilot_core::engine::worker::keep_from_agents(webkit_env());
     let data_dir = pocketpilot_core::config::data_dir();
     let _log = pocketpilot_core::logging::init(&data_dir);
+    // "Restore…" in Settings → Data restarts the app: the backup goes back before the
+    // store is opened again.
+    let _ = pocketpilot_core::api::data::apply_pending_restore(&data_dir);
     let runtime = match Runtime::open(&data_dir) {
         Ok(rt) => rt,
         Err(e) => {
@@ -193,6 +201,8 @@ pub fn run_desktop() -> ExitCode {
                 Err(e) => tracing::warn!(error = %e, "no tray icon"),
             }
             tauri::async_runtime::spawn(models::forward_server_status(handle.clone()));
+            // A copy of the store once a day while the app runs (`core::api::data`).
+            tauri::async_runtime::spawn(runtime.clone().keep_daily_backups());
             let rt = runtime.clone();
             tauri::async_runtime::spawn(async move {
                 // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.

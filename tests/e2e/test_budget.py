@@ -52,7 +52,7 @@ def priced_call(path: str) -> dict:
     }
 
 
-TASK_PAUSE = "the task cost $3.00 of its budget of $2.00 (POCKETPILOT_MAX_TASK_USD)"
+TASK_PAUSE = "the task cost $3.00 of its budget of $2.00"
 
 
 def save_and_read(app: App, button: str, status: str) -> str:
@@ -116,7 +116,8 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     start_session(app, ws, "Read a.txt and b.txt")
     card = app.wait_css("[data-testid=paused-card]")
     app.wait("the card to say why", lambda: "A budget ran out" in card.text)
-    app.wait_texts("[data-testid=paused-message]", [TASK_PAUSE])
+    # The card's sentence is the stored reason as a sentence.
+    app.wait_texts("[data-testid=paused-message]", ["The task cost $3.00 of its budget of $2.00."])
     app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$3.00"])
     app.screenshot("paused-on-money")
     tasks = json.loads(app_env.cli("tasks", "--json").stdout)

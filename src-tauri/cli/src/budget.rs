@@ -1,4 +1,4 @@
-//! Issue 19 on the command line: raise a paused task's budget and continue it, stop it,
+//! Budgets on the command line: raise a paused task's budget and continue it, stop it,
 //! what runs cost (`usage`), the prices and the money/repetition budgets.
 use std::io::Write;
 use std::process::ExitCode;
@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 
 use super::escape::shown;
 use super::{print_json, CliError};
-use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::api::service::{Runtime, RuntimeError};
 use pocketpilot_core::config::Limits;
 use pocketpilot_core::policy::cost::{usd, Price};
-use pocketpilot_protocol::Raise;
+use pocketpilot_protocol::{Budget, Raise};
 
 #[derive(Args, Debug)]
 pub struct RaiseArgs {
@@ -72,7 +72,8 @@ pub enum BudgetCommand {
     Show,
 }
 
-/// `pocketpilot raise TASK --steps N …`: continue a paused task here.
+/// `pocketpilot raise TASK --steps N …`: continue a paused task here. With no amount,
+/// a budget pause continues with that budget again.
 pub async fn raise(rt: &Arc<Runtime>, a: RaiseArgs) -> Result<ExitCode, CliError> {
     let raise = Raise {
         steps: a.steps,
@@ -81,8 +82,25 @@ pub async fn raise(rt: &Arc<Runtime>, a: RaiseArgs) -> Result<ExitCode, CliError
         usd: a.usd,
     };
     let last = rt.events(a.task)?.last().map(|e| e.sequence).unwrap_or(0);
-    rt.continue_task(a.task, raise, a.steer, "cli")?;
+    match rt.continue_task(a.task, raise, a.steer, "cli") {
+        Ok(()) => {}
+        // The runtime says it in words; here the flag that adds it is named too.
+        Err(e @ RuntimeError::RaiseNeeded { budget, .. }) => {
+            return Err(CliError::Usage(format!("{e} (--{} N)", flag(budget))));
+        }
+        Err(e) => return Err(e.into()),
+    }
     super::run::follow_from(rt, a.task, last, a.json).await
+}
+
+/// The `raise` option that adds to `budget`.
+fn flag(budget: Budget) -> &'static str {
+    match budget {
+        Budget::Steps => "steps",
+        Budget::Seconds => "seconds",
+        Budget::Tokens => "tokens",
+        Budget::Usd => "usd",
+    }
 }
 
 pub fn stop(rt: &Arc<Runtime>, task: i64) -> Result<ExitCode, CliError> {

@@ -1,5 +1,6 @@
 //! `pocketpilot doctor`: what works here and what does not (issue 14): the OS sandbox and
-//! its parts, the keychain, and whether the app's own files are private.
+//! its parts, the keychain, whether the app's own files are private, and the store (whole,
+//! damaged, from a newer build; its backups, and the command that puts one back).
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -7,7 +8,8 @@ use std::process::ExitCode;
 
 use pocketpilot_sandbox::SandboxStatus;
 
-/// Prints the report; exits 1 when commands would run unsandboxed or a private dir is not.
+/// Prints the report; exits 1 when commands would run unsandboxed or a private dir is not,
+/// and 12 (`EXIT_STORE`) when the store cannot be used.
 pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
     let status = pocketpilot_sandbox::probe();
     let mut ok = status.is_sandboxed();
@@ -73,10 +75,80 @@ pub fn doctor(data_dir: &Path, out: &mut dyn Write) -> ExitCode {
             }
         }
     }
-    if ok {
+    // Last: what it says of the store ends the report, where the command to run stands out.
+    if !store(data_dir, out) {
+        ExitCode::from(super::EXIT_STORE)
+    } else if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(super::EXIT_FAILED)
+    }
+}
+
+/// The store's state, found without writing to it, and its backups; false when it cannot
+/// be used.
+fn store(data_dir: &Path, out: &mut dyn Write) -> bool {
+    use pocketpilot_core::api::data::{self, StoreState};
+    let backups = data::backups_in(data_dir).unwrap_or_default();
+    let newest = backups.first().map_or("none yet".to_owned(), |b| {
+        format!("{} ({})", b.name, b.taken_at)
+    });
+    let restore_line = |out: &mut dyn Write, b: &pocketpilot_store::backup::BackupFile| {
+        let _ = writeln!(
+            out,
+            "  to put back {} (schema {}, {}); the current store is kept:\n    pocketpilot backup restore {}",
+            b.name, b.schema_version, b.taken_at, b.name
+        );
+    };
+    match data::store_state(data_dir) {
+        Ok(StoreState::Absent) => {
+            let _ = writeln!(
+                out,
+                "store: none yet ({})",
+                data::store_path(data_dir).display()
+            );
+            true
+        }
+        Ok(StoreState::Good { schema_version }) => {
+            let _ = writeln!(
+                out,
+                "store: whole (schema {schema_version}, quick_check ok); {} backup(s), newest: {newest}",
+                backups.len()
+            );
+            true
+        }
+        Ok(StoreState::Newer {
+            found,
+            supported,
+            backup,
+        }) => {
+            let _ = writeln!(
+                out,
+                "store: written by a newer PocketPilot (schema {found}; this build knows up to {supported}); left as it is. Update PocketPilot"
+            );
+            if let Some(b) = &backup {
+                restore_line(out, b);
+            }
+            false
+        }
+        Ok(StoreState::Damaged { detail, backup }) => {
+            let _ = writeln!(
+                out,
+                "store: DAMAGED, nothing is written to it: {}",
+                crate::escape::shown(&detail)
+            );
+            match &backup {
+                Some(b) => restore_line(out, b),
+                None => {
+                    let _ = writeln!(out, "  there is no backup to put back");
+                }
+            }
+            false
+        }
+        Err(e) => {
+            let _ = writeln!(out, "store: cannot be checked: {e}");
+            false
+        }
     }
 }
 

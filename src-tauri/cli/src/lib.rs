@@ -4,22 +4,28 @@
 //! approval, 4 cancelled, 5 budget exceeded, 6 the session is busy (`--reject-if-busy`),
 //! 7 the session is idle (`--reject-if-idle`), 8 the inbox is full, 9 paused (a budget ran
 //! out or the agent repeated itself: `pocketpilot raise` or `stop`), 10 an undo or redo
-//! refused because files were changed since.
+//! refused because files were changed since, 11 `exec --output-schema` not met, 12 the
+//! store cannot be used (damaged, or written by a newer build: `pocketpilot doctor`).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod approvals;
 mod autostart;
+mod backup;
 mod budget;
 mod changes;
 mod context;
 mod doctor;
 mod escape;
 mod eval;
+mod exec;
+mod export;
 mod inbox;
 mod mcp;
 mod memory;
 mod models;
+mod policy;
 mod run;
 mod sandbox;
+mod search;
 mod settings;
 mod tasks;
 pub mod triggers;
@@ -39,6 +45,8 @@ pub const EXIT_BUSY: u8 = 6;
 pub const EXIT_IDLE: u8 = 7;
 /// The session's inbox is full (`inbox_full`): nothing was written.
 pub const EXIT_INBOX_FULL: u8 = 8;
+/// The store is damaged or from a newer build: nothing was written to it.
+pub const EXIT_STORE: u8 = 12;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -55,6 +63,14 @@ pub struct Cli {
 pub enum Command {
     /// Create a task, run it here and stream its answer to stdout.
     Run(run::RunArgs),
+    /// One goal, headless, for scripts: JSON lines, a schema-checked answer, exit codes.
+    Exec(exec::ExecArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim).
+    Acp {
+        /// `scripted:FILE` plays model turns from a file; default: the configured model.
+        #[arg(long)]
+        provider: Option<String>,
+    },
     /// List recent tasks.
     Tasks {
         #[arg(long)]
@@ -142,9 +158,9 @@ pub enum Command {
     /// The API key in the OS keychain (write-only: it is never shown).
     #[command(subcommand)]
     Key(settings::KeyCommand),
-    /// Per-workspace policy rules.
+    /// Per-workspace policy: capability rules and command rules (`cargo test *`).
     #[command(subcommand)]
-    Policy(settings::PolicyCommand),
+    Policy(policy::PolicyCommand),
     /// Webhooks: `POST http://127.0.0.1:PORT/hooks/NAME` creates a task.
     #[command(subcommand)]
     Hooks(triggers::HooksCommand),
@@ -168,8 +184,11 @@ pub enum Command {
         #[arg(value_enum, default_value = "status")]
         switch: autostart::Switch,
     },
-    /// What works here and what does not: the sandbox, the keychain, private files.
+    /// What works here and what does not: the store, the sandbox, the keychain, private files.
     Doctor,
+    /// Copies of the store: now, list, restore FILE, keep [DAYS].
+    #[command(subcommand)]
+    Backup(backup::BackupCommand),
     /// A workspace's sandbox: extra readable/writable dirs, network, passed variables.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
@@ -182,12 +201,16 @@ pub enum Command {
     /// The local models kept here: list, import, pull, use, rm.
     #[command(subcommand)]
     Models(models::ModelsCommand),
+    /// Find past work: words in every session's messages, answers and tool output.
+    Search(search::SearchArgs),
     /// The files a task (or a session) changed, with diffs.
     Changes(changes::ChangesArgs),
     /// Undo a task's changes (or one call's, or a session's after a task).
     Undo(changes::UndoArgs),
     /// Redo an undo.
     Redo(changes::RedoArgs),
+    /// Write a session (or every session) out: transcript, tool calls, files changed.
+    Export(export::ExportArgs),
 }
 
 /// Parses `args` and runs the command. `args[0]` is the program name.
@@ -213,12 +236,24 @@ where
         Ok(t) => t,
         Err(e) => return fail(&format!("cannot start: {e}")),
     };
+    // What must work while the store does not open (or must not be open) runs first.
+    let command = match cli.command {
+        Command::Doctor => return doctor::doctor(&data_dir, &mut std::io::stdout().lock()),
+        Command::Backup(cmd) if cmd.without_store() => {
+            return backup::without_store(cmd, &data_dir)
+        }
+        other => other,
+    };
     tokio.block_on(async move {
         let rt = match Runtime::open(&data_dir) {
             Ok(rt) => rt,
+            Err(RuntimeError::Store(e)) => {
+                return backup::unusable_store(&e, &data_dir)
+                    .unwrap_or_else(|| fail(&e.to_string()))
+            }
             Err(e) => return fail(&e.to_string()),
         };
-        match dispatch(&rt, cli.command, &data_dir).await {
+        match dispatch(&rt, command, &data_dir).await {
             Ok(code) => code,
             Err(e) => error_exit(&e),
         }
@@ -232,6 +267,16 @@ async fn dispatch(
 ) -> Result<ExitCode, CliError> {
     match command {
         Command::Run(args) => run::run(rt, args).await,
+        Command::Exec(args) => exec::exec(rt, args).await,
+        Command::Acp { provider } => {
+            let options = pocketpilot_acp::Options {
+                provider: absolute_provider(provider),
+            };
+            pocketpilot_acp::serve(rt.clone(), options)
+                .await
+                .map_err(|e| CliError::Other(e.to_string()))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Tasks { json, limit } => tasks::list(rt, json, limit),
         Command::Show { task, json } => tasks::show(rt, task, json),
         Command::Cancel { task } => tasks::cancel(rt, task).await,
@@ -254,24 +299,27 @@ async fn dispatch(
         Command::Approve(args) => approvals::approve(rt, args).await,
         Command::Reject(args) => approvals::reject(rt, args).await,
         Command::Provider(cmd) => settings::provider(rt, cmd),
-        Command::Policy(cmd) => settings::policy(rt, cmd),
+        Command::Policy(cmd) => policy::policy(rt, cmd),
         Command::Key(cmd) => settings::key(rt, cmd),
         Command::Mcp(cmd) => mcp::mcp(rt, cmd),
         Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),
         Command::Cron(cmd) => triggers::cron(rt, cmd, &mut std::io::stdout().lock()),
         Command::Watch(cmd) => triggers::watch(rt, cmd, &mut std::io::stdout().lock()),
         Command::Triggers(cmd) => triggers::triggers(rt, cmd, &mut std::io::stdout().lock()),
-        Command::Serve(args) => triggers::serve(rt, args).await,
+        Command::Serve(args) => backup::serving(rt, triggers::serve(rt, args)).await,
         Command::Eval(args) => eval::eval(rt, args).await,
         Command::Replay(args) => eval::replay(rt, args),
         Command::Doctor => Ok(doctor::doctor(data_dir, &mut std::io::stdout().lock())),
+        Command::Backup(cmd) => backup::with_store(rt, cmd),
         Command::Sandbox(cmd) => sandbox::sandbox(rt, cmd),
         Command::Memory(cmd) => memory::memory(rt, cmd, &mut std::io::stdout().lock()),
         Command::Rules(cmd) => memory::rules(rt, cmd, &mut std::io::stdout().lock()),
         Command::Models(cmd) => models::models(cmd, data_dir).await,
+        Command::Search(args) => search::search(rt, args),
         Command::Changes(args) => changes::changes(rt, args),
         Command::Undo(args) => changes::undo(rt, args),
         Command::Redo(args) => changes::redo(rt, args),
+        Command::Export(args) => export::export(rt, args),
         Command::Autostart { switch } => {
             autostart::command(switch, &mut std::io::stdout().lock())
                 .map_err(|e| CliError::Other(e.to_string()))?;

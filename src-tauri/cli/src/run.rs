@@ -80,11 +80,56 @@ pub async fn follow_from(
     after: i64,
     json: bool,
 ) -> Result<ExitCode, CliError> {
+    follow_session_with(rt, first, after, &FollowOptions::run(json)).await
+}
+
+/// How a task is followed: what is printed, and what happens when it asks a person.
+#[derive(Debug, Clone, Copy)]
+pub struct FollowOptions {
+    /// Every event as a JSON line on stdout.
+    pub json: bool,
+    /// The streamed answer on stdout (when not `json`). Off when the caller prints the
+    /// answer itself once it was checked.
+    pub answer_on_stdout: bool,
+    pub approvals: OnApproval,
+}
+
+impl FollowOptions {
+    /// `run`'s way: the answer on stdout, approvals asked on a terminal.
+    pub fn run(json: bool) -> Self {
+        Self {
+            json,
+            answer_on_stdout: true,
+            approvals: OnApproval::AskOnTerminal,
+        }
+    }
+}
+
+/// What following does when the run waits for an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnApproval {
+    /// Ask inline when a person is at the terminal, else leave it pending and return.
+    AskOnTerminal,
+    /// Never ask here: say how to answer and keep following until someone answers
+    /// (the window, `pocketpilot approve`).
+    Wait,
+    /// Never ask here: say how to answer and return at once; the approval stays pending.
+    Fail,
+}
+
+/// [`follow_from`] with explicit options.
+pub async fn follow_session_with(
+    rt: &Arc<Runtime>,
+    first: i64,
+    after: i64,
+    opts: &FollowOptions,
+) -> Result<ExitCode, CliError> {
+    let json = opts.json;
     let session = rt.task(first)?.session_id;
     let mut task = first;
     let mut after = after;
     loop {
-        let code = follow(rt, task, after, json).await?;
+        let code = follow_with(rt, task, after, opts).await?;
         if rt.task(task)?.status.needs_person() {
             return Ok(code);
         }
@@ -106,18 +151,24 @@ pub async fn follow_from(
 }
 
 /// Streams a task's events until it ends or waits for an approval nobody here can give.
-pub async fn follow(
+pub async fn follow_with(
     rt: &Arc<Runtime>,
     id: i64,
     after: i64,
-    json: bool,
+    opts: &FollowOptions,
 ) -> Result<ExitCode, CliError> {
+    let json = opts.json;
     let mut sub = rt.subscribe(id, after)?;
     let mut following = Following {
         rt,
         id,
         json,
-        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        answer_on_stdout: opts.answer_on_stdout,
+        approvals: opts.approvals,
+        told: None,
+        interactive: opts.approvals == OnApproval::AskOnTerminal
+            && std::io::stdin().is_terminal()
+            && std::io::stderr().is_terminal(),
         out: std::io::stdout(),
         err: std::io::stderr(),
         at_line_start: true,
@@ -155,6 +206,10 @@ struct Following<'a> {
     rt: &'a Arc<Runtime>,
     id: i64,
     json: bool,
+    answer_on_stdout: bool,
+    approvals: OnApproval,
+    /// The approval already said to be waiting (an event replayed after a lag says it again).
+    told: Option<i64>,
     /// A person is at the terminal to answer approvals.
     interactive: bool,
     out: std::io::Stdout,
@@ -171,10 +226,12 @@ impl Following<'_> {
         let (out, err) = (&mut self.out, &mut self.err);
         match event {
             RuntimeEvent::AssistantDelta { text } => {
-                let _ = write!(out, "{}", visible(text));
-                let _ = out.flush();
+                if self.answer_on_stdout {
+                    let _ = write!(out, "{}", visible(text));
+                    let _ = out.flush();
+                    self.at_line_start = text.ends_with('\n');
+                }
                 self.turn_shown.push_str(text);
-                self.at_line_start = text.ends_with('\n');
             }
             RuntimeEvent::StreamReset { .. } => {
                 if !self.turn_shown.is_empty() {
@@ -184,7 +241,7 @@ impl Following<'_> {
                 self.at_line_start = true;
             }
             RuntimeEvent::ModelTurnCompleted { text, .. } => {
-                if self.turn_shown.is_empty() && !text.is_empty() {
+                if self.turn_shown.is_empty() && !text.is_empty() && self.answer_on_stdout {
                     let _ = write!(out, "{}", visible(text));
                     self.at_line_start = text.ends_with('\n');
                 }
@@ -232,7 +289,13 @@ impl Following<'_> {
                     )));
                 };
                 if !self.interactive {
-                    self.waiting(approval_id, name, arguments, sandbox.as_deref());
+                    if self.told != Some(approval_id) {
+                        self.waiting(approval_id, name, arguments, sandbox.as_deref());
+                        self.told = Some(approval_id);
+                    }
+                    if self.approvals == OnApproval::Wait {
+                        return Ok(None);
+                    }
                     return Ok(Some(ExitCode::from(
                         TaskStatus::WaitingApproval.exit_code(),
                     )));
@@ -284,7 +347,7 @@ impl Following<'_> {
                 super::approvals::sandbox_line(line, terminal)
             );
         }
-        if !self.json {
+        if !self.json && self.answer_on_stdout {
             let _ = writeln!(self.out, "approval {approval_id}");
         }
     }

@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use crate::rule::{Certainty, Rule};
+use crate::rule::{Certainty, Pattern, Rule};
 use crate::shell::{self, kind, Value};
 use crate::verdict::{AskReason, Verdict, Why};
 
@@ -83,31 +83,10 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
         Deny::Yes { part, rule } => return Verdict::Denied { part, rule },
         Deny::Maybe(_) | Deny::No => {}
     }
-    if root.has_error() {
-        return ask(first_error(root, command), Why::ParseError);
-    }
-    // tree-sitter-bash splits words on any whitespace; bash only on space, tab and
-    // newline. A form feed before `#$(…)` is a comment to one and a command
-    // substitution to the other.
-    if let Some(odd) = command
-        .chars()
-        .find(|c| (c.is_whitespace() || c.is_control()) && !matches!(c, ' ' | '\t' | '\n'))
-    {
-        return ask(format!("{odd:?}"), Why::OddCharacter);
-    }
-    if let Some(at) = joining_continuation(command) {
-        return ask(at, Why::LineContinuation);
-    }
-    if let Some(skipped) = skipped_text(root, command) {
-        return ask(skipped, Why::Skipped);
-    }
-    let parts = match plain_parts(root, command) {
+    let parts = match plain(root, command) {
         Ok(parts) => parts,
         Err(reason) => return Verdict::Ask { reason },
     };
-    if parts.is_empty() {
-        return ask("", Why::Empty);
-    }
     let mut by = Vec::with_capacity(parts.len());
     for part in parts {
         match covering_rule(&part, allow, deny) {
@@ -116,6 +95,114 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
         }
     }
     Verdict::Covered { by }
+}
+
+/// The command's simple commands, when it is nothing but plain commands joined by the
+/// accepted operators and the parser and bash read it alike; else why not.
+fn plain(root: Node<'_>, command: &str) -> Result<Vec<Part>, AskReason> {
+    if root.has_error() {
+        return Err(AskReason::new(first_error(root, command), Why::ParseError));
+    }
+    // tree-sitter-bash splits words on any whitespace; bash only on space, tab and
+    // newline. A form feed before `#$(…)` is a comment to one and a command
+    // substitution to the other.
+    if let Some(odd) = command
+        .chars()
+        .find(|c| (c.is_whitespace() || c.is_control()) && !matches!(c, ' ' | '\t' | '\n'))
+    {
+        return Err(AskReason::new(format!("{odd:?}"), Why::OddCharacter));
+    }
+    if let Some(at) = joining_continuation(command) {
+        return Err(AskReason::new(at, Why::LineContinuation));
+    }
+    if let Some(skipped) = skipped_text(root, command) {
+        return Err(AskReason::new(skipped, Why::Skipped));
+    }
+    let parts = plain_parts(root, command)?;
+    if parts.is_empty() {
+        return Err(AskReason::new("", Why::Empty));
+    }
+    Ok(parts)
+}
+
+/// Programs whose arguments are code or a script to run: a rule for them names the whole
+/// command, never `python *`.
+const INTERPRETERS: &[&str] = &[
+    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua",
+    "Rscript", "awk", "gawk", "sed", "make",
+];
+
+/// How many words after the program a suggested rule keeps (`npm run build *`).
+const MAX_SUGGESTED_WORDS: usize = 2;
+
+/// The rules to offer a person who approves `command` ("Always allow `cargo test *`"): one
+/// per part no allow rule covers yet — the program, its leading subcommand-like words, and
+/// `*` (`cargo test -p core` gives `cargo test *`); the whole command, without `*`, for an
+/// interpreter (`python3 x.py`). Nothing when a part is not a plain command, runs another
+/// program or shell code, or when the rules offered would still not cover the command
+/// with `allow` and `deny`: what is offered is exactly what makes it run without asking.
+pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
+    if command.contains('\0') {
+        return Vec::new();
+    }
+    let Some(tree) = shell::parse(command) else {
+        return Vec::new();
+    };
+    let Ok(parts) = plain(tree.root_node(), command) else {
+        return Vec::new();
+    };
+    let mut offered: Vec<Rule> = Vec::new();
+    for part in &parts {
+        if allow.iter().chain(&offered).any(|r| r.allows(&part.argv)) {
+            continue;
+        }
+        match suggested_rule(&part.argv) {
+            Some(rule) => offered.push(rule),
+            None => return Vec::new(),
+        }
+    }
+    let with: Vec<Rule> = allow.iter().chain(&offered).cloned().collect();
+    match check(command, &with, deny) {
+        Verdict::Covered { .. } => offered,
+        _ => Vec::new(),
+    }
+}
+
+fn suggested_rule(argv: &[Value]) -> Option<Rule> {
+    let mut words = Vec::with_capacity(argv.len());
+    for v in argv {
+        match v {
+            Value::Known(w) => words.push(w.clone()),
+            _ => return None,
+        }
+    }
+    let (program, args) = words.split_first()?;
+    let name = basename(program);
+    if SHELL_CODE.contains(&name) || name == EXEC || WRAPPERS.contains(&name) {
+        return None;
+    }
+    let (words, rest) = if INTERPRETERS.contains(&name) {
+        (args.to_vec(), false)
+    } else {
+        let subcommand = |w: &&String| {
+            w.starts_with(|c: char| c.is_ascii_lowercase())
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_:".contains(c))
+        };
+        let fixed = args
+            .iter()
+            .take_while(subcommand)
+            .take(MAX_SUGGESTED_WORDS)
+            .cloned()
+            .collect();
+        (fixed, true)
+    };
+    let rule = Rule {
+        program: program.clone(),
+        args: Pattern { words, rest },
+    };
+    // Shown and stored as text: only a rule that reads back as itself is offered.
+    (rule.to_string().parse::<Rule>().ok()? == rule).then_some(rule)
 }
 
 fn ask(part: impl Into<String>, why: Why) -> Verdict {

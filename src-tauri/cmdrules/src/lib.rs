@@ -17,7 +17,7 @@ mod rule;
 mod shell;
 mod verdict;
 
-pub use check::check;
+pub use check::{check, suggest};
 pub use rule::{Pattern, Rule, RuleError};
 pub use verdict::{AskReason, Verdict, Why};
 

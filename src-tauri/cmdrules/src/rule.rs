@@ -95,7 +95,7 @@ impl Rule {
         for (i, want) in self.args.words.iter().enumerate() {
             match args.get(i) {
                 Some(Value::Known(got)) if got == want => {}
-                Some(Value::Known(_)) | None => return Certainty::No,
+                Some(Value::Known(_)) | None => return self.denied_words_later(args),
                 Some(_) => return Certainty::Maybe,
             }
         }
@@ -107,6 +107,30 @@ impl Rule {
         } else {
             // An expanding word might expand to nothing.
             Certainty::Maybe
+        }
+    }
+
+    /// The denied words further on, in order, with other words before or between them:
+    /// `git -C . push` or `git --no-pager push` against `git push *`. Options before a
+    /// subcommand are common and their arity is the program's business, so the rule
+    /// cannot tell `git -C . push` (a push) from `git log --grep push` (not one): such a
+    /// command asks, naming the deny rule, rather than run or be refused.
+    fn denied_words_later(&self, args: &[Value]) -> Certainty {
+        let mut wanted = self.args.words.iter().peekable();
+        for arg in args {
+            let Some(want) = wanted.peek() else { break };
+            let fits = match arg {
+                Value::Known(got) => got == *want,
+                Value::Expands | Value::Dynamic { .. } => true,
+            };
+            if fits {
+                wanted.next();
+            }
+        }
+        if wanted.peek().is_none() {
+            Certainty::Maybe
+        } else {
+            Certainty::No
         }
     }
 

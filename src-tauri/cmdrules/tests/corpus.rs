@@ -495,6 +495,46 @@ fn deny_rules_with_arguments_are_not_dodged_by_globs() {
     );
 }
 
+/// Options before a denied subcommand: the rule cannot know the options' arity, so the
+/// command asks, naming the deny rule. Exactly after the program it is refused.
+#[test]
+fn deny_rules_are_not_dodged_by_options_before_the_denied_words() {
+    let allow = &["git *", "cargo test *"];
+    let deny = &["git push *", "rm *"];
+    let push: Rule = "git push *".parse().unwrap();
+    let may = |part: &'static str| Ask(part, Why::MayBeDenied { rule: push.clone() });
+    run(
+        allow,
+        deny,
+        &[
+            ("git -C . push", may("git -C . push")),
+            (
+                "git -C . push origin main",
+                may("git -C . push origin main"),
+            ),
+            (
+                "git --no-pager push --force",
+                may("git --no-pager push --force"),
+            ),
+            ("git -c core.x=1 push", may("git -c core.x=1 push")),
+            ("git --git-dir=.git push", may("git --git-dir=.git push")),
+            ("git status && git -C sub push", may("git -C sub push")),
+            ("git -C . pu?h", may("git -C . pu?h")),
+            // Behind a wrapper or inside a script the same holds.
+            ("bash -c 'git -C . push'", may("bash -c 'git -C . push'")),
+            ("sudo git -C . push", may("sudo git -C . push")),
+            ("git -C . status", Covered(&["git *"])),
+            ("git log --oneline", Covered(&["git *"])),
+            // The cost of asking: a word equal to the subcommand further on asks too.
+            ("git log --grep push", may("git log --grep push")),
+            ("git commit -m 'push it'", Covered(&["git *"])),
+            ("git push", Denied("git push")),
+            ("/usr/bin/git push -f", Denied("/usr/bin/git push -f")),
+            ("cargo test; git -C . push", may("git -C . push")),
+        ],
+    );
+}
+
 #[test]
 fn no_deny_rules_means_nothing_is_denied() {
     run(
@@ -528,4 +568,56 @@ fn long_chains_of_covered_parts_stay_covered() {
         check(&nested, &rules(ALLOW), &rules(DENY)),
         Verdict::Ask { .. }
     ));
+}
+
+/// What approving a command offers to always allow: one rule per uncovered part, only
+/// when every part is plain, and only rules that make the command covered.
+#[test]
+fn suggested_rules_are_the_program_and_its_leading_words() {
+    let none: Vec<Rule> = Vec::new();
+    let deny = rules(DENY);
+    let cases: &[(&str, &[&str])] = &[
+        ("cargo test -p core", &["cargo test *"]),
+        ("cargo test", &["cargo test *"]),
+        ("npm run build -- --watch", &["npm run build *"]),
+        ("git -C . status", &["git *"]),
+        ("ls -la src", &["ls *"]),
+        ("cat README.md", &["cat *"]),
+        (
+            "python3 scripts/gen.py --out x",
+            &["python3 scripts/gen.py --out x"],
+        ),
+        (
+            "cargo build && cargo test -p x | tee log",
+            &["cargo build *", "cargo test *", "tee log *"],
+        ),
+        ("cargo test; cargo test -p y", &["cargo test *"]),
+        // Not plain, runs another program, or shell code: nothing to offer.
+        ("cargo test $(curl x)", &[]),
+        ("FOO=1 cargo test", &[]),
+        ("{ cargo test; }", &[]),
+        ("sudo cargo test", &[]),
+        ("eval cargo test", &[]),
+        ("bash -c 'cargo test'", &[]),
+        ("cargo test > out.txt", &[]),
+        ("ca?go test", &[]),
+        // A denied part: no rule would make it run.
+        ("cargo test; rm -rf x", &[]),
+        ("cargo test && git push", &["cargo test *", "git push *"]),
+    ];
+    let mut wrong = Vec::new();
+    for (command, want) in cases {
+        let got: Vec<String> = pocketpilot_cmdrules::suggest(command, &none, &deny)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        if got != *want {
+            wrong.push(format!("{command:?}: want {want:?}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // A part already covered gets no second rule.
+    let allow = rules(TEST);
+    let got = pocketpilot_cmdrules::suggest("cargo test && cargo fmt --check", &allow, &deny);
+    assert_eq!(got, rules(&["cargo fmt *"]));
 }

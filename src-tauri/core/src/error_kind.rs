@@ -8,8 +8,10 @@ pub fn store_kind(e: &StoreError) -> ErrorKind {
         StoreError::NotFound { .. } => ErrorKind::NotFound,
         StoreError::DataDir { .. } => ErrorKind::Io,
         StoreError::LeaseLost { .. } => ErrorKind::LeaseLost,
-        StoreError::Corrupt { .. }
+        StoreError::Damaged { .. }
         | StoreError::NewerSchema { .. }
+        | StoreError::Backup(_)
+        | StoreError::NotMigrated { .. }
         | StoreError::Invalid(_)
         | StoreError::CorruptRow(_)
         | StoreError::Sqlite(_)

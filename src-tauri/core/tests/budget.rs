@@ -152,7 +152,22 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
             "t",
         )
         .unwrap_err();
-    assert!(err.to_string().contains("--steps"), "{err}");
+    assert!(
+        matches!(
+            err,
+            pocketpilot_core::api::service::RuntimeError::RaiseNeeded {
+                budget: pocketpilot_protocol::Budget::Steps,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Said in words, for the window: no command-line flag, no variable.
+    let said = err.to_string();
+    assert!(
+        said.contains("more steps") && !said.contains("--"),
+        "{said}"
+    );
 
     f.rt.continue_task(
         id,
@@ -344,4 +359,76 @@ async fn a_paused_task_stays_paused_across_a_restart_and_costs_no_time() {
     // Cancel works on a paused task too.
     rt.cancel(id).unwrap();
     assert_eq!(rt.task(id).unwrap().status, TaskStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn a_step_pause_offers_the_budget_again_and_an_empty_raise_takes_it() {
+    let f = Fixture::with_limits(Limits {
+        max_steps: 3,
+        repeat_limit: 0,
+        ..Limits::default()
+    });
+    let p = f.script(
+        "five.json",
+        json!({ "turns": [
+            { "tool_calls": [{ "name": "list_dir", "arguments": {} }] },
+            { "tool_calls": [{ "name": "list_dir", "arguments": { "path": "." } }] },
+            { "tool_calls": [{ "name": "list_dir", "arguments": {} }] },
+            { "tool_calls": [{ "name": "list_dir", "arguments": { "path": "." } }] },
+            { "text": "done in five" }
+        ]}),
+    );
+    let id = f.rt.submit(&f.task("look around", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Paused);
+
+    let offer = f.rt.pause_offer(id).unwrap();
+    assert_eq!(offer.budget, Some(pocketpilot_protocol::Budget::Steps));
+    assert_eq!((offer.used, offer.limit), (3.0, Some(3.0)));
+    assert_eq!(offer.raise.steps, 3, "the budget again: {offer:?}");
+    assert_eq!(
+        offer.sentence,
+        "The agent used all 3 of its 3 steps without finishing."
+    );
+    let stored = f.rt.task(id).unwrap().pause.unwrap().message;
+    for text in [&offer.sentence, &stored] {
+        assert!(
+            !text.contains("POCKETPILOT_") && !text.contains("--"),
+            "{text}"
+        );
+    }
+
+    // "Continue" with nothing typed: the same budget again.
+    f.rt.continue_task(id, Raise::default(), None, "window")
+        .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let task = f.rt.task(id).unwrap();
+    assert_eq!(task.extra.steps, 3);
+    assert_eq!(task.step_count, 5);
+    assert_eq!(task.final_answer.as_deref(), Some("done in five"));
+    // Nothing is paused any more: there is no offer.
+    assert!(f.rt.pause_offer(id).is_err());
+}
+
+#[tokio::test]
+async fn a_token_pause_offers_enough_to_cover_the_overrun() {
+    let f = Fixture::with_limits(Limits {
+        max_task_tokens: Some(50),
+        ..Limits::default()
+    });
+    let p = f.script(
+        "hungry.json",
+        json!([
+            { "tool_calls": [{ "name": "list_dir", "arguments": {} }], "usage": { "prompt_tokens": 100, "completion_tokens": 20 } },
+            { "text": "finished", "usage": { "prompt_tokens": 10, "completion_tokens": 10 } }
+        ]),
+    );
+    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Paused);
+    let offer = f.rt.pause_offer(id).unwrap();
+    // 120 used of 50: 70 over, and one budget more.
+    assert_eq!(offer.raise.tokens, 120);
+    assert!(offer.sentence.contains("120 tokens"), "{}", offer.sentence);
+    f.rt.continue_task(id, Raise::default(), None, "window")
+        .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
 }

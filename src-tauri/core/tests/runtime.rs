@@ -178,8 +178,7 @@ async fn the_step_limit_pauses_the_task_with_its_reason_and_stop_ends_it_budget_
     assert_eq!(task.step_count, 3);
     let pause = task.pause.unwrap();
     assert!(
-        pause.message.contains("all 3 steps")
-            && pause.message.contains("POCKETPILOT_MAX_AGENT_STEPS"),
+        pause.message.contains("all 3 steps") && !pause.message.contains("POCKETPILOT_"),
         "{pause:?}"
     );
     assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
@@ -207,7 +206,7 @@ async fn the_seconds_budget_pauses_the_task_and_stop_ends_it_budget_exceeded() {
     assert!(last.payload()["reason"]
         .as_str()
         .unwrap()
-        .contains("POCKETPILOT_MAX_TASK_SECONDS"));
+        .contains("time budget of 1 seconds"));
 }
 
 #[tokio::test]
@@ -528,4 +527,42 @@ async fn a_write_of_a_run_whose_lease_moved_on_is_refused_inside_its_transaction
     f.rt.recorder.release(id);
     f.rt.recorder.record(id, &note).unwrap();
     assert_eq!(f.kinds(id).len(), before + 1);
+}
+
+#[tokio::test]
+async fn a_failed_task_read_back_keeps_its_error_kind_and_sentence() {
+    let f = Fixture::new();
+    let bad_key = f.script(
+        "auth.json",
+        json!([{ "error": { "kind": "auth", "message": "401 invalid api key" } }]),
+    );
+    let failed = f.rt.submit(&f.task("say hi", &bad_key)).unwrap();
+    assert_eq!(f.settle(failed).await, TaskStatus::Failed);
+    let session = f.rt.task(failed).unwrap().session_id;
+    let fine = f.script("ok.json", json!([{ "text": "hi" }]));
+    let ok =
+        f.rt.submit(&pocketpilot_core::api::service::NewTask {
+            goal: "again".into(),
+            session_id: Some(session),
+            provider: Some(fine),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(f.settle(ok).await, TaskStatus::Completed);
+
+    let h = f.rt.session_history(session, 50).unwrap();
+    assert_eq!(
+        h.failures.len(),
+        1,
+        "only the failed task: {:?}",
+        h.failures
+    );
+    let failure = &h.failures[0];
+    assert_eq!(failure.task_id, failed);
+    assert_eq!(failure.kind, pocketpilot_protocol::ErrorKind::ModelAuth);
+    assert!(
+        failure.summary.contains("did not accept the API key"),
+        "{failure:?}"
+    );
+    assert!(failure.error.contains("401 invalid api key"), "{failure:?}");
 }

@@ -121,6 +121,15 @@ pub struct Case {
     pub timeout_secs: Option<u64>,
 }
 
+/// One command rule of a case's workspace.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseRule {
+    pub rule: String,
+    #[serde(default)]
+    pub deny: bool,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Setup {
@@ -143,6 +152,9 @@ pub struct Setup {
     pub prices: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<pocketpilot_tools::PolicyRules>,
+    /// The workspace's command rules (`{"rule": "cargo test *"}`, `"deny": true` to refuse).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_rules: Vec<CaseRule>,
     /// Capabilities allowed for the run when it starts (`--allow`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grants: Vec<pocketpilot_protocol::Capability>,

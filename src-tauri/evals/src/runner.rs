@@ -239,6 +239,14 @@ fn configure(
     if let Some(rules) = &setup.policy {
         rt.set_policy_rules(&workspace.display().to_string(), rules)?;
     }
+    for r in &setup.command_rules {
+        let kind = if r.deny {
+            pocketpilot_protocol::CommandRuleKind::Deny
+        } else {
+            pocketpilot_protocol::CommandRuleKind::Allow
+        };
+        rt.add_command_rule(&workspace.display().to_string(), kind, &r.rule)?;
+    }
     for text in &setup.memories {
         rt.add_memory(pocketpilot_protocol::MemoryScope::Global, None, text)?;
     }

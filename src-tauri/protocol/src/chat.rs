@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// tool error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -14,6 +15,7 @@ pub struct ToolCall {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,

@@ -3,6 +3,7 @@
 /// The exact effect of a call, shown to the person before they approve it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Effect {
     /// Nothing beyond reading.
@@ -56,6 +57,9 @@ crate::wire_enum! {
         /// paths, network, passed-through variables, or no sandbox): recorded so the audit
         /// shows the widening, not only who allowed the call.
         WorkspaceSandbox = "workspace_sandbox",
+        /// A command every part of which a command rule covers (`cargo test *`); the
+        /// `allowed_by_rule` event before it names the rules.
+        CommandRule = "command_rule",
     }
 }
 
@@ -84,6 +88,7 @@ crate::wire_enum! {
 /// What a person added when continuing a paused task: more of each budget (all optional).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Raise {
     #[serde(default)]
     pub steps: u32,

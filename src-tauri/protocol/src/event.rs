@@ -21,6 +21,7 @@ crate::wire_enum! {
         ToolCallCompleted = "tool_call_completed",
         ToolCallFailed = "tool_call_failed",
         ToolCallRepaired = "tool_call_repaired",
+        AllowedByRule = "allowed_by_rule",
         ApprovalRequired = "approval_required",
         ApprovalResolved = "approval_resolved",
         InputPlaced = "input_placed",
@@ -81,6 +82,7 @@ pub const TERMINAL_EVENTS: [EventKind; 4] = [
 /// (the store keeps the two in their own columns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", content = "payload", rename_all = "snake_case")]
 pub enum RuntimeEvent {
     AssistantDelta {
@@ -153,6 +155,13 @@ pub enum RuntimeEvent {
         original: String,
         fixes: Vec<TextCallFix>,
     },
+    /// A command about to run without asking: the command rules that cover each of its
+    /// parts. Recorded just before its `tool_call_started`.
+    AllowedByRule {
+        call_id: String,
+        command: String,
+        rules: Vec<crate::command_rules::RuleUse>,
+    },
     ApprovalRequired {
         #[serde(default)]
         approval_id: Option<i64>,
@@ -168,6 +177,10 @@ pub enum RuntimeEvent {
         /// Absent in events recorded before issue 14 and for calls that start no process.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandbox: Option<String>,
+        /// For a command: the part the command rules did not cover, and the rules
+        /// approving it may keep.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<crate::command_rules::CommandAsk>,
     },
     ApprovalResolved {
         approval_id: i64,
@@ -263,6 +276,7 @@ pub enum RuntimeEvent {
 /// What the repetition guard saw repeated: the call (or the model's turn) and its result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Repeated {
     /// The tool's name; `None` when the model's whole turn repeated.
     pub name: Option<String>,
@@ -284,6 +298,7 @@ impl RuntimeEvent {
             RuntimeEvent::ToolCallCompleted { .. } => EventKind::ToolCallCompleted,
             RuntimeEvent::ToolCallFailed { .. } => EventKind::ToolCallFailed,
             RuntimeEvent::ToolCallRepaired { .. } => EventKind::ToolCallRepaired,
+            RuntimeEvent::AllowedByRule { .. } => EventKind::AllowedByRule,
             RuntimeEvent::ApprovalRequired { .. } => EventKind::ApprovalRequired,
             RuntimeEvent::ApprovalResolved { .. } => EventKind::ApprovalResolved,
             RuntimeEvent::InputPlaced { .. } => EventKind::InputPlaced,

@@ -18,6 +18,8 @@
 //! - `context`: the context meter, compactions and resets, per-request token figures.
 //! - `entry`: the kinds of transcript entries (the runtime's, and the ones a write names).
 //! - `local`: the built-in model's models, server state, download progress and settings.
+//! - `command_rules`: command rules (`cargo test *`), which one allowed a call, what an
+//!   approval offers to keep.
 //! - `rules`: the workspace's instructions, memories and skills as the window shows them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
@@ -25,6 +27,7 @@ pub mod wire;
 pub mod capability;
 pub mod changes;
 pub mod chat;
+pub mod command_rules;
 pub mod context;
 pub mod effect;
 pub mod entry;
@@ -40,6 +43,10 @@ pub mod visible;
 
 pub use capability::{BadCapability, Capability};
 pub use chat::{ToolCall, Usage};
+pub use command_rules::{
+    CallExplanation, CommandAsk, CommandRule, CommandRuleKind, CommandRuleOrigin, CommandRuleScope,
+    KeepRules, RuleOutcome, RuleUse,
+};
 pub use context::{
     CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextTurn, ContextUse,
 };

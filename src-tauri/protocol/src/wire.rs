@@ -39,6 +39,7 @@ macro_rules! wire_enum {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         #[cfg_attr(feature = "specta", derive(specta::Type))]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         pub enum $name {
             $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+
         }

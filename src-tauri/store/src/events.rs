@@ -94,6 +94,16 @@ pub fn list_after(c: &Connection, task_id: i64, after: i64) -> Result<Vec<Stored
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The task's latest event of `kind`.
+pub fn last_of(c: &Connection, task_id: i64, kind: EventKind) -> Result<Option<StoredEvent>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT task_id, sequence, type, payload, at FROM task_events
+         WHERE task_id = ?1 AND type = ?2 ORDER BY sequence DESC LIMIT 1",
+    )?;
+    let mut rows = stmt.query_map(params![task_id, kind.as_str()], from_row)?;
+    Ok(rows.next().transpose()?)
+}
+
 /// The latest event of `kind` among the session's tasks.
 pub fn last_in_session(
     c: &Connection,

@@ -24,22 +24,33 @@
 //!   tokio worker they do so in `block_in_place`, so the runtime's other tasks move on;
 //! - reads run on read-only connections in one snapshot: they never wait for a write and
 //!   never see part of a group;
-//! - migrations are versioned (`PRAGMA user_version`) and applied at open; a database from
-//!   a newer version is refused and left untouched; a file that is not a database is
-//!   reported, never overwritten;
+//! - migrations are versioned (`PRAGMA user_version`) and applied at open, all pending ones
+//!   in one transaction (the store ends at the newest version or stays at its old one),
+//!   after a copy of the old store was made in `backups/` (`backup.rs`); a database from
+//!   a newer version is refused and left untouched;
+//! - at open, before anything writes, the file is checked (`health.rs`: the WAL against
+//!   its index, then `PRAGMA quick_check`); a damaged store is refused
+//!   (`StoreError::Damaged`) and never written to;
+//! - every open store holds a shared lock on `<store>.lock` (`lock.rs`): a restore runs
+//!   only while no process has it open;
 //! - one file per table holds its queries.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod approvals;
+pub mod backup;
 pub mod change_sets;
+pub mod command_rules;
 pub mod compactions;
 pub mod costs;
 pub mod entries;
 pub mod events;
+pub mod health;
 pub mod leases;
+pub mod lock;
 pub mod memories;
 pub mod processes;
 mod row;
 mod schema;
+pub mod search;
 pub mod sessions;
 pub mod settings;
 pub mod submissions;
@@ -69,6 +80,8 @@ pub use tasks::Task;
 pub use tool_calls::ToolCallRecord;
 
 pub const DB_FILE: &str = "pocketpilot.db";
+/// The newest schema version this build knows (and migrates to).
+pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -77,13 +90,31 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not a readable PocketPilot database ({detail}); it was left as it is. Move it away or point POCKETPILOT_DATA_DIR elsewhere")]
-    Corrupt { path: PathBuf, detail: String },
-    #[error("{path} was written by a newer PocketPilot (schema {found}, this build knows up to {supported}); it was left as it is. Update PocketPilot")]
+    /// The store file is damaged (or is not a database): nothing was written to it.
+    /// `backup`: the newest backup this build can open, if there is one.
+    #[error("{path} is damaged: {detail}. Nothing was written to it{}", restore_hint(.backup.as_deref()))]
+    Damaged {
+        path: PathBuf,
+        detail: String,
+        backup: Option<PathBuf>,
+    },
+    /// `backup`: a copy made at schema `supported` (before the newer build migrated it).
+    #[error("{path} was written by a newer PocketPilot (schema {found}, this build knows up to {supported}); it was left as it is. Update PocketPilot{}", older_hint(.backup.as_deref(), *.supported))]
     NewerSchema {
         path: PathBuf,
         found: i64,
         supported: i64,
+        backup: Option<PathBuf>,
+    },
+    /// A backup (or a restore) could not be made.
+    #[error(transparent)]
+    Backup(#[from] backup::BackupError),
+    /// No copy could be made before an upgrade, so the upgrade did not run either.
+    #[error("the store was not upgraded from schema {from} to {to}, and is left as it was: a backup must be made first, and it failed: {source}")]
+    NotMigrated {
+        from: i64,
+        to: i64,
+        source: backup::BackupError,
     },
     #[error("no {what} with id {id}")]
     NotFound { what: &'static str, id: String },
@@ -108,6 +139,23 @@ pub enum StoreError {
     Abandoned,
     #[error("could not start the store's writer thread: {0}")]
     WriterThread(std::io::Error),
+}
+
+fn restore_hint(backup: Option<&Path>) -> String {
+    match backup {
+        Some(b) => format!("; the newest backup is {}", b.display()),
+        None => "; there is no backup of it".into(),
+    }
+}
+
+fn older_hint(backup: Option<&Path>, supported: i64) -> String {
+    match backup {
+        Some(b) => format!(
+            ", or restore {} (schema {supported}, which this build opens)",
+            b.display()
+        ),
+        None => String::new(),
+    }
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -150,6 +198,8 @@ pub struct Store {
     readers: Mutex<Vec<Connection>>,
     writer: Writer,
     path: PathBuf,
+    /// Released last: after the writer's closing checkpoint.
+    _lock: lock::Shared,
 }
 
 /// Readers kept open between reads; more are opened when reads overlap, then dropped.
@@ -177,9 +227,43 @@ impl Store {
     }
 
     pub fn open(path: &Path) -> Result<Self> {
-        let corrupt = |e: rusqlite::Error| StoreError::Corrupt {
+        Self::open_with(path, schema::MIGRATIONS)
+    }
+
+    /// `open` with the migrations a build knows: tests pass an older list (an older
+    /// build) or one whose last migration fails halfway.
+    fn open_with(path: &Path, migrations: &[&str]) -> Result<Self> {
+        let held = lock::Shared::take(path).map_err(|source| StoreError::DataDir {
+            path: lock::lock_path(path),
+            source,
+        })?;
+        let supported = migrations.len() as i64;
+        let backups = backup::dir_of(path);
+        let checked = health::check(path, supported)?;
+        match checked {
+            health::Health::Absent | health::Health::Good { .. } => {}
+            health::Health::Newer { found } => {
+                return Err(StoreError::NewerSchema {
+                    path: path.to_owned(),
+                    found,
+                    supported,
+                    backup: backup::newest(&backups, |v| v == supported)
+                        .map(|b| b.path().to_owned()),
+                })
+            }
+            health::Health::Damaged { detail } => {
+                return Err(StoreError::Damaged {
+                    path: path.to_owned(),
+                    detail,
+                    backup: backup::newest(&backups, |v| v <= supported)
+                        .map(|b| b.path().to_owned()),
+                })
+            }
+        }
+        let damaged = |e: rusqlite::Error| StoreError::Damaged {
             path: path.to_owned(),
             detail: e.to_string(),
+            backup: None,
         };
         let conn = Connection::open_with_flags(
             path,
@@ -187,54 +271,68 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(corrupt)?;
+        .map_err(damaged)?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        // The first real read tells whether this is a database at all.
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(corrupt)?;
-        let supported = schema::MIGRATIONS.len() as i64;
+            .map_err(damaged)?;
         if version > supported {
+            // Another process migrated it between the check and now.
             return Err(StoreError::NewerSchema {
                 path: path.to_owned(),
                 found: version,
                 supported,
+                backup: None,
             });
         }
+        if version > 0 && version < supported {
+            // Never migrate without a copy the current build can open.
+            backup::take(path, &backups, chrono::Utc::now(), |_| {}).map_err(|source| {
+                StoreError::NotMigrated {
+                    from: version,
+                    to: supported,
+                    source,
+                }
+            })?;
+        }
         conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(corrupt)?;
+            .map_err(damaged)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut conn = conn;
-        Self::migrate(&mut conn, version)?;
+        Self::migrate(&mut conn, version, migrations)?;
         Ok(Self {
             writer: Writer::start(conn)?,
             readers: Mutex::new(Vec::new()),
             path: path.to_owned(),
+            _lock: held,
         })
     }
 
-    fn migrate(conn: &mut Connection, from: i64) -> Result<()> {
-        if from as usize >= schema::MIGRATIONS.len() {
+    fn migrate(conn: &mut Connection, from: i64, migrations: &[&str]) -> Result<()> {
+        if from as usize >= migrations.len() {
             return Ok(());
         }
         // A migration may rebuild a table (SQLite's documented way to change a CHECK):
         // foreign keys are off while they run (the pragma is a no-op inside a transaction)
-        // and checked before each commits.
+        // and checked before they commit.
         conn.pragma_update(None, "foreign_keys", "OFF")?;
-        let migrated = Self::apply_migrations(conn, from);
+        let migrated = Self::apply_migrations(conn, migrations);
         conn.pragma_update(None, "foreign_keys", "ON")?;
         migrated
     }
 
-    fn apply_migrations(conn: &mut Connection, from: i64) -> Result<()> {
-        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            // Another process may have migrated between our read and our lock.
-            let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-            if current > i as i64 {
-                continue;
-            }
+    /// Every pending migration in one transaction: a failure anywhere leaves the store at
+    /// the version it had (the schema version is part of the database header, written by
+    /// the same commit).
+    fn apply_migrations(conn: &mut Connection, migrations: &[&str]) -> Result<()> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Another process may have migrated between our read and our lock.
+        let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if current >= 1 {
+            schema::repair_edited_migrations(&tx)?;
+        }
+        for (i, sql) in migrations.iter().enumerate().skip(current.max(0) as usize) {
             tx.execute_batch(sql)?;
             let broken: Option<String> = tx
                 .query_row("PRAGMA foreign_key_check", [], |r| r.get(0))
@@ -246,8 +344,8 @@ impl Store {
                 )));
             }
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-            tx.commit()?;
         }
+        tx.commit()?;
         Ok(())
     }
 

@@ -339,4 +339,98 @@ CREATE TABLE run_processes (
     PRIMARY KEY (session_id, pid, started)
 ) WITHOUT ROWID;
 "#,
+    // Command rules: a program and an argument pattern (`cargo test *`) that lets a
+    // command run without asking (allow) or refuses it (deny), for a workspace, or for one
+    // session of it (`session_id` set: "for this session" on a command approval).
+    r#"
+CREATE TABLE command_rules (
+    id          INTEGER PRIMARY KEY,
+    workspace   TEXT NOT NULL,
+    session_id  INTEGER REFERENCES sessions(id) ON DELETE CASCADE,
+    kind        TEXT NOT NULL CHECK (kind IN ('allow','deny')),
+    rule        TEXT NOT NULL,
+    origin      TEXT NOT NULL CHECK (origin IN ('person','session','plan')),
+    created_at  TEXT NOT NULL
+);
+CREATE UNIQUE INDEX command_rules_unique
+    ON command_rules(workspace, IFNULL(session_id, 0), kind, rule);
+CREATE INDEX command_rules_session ON command_rules(session_id) WHERE session_id IS NOT NULL;
+"#,
+    // Full-text search over what was said and done: the person's words, the answers and
+    // tool output (each entry's `text`). The index holds no copy: snippets are read from
+    // `entry_text`, a view over `entries`. Triggers keep it in the entry's own transaction
+    // (entries are only ever inserted or deleted); the rebuild indexes the rows already there.
+    // 2- and 3-letter prefixes are indexed too: a word being typed reads one list.
+    r#"
+CREATE VIEW entry_text AS
+    SELECT id, json_extract(content, '$.text') AS text FROM entries
+    WHERE kind IN ('user', 'assistant', 'tool_result') AND json_valid(content);
+CREATE VIRTUAL TABLE entry_search USING fts5(
+    text, content = 'entry_text', content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
+);
+CREATE TRIGGER entry_search_insert AFTER INSERT ON entries
+    WHEN new.kind IN ('user', 'assistant', 'tool_result') AND json_valid(new.content)
+        AND json_type(new.content, '$.text') = 'text'
+BEGIN
+    INSERT INTO entry_search(rowid, text) VALUES (new.id, json_extract(new.content, '$.text'));
+END;
+CREATE TRIGGER entry_search_delete AFTER DELETE ON entries
+    WHEN old.kind IN ('user', 'assistant', 'tool_result') AND json_valid(old.content)
+        AND json_type(old.content, '$.text') = 'text'
+BEGIN
+    INSERT INTO entry_search(entry_search, rowid, text)
+        VALUES ('delete', old.id, json_extract(old.content, '$.text'));
+END;
+INSERT INTO entry_search(entry_search) VALUES ('rebuild');
+"#,
 ];
+
+/// Two migrations were edited after builds with the first form had shipped, so a store of
+/// the same version can have either shape. Before later migrations run on such a store,
+/// it is given what the edit added:
+/// - migration 1 gained `tasks.mcp` and `session_leases` (stores from the first builds
+///   lack both, or the column only; migration 8 rebuilds `tasks` from `tasks.mcp`);
+/// - migration 9 first made `change_sets_call` UNIQUE, then a plain index (a call id that
+///   comes back in a later turn needs a change set of its own).
+///
+/// Runs inside the migration's transaction, so it commits or rolls back with them.
+pub(crate) fn repair_edited_migrations(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let has_mcp: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('tasks') WHERE name = 'mcp')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_mcp {
+        tx.execute_batch(r#"ALTER TABLE tasks ADD COLUMN mcp TEXT NOT NULL DEFAULT '["*"]';"#)?;
+    }
+    let has_leases: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_leases')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_leases {
+        // Written as migration 1 writes it: the schema's text is compared with a new store's.
+        tx.execute_batch(
+            "CREATE TABLE session_leases (
+    session_id  INTEGER PRIMARY KEY REFERENCES sessions(id),
+    holder      TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL
+);",
+        )?;
+    }
+    let unique_call_index: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_index_list('change_sets')
+                        WHERE name = 'change_sets_call' AND \"unique\" = 1)",
+        [],
+        |r| r.get(0),
+    )?;
+    if unique_call_index {
+        tx.execute_batch(
+            "DROP INDEX change_sets_call;
+             CREATE INDEX change_sets_call ON change_sets(task_id, call_id) WHERE kind = 'call';",
+        )?;
+    }
+    Ok(())
+}

@@ -34,8 +34,11 @@ fn a_file_that_is_not_a_database_is_reported_and_left_alone() {
     let garbage = b"this is not sqlite at all, just some bytes that happen to be here".repeat(100);
     std::fs::write(&path, &garbage).unwrap();
     let err = Store::open_in_dir(dir.path()).err().expect("must refuse");
-    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
-    assert!(err.to_string().contains("left as it is"));
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    assert!(
+        err.to_string().contains("Nothing was written to it"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), garbage);
 }
 

@@ -40,6 +40,10 @@ export const renameSession = (sessionId: number, title: string): Promise<Session
 /** Deletes a session and everything in it; refused (`session_active`) while it works. */
 export const deleteSession = (sessionId: number): Promise<null> => commands.deleteSession(sessionId);
 
+/** Asks where (the system's save dialog) and writes the session there: Markdown, or JSON
+ *  for a `.json` name. Resolves with the path written, or null when the person cancelled. */
+export const exportSession = (sessionId: number): Promise<string | null> => commands.exportSession(sessionId);
+
 export const sessionHistory = (sessionId: number, tasks: number) => commands.sessionHistory(sessionId, tasks);
 
 export const taskEvents = (taskId: number) => commands.taskEvents(taskId);
@@ -51,6 +55,13 @@ export const cancelTask = (taskId: number) => commands.cancelTask(taskId).then((
 /** Continues a paused task with more budget (and, optionally, a steer for the agent). */
 export const continueTask = (taskId: number, raise: Wire.Raise, steer: string | null) =>
   commands.continueTask(taskId, raise, steer).then(() => undefined);
+
+/** What a paused task's card says (what ran out, how much was used) and the raise it proposes. */
+export const pauseOffer = (taskId: number): Promise<Wire.PauseOffer> => commands.pauseOffer(taskId);
+
+/** The newest transcript entries matching what was typed, in `workspace` only when given. */
+export const searchEntries = (query: string, workspace: string | null, limit: number): Promise<Wire.SearchHit[]> =>
+  commands.searchEntries(query, workspace, limit);
 
 /** Stops a paused task: `budget_exceeded`, or `cancelled` after the agent repeated itself. */
 export const stopTask = (taskId: number) => commands.stopTask(taskId);
@@ -279,3 +290,22 @@ export const redoUndo = (undoId: number) => commands.redoUndo(undoId);
 export const changeSettings = () => commands.changeSettings();
 
 export const setChangeSettings = (s: Wire.ChangeSettings) => commands.setChangeSettings(s).then(() => undefined);
+
+// Command rules (`cargo test *`): Settings' list, the approval card's offer, and an
+// approval answered keeping rules for the workspace or the session.
+export const commandRules = (workspace: string | null) => commands.commandRules(workspace);
+export const addCommandRule = (workspace: string, kind: Wire.CommandRuleKind, rule: string) =>
+  commands.addCommandRule(workspace, kind, rule);
+export const removeCommandRule = (id: number) => commands.removeCommandRule(id);
+export const commandOffer = (approvalId: number) => commands.commandOffer(approvalId);
+export function resolveApprovalKeeping(approvalId: number, answer: ApprovalAnswer, keep: Wire.KeepRules | null): Promise<number> {
+  return commands.resolveApprovalKeeping(approvalId, answer, keep);
+}
+
+// Settings → Data: backups of the store (src-tauri/shell/data.rs).
+export const dataView = (): Promise<Wire.DataView> => commands.dataView();
+/** Copies the store now; resolves with the section as it is after. */
+export const backupNow = (): Promise<Wire.DataView> => commands.backupNow();
+export const setBackupSettings = (s: Wire.BackupSettings): Promise<Wire.DataView> => commands.setBackupSettings(s);
+/** Schedules the backup to be put back and restarts the app (the current store is kept). */
+export const restoreBackup = (name: string): Promise<Wire.BackupFile> => commands.restoreBackup(name);

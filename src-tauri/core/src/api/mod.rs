@@ -1,13 +1,18 @@
 //! The entry points the window, the CLI, the triggers and the evals call: `Runtime` and
 //! every `impl Runtime` block live here and nowhere else. Each handler reads or writes the
 //! store and hands work to the engine; none of the engine imports this layer.
+pub mod command_rules;
 pub mod confinement;
 pub mod context;
 pub mod cost;
+pub mod data;
+pub mod export;
 pub mod local;
 pub mod money;
+pub mod open_session;
 pub mod pause;
 pub mod rules;
+pub mod search;
 pub mod service;
 pub mod session_delete;
 pub mod settings;

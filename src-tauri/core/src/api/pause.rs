@@ -1,15 +1,28 @@
 //! Continuing or stopping a paused task.
 use crate::api::service::{Result, Runtime, RuntimeError};
+use crate::config::Limits;
 use crate::event::RuntimeEvent;
-use crate::policy::pause::LIFTED_BY;
+use crate::policy::pause::{self, PauseOffer, LIFTED_BY};
 use crate::store::{self, tasks};
 use crate::task::TaskStatus;
 use pocketpilot_protocol::{Budget, PauseReason, Raise};
 use std::sync::Arc;
 
 impl Runtime {
+    /// What a paused task's card says and proposes: what ran out, how much was used,
+    /// and the raise (the budget again).
+    pub fn pause_offer(&self, task_id: i64) -> Result<PauseOffer> {
+        let task = self.task(task_id)?;
+        let limits = Limits::load(&self.store)?;
+        pause::offer(&task, &limits).ok_or(RuntimeError::NotPaused {
+            id: task_id,
+            status: task.status,
+        })
+    }
+
     /// Continues a paused task with `raise` added to its budgets and, if given, `steer`
-    /// as the person's message before the model is asked again.
+    /// as the person's message before the model is asked again. An empty raise after a
+    /// budget ran out means "the same again": the offer's raise is used.
     pub fn continue_task(
         self: &Arc<Self>,
         task_id: i64,
@@ -24,6 +37,10 @@ impl Runtime {
                 status: task.status,
             });
         }
+        let raise = match pause::offer(&task, &Limits::load(&self.store)?) {
+            Some(offer) if raise.is_empty() && offer.reason == PauseReason::Budget => offer.raise,
+            _ => raise,
+        };
         vet(&task, &raise)?;
         self.recorder.record(
             task_id,
@@ -106,25 +123,25 @@ impl Runtime {
 fn vet(task: &store::Task, raise: &Raise) -> Result<()> {
     if !raise.usd.is_finite() || raise.usd < 0.0 {
         return Err(RuntimeError::InvalidArguments(
-            "--usd must be a positive number of dollars".into(),
+            "a raise in dollars must be a number, 0 or more".into(),
         ));
     }
     let Some(pause) = &task.pause else {
         return Ok(());
     };
-    let needed = match pause.budget {
-        Some(Budget::Steps) if raise.steps == 0 => Some("--steps"),
-        Some(Budget::Seconds) if raise.seconds == 0 => Some("--seconds"),
-        Some(Budget::Tokens) if raise.tokens == 0 => Some("--tokens"),
-        Some(Budget::Usd) if raise.usd <= 0.0 => Some("--usd"),
-        _ => None,
+    let short = match pause.budget {
+        Some(Budget::Steps) => raise.steps == 0,
+        Some(Budget::Seconds) => raise.seconds == 0,
+        Some(Budget::Tokens) => raise.tokens == 0,
+        Some(Budget::Usd) => raise.usd <= 0.0,
+        None => false,
     };
-    match needed {
-        Some(flag) if pause.reason == PauseReason::Budget => {
-            Err(RuntimeError::InvalidArguments(format!(
-                "task {} paused because {}; continuing needs more of that budget ({flag})",
-                task.id, pause.message
-            )))
+    match pause.budget {
+        Some(budget) if short && pause.reason == PauseReason::Budget => {
+            Err(RuntimeError::RaiseNeeded {
+                id: task.id,
+                budget,
+            })
         }
         _ => Ok(()),
     }

@@ -37,6 +37,12 @@ pub enum RuntimeError {
     NotPaused { id: i64, status: TaskStatus },
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// A raise that adds nothing to the budget that paused the task.
+    #[error("task {id} paused because it ran out of {0}: continuing needs more {0}", budget_words(*.budget))]
+    RaiseNeeded {
+        id: i64,
+        budget: pocketpilot_protocol::Budget,
+    },
     /// A setting a person typed that cannot be saved; the message names the field.
     #[error("{0}")]
     InvalidValue(String),
@@ -71,9 +77,9 @@ impl RuntimeError {
             RuntimeError::Workspace(_) | RuntimeError::NoWorkspace => ErrorKind::Workspace,
             RuntimeError::AlreadyEnded { .. } => ErrorKind::AlreadyEnded,
             RuntimeError::NotPending(_) | RuntimeError::NotPaused { .. } => ErrorKind::NotPending,
-            RuntimeError::InvalidArguments(_) | RuntimeError::InvalidValue(_) => {
-                ErrorKind::InvalidArguments
-            }
+            RuntimeError::InvalidArguments(_)
+            | RuntimeError::InvalidValue(_)
+            | RuntimeError::RaiseNeeded { .. } => ErrorKind::InvalidArguments,
             RuntimeError::Model { source, .. } => source.kind(),
             RuntimeError::ProviderSetup(crate::engine::provider::ProviderSetupError::NoModel) => {
                 ErrorKind::NoModel
@@ -98,6 +104,45 @@ impl RuntimeError {
 }
 
 pub use crate::error_kind::store_kind;
+
+/// The recorded failure of each failed task in `tasks`.
+fn failures_of(
+    c: &rusqlite::Connection,
+    tasks: &[tasks::Task],
+) -> Result<Vec<TaskFailure>, StoreError> {
+    let mut out = Vec::new();
+    for t in tasks.iter().filter(|t| t.status == TaskStatus::Failed) {
+        let Some(ev) = events::last_of(c, t.id, EventKind::TaskFailed)? else {
+            continue;
+        };
+        if let RuntimeEvent::TaskFailed {
+            error,
+            kind,
+            summary,
+        } = ev.event
+        {
+            out.push(TaskFailure {
+                task_id: t.id,
+                kind,
+                // Events recorded before the sentence existed: the kind's own.
+                summary: summary.unwrap_or_else(|| kind.plain_sentence(None)),
+                error,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A budget as a person counts it ("steps", "dollars").
+fn budget_words(budget: pocketpilot_protocol::Budget) -> &'static str {
+    use pocketpilot_protocol::Budget;
+    match budget {
+        Budget::Steps => "steps",
+        Budget::Seconds => "seconds",
+        Budget::Tokens => "tokens",
+        Budget::Usd => "dollars",
+    }
+}
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
 
@@ -129,6 +174,21 @@ pub struct SessionHistory {
     pub entries: Vec<store::Entry>,
     /// Whether the session has older tasks than these.
     pub earlier: bool,
+    /// Why each failed task among them failed, as its `task_failed` event said.
+    pub failures: Vec<TaskFailure>,
+}
+
+/// A failed task's error as recorded: its kind, a plain sentence and the detail, so a
+/// transcript read back later says what the live one said.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TaskFailure {
+    pub task_id: i64,
+    pub kind: ErrorKind,
+    /// For a person ("The model server did not accept the API key.").
+    pub summary: String,
+    /// The full error, behind a disclosure.
+    pub error: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
@@ -730,10 +790,12 @@ impl Runtime {
                 Some(first) => entries::of_tasks_from(c, session_id, first.id)?,
                 None => Vec::new(),
             };
+            let failures = failures_of(c, &recent)?;
             Ok(SessionHistory {
                 tasks: recent,
                 entries,
                 earlier,
+                failures,
             })
         })?)
     }

@@ -79,6 +79,8 @@ pub struct Agent {
     pub grants: Vec<String>,
     /// Capabilities the person allowed for this run when starting it (`--allow`).
     pub user_grants: Vec<String>,
+    /// The workspace's command rules, and the session's for a person's run.
+    pub command_rules: crate::policy::command_rules::RuleSet,
     pub ctx: ToolContext,
     pub limits: AgentLimits,
     /// Issue 13: the run's context budget; `None` sends the messages as they are.
@@ -116,6 +118,7 @@ impl Agent {
             rules: &self.rules,
             session_grants: &self.grants,
             run_grants: &self.user_grants,
+            command_rules: &self.command_rules,
             ctx: &self.ctx,
             changes: self.changes.as_ref(),
         }

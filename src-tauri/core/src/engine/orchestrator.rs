@@ -20,6 +20,8 @@ use pocketpilot_tools::{
 
 use crate::engine::sink::{EventSink, RecordError};
 use crate::event::RuntimeEvent;
+use crate::policy::command_rules::{command_of, Judgement, RuleSet};
+use crate::policy::confinement::SHELL_EXECUTE;
 use crate::store::{Approval, ToolCallRecord};
 use pocketpilot_protocol::{ApprovalStatus, Effect, ToolErrorKind};
 
@@ -31,6 +33,9 @@ pub struct CallEnv<'a> {
     pub session_grants: &'a [String],
     /// Allowed for this run when it was started (`--allow`).
     pub run_grants: &'a [String],
+    /// Command rules (`cargo test *`): a covered command runs without asking, a denied one
+    /// never runs.
+    pub command_rules: &'a RuleSet,
     pub ctx: &'a ToolContext,
     /// The run's change journal (issue 16); `None` keeps nothing.
     pub changes: Option<&'a std::sync::Arc<crate::engine::changes::RunChanges>>,
@@ -97,6 +102,10 @@ pub async fn carry_out(
                 return fail(call, ToolErrorKind::UnknownTool, error, sink);
             };
             let args = a.edited_args.clone().unwrap_or_else(|| a.arguments.clone());
+            // Deny wins over an approval too: an edited command, or a rule added since.
+            if let Some(denied) = denied_command(agent, tool.capability(), &args) {
+                return fail(call, ToolErrorKind::Denied, denied, sink);
+            }
             if let Some(effect) = changed_since_approval(tool.as_ref(), a, &args, agent.ctx) {
                 return ask_again(agent, tool.as_ref(), call, a, args, effect, sink);
             }
@@ -127,28 +136,42 @@ async fn fresh(
         );
         return fail(call, ToolErrorKind::UnknownTool, error, sink);
     };
-    let args: serde_json::Value = match serde_json::from_str(&call.arguments) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) => {
-            let error = "arguments must be a JSON object".to_owned();
-            return fail(call, ToolErrorKind::InvalidArguments, error, sink);
-        }
-        Err(e) => {
-            let error = format!("arguments are not valid JSON ({e})");
-            return fail(call, ToolErrorKind::InvalidArguments, error, sink);
-        }
+    let args = match object_arguments(&call.arguments) {
+        Ok(args) => args,
+        Err(error) => return fail(call, ToolErrorKind::InvalidArguments, error, sink),
     };
     let capability = tool.capability();
+    let judged = judge(agent, capability, &args);
+    if let Some(Judgement::Denied { .. }) = &judged {
+        let error = judged.as_ref().map(Judgement::sentence).unwrap_or_default();
+        return fail(call, ToolErrorKind::Denied, error, sink);
+    }
     let (decision, source) = decide_call(
         capability,
         agent.rules,
         agent.session_grants,
         agent.run_grants,
     );
-    // Unsandboxed, each command asks; a widened sandbox is the recorded source.
+    // A command every part of which a rule covers needs no approval; the capability's
+    // own deny stays a deny.
+    let (decision, source) = match &judged {
+        Some(Judgement::Allowed(_)) if decision == Decision::RequireApproval => {
+            (Decision::Allow, DecisionSource::CommandRule)
+        }
+        _ => (decision, source),
+    };
+    // Unsandboxed, each command asks (rules or not); a widened sandbox is the recorded source.
     let (decision, mut source) =
         crate::policy::confinement::gate(capability, decision, source, agent.ctx);
     if decision == Decision::Allow {
+        if let (DecisionSource::CommandRule, Some(Judgement::Allowed(rules))) = (source, &judged) {
+            let command = command_of(&args).unwrap_or_default().to_owned();
+            sink.emit(RuntimeEvent::AllowedByRule {
+                call_id: call.id.clone(),
+                command,
+                rules: rules.clone(),
+            })?;
+        }
         source = crate::policy::confinement::audited_source(capability, source, agent.ctx);
     }
     match decision {
@@ -157,27 +180,94 @@ async fn fresh(
             fail(call, ToolErrorKind::Denied, error, sink)
         }
         Decision::RequireApproval => {
-            let effect = match tool.effect(&args, agent.ctx) {
-                Ok(e) => e,
-                Err(e) => return fail(call, e.kind(), e.to_string(), sink),
-            };
-            sink.emit(RuntimeEvent::ApprovalRequired {
-                approval_id: None,
-                step,
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: args,
-                capability: Some(capability.into()),
-                effect,
-                reason: format!("`{capability}` needs your approval"),
-                // issue 14: an MCP stdio server's own confinement, else a command's.
-                sandbox: tool
-                    .confinement_line()
-                    .or_else(|| crate::policy::confinement::call_line(capability, agent.ctx)),
-            })?;
-            Ok(Handled::NeedsApproval)
+            request_approval(agent, tool.as_ref(), call, step, args, judged, sink)
         }
         Decision::Allow => execute(agent, tool.as_ref(), call, args, (step, source), sink).await,
+    }
+}
+
+/// The call's arguments, which the model must send as one JSON object; else the error the
+/// model is told.
+fn object_arguments(text: &str) -> Result<serde_json::Value, String> {
+    match serde_json::from_str(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(_) => Err("arguments must be a JSON object".to_owned()),
+        Err(e) => Err(format!("arguments are not valid JSON ({e})")),
+    }
+}
+
+/// Records that a fresh call waits for a person, with what it would do and why it asks;
+/// it runs once the approval is answered (through [`carry_out`] again).
+fn request_approval(
+    agent: &CallEnv<'_>,
+    tool: &dyn Tool,
+    call: &ToolCall,
+    step: u32,
+    args: serde_json::Value,
+    judged: Option<Judgement>,
+    sink: &dyn EventSink,
+) -> Result<Handled, RecordError> {
+    let capability = tool.capability();
+    let command = judged.map(asked_about);
+    let reason = match &command {
+        Some(ask) => format!("`{capability}` needs your approval: {}", ask.reason),
+        None => format!("`{capability}` needs your approval"),
+    };
+    let effect = match tool.effect(&args, agent.ctx) {
+        Ok(e) => e,
+        Err(e) => return fail(call, e.kind(), e.to_string(), sink),
+    };
+    sink.emit(RuntimeEvent::ApprovalRequired {
+        approval_id: None,
+        step,
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: args,
+        capability: Some(capability.into()),
+        effect,
+        reason,
+        // An MCP stdio server's own confinement, else a command's.
+        sandbox: tool
+            .confinement_line()
+            .or_else(|| crate::policy::confinement::call_line(capability, agent.ctx)),
+        command,
+    })?;
+    Ok(Handled::NeedsApproval)
+}
+
+/// What the command rules make of a `run_command` call; `None` for any other call.
+fn judge(agent: &CallEnv<'_>, capability: &str, args: &serde_json::Value) -> Option<Judgement> {
+    if capability != SHELL_EXECUTE {
+        return None;
+    }
+    command_of(args).map(|command| agent.command_rules.judge(command))
+}
+
+/// Why a command that asks asks, for the approval: the part the rules did not cover and
+/// the rules to offer. Covered but unsandboxed, it asks for that reason, offering nothing.
+fn asked_about(judged: Judgement) -> pocketpilot_protocol::CommandAsk {
+    match judged {
+        Judgement::Asked(ask) => ask,
+        other => pocketpilot_protocol::CommandAsk {
+            part: String::new(),
+            reason: format!(
+                "{}, but commands are NOT sandboxed here, so every command asks",
+                other.sentence()
+            ),
+            suggested: Vec::new(),
+        },
+    }
+}
+
+/// The error for a call a deny rule refuses, if one does.
+fn denied_command(
+    agent: &CallEnv<'_>,
+    capability: &str,
+    args: &serde_json::Value,
+) -> Option<String> {
+    match judge(agent, capability, args)? {
+        denied @ Judgement::Denied { .. } => Some(denied.sentence()),
+        _ => None,
     }
 }
 
@@ -217,6 +307,7 @@ fn ask_again(
         effect,
         reason: "the file changed after you were asked: this is the diff it would apply now".into(),
         sandbox: crate::policy::confinement::call_line(tool.capability(), agent.ctx),
+        command: None,
     })?;
     Ok(Handled::NeedsApproval)
 }

@@ -563,7 +563,8 @@ fn apply(
         | RuntimeEvent::ModelTurnStarted { .. }
         | RuntimeEvent::InputPlaced { .. }
         | RuntimeEvent::McpProblem { .. }
-        | RuntimeEvent::ToolCallRepaired { .. } => {}
+        | RuntimeEvent::ToolCallRepaired { .. }
+        | RuntimeEvent::AllowedByRule { .. } => {}
         RuntimeEvent::AssistantDelta { .. } | RuntimeEvent::StreamReset { .. } => {
             return Err(StoreError::Invalid(format!(
                 "{} is live only and never persisted",

@@ -304,6 +304,12 @@ async fn build_agent(
     // A trigger's run follows the workspace policy only: no grant a person gave in the
     // session, none given at its start.
     let interactive = pocketpilot_protocol::RunSource::is_interactive(&task.trigger);
+    // A trigger's run gets the workspace's command rules, not a session's.
+    let command_rules = crate::policy::command_rules::RuleSet::load(
+        &cx.store,
+        &session.workspace,
+        interactive.then_some(session.id),
+    )?;
     let (grants, user_grants) = if interactive {
         let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
         (grants, run_grants(task))
@@ -371,6 +377,7 @@ async fn build_agent(
         rules,
         grants,
         user_grants,
+        command_rules,
         preamble: Some(preamble),
         ctx,
         limits: {
@@ -481,7 +488,7 @@ fn terminal_event(
         return Some(budget_pause(
             Budget::Seconds,
             format!(
-                "the task used its time budget of {} s (POCKETPILOT_MAX_TASK_SECONDS)",
+                "the task used its time budget of {} seconds",
                 limits.max_task_seconds
             ),
         ));
@@ -494,9 +501,7 @@ fn terminal_event(
         AgentOutcome::WaitingApproval => return None,
         AgentOutcome::StepsExhausted { steps } => budget_pause(
             Budget::Steps,
-            format!(
-                "the agent used all {steps} steps without a final answer (POCKETPILOT_MAX_AGENT_STEPS)"
-            ),
+            format!("the agent used all {steps} steps without a final answer"),
         ),
         AgentOutcome::TokenBudget { used, limit } => budget_pause(
             Budget::Tokens,

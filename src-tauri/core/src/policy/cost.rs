@@ -112,7 +112,7 @@ pub fn money_out(
         if spent >= limit + extra {
             return Ok(Some(MoneyOut {
                 message: format!(
-                    "the task cost {} of its budget of {} (POCKETPILOT_MAX_TASK_USD{})",
+                    "the task cost {} of its budget of {}{}",
                     usd(spent),
                     usd(limit + extra),
                     raised(extra)
@@ -127,7 +127,7 @@ pub fn money_out(
         if spent >= limit + extra {
             return Ok(Some(MoneyOut {
                 message: format!(
-                    "today's runs cost {} of the daily budget of {} (POCKETPILOT_MAX_DAY_USD{})",
+                    "today's runs cost {} of the daily budget of {}{}",
                     usd(spent),
                     usd(limit + extra),
                     raised(extra)
@@ -142,7 +142,7 @@ pub fn money_out(
         if spent >= limit + extra {
             return Ok(Some(MoneyOut {
                 message: format!(
-                    "today's unattended runs cost {} of their daily cap of {} (POCKETPILOT_MAX_TRIGGER_DAY_USD{}); it resets at {to}, and the run continues by itself then",
+                    "today's unattended runs cost {} of their daily cap of {}{}; it resets at {to}, and the run continues by itself then",
                     usd(spent),
                     usd(limit + extra),
                     raised(extra)
@@ -156,7 +156,7 @@ pub fn money_out(
 
 fn raised(extra: f64) -> String {
     if extra > 0.0 {
-        format!(", raised by {}", usd(extra))
+        format!(" (raised by {})", usd(extra))
     } else {
         String::new()
     }

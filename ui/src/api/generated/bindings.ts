@@ -15,6 +15,11 @@ export const commands = {
 	 *  tasks is open. The change feed tells every view (`session_deleted`).
 	 */
 	deleteSession: (sessionId: number) => __TAURI_INVOKE<null>("delete_session", { sessionId }),
+	/**
+	 *  Writes a session where the person picks; resolves with the path written, or `null`
+	 *  when they cancelled.
+	 */
+	exportSession: (sessionId: number) => __TAURI_INVOKE<string | null>("export_session", { sessionId }),
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
@@ -40,6 +45,11 @@ export const commands = {
 	cancelTask: (taskId: number) => __TAURI_INVOKE<null>("cancel_task", { taskId }),
 	/**  Continues a paused task with more budget and, optionally, a steer (issue 19). */
 	continueTask: (taskId: number, raise: Raise, steer: string | null) => __TAURI_INVOKE<null>("continue_task", { taskId, raise, steer }),
+	/**
+	 *  What a paused task's card says and proposes: what ran out, how much was used, and
+	 *  the raise (the budget again).
+	 */
+	pauseOffer: (taskId: number) => __TAURI_INVOKE<PauseOffer>("pause_offer", { taskId }),
 	/**  Stops a paused task: `budget_exceeded`, or `cancelled` after repetition. */
 	stopTask: (taskId: number) => __TAURI_INVOKE<TaskStatus>("stop_task", { taskId }),
 	/**  What a task and its session cost, turn by turn (issue 19). */
@@ -47,6 +57,14 @@ export const commands = {
 	pendingApprovals: () => __TAURI_INVOKE<Approval[]>("pending_approvals"),
 	/**  The answer continues the run on a worker. */
 	resolveApproval: (approvalId: number, answer: ApprovalAnswer) => __TAURI_INVOKE<number>("resolve_approval", { approvalId, answer }),
+	/**  A workspace's rules (with its sessions'), or every workspace's. */
+	commandRules: (workspace: string | null) => __TAURI_INVOKE<CommandRule[]>("command_rules", { workspace }),
+	addCommandRule: (workspace: string, kind: CommandRuleKind, rule: string) => __TAURI_INVOKE<CommandRule>("add_command_rule", { workspace, kind, rule }),
+	removeCommandRule: (id: number) => __TAURI_INVOKE<CommandRule>("remove_command_rule", { id }),
+	/**  For a pending command approval: the part not covered and the rules to offer. */
+	commandOffer: (approvalId: number) => __TAURI_INVOKE<CommandAsk | null>("command_offer", { approvalId }),
+	/**  Approves (or rejects) keeping command rules for the workspace or the session. */
+	resolveApprovalKeeping: (approvalId: number, answer: ApprovalAnswer, keep: KeepRules | null) => __TAURI_INVOKE<number>("resolve_approval_keeping", { approvalId, answer, keep }),
 	/**  Used / window tokens of the session's next request, and where the window came from. */
 	contextUse: (sessionId: number) => __TAURI_INVOKE<ContextUse>("context_use", { sessionId }),
 	/**  The session's compactions and fresh contexts: the transcript's dividers. */
@@ -55,6 +73,15 @@ export const commands = {
 	compactNow: (sessionId: number) => __TAURI_INVOKE<CompactReport>("compact_now", { sessionId }),
 	/**  Starts a new model view for the session (a `reset` submission). */
 	freshContext: (sessionId: number) => __TAURI_INVOKE<Admitted>("fresh_context", { sessionId }),
+	dataView: () => __TAURI_INVOKE<DataView>("data_view"),
+	/**  Copies the store now (beside running work); answers the section as it is after. */
+	backupNow: () => __TAURI_INVOKE<DataView>("backup_now"),
+	setBackupSettings: (settings: BackupSettings) => __TAURI_INVOKE<DataView>("set_backup_settings", { settings }),
+	/**
+	 *  Schedules `name` to be put back and restarts the app, which puts it back before it
+	 *  opens the store (the store it replaces is kept).
+	 */
+	restoreBackup: (name: string) => __TAURI_INVOKE<BackupFile>("restore_backup", { name }),
 	/**  Per task of a session: how many files it changed and whether that can be undone. */
 	sessionChanges: (sessionId: number) => __TAURI_INVOKE<TaskChanges[]>("session_changes", { sessionId }),
 	/**  A task's changed files with their diffs. */
@@ -167,6 +194,11 @@ export const commands = {
 	setSkillEnabled: (dir: string, enabled: boolean) => __TAURI_INVOKE<null>("set_skill_enabled", { dir, enabled }),
 	/**  Whether memories the agent proposes are kept without asking. */
 	setMemoryAutoAccept: (on: boolean) => __TAURI_INVOKE<null>("set_memory_auto_accept", { on }),
+	/**
+	 *  The newest transcript entries matching what was typed (at most `limit`), only in
+	 *  `workspace` when given.
+	 */
+	searchEntries: (query: string, workspace: string | null, limit: number) => __TAURI_INVOKE<SearchHit[]>("search_entries", { query, workspace, limit }),
 };
 
 /* Types */
@@ -220,6 +252,26 @@ export type ApprovalAnswer = {
 
 /**  An approval is pending until a person answers it; it never expires. */
 export type ApprovalStatus = "pending" | "approved" | "rejected";
+
+/**  One copy in `backups/`. */
+export type BackupFile = {
+	name: string,
+	path: string,
+	schema_version: number,
+	/**  RFC 3339, UTC. */
+	taken_at: string,
+	/**  Size in bytes. */
+	bytes: number,
+};
+
+/**  How many copies are kept (the setting `backups`). */
+export type BackupSettings = {
+	/**
+	 *  The newest copy of each of this many days (UTC) that have one. The newest copy of
+	 *  each schema version is kept besides.
+	 */
+	keep_daily: number,
+};
 
 /**  Where queued items enter the transcript. */
 export type Boundary = "post_tools" | "final";
@@ -323,6 +375,22 @@ export type ChatTask = {
 	follow_up_of: number | null,
 };
 
+/**  Why a command asks under the rules, and what approving it may keep. */
+export type CommandAsk = {
+	/**
+	 *  The part no rule covers (`curl x` of `cargo test; curl x`), or the construct that
+	 *  made it ask (`$(curl x)`).
+	 */
+	part: string,
+	/**  The whole reason as a sentence: "`curl x` has no rule". */
+	reason: string,
+	/**
+	 *  The rules "Always allow" would add, one per uncovered part; empty when the command
+	 *  is not plain enough for a rule to cover it.
+	 */
+	suggested: string[],
+};
+
 /**  What a command rejects with: a stable kind to branch on and a message to show. */
 export type CommandError = {
 	kind: ErrorKind,
@@ -331,6 +399,43 @@ export type CommandError = {
 	/**  The underlying error, for a disclosure under the message (a model server's own). */
 	detail: string | null,
 };
+
+/**  One stored rule. */
+export type CommandRule = {
+	id: number,
+	/**  The canonical workspace path. */
+	workspace: string,
+	/**  Set for a session's rule; `None` for the workspace's. */
+	session_id: number | null,
+	kind: CommandRuleKind,
+	/**  The rule as written and shown (`cargo test *`). */
+	rule: string,
+	origin: CommandRuleOrigin,
+	/**  UTC stamp. */
+	created_at: string,
+};
+
+/**  Whether a rule lets commands run without asking or refuses them. Deny always wins. */
+export type CommandRuleKind = "allow" | "deny";
+
+/**  Where a rule came from. */
+export type CommandRuleOrigin = 
+/**
+ *  Written by the person (`pocketpilot policy add`, Settings, "Always allow … in
+ *  this workspace").
+ */
+"person" | 
+/**  "For this session" on a command approval: ends with the session. */
+"session" | 
+/**  An approved plan's commands, for its run only. */
+"plan";
+
+/**  How long a rule made from an approval lasts. */
+export type CommandRuleScope = 
+/**  Every session in the workspace, until removed. */
+"workspace" | 
+/**  The rest of this session. */
+"session";
 
 /**  What a compaction asked for by the person did. */
 export type CompactReport = {
@@ -444,6 +549,17 @@ export type CreatedWebhook = {
 	token: string,
 };
 
+/**  What the Data section shows. */
+export type DataView = {
+	/**  Newest first. */
+	backups: BackupFile[],
+	settings: BackupSettings,
+	/**  Where they are kept. */
+	dir: string,
+	/**  A backup scheduled to be put back at the next start. */
+	pending_restore: string | null,
+};
+
 /**  The approval decision for one call. */
 export type Decision = "allow" | "require_approval" | "deny";
 
@@ -456,7 +572,12 @@ export type DecisionSource = "default" | "workspace_rule" | "session_grant" | "u
  *  paths, network, passed-through variables, or no sandbox): recorded so the audit
  *  shows the widening, not only who allowed the call.
  */
-"workspace_sandbox";
+"workspace_sandbox" | 
+/**
+ *  A command every part of which a command rule covers (`cargo test *`); the
+ *  `allowed_by_rule` event before it names the rules.
+ */
+"command_rule";
 
 /**  Start at login and keep in the tray, as Settings shows them. */
 export type DesktopSettings = {
@@ -541,7 +662,7 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
 
 /**  Budget added to a task on top of the limits (`pocketpilot raise`). */
 export type Extra = {
@@ -580,6 +701,15 @@ export type InstructionFile = {
 	bytes: number,
 	/**  Cut at the size cap (a marker says so in the text the model reads). */
 	truncated: boolean,
+};
+
+/**
+ *  What the person chose to keep when approving a command: rules for the workspace or
+ *  the session (normally [`CommandAsk::suggested`]).
+ */
+export type KeepRules = {
+	scope: CommandRuleScope,
+	rules: string[],
 };
 
 /**  The run limits as stored (the window edits these; the environment may override them). */
@@ -769,6 +899,25 @@ export type Pause = {
 	resumes_at: string | null,
 };
 
+/**
+ *  What the window offers for a paused task: why, in plain words with the figures, and
+ *  the raise it proposes (one more budget's worth left after it).
+ */
+export type PauseOffer = {
+	task_id: number,
+	reason: PauseReason,
+	/**  The budget that ran out; `None` for the repetition guard. */
+	budget: Budget | null,
+	/**  A sentence for a person: what ran out and how much was used. */
+	sentence: string,
+	/**  How much of that budget the task used, in its unit (steps, seconds, tokens, dollars). */
+	used: number | null,
+	/**  That budget for this task, with what people raised already; `None` when unknown. */
+	limit: number | null,
+	/**  The raise proposed: enough for the budget again. */
+	raise: Raise,
+};
+
 /**  Why a run paused for the person (issue 19). */
 export type PauseReason = 
 /**  A budget ran out: continue with more, or stop (`budget_exceeded`). */
@@ -851,6 +1000,16 @@ export type Repeated = {
 	arguments: string,
 	result: string,
 	times: number,
+};
+
+/**  The rule that let one part of a command run without asking. */
+export type RuleUse = {
+	/**  The part of the command (`cargo test -p core` of `cargo test -p core && …`). */
+	part: string,
+	rule_id: number,
+	rule: string,
+	origin: CommandRuleOrigin,
+	created_at: string,
 };
 
 /**  What the "Instructions in effect" screen shows for a workspace (or a session in it). */
@@ -943,6 +1102,15 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	/**  The text the call was read from, exactly as the model wrote it. */
 	original: string,
 	fixes: TextCallFix[],
+} } | 
+/**
+ *  A command about to run without asking: the command rules that cover each of its
+ *  parts. Recorded just before its `tool_call_started`.
+ */
+{ type: "allowed_by_rule"; payload: {
+	call_id: string,
+	command: string,
+	rules: RuleUse[],
 } } | { type: "approval_required"; payload: {
 	approval_id?: number | null,
 	step: number,
@@ -958,6 +1126,11 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	 *  Absent in events recorded before issue 14 and for calls that start no process.
 	 */
 	sandbox?: string | null,
+	/**
+	 *  For a command: the part the command rules did not cover, and the rules
+	 *  approving it may keep.
+	 */
+	command?: CommandAsk | null,
 } } | { type: "approval_resolved"; payload: {
 	approval_id: number,
 	call_id: string,
@@ -1067,6 +1240,20 @@ export type Schedule = {
 	next_fire: string | null,
 } & StoredSchedule;
 
+/**  One entry that matched. */
+export type SearchHit = {
+	entry_id: number,
+	session_id: number,
+	task_id: number | null,
+	/**  `user`, `assistant` or `tool_result`. */
+	kind: string,
+	session_title: string,
+	workspace: string,
+	created_at: string,
+	/**  The matching words with a few around them; the match is marked. */
+	snippet: string,
+};
+
 export type Session = {
 	id: number,
 	title: string,
@@ -1085,6 +1272,8 @@ export type SessionHistory = {
 	entries: Entry[],
 	/**  Whether the session has older tasks than these. */
 	earlier: boolean,
+	/**  Why each failed task among them failed, as its `task_failed` event said. */
+	failures: TaskFailure[],
 };
 
 /**
@@ -1249,6 +1438,19 @@ export type TaskEvent = {
 	sequence: number,
 	at: string,
 } & RuntimeEvent;
+
+/**
+ *  A failed task's error as recorded: its kind, a plain sentence and the detail, so a
+ *  transcript read back later says what the live one said.
+ */
+export type TaskFailure = {
+	task_id: number,
+	kind: ErrorKind,
+	/**  For a person ("The model server did not accept the API key."). */
+	summary: string,
+	/**  The full error, behind a disclosure. */
+	error: string,
+};
 
 export type TaskStatus = "queued" | "running" | "waiting_approval" | "completed" | "failed" | "cancelled" | "budget_exceeded" | 
 /**

@@ -1,8 +1,12 @@
 // Shows the exact effect of a risky call before anything happens, and sends the person's
 // answer: approve, approve for this session, approve with edited arguments, or reject
-// with a reason.
+// with a reason. A command offers command rules instead of a capability grant: "Always
+// allow `cargo test *` in this workspace" or for this session; the grant of every shell
+// command stays under "More…", worded as what it is.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { errorMessage, resolveApproval } from "../../api/commands";
+import { errorMessage, resolveApproval, resolveApprovalKeeping } from "../../api/commands";
+import type { CommandRuleScope } from "../../api/generated/bindings";
+import { ruleList, SHELL_EXECUTE, useCommandOffer } from "./commandOffer";
 import type { Approval, Effect, Value } from "../../api/generated/bindings";
 import { Inline } from "./inline";
 import { objectOf, type JsonObject } from "../../api/json";
@@ -98,8 +102,14 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const sandbox = useApprovalSandbox(approval);
+  const offer = useCommandOffer(approval.approvalId, approval.capability);
+  const isCommand = approval.capability === SHELL_EXECUTE;
+  const suggested = offer?.suggested ?? [];
 
-  const answer = async (approve: boolean, opts: { sessionGrant?: boolean; edited?: boolean } = {}) => {
+  const answer = async (
+    approve: boolean,
+    opts: { sessionGrant?: boolean; edited?: boolean; keep?: CommandRuleScope } = {},
+  ) => {
     setError(null);
     let edited: JsonObject | null = null;
     if (opts.edited) {
@@ -115,12 +125,17 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
     }
     setBusy(true);
     try {
-      await resolveApproval(approval.approvalId, {
+      const reply = {
         approve,
         edited_arguments: edited,
         session_grant: approve && !!opts.sessionGrant,
         note: approve ? null : reason.trim() || null,
-      });
+      };
+      if (approve && opts.keep && suggested.length > 0) {
+        await resolveApprovalKeeping(approval.approvalId, reply, { scope: opts.keep, rules: suggested });
+      } else {
+        await resolveApproval(approval.approvalId, reply);
+      }
       onDone();
     } catch (e) {
       setError(errorMessage(e));
@@ -204,6 +219,11 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
         </p>
         <HiddenWarning texts={[effectText(approval.effect), JSON.stringify(approval.arguments)]} />
         <EffectView effect={approval.effect} />
+        {offer && offer.reason && (
+          <p class="muted" data-testid="approval-uncovered">
+            <Inline text={offer.part ? `Not covered by a rule: ${offer.reason}` : offer.reason} />
+          </p>
+        )}
         {sandbox !== null && <SandboxLine line={sandbox} testid="approval-sandbox" />}
         {mode === "edit" && (
           <label class="field">
@@ -235,15 +255,27 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
               <button type="button" class="primary" data-testid="approve" disabled={busy} onClick={() => answer(true)}>
                 Approve
               </button>
-              <button
-                type="button"
-                data-testid="approve-session"
-                disabled={busy}
-                aria-describedby="approve-session-scope"
-                onClick={() => answer(true, { sessionGrant: true })}
-              >
-                Approve for this session
-              </button>
+              {isCommand && suggested.length > 0 && (
+                <>
+                  <button type="button" data-testid="approve-always" disabled={busy} onClick={() => answer(true, { keep: "workspace" })}>
+                    Always allow <Inline text={ruleList(suggested)} /> in this workspace
+                  </button>
+                  <button type="button" data-testid="approve-session-rule" disabled={busy} onClick={() => answer(true, { keep: "session" })}>
+                    Allow <Inline text={ruleList(suggested)} /> for this session
+                  </button>
+                </>
+              )}
+              {!isCommand && (
+                <button
+                  type="button"
+                  data-testid="approve-session"
+                  disabled={busy}
+                  aria-describedby="approve-session-scope"
+                  onClick={() => answer(true, { sessionGrant: true })}
+                >
+                  Approve for this session
+                </button>
+              )}
               <button type="button" data-testid="edit" disabled={busy} onClick={() => setMode("edit")}>
                 Edit arguments…
               </button>
@@ -273,7 +305,24 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
             </>
           )}
         </div>
-        {mode === "ask" && (
+        {mode === "ask" && isCommand && (
+          <details class="more" data-testid="approve-more">
+            <summary>More…</summary>
+            <button
+              type="button"
+              data-testid="approve-session"
+              disabled={busy}
+              aria-describedby="approve-session-scope"
+              onClick={() => answer(true, { sessionGrant: true })}
+            >
+              Allow every shell command for this session
+            </button>
+            <p class="muted scope" id="approve-session-scope" data-testid="approve-session-scope">
+              Every <code>{SHELL_EXECUTE}</code> call in this session runs without asking, whatever the command.
+            </p>
+          </details>
+        )}
+        {mode === "ask" && !isCommand && (
           <p class="muted scope" id="approve-session-scope" data-testid="approve-session-scope">
             “Approve for this session” allows{" "}
             {approval.capability ? (

@@ -1,5 +1,6 @@
 // A task's audit record: every persisted event with its sequence, type, time, the time
 // since the previous event and the tokens of model turns.
+import { addedOn } from "../approvals/commandOffer";
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { errorMessage, getTask, taskEvents } from "../../api/commands";
@@ -75,6 +76,12 @@ export function TaskDetails({ taskId }: { taskId: number }) {
                   <td>{ev.sequence}</td>
                   <td>
                     <span class="event-name" title={ev.type}>{EVENT_NAMES[ev.type]}</span>
+                    {ev.type === "allowed_by_rule" && (
+                      <span class="muted" data-testid="timeline-rule">
+                        {" "}
+                        {ev.payload.rules.map((r) => `${r.rule} (${addedOn(r.created_at)})`).join(", ")}
+                      </span>
+                    )}
                   </td>
                   <td>{timeOf(ev.at)}</td>
                   <td>{i === 0 ? "" : Math.max(0, Date.parse(ev.at) - Date.parse(events[i - 1].at))}</td>
@@ -115,6 +122,7 @@ const EVENT_NAMES: Record<EventKind, string> = {
   tool_call_completed: "Tool finished",
   tool_call_failed: "Tool failed",
   tool_call_repaired: "Tool call read from text",
+  allowed_by_rule: "Allowed by a command rule",
   approval_required: "Approval asked",
   approval_resolved: "Approval answered",
   input_placed: "Message placed",

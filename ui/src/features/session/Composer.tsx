@@ -1,11 +1,14 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { WhenBusy } from "../../api/generated/bindings";
+import { composerPlaceholder } from "./paused";
 
 interface Props {
   onSend: (text: string, whenBusy: WhenBusy) => Promise<void> | void;
   disabled?: boolean;
   /** The agent is working: what is sent waits in the inbox as a follow-up or a steer. */
   busy?: boolean;
+  /** The run is paused for the person (a budget ran out): the box says so. */
+  paused?: boolean;
   hint?: string;
   placeholder?: string;
   /** Sending is refused, and this says why (in place, under the box). */
@@ -20,7 +23,7 @@ const MODES: { mode: WhenBusy; label: string; title: string }[] = [
 ];
 
 /** Enter sends; Shift+Enter starts a new line. While busy, Follow-up (default) or Steer. */
-export function Composer({ onSend, disabled, busy, hint, placeholder, blocked, onStop }: Props) {
+export function Composer({ onSend, disabled, busy, paused, hint, placeholder, blocked, onStop }: Props) {
   const [text, setText] = useState("");
   const [mode, setMode] = useState<WhenBusy>("followUp");
   const [sending, setSending] = useState(false);
@@ -48,6 +51,7 @@ export function Composer({ onSend, disabled, busy, hint, placeholder, blocked, o
     <form
       class="composer"
       data-busy={busy ? "true" : "false"}
+      data-paused={paused ? "true" : "false"}
       onSubmit={(e) => {
         e.preventDefault();
         void send();
@@ -59,12 +63,7 @@ export function Composer({ onSend, disabled, busy, hint, placeholder, blocked, o
         aria-describedby={blocked ? "composer-blocked" : undefined}
         rows={3}
         value={text}
-        placeholder={
-          placeholder ??
-          (busy
-            ? "The agent is working — your message waits until it can be read (Enter queues it)"
-            : "Tell the agent what to do… (Enter sends, Shift+Enter for a new line)")
-        }
+        placeholder={placeholder ?? composerPlaceholder(paused ? "paused" : busy ? "working" : "idle")}
         onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
         onKeyDown={(e) => {
           if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {

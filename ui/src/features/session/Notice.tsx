@@ -4,6 +4,7 @@
 import { createContext } from "preact";
 import { useContext, useState } from "preact/hooks";
 import type { Item } from "../stream/items";
+import { settingsHelp } from "../stream/failure";
 
 type NoticeItem = Extract<Item, { kind: "notice" }>;
 
@@ -47,9 +48,11 @@ export function Notice({ item, retryText }: { item: NoticeItem; retryText: strin
               Retry
             </button>
           )}
-          <button type="button" data-testid="open-settings" onClick={actions.openSettings}>
-            Open Settings
-          </button>
+          {settingsHelp(item.errorKind) && (
+            <button type="button" data-testid="open-settings" onClick={actions.openSettings}>
+              Open Settings
+            </button>
+          )}
         </div>
       )}
     </div>

@@ -1,30 +1,43 @@
-// A paused task (issue 19): a budget ran out, or the agent was repeating itself. The card
-// says why and offers continue (with more of the budget that ran out, or a steer) and stop.
-import { useState } from "preact/hooks";
-import { continueTask, errorMessage, stopTask } from "../../api/commands";
-import type { Budget, Raise, Task } from "../../api/generated/bindings";
+// A paused task: a budget ran out, or the agent was repeating itself. The card says what
+// ran out and how much was used (the runtime's offer), proposes the budget again, and
+// offers continue (with that raise, or a steer) and stop.
+import { useEffect, useState } from "preact/hooks";
+import { continueTask, errorMessage, pauseOffer, stopTask } from "../../api/commands";
+import type { PauseOffer, Task } from "../../api/generated/bindings";
+import { amountValid, proposedAmount, raiseFor, UNITS } from "./paused";
 
 interface Props {
   task: Task;
   onDone: () => void;
 }
 
-const UNITS: Record<Budget, { label: string; initial: number; key: keyof Raise }> = {
-  steps: { label: "more steps", initial: 10, key: "steps" },
-  seconds: { label: "more seconds", initial: 300, key: "seconds" },
-  tokens: { label: "more tokens", initial: 100000, key: "tokens" },
-  usd: { label: "more dollars", initial: 1, key: "usd" },
-};
-
 export function PausedCard({ task, onDone }: Props) {
-  const pause = task.pause;
-  const repeating = pause?.reason === "repetition";
-  const unit = pause?.budget ? UNITS[pause.budget] : null;
-  const [amount, setAmount] = useState(unit?.initial ?? 0);
+  const [offer, setOffer] = useState<PauseOffer | null>(null);
+  // What the person typed; `null`: the proposal stands.
+  const [typed, setTyped] = useState<number | null>(null);
   const [steer, setSteer] = useState("");
   const [showRepeated, setShowRepeated] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The live view knows a run paused before the stored task says why: ask again when it does.
+  const stored = task.pause?.message ?? "";
+  useEffect(() => {
+    let live = true;
+    pauseOffer(task.id)
+      .then((o) => live && setOffer(o))
+      .catch(() => {
+        // Not paused in the store yet (or no longer): the card waits for the next refresh.
+      });
+    return () => {
+      live = false;
+    };
+  }, [task.id, stored]);
+
+  const repeating = (offer?.reason ?? task.pause?.reason) === "repetition";
+  const budget = offer?.budget ?? task.pause?.budget ?? null;
+  const unit = budget ? UNITS[budget] : null;
+  const proposed = proposedAmount(offer);
+  const valid = amountValid(typed);
 
   const act = async (f: () => Promise<unknown>) => {
     setBusy(true);
@@ -38,17 +51,17 @@ export function PausedCard({ task, onDone }: Props) {
       setBusy(false);
     }
   };
-  const raise: Raise = unit ? { [unit.key]: amount } : {};
+  const sentence = offer?.sentence ?? task.pause?.message ?? "";
   return (
     <section class="paused-card" role="alertdialog" aria-label="Paused task" data-testid="paused-card">
       <strong>{repeating ? "The agent is repeating itself" : "A budget ran out"}</strong>
-      {!repeating && <p data-testid="paused-message">{pause?.message}</p>}
+      {!repeating && <p data-testid="paused-message">{sentence}</p>}
       {repeating && (
         <>
           <button type="button" class="link" data-testid="show-repeated" onClick={() => setShowRepeated(!showRepeated)}>
             {showRepeated ? "Hide what it repeated" : "Show what it repeated"}
           </button>
-          {showRepeated && <p data-testid="paused-message">{pause?.message}</p>}
+          {showRepeated && <p data-testid="paused-message">{sentence}</p>}
           <textarea
             data-testid="paused-steer"
             placeholder="Steer: tell the agent what to do instead (optional)"
@@ -57,28 +70,33 @@ export function PausedCard({ task, onDone }: Props) {
           />
         </>
       )}
-      {unit && (
+      {unit && !repeating && (
         <label>
           Continue with{" "}
           <input
             type="number"
-            min={0}
-            step={unit.key === "usd" ? 0.1 : 1}
-            value={amount}
+            min={unit.step}
+            step={unit.step}
+            value={typed ?? proposed ?? ""}
+            aria-invalid={!valid}
             data-testid="paused-amount"
-            onInput={(e) => setAmount(Number((e.target as HTMLInputElement).value))}
+            onInput={(e) => {
+              const v = (e.target as HTMLInputElement).value;
+              setTyped(v.trim() === "" ? null : Number(v));
+            }}
           />{" "}
           {unit.label}
         </label>
       )}
+      {!valid && <div class="notice error" role="alert">Enter an amount above zero.</div>}
       {error && <div class="notice error" role="alert">{error}</div>}
       <div class="actions">
         <button
           type="button"
           class="primary"
-          disabled={busy}
+          disabled={busy || !valid}
           data-testid="paused-continue"
-          onClick={() => act(() => continueTask(task.id, raise, steer.trim() ? steer : null))}
+          onClick={() => act(() => continueTask(task.id, raiseFor(offer, typed), steer.trim() ? steer : null))}
         >
           {repeating && steer.trim() ? "Steer and continue" : "Continue"}
         </button>

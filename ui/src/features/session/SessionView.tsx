@@ -1,17 +1,20 @@
 import { memo } from "preact/compat";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { cancelTask, errorMessage, say } from "../../api/commands";
+import { cancelTask, errorMessage, say, stopTask } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
-import { navigate } from "../../lib/route";
+import { navigate, useRoute } from "../../lib/route";
+import { itemKeyOf } from "./found";
 import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
 import { RunMeter } from "./RunMeter";
 import { RunModel } from "../models/RunModel";
 import { TitleEditor } from "./TitleEditor";
 import { DeleteSession } from "../sessions/DeleteSession";
+import { ExportSession } from "./ExportSession";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { CostBadge } from "./CostBadge";
 import { PausedCard } from "./PausedCard";
+import { stopLabel } from "./paused";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
 import { useInbox } from "./useInbox";
@@ -70,6 +73,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const paused = s.views.find((v) => v.task.status === "paused")?.task ?? null;
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
   const leaveBottom = useStickToBottom(scroller, tail);
+  useScrollToFound(s, scroller, leaveBottom);
 
   // The latest closures, behind stable callbacks (so the memoised children stay skipped).
   const latest = useRef({
@@ -115,7 +119,12 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const stop = async () => {
     if (s.busyTask === null) return;
     try {
-      await cancelTask(s.busyTask);
+      // A paused run is stopped as its card stops it (ended for its budget).
+      if (paused && paused.id === s.busyTask) {
+        await stopTask(paused.id);
+        void s.refresh();
+        onChanged();
+      } else await cancelTask(s.busyTask);
     } catch (e) {
       setActionError(errorMessage(e));
     }
@@ -136,6 +145,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         <div class="head-text">
           <div class="title-actions">
             <TitleEditor sessionId={sessionId} title={session?.title ?? `Session ${sessionId}`} onRenamed={onChanged} />
+            {session && <ExportSession sessionId={sessionId} />}
             {session && <DeleteSession session={session} />}
           </div>
           {session && <div class="muted workspace" title={session.workspace}>{session.workspace}</div>}
@@ -150,8 +160,8 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
           Instructions in effect
         </a>
         {s.busyTask !== null && (
-          <button type="button" class="danger" data-testid="stop" onClick={stop}>
-            Stop
+          <button type="button" class="danger" data-testid="stop" data-paused={paused ? "true" : "false"} onClick={stop}>
+            {stopLabel(paused ? "paused" : "working")}
           </button>
         )}
       </header>
@@ -190,7 +200,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         />
       )}
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
-      <MemoComposer onSend={onSend} busy={busy} blocked={blocked} onStop={onStop} />
+      <MemoComposer onSend={onSend} busy={busy} paused={paused !== null} blocked={blocked} onStop={onStop} />
       {approval && (
         <ApprovalDialog
           approval={approval}
@@ -204,6 +214,37 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
       )}
     </main>
   );
+}
+
+/**
+ * Opened from a search hit (`#/session/ID/entry/E`): scrolls to the item showing entry E
+ * and marks it, loading older tasks until it is there. The view stays there (it no longer
+ * follows the end) until the person scrolls back down.
+ */
+function useScrollToFound(
+  s: ReturnType<typeof useSession>,
+  scroller: { current: HTMLElement | null },
+  leaveBottom: () => void,
+) {
+  const route = useRoute();
+  const entry = route.name === "session" ? route.entry : undefined;
+  const done = useRef<number | null>(null);
+  useEffect(() => {
+    if (entry === undefined || !s.loaded || done.current === entry) return;
+    const key = itemKeyOf(s.entries, entry);
+    if (key === null) {
+      if (s.earlier) void s.showEarlier();
+      else done.current = entry;
+      return;
+    }
+    const anchor = scroller.current?.querySelector<HTMLElement>(`[data-item-key="${CSS.escape(key)}"]`);
+    if (!anchor) return;
+    done.current = entry;
+    leaveBottom();
+    scroller.current?.querySelectorAll(".item-anchor.found").forEach((el) => el.classList.remove("found"));
+    anchor.classList.add("found");
+    (anchor.firstElementChild as HTMLElement | null)?.scrollIntoView({ block: "center" });
+  }, [entry, s.loaded, s.entries, s.earlier]);
 }
 
 /** Within this many pixels of the end, the view counts as "at the bottom". */

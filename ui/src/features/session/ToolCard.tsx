@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { Inline } from "../approvals/inline";
 import { COLLAPSE_LINES, type ToolItem } from "../stream/items";
 import { prettyJson } from "../../lib/format";
 import { visible } from "../approvals/hidden";
@@ -81,6 +82,11 @@ export function ToolCard({ item }: { item: ToolItem }) {
           </span>
         </span>
       </div>
+      {item.allowedBy && (
+        <div class="muted tool-rule" data-testid="tool-allowed-by">
+          <Inline text={`allowed by rule ${item.allowedBy}`} />
+        </div>
+      )}
       {item.diff && (
         <details class="tool-diff" open data-testid="tool-diff">
           <summary>changes</summary>

@@ -157,7 +157,10 @@ function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges |
   return (
     <section class="task" data-testid="task" data-task-id={task.id} data-status={task.status}>
       {items.map((item) => (
-        <MemoItem item={item} key={item.key} retryText={retryText} />
+        // An anchor without a box: a search hit scrolls to the item by its key.
+        <div class="item-anchor" data-item-key={item.key} key={item.key}>
+          <MemoItem item={item} retryText={retryText} />
+        </div>
       ))}
       {streaming !== null && <StreamingBubble text={streaming} />}
       {view.live && active && streaming === null && !toolBusy && (

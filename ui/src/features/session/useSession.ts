@@ -11,7 +11,7 @@
 // at most once per frame.
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { sessionHistory, subscribeTask, errorMessage } from "../../api/commands";
-import type { Entry, Task, TaskEvent } from "../../api/generated/bindings";
+import type { Entry, Task, TaskEvent, TaskFailure } from "../../api/generated/bindings";
 import { frameBatcher, reduceBatch, type Batcher } from "../stream/batch";
 import { historyItems } from "../stream/history";
 import type { Item, PendingApproval } from "../stream/items";
@@ -53,6 +53,7 @@ export function useSession(sessionId: number): SessionState {
   // How many of the newest tasks are shown; a ref, so refresh reads the current count.
   const shown = useRef(PAGE);
   const [entries, setEntries] = useState<Entry[]>([]);
+  const [failures, setFailures] = useState<TaskFailure[]>([]);
   const [live, setLiveState] = useState<Record<number, LiveState>>({});
   // The live map as last set: the batch flush folds into it without waiting for a render.
   const liveRef = useRef<Record<number, LiveState>>({});
@@ -76,6 +77,7 @@ export function useSession(sessionId: number): SessionState {
       const t = h.tasks;
       setTasks(t);
       setEntries(h.entries);
+      setFailures(h.failures);
       setEarlier(h.earlier);
       setError(null);
       for (const task of t) if (!isTerminalStatus(task.status)) watch(task.id);
@@ -143,6 +145,7 @@ export function useSession(sessionId: number): SessionState {
     setEarlier(false);
     setTasks([]);
     setEntries([]);
+    setFailures([]);
     setLive({});
     setLoaded(false);
     void refresh();
@@ -160,9 +163,10 @@ export function useSession(sessionId: number): SessionState {
   // so the transcript sees the same item arrays and skips them.
   const history = useMemo(() => {
     const m = new Map<number, Item[]>();
-    for (const task of tasks) m.set(task.id, historyItems(task, entries));
+    const failed = new Map(failures.map((f) => [f.task_id, f]));
+    for (const task of tasks) m.set(task.id, historyItems(task, entries, failed.get(task.id)));
     return m;
-  }, [tasks, entries]);
+  }, [tasks, entries, failures]);
 
   const views: TaskView[] = tasks.map((task) => {
     const l = live[task.id];

@@ -1,9 +1,11 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { Approval, Session } from "../../api/generated/bindings";
 import { basename } from "../../lib/format";
 import { relativeTime } from "../../lib/relative";
 import { hrefOf, type Route } from "../../lib/route";
 import type { Activity } from "../../store/sessionStore";
+import { SearchResults } from "./SearchResults";
+import { isSearchShortcut } from "./search";
 
 interface Props {
   sessions: Session[];
@@ -21,6 +23,18 @@ const ACTIVITY_LABEL: Record<Activity, string> = { busy: "working", waiting: "wa
 
 export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup, activity, open, onClose }: Props) {
   const [query, setQuery] = useState("");
+  const searchBox = useRef<HTMLInputElement>(null);
+  // Ctrl+K from anywhere: to the search box (the drawer's too, when the sidebar is one).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!isSearchShortcut(e)) return;
+      e.preventDefault();
+      searchBox.current?.focus();
+      searchBox.current?.select();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
   const q = query.trim().toLowerCase();
   const shown = q
     ? sessions.filter((s) => s.title.toLowerCase().includes(q) || s.workspace.toLowerCase().includes(q))
@@ -54,16 +68,24 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
       {sessions.length > 0 && (
         <input
           type="search"
+          ref={searchBox}
           class="session-search"
-          placeholder="Search sessions"
-          aria-label="Search sessions"
+          placeholder="Search (Ctrl+K)"
+          aria-label="Search sessions and messages"
+          aria-keyshortcuts="Control+K"
           data-testid="session-search"
           value={query}
           onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && query) {
+              e.preventDefault();
+              setQuery("");
+            }
+          }}
         />
       )}
       {sessions.length === 0 && <p class="muted">No sessions yet.</p>}
-      {sessions.length > 0 && shown.length === 0 && <p class="muted">No session matches.</p>}
+      {sessions.length > 0 && q && shown.length === 0 && <p class="muted">No session title matches.</p>}
       <ul class="session-list" data-testid="session-list">
         {shown.map((s) => {
           const active = route.name === "session" && route.id === s.id;
@@ -100,6 +122,7 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
           );
         })}
       </ul>
+      <SearchResults query={query} />
     </nav>
   );
 }

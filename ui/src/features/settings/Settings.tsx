@@ -22,6 +22,7 @@ import { UndoHistorySettings } from "../changes/UndoHistorySettings";
 import type { LimitsForm, PolicyRules, ProviderForm } from "../../api/generated/bindings";
 import { McpSettings, TriggerSettings } from "../triggers/Triggers";
 import { AboutSection, DesktopSection } from "./Desktop";
+import { DataSection } from "../data/DataSection";
 import { SettingsSandboxLine } from "../approvals/SandboxLine";
 import { AppearanceSection } from "./Appearance";
 import { PRESETS, presetOf } from "./presets";
@@ -29,6 +30,7 @@ import { SettingsNav } from "./SettingsNav";
 import { KeysSection } from "./Keys";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 import { MoneySection } from "./Money";
+import { CommandRulesSection } from "./CommandRules";
 import { LocalModelSection } from "../models/LocalModelSection";
 import { Overridden, StatusLine, useOverrides, type Status } from "./fields";
 import { PartsContext, useLoadedParts, usePartLoaded } from "../../lib/loaded";
@@ -63,10 +65,12 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         <MoneySection />
         <UndoHistorySettings />
         <PolicySection workspaces={workspaces} />
+        <CommandRulesSection workspaces={workspaces} />
         <TriggerSettings workspaces={workspaces} />
         <McpSettings workspaces={workspaces} />
         <KeysSection />
         <LocalModelSection />
+        <DataSection />
         <DesktopSection />
         <AppearanceSection />
         <AboutSection />

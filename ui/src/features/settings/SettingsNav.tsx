@@ -11,6 +11,7 @@ const SECTIONS: { label: string; testid: string }[] = [
   { label: "MCP servers", testid: "mcp-settings" },
   { label: "Keys", testid: "keys-settings" },
   { label: "Built-in model", testid: "local-model-settings" },
+  { label: "Data", testid: "data-settings" },
   { label: "Appearance", testid: "appearance-settings" },
   { label: "About", testid: "about" },
 ];

@@ -1,11 +1,12 @@
 // History: a finished task's items read back from the store's entries (the record), so a
 // reload shows each final answer exactly once and never a streamed fragment.
-import type { Entry, Task } from "../../api/generated/bindings";
+import type { Entry, Task, TaskFailure } from "../../api/generated/bindings";
 import { flagOf, textOf, toolCallsOf } from "../../api/json";
 import type { Item } from "./items";
 import { markFromEntry } from "../context/marks";
 
-export function historyItems(task: Task, entries: Entry[]): Item[] {
+/** `failure`: the task's recorded error (kind, sentence, detail), when it failed. */
+export function historyItems(task: Task, entries: Entry[], failure?: TaskFailure): Item[] {
   const items: Item[] = [];
   const cards = new Map<string, number>();
   for (const e of entries) {
@@ -59,8 +60,19 @@ export function historyItems(task: Task, entries: Entry[]): Item[] {
       if (it.kind === "tool" && it.status === "planned") items[i] = { ...it, status: "failed", output: "did not run" };
     }
   }
-  if (task.status === "failed" || task.status === "budget_exceeded") {
-    // The stored task keeps the error's text, not its kind: the sentence stays general.
+  if (task.status === "failed" && failure) {
+    // As the live view said it: the runtime's sentence for the error's kind, the detail behind it.
+    items.push({
+      kind: "notice",
+      key: `t${task.id}:end`,
+      tone: "error",
+      text: failure.summary,
+      detail: failure.error,
+      errorKind: failure.kind,
+      failed: true,
+    });
+  } else if (task.status === "failed" || task.status === "budget_exceeded") {
+    // No recorded failure to read (a store from before it was kept): the sentence stays general.
     const text = task.status === "failed" ? "The task failed." : "The task ran out of budget.";
     items.push({ kind: "notice", key: `t${task.id}:end`, tone: "error", text, detail: task.error ?? task.status, failed: true });
   } else if (task.status === "cancelled") {

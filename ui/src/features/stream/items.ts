@@ -28,6 +28,8 @@ export type Item =
       startedAt?: string;
       /** The diff of a write, from its approval request. */
       diff?: string;
+      /** The command rules that let it run without asking ("`cargo test *`, added 2 Dec"). */
+      allowedBy?: string;
     }
   | {
       kind: "notice";

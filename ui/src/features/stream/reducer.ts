@@ -13,6 +13,7 @@
 import type { TaskEvent, TaskStatus } from "../../api/generated/bindings";
 import { objectOf } from "../../api/json";
 import { isTerminalEvent } from "./terminal";
+import { addedOn } from "../approvals/commandOffer";
 import type { Item, PendingApproval, ToolItem, ToolStatus } from "./items";
 import { markFromEvent } from "../context/marks";
 
@@ -99,6 +100,11 @@ export function reduceLive(state: LiveState, ev: TaskEvent): LiveState {
       const u = ev.payload.usage;
       const tokens = state.tokens + (u ? u.prompt_tokens + u.completion_tokens : 0);
       return { ...state, items, streaming: null, tokens, steps: Math.max(state.steps, ev.payload.step) };
+    }
+    case "allowed_by_rule": {
+      const p = ev.payload;
+      const allowedBy = p.rules.map((r) => `\`${r.rule}\`, ${addedOn(r.created_at)}`).join("; ");
+      return withTool(state, p.call_id, { allowedBy }, "run_command", JSON.stringify({ command: p.command }));
     }
     case "tool_call_started": {
       const p = ev.payload;

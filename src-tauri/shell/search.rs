@@ -1,0 +1,22 @@
+//! Finding past work from the window: one call into core, its error mapped.
+use pocketpilot_core::store::search::SearchHit;
+use tauri::State;
+
+use super::wire::CommandError;
+use super::{call, AppState};
+
+/// The newest transcript entries matching what was typed (at most `limit`), only in
+/// `workspace` when given.
+#[tauri::command]
+#[specta::specta]
+pub async fn search_entries(
+    state: State<'_, AppState>,
+    query: String,
+    workspace: Option<String>,
+    limit: u32,
+) -> Result<Vec<SearchHit>, CommandError> {
+    call(&state, move |rt| {
+        rt.search(&query, workspace.as_deref(), limit)
+    })
+    .await
+}
