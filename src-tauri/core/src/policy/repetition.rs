@@ -20,9 +20,25 @@ pub struct RepetitionGuard {
 /// `{"a":2,"b":1}` are the same call; text that is not JSON is compared trimmed.
 pub fn normalise_arguments(raw: &str) -> String {
     match serde_json::from_str::<serde_json::Value>(raw) {
-        // serde_json's map is ordered by key (no `preserve_order`): printing sorts it.
-        Ok(v) => v.to_string(),
+        Ok(v) => sorted(v).to_string(),
         Err(_) => raw.trim().to_owned(),
+    }
+}
+
+/// The value with every object's keys in order. The keys are sorted here rather than
+/// left to serde_json's map: a dependency of the binary (the ACP crate) turns on its
+/// `preserve_order`, which keeps keys in the order they came.
+fn sorted(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(map) => {
+            let mut pairs: Vec<(String, serde_json::Value)> = map.into_iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sorted).collect())
+        }
+        other => other,
     }
 }
 
