@@ -660,7 +660,7 @@ impl Runtime {
         // issue 14: unsandboxed, "allow for this session" on a command is one-off.
         let answer = self.vet_session_grant(&approval, answer)?;
         let task_id = approval.task_id;
-        self.recorder.record(
+        self.recorder.record_for_person(
             task_id,
             &RuntimeEvent::ApprovalResolved {
                 approval_id,

@@ -325,6 +325,25 @@ impl Recorder {
         Ok(Some(stored))
     }
 
+    /// `record` for what a person does to a run (answering its approval), which holds
+    /// whichever process works the run now: it is not a write of this process's run, so
+    /// this process's claim on the session, live or lost, does not apply to it.
+    pub fn record_for_person(
+        &self,
+        task_id: i64,
+        event: &RuntimeEvent,
+    ) -> Result<Option<TaskEvent>, StoreError> {
+        self.flush(task_id);
+        let event = event.clone();
+        let fan = self.fan.clone();
+        let at = self.stamp();
+        let stored = self.store.write_queued(
+            move |tx| apply(tx, task_id, &event, &at),
+            move |ev| fan.published(std::iter::once(ev)),
+        )?;
+        Ok(Some(stored))
+    }
+
     /// `record` for async callers: awaits the commit without blocking the runtime.
     pub async fn record_async(
         &self,
