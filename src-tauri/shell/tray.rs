@@ -209,6 +209,7 @@ fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
         EventKind::ApprovalRequired => "A task needs your approval",
         EventKind::RunPaused => match paused_for().map(|p| p.reason) {
             Some(PauseReason::Repetition) => "A task is paused: the agent is repeating itself",
+            Some(PauseReason::DiskFull) => "A task is paused: the disk is full",
             _ => "A task is paused: a budget ran out",
         },
         EventKind::TaskCompleted => "Task finished",

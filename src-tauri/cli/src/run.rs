@@ -8,7 +8,7 @@ use clap::Args;
 use super::{default_workspace, CliError};
 use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_protocol::task::TaskStatus;
-use pocketpilot_protocol::{visible, Capability, RunSource, RuntimeEvent};
+use pocketpilot_protocol::{visible, Capability, PauseReason, RunSource, RuntimeEvent};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -310,13 +310,23 @@ impl Following<'_> {
                 self.rt.resolve_approval(approval_id, answer)?;
                 Ok(None)
             }
-            RuntimeEvent::RunPaused { message, .. } => {
+            RuntimeEvent::RunPaused {
+                message, reason, ..
+            } => {
                 if self.rt.task(id)?.status != TaskStatus::Paused {
                     return Ok(None);
                 }
+                let how = match reason {
+                    PauseReason::DiskFull => format!(
+                        "free some space on the disk of the data folder, then: pocketpilot raise {id}"
+                    ),
+                    PauseReason::Budget | PauseReason::Repetition => format!(
+                        "pocketpilot raise {id} [--steps N | --seconds N | --tokens N | --usd X] [--steer TEXT]"
+                    ),
+                };
                 let _ = writeln!(
                     self.err,
-                    "task {id} paused: {message}\n  continue: pocketpilot raise {id} [--steps N | --seconds N | --tokens N | --usd X] [--steer TEXT]\n  stop:     pocketpilot stop {id}"
+                    "task {id} paused: {message}\n  continue: {how}\n  stop:     pocketpilot stop {id}"
                 );
                 Ok(Some(ExitCode::from(TaskStatus::Paused.exit_code())))
             }

@@ -22,6 +22,10 @@ use crate::machine::MachineFacts;
 
 mod pull;
 
+/// Room a download or an import leaves free beyond the model: the store and the runs'
+/// records share the disk, and a run pauses when it runs short.
+const KEEP_FREE: u64 = 64 << 20;
+
 pub use pull::PullProgress;
 
 /// The file in `models/` naming the chosen model.
@@ -80,7 +84,7 @@ pub enum ModelError {
     )]
     TooLarge { model_bytes: u64, available: u64 },
     #[error(
-        "the model needs {} of disk space; {} is free",
+        "the model needs {} of disk space (and some room left for PocketPilot's own data); {} is free",
         human_bytes(*needed),
         human_bytes(*free)
     )]
@@ -464,7 +468,7 @@ impl ModelStore {
         size: u64,
     ) -> Result<(u64, String), ModelError> {
         let free = self.machine.disk_free(&self.dir)?;
-        if size > free {
+        if size.saturating_add(KEEP_FREE) > free {
             return Err(ModelError::NoDiskSpace { needed: size, free });
         }
         let part = part_of(target);

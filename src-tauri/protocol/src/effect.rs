@@ -82,6 +82,9 @@ crate::wire_enum! {
         /// The same call got the same result N times in a row, or the model's turns
         /// stopped changing.
         Repetition = "repetition",
+        /// The disk holding the data directory is full: continue once space is freed
+        /// (nothing to raise), or stop (`cancelled`).
+        DiskFull = "disk_full",
     }
 }
 

@@ -64,6 +64,8 @@ crate::wire_enum! {
         Io = "io",
         /// The change journal's files (blob store, workspace) failed.
         ChangeJournal = "change_journal",
+        /// The disk holding the data directory is full.
+        DiskFull = "disk_full",
     }
 }
 
@@ -82,7 +84,7 @@ impl ErrorKind {
             | ModelNotFound | ModelRateLimited | ModelServer | ModelRequest | ModelConnect
             | ModelTimeout | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
             | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch
-            | ChangeJournal => false,
+            | ChangeJournal | DiskFull => false,
         }
     }
 
@@ -91,7 +93,7 @@ impl ErrorKind {
         use ErrorKind::*;
         match self {
             ModelRateLimited | ModelServer | ModelConnect | ModelTimeout | ModelStream
-            | ConversationBusy | InboxFull | Store | Io | Listen | Watch => true,
+            | ConversationBusy | InboxFull | Store | Io | Listen | Watch | DiskFull => true,
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationIdle | RequestMismatch | NotQueued | NotFound | Settings
             | InvalidConfig | NoModel | LocalModel | StepsExhausted | Record | LeaseLost
@@ -176,6 +178,7 @@ impl ErrorKind {
             UndoConflict => "Files were changed since, so they were not put back.".into(),
             ChangeJournal => "The record of the agent's changes could not be used.".into(),
             SessionActive => "The session is still working: stop its task first.".into(),
+            DiskFull => "The disk is full: free some space, then continue.".into(),
             Io | Listen | Watch => "A file or network operation failed.".into(),
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound

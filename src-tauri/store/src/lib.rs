@@ -53,6 +53,7 @@ mod schema;
 pub mod search;
 pub mod sessions;
 pub mod settings;
+pub mod space;
 pub mod submissions;
 pub mod tasks;
 pub mod tool_calls;
@@ -177,6 +178,18 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 impl StoreError {
+    /// Whether the write failed because the disk (or the temporary directory SQLite
+    /// spills to) is full.
+    pub fn is_disk_full(&self) -> bool {
+        let sqlite = match self {
+            StoreError::Sqlite(e) => e,
+            StoreError::NotCommitted(e) => e.as_ref(),
+            StoreError::Backup(backup::BackupError::NoSpace { .. }) => return true,
+            _ => return false,
+        };
+        sqlite.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+    }
+
     pub fn not_found(what: &'static str, id: impl ToString) -> Self {
         StoreError::NotFound {
             what,

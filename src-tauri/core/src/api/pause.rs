@@ -37,6 +37,16 @@ impl Runtime {
                 status: task.status,
             });
         }
+        if task.pause.as_ref().map(|p| p.reason) == Some(PauseReason::DiskFull) {
+            let space = crate::store::space::Space::new(self.data_dir());
+            if let Err((full, needed)) = space.room_to_continue() {
+                return Err(RuntimeError::StillFull {
+                    id: task_id,
+                    full,
+                    needed,
+                });
+            }
+        }
         let raise = match pause::offer(&task, &Limits::load(&self.store)?) {
             Some(offer) if raise.is_empty() && offer.reason == PauseReason::Budget => offer.raise,
             _ => raise,
@@ -59,7 +69,7 @@ impl Runtime {
     }
 
     /// Ends a paused task: `budget_exceeded` when a budget paused it (as before there
-    /// were pauses), `cancelled` when the repetition guard did.
+    /// were pauses), `cancelled` when the repetition guard or a full disk did.
     pub fn stop_task(&self, task_id: i64) -> Result<TaskStatus> {
         let task = self.task(task_id)?;
         if task.status != TaskStatus::Paused {
@@ -72,6 +82,9 @@ impl Runtime {
             Some(p) if p.reason == PauseReason::Budget => RuntimeEvent::BudgetExceeded {
                 budget: p.budget.unwrap_or(Budget::Steps),
                 reason: p.message.clone(),
+            },
+            Some(p) if p.reason == PauseReason::DiskFull => RuntimeEvent::TaskCancelled {
+                reason: "stopped by the user while the disk was full".into(),
             },
             _ => RuntimeEvent::TaskCancelled {
                 reason: "stopped by the user: the agent was repeating itself".into(),

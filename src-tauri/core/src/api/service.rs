@@ -43,6 +43,13 @@ pub enum RuntimeError {
         id: i64,
         budget: pocketpilot_protocol::Budget,
     },
+    /// A task that paused for a full disk cannot continue while the disk is still full.
+    #[error("task {id} paused because the disk was full, and it still is ({} MB free, {} MB needed): free some space, then continue it", crate::store::space::mb(.full.free), crate::store::space::mb(*.needed))]
+    StillFull {
+        id: i64,
+        full: crate::store::space::DiskFull,
+        needed: u64,
+    },
     /// A setting a person typed that cannot be saved; the message names the field.
     #[error("{0}")]
     InvalidValue(String),
@@ -91,6 +98,7 @@ impl RuntimeError {
             RuntimeError::Store(e) => store_kind(e),
             RuntimeError::Changes(e) => e.kind(),
             RuntimeError::SessionActive { .. } => ErrorKind::SessionActive,
+            RuntimeError::StillFull { .. } => ErrorKind::DiskFull,
         }
     }
 

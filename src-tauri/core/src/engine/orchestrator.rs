@@ -378,6 +378,9 @@ async fn execute(
             .await
         {
             Ok(k) => k,
+            Err(crate::engine::changes::ChangeError::DiskFull(full)) => {
+                return Err(RecordError::DiskFull(full));
+            }
             Err(e) => {
                 let error =
                     format!("the prior state could not be kept for undo, so it did not run: {e}");

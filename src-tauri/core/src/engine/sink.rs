@@ -12,6 +12,19 @@ pub enum RecordError {
     /// Another process works the session now: this one records nothing more.
     #[error(transparent)]
     Lease(#[from] LeaseError),
+    /// The data directory's disk is full: the run pauses until space is freed.
+    #[error(transparent)]
+    DiskFull(#[from] crate::store::space::DiskFull),
+}
+
+impl RecordError {
+    /// The full disk behind this failure, if that is what it was.
+    pub fn disk_full(&self) -> Option<crate::store::space::DiskFull> {
+        match self {
+            RecordError::DiskFull(d) => Some(*d),
+            _ => None,
+        }
+    }
 }
 
 /// Where the agent's events go. `emit` returns once the event is durable.

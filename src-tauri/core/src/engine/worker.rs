@@ -19,6 +19,7 @@ use crate::engine::recorder::{Claim, Recorder};
 use crate::engine::scheduler::RunRegistry;
 use crate::engine::transcript;
 use crate::event::RuntimeEvent;
+use crate::store::space::{DiskFull, Space};
 use crate::store::{approvals, entries, sessions, settings, tasks, tool_calls, Store, StoreError};
 use crate::task::TaskStatus;
 use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind, PauseReason};
@@ -40,14 +41,21 @@ struct Sink {
     task_id: i64,
     lease: Arc<SessionLease>,
     limits: Limits,
+    space: Space,
 }
 
 impl Sink {
     /// A write refused because the lease moved on (checked in the write's transaction)
-    /// is the lease lost, not a store failure.
+    /// is the lease lost, not a store failure; one that failed for lack of space is the
+    /// disk full (a write rolled back with a full disk's group counts too).
     fn lost_or(&self, e: StoreError) -> RecordError {
         match e {
             StoreError::LeaseLost { .. } => RecordError::Lease(self.lease.lost_in_write()),
+            e if e.is_disk_full() => RecordError::DiskFull(self.space.full_now()),
+            e @ StoreError::NotCommitted(_) => match self.space.check() {
+                Err(full) => RecordError::DiskFull(full),
+                Ok(()) => RecordError::Store(e),
+            },
             e => RecordError::Store(e),
         }
     }
@@ -56,6 +64,16 @@ impl Sink {
 impl EventSink for Sink {
     fn emit(&self, event: RuntimeEvent) -> Result<(), RecordError> {
         self.lease.check()?;
+        // New work (a model request, a tool call) starts only while the disk has room, so
+        // a run pauses between calls rather than inside one; what ends a call or a turn
+        // is still written while the floor's headroom lasts.
+        use crate::event::EventKind;
+        if matches!(
+            event.kind(),
+            EventKind::ModelTurnStarted | EventKind::ToolCallStarted
+        ) {
+            self.space.check()?;
+        }
         self.recorder
             .record(self.task_id, &event)
             .map_err(|e| self.lost_or(e))?;
@@ -128,6 +146,7 @@ pub async fn run(cx: RunContext, task_id: i64, lease: Arc<SessionLease>) {
         match crate::engine::lease::watching(&lease, task_id, registered).await {
             Ok(()) => {}
             Err(RecordError::Lease(e)) => tracing::warn!(error = %e, "the run stopped"),
+            Err(RecordError::DiskFull(full)) => pause_for_space(&cx, task_id, &lease, full),
             Err(e) => tracing::error!(error = %e, "the run could not be recorded"),
         }
         cx.recorder.release(task_id);
@@ -159,7 +178,10 @@ async fn run_registered(
         task_id,
         lease: lease.clone(),
         limits: limits.clone(),
+        space: Space::new(&cx.data_dir),
     };
+    // Room to record a pause, should the disk fill up during the run.
+    sink.space.ensure_reserve();
     let spec = match ProviderSpec::from_stored(task.provider.as_deref()) {
         Ok(spec) => spec,
         Err(e) => return sink.finish(&no_model(e.to_string()), false),
@@ -203,6 +225,8 @@ async fn run_registered(
         provider: provider.label(),
         resumed: task.status == TaskStatus::Running,
     })?;
+    // Started (so it can pause), and paused at once if the disk is full already.
+    sink.space.check()?;
     let (agent, mcp_session) =
         build_agent(cx, &sink, &task, provider, &limits, &settings, &cancel).await?;
     let watcher = watch_cancel_requests(
@@ -214,8 +238,13 @@ async fn run_registered(
     let started = Instant::now();
     let outcome = drive_agent(cx, &agent, &sink, &task, &limits, &cancel).await;
     watcher.abort();
+    let full = disk_full(outcome.as_ref(), &sink.space);
+    if full.is_some() {
+        // The rest of the run's record (its time, its pause) must fit.
+        sink.space.release_reserve();
+    }
     if let Some(mcp) = mcp_session {
-        for p in mcp.stopped_servers() {
+        for p in mcp.stopped_servers().into_iter().filter(|_| full.is_none()) {
             sink.emit(mcp_problem(p))?;
         }
         mcp.shutdown().await;
@@ -223,8 +252,16 @@ async fn run_registered(
     // A run stopped because another process took the session over records nothing more.
     lease.check()?;
     let elapsed = started.elapsed().as_millis() as u64;
-    cx.store
-        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))?;
+    match cx
+        .store
+        .write(|tx| tasks::add_active_ms(tx, task_id, elapsed))
+    {
+        Err(e) if e.is_disk_full() => tracing::warn!(error = %e, "the run's time was not added"),
+        done => done?,
+    }
+    if let Some(full) = full {
+        return Err(RecordError::DiskFull(full));
+    }
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
     let limits = with_extra(&limits, &task);
     // The configured server, named in a failure's plain sentence (a scripted run has none).
@@ -249,6 +286,42 @@ async fn run_registered(
     }
     prune_changes(cx);
     Ok(())
+}
+
+/// The full disk a run stopped on, if that is why it stopped.
+fn disk_full(outcome: Option<&AgentOutcome>, space: &Space) -> Option<DiskFull> {
+    match outcome? {
+        AgentOutcome::RecordFailed { error } => match error {
+            RecordError::DiskFull(d) => Some(*d),
+            RecordError::Store(e) if e.is_disk_full() => Some(space.full_now()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Pauses a run that stopped because the disk is full: the reserve is given back so that
+/// the pause fits, and the run continues (`raise`, Continue) once space is freed.
+fn pause_for_space(cx: &RunContext, task_id: i64, lease: &SessionLease, full: DiskFull) {
+    Space::new(&cx.data_dir).release_reserve();
+    tracing::warn!(
+        task_id,
+        free = full.free,
+        "the disk is full: the run pauses"
+    );
+    if lease.check().is_err() {
+        return;
+    }
+    let event = RuntimeEvent::RunPaused {
+        reason: PauseReason::DiskFull,
+        budget: None,
+        message: full.to_string(),
+        repeated: None,
+        resumes_at: None,
+    };
+    if let Err(e) = cx.recorder.record(task_id, &event) {
+        tracing::error!(task_id, error = %e, "the pause for a full disk could not be recorded");
+    }
 }
 
 /// A run that cannot have its model: ended like any other run, so its inputs are settled
@@ -364,6 +437,10 @@ async fn build_agent(
         &ctx,
     ) {
         Ok(j) => Some(Arc::new(j)),
+        // No room for what undo keeps: the run pauses rather than run without undo.
+        Err(crate::engine::changes::ChangeError::DiskFull(full)) => {
+            return Err(RecordError::DiskFull(full));
+        }
         Err(e) => {
             tracing::warn!(error = %e, "no change journal for this run");
             None

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     check_fits_memory, name_from_file, now_unix, validate_name, Manifest, ModelError, ModelSource,
-    ModelStore,
+    ModelStore, KEEP_FREE,
 };
 use crate::gguf;
 
@@ -277,7 +277,7 @@ impl ModelStore {
     fn check_room(&self, total: u64, on_disk: u64) -> Result<(), ModelError> {
         let needed = total - on_disk;
         let free = self.machine.disk_free(&self.dir)?;
-        if needed > free {
+        if needed.saturating_add(KEEP_FREE) > free {
             return Err(ModelError::NoDiskSpace { needed, free });
         }
         check_fits_memory(total, self.machine.memory_available())

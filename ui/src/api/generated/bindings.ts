@@ -656,7 +656,9 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  */
 "model_stream_limit" | "listen" | "watch" | "store" | "keychain" | "io" | 
 /**  The change journal's files (blob store, workspace) failed. */
-"change_journal";
+"change_journal" | 
+/**  The disk holding the data directory is full. */
+"disk_full";
 
 /**
  *  What an event is, without its payload: the `type` column of `task_events` and the
@@ -926,7 +928,12 @@ export type PauseReason =
  *  The same call got the same result N times in a row, or the model's turns
  *  stopped changing.
  */
-"repetition";
+"repetition" | 
+/**
+ *  The disk holding the data directory is full: continue once space is freed
+ *  (nothing to raise), or stop (`cancelled`).
+ */
+"disk_full";
 
 /**
  *  A workspace's rules: capabilities (`fs:write`), areas (`mcp`) or `*`. Deny beats allow;

@@ -1,6 +1,6 @@
-// A paused task: a budget ran out, or the agent was repeating itself. The card says what
-// ran out and how much was used (the runtime's offer), proposes the budget again, and
-// offers continue (with that raise, or a steer) and stop.
+// A paused task: a budget ran out, the agent was repeating itself, or the disk is full.
+// The card says what ran out and how much was used (the runtime's offer), proposes the
+// budget again, and offers continue (with that raise, or a steer) and stop.
 import { useEffect, useState } from "preact/hooks";
 import { continueTask, errorMessage, pauseOffer, stopTask } from "../../api/commands";
 import type { PauseOffer, Task } from "../../api/generated/bindings";
@@ -33,7 +33,8 @@ export function PausedCard({ task, onDone }: Props) {
     };
   }, [task.id, stored]);
 
-  const repeating = (offer?.reason ?? task.pause?.reason) === "repetition";
+  const reason = offer?.reason ?? task.pause?.reason;
+  const repeating = reason === "repetition";
   const budget = offer?.budget ?? task.pause?.budget ?? null;
   const unit = budget ? UNITS[budget] : null;
   const proposed = proposedAmount(offer);
@@ -54,7 +55,9 @@ export function PausedCard({ task, onDone }: Props) {
   const sentence = offer?.sentence ?? task.pause?.message ?? "";
   return (
     <section class="paused-card" role="alertdialog" aria-label="Paused task" data-testid="paused-card">
-      <strong>{repeating ? "The agent is repeating itself" : "A budget ran out"}</strong>
+      <strong>
+        {repeating ? "The agent is repeating itself" : reason === "disk_full" ? "The disk is full: free some space, then continue" : "A budget ran out"}
+      </strong>
       {!repeating && <p data-testid="paused-message">{sentence}</p>}
       {repeating && (
         <>

@@ -44,6 +44,26 @@ pub enum ChangeError {
     AlreadyRedone { undo: i64, by: i64 },
     #[error("task {0} is still working in another process; wait for it or cancel it first")]
     Busy(i64),
+    /// The data directory's disk is full: no content is kept, so nothing may change.
+    #[error("no changes can be kept: {0}")]
+    DiskFull(#[from] crate::store::space::DiskFull),
+}
+
+impl ChangeError {
+    /// The full disk behind this failure, if that is what it was.
+    pub fn disk_full(&self, data_dir: &Path) -> Option<crate::store::space::DiskFull> {
+        let space = crate::store::space::Space::new(data_dir);
+        match self {
+            ChangeError::DiskFull(d) => Some(*d),
+            ChangeError::Files(ChangesError::Io { source, .. })
+                if crate::store::space::is_no_space(source) =>
+            {
+                Some(space.full_now())
+            }
+            ChangeError::Store(e) if e.is_disk_full() => Some(space.full_now()),
+            _ => None,
+        }
+    }
 }
 
 impl ChangeError {
@@ -60,6 +80,7 @@ impl ChangeError {
             | ChangeError::NotAnUndo(_)
             | ChangeError::AlreadyRedone { .. } => ErrorKind::NothingToUndo,
             ChangeError::Busy(_) => ErrorKind::ConversationBusy,
+            ChangeError::DiskFull(_) => ErrorKind::DiskFull,
         }
     }
 }
@@ -139,6 +160,8 @@ impl RunChanges {
         let guard = WorkspaceGuard::for_context(ctx).map_err(|e| {
             ChangeError::Workspace(ctx.workspace.display().to_string(), e.to_string())
         })?;
+        // A journal keeps copies of what a run changes: it starts only with room for them.
+        crate::store::space::Space::new(data_dir).check()?;
         let opts = scan_options(&load_settings(&store)?);
         let blobs = blob_store(data_dir)?;
         let baseline = load_baseline(data_dir, guard.root(), &blobs);
@@ -392,10 +415,18 @@ pub async fn before(
         return Ok(None);
     };
     let (j, call_id) = (j.clone(), call_id.to_owned());
+    let data_dir = j.data_dir.clone();
+    // Keeping the prior state writes copies: it starts only with room for them.
+    crate::store::space::Space::new(&data_dir).check()?;
     tokio::task::spawn_blocking(move || j.keep_before(&call_id, scope))
         .await
         .map_err(|e| ChangeError::Workspace("(scan)".into(), e.to_string()))?
         .map(Some)
+        // Out of space is said as such: the run pauses rather than fail the call.
+        .map_err(|e| match e.disk_full(&data_dir) {
+            Some(full) => ChangeError::DiskFull(full),
+            None => e,
+        })
 }
 
 /// The orchestrator's hook after an effect: records the call's changes. A failure leaves
