@@ -3,6 +3,8 @@
 // `bindings_tests.rs` checks `capabilities/default.json` allows exactly these.
 // A new command: add it here and as `allow-<name>` in capabilities/default.json.
 window_commands! {
+    recovery::store_problem,
+    recovery::recover_store,
     commands::list_sessions,
     commands::rename_session,
     commands::delete_session,

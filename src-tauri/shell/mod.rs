@@ -11,6 +11,8 @@
 //!   them to TypeScript.
 //! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
 //! - `data.rs`: Settings → Data: backups of the store, "Back up now", "Restore…".
+//! - `recovery.rs`: the screen for a store that cannot be opened (damaged, newer), and
+//!   putting a backup back from it.
 //! - `desktop.rs`: background start (`--background`), start at login, keep in tray, About.
 //!
 //! Every command is async and runs its core call on the blocking pool (`call`): core's
@@ -24,6 +26,7 @@ mod data;
 mod desktop;
 mod export;
 mod models;
+mod recovery;
 mod rules;
 mod search;
 mod settings;
@@ -72,6 +75,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl AppState {
+    fn new(runtime: Arc<Runtime>) -> Self {
+        Self {
+            runtime,
+            tray: OnceLock::new(),
+            triggers: Mutex::new(None),
+        }
+    }
+
     fn tray(&self) -> Option<&tray::Tray> {
         self.tray.get()
     }
@@ -157,6 +168,41 @@ fn render_node() -> std::ffi::OsString {
         .into_os_string()
 }
 
+/// The app's work beside the window, once the store is open: the tray, the built-in model's
+/// status, daily backups, interrupted runs resumed, the triggers. `AppState` is managed.
+fn start_services(handle: &tauri::AppHandle, runtime: Arc<Runtime>) {
+    match tray::install(handle) {
+        Ok(t) => {
+            let _ = handle.state::<AppState>().tray.set(t);
+        }
+        Err(e) => tracing::warn!(error = %e, "no tray icon"),
+    }
+    tauri::async_runtime::spawn(models::forward_server_status(handle.clone()));
+    // A copy of the store once a day while the app runs (`core::api::data`).
+    tauri::async_runtime::spawn(runtime.clone().keep_daily_backups());
+    let handle = handle.clone();
+    tauri::async_runtime::spawn(async move {
+        // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.
+        match runtime.resume_on_start() {
+            Ok((s, resumed)) if !s.is_empty() => {
+                tracing::info!(sessions = ?s, resumed, "interrupted sessions at start")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "could not resume interrupted sessions"),
+        }
+        match TriggerHost::start(runtime.clone(), HostOptions::default()).await {
+            Ok(host) => {
+                *lock(&handle.state::<AppState>().triggers) = Some(host);
+                // The webhook address is known now: the settings screen shows it.
+                runtime.announce_triggers();
+            }
+            Err(e) => tracing::warn!(error = %e, "triggers are not running"),
+        }
+        tray::refresh(&handle);
+        tray::follow_changes(handle, runtime).await;
+    });
+}
+
 // The last resort before any window exists: the terminal that started the app, if any.
 #[allow(clippy::print_stderr)]
 pub fn run_desktop() -> ExitCode {
@@ -167,15 +213,14 @@ pub fn run_desktop() -> ExitCode {
     // "Restore…" in Settings → Data restarts the app: the backup goes back before the
     // store is opened again.
     let _ = pocketpilot_core::api::data::apply_pending_restore(&data_dir);
-    let runtime = match Runtime::open(&data_dir) {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("pocketpilot: {e}");
-            return ExitCode::from(1);
-        }
+    // The store is opened (and checked: `quick_check` reads the whole file) beside the
+    // window's start; the window's first question waits for it (`recovery::store_problem`).
+    let opening = {
+        let data_dir = data_dir.clone();
+        std::thread::spawn(move || Runtime::open(&data_dir))
     };
     let ipc = bindings::builder();
-    let result = tauri::Builder::default()
+    let builder = tauri::Builder::default()
         // First: a second launch hands over to the running app and exits.
         .plugin(
             tauri_plugin_single_instance::Builder::new()
@@ -185,50 +230,51 @@ pub fn run_desktop() -> ExitCode {
         )
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
-        .manage(AppState {
-            runtime: runtime.clone(),
-            tray: OnceLock::new(),
-            triggers: Mutex::new(None),
-        })
+        .manage(recovery::Recovery::new(&data_dir));
+    let result = builder
         .invoke_handler(ipc.invoke_handler())
         .setup(move |app| {
             let handle = app.handle().clone();
             desktop::show_unless_hidden(&handle);
-            match tray::install(&handle) {
-                Ok(t) => {
-                    let _ = app.state::<AppState>().tray.set(t);
-                }
-                Err(e) => tracing::warn!(error = %e, "no tray icon"),
-            }
-            tauri::async_runtime::spawn(models::forward_server_status(handle.clone()));
-            // A copy of the store once a day while the app runs (`core::api::data`).
-            tauri::async_runtime::spawn(runtime.clone().keep_daily_backups());
-            let rt = runtime.clone();
             tauri::async_runtime::spawn(async move {
-                // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.
-                match rt.resume_on_start() {
-                    Ok((s, resumed)) if !s.is_empty() => {
-                        tracing::info!(sessions = ?s, resumed, "interrupted sessions at start")
+                let opened = tauri::async_runtime::spawn_blocking(move || opening.join()).await;
+                let recovery = handle.state::<recovery::Recovery>();
+                match opened {
+                    Ok(Ok(Ok(rt))) => {
+                        handle.manage(AppState::new(rt.clone()));
+                        recovery.set(recovery::Opening::Open);
+                        start_services(&handle, rt);
                     }
-                    Ok(_) => {}
-                    Err(e) => tracing::error!(error = %e, "could not resume interrupted sessions"),
-                }
-                match TriggerHost::start(rt.clone(), HostOptions::default()).await {
-                    Ok(host) => {
-                        *lock(&handle.state::<AppState>().triggers) = Some(host);
-                        // The webhook address is known now: the settings screen shows it.
-                        rt.announce_triggers();
+                    Ok(Ok(Err(e))) => match recovery::problem_of(&e, &data_dir) {
+                        // A damaged store, or one a newer build wrote: the recovery screen
+                        // (`recovery.rs`), even after a start at login, as the person has to
+                        // choose; nothing writes to it.
+                        Some(problem) => {
+                            tracing::error!(error = %e, "the store cannot be opened: the recovery screen");
+                            recovery.set(recovery::Opening::Problem(problem));
+                            tray::show_window(&handle);
+                        }
+                        None => {
+                            tracing::error!(error = %e, "the store cannot be opened");
+                            eprintln!("pocketpilot: {e}");
+                            handle.exit(1);
+                        }
+                    },
+                    Ok(Err(_)) | Err(_) => {
+                        tracing::error!("opening the store did not finish");
+                        eprintln!("pocketpilot: opening the store did not finish");
+                        handle.exit(1);
                     }
-                    Err(e) => tracing::warn!(error = %e, "triggers are not running"),
                 }
-                tray::refresh(&handle);
-                tray::follow_changes(handle, rt).await;
             });
             Ok(())
         })
         .on_window_event(|window, event| {
             if let WindowEvent::CloseRequested { api, .. } = event {
-                if tray::keep_in_tray(&window.state::<AppState>()) {
+                let keep = window
+                    .try_state::<AppState>()
+                    .is_some_and(|state| tray::keep_in_tray(&state));
+                if keep {
                     api.prevent_close();
                     let _ = window.hide();
                 }

@@ -393,7 +393,7 @@ def launch(request: pytest.FixtureRequest, app_env: AppEnv):
     """Starts the app under tauri-driver; quits it at the end of the test."""
     apps: list[App] = []
 
-    def start(provider_script: Path | None = None) -> App:
+    def start(provider_script: Path | None = None, ready: str = "[data-testid=app][data-loaded=true]") -> App:
         opts = ArgOptions()
         opts.set_capability("browserName", "wry")
         opts.set_capability("tauri:options", {"application": str(app_env.launcher(provider_script))})
@@ -401,7 +401,7 @@ def launch(request: pytest.FixtureRequest, app_env: AppEnv):
         driver.implicitly_wait(0)
         app = App(driver, request.node.name)
         apps.append(app)
-        app.wait("the app to load", lambda: app.css("[data-testid=app][data-loaded=true]"), timeout=30)
+        app.wait("the app to load", lambda: app.css(ready), timeout=30)
         return app
 
     yield start

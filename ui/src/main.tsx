@@ -1,5 +1,7 @@
 import { render } from "preact";
 import { App } from "./app";
+import { storeProblem } from "./api/commands";
+import { Recovery } from "./features/data/Recovery";
 import { installCodeCopy } from "./lib/copy";
 import { loadMarkdown } from "./lib/markdown";
 import { applyTheme, followDesktopTheme, storedTheme } from "./lib/theme";
@@ -12,7 +14,17 @@ installCodeCopy();
 
 const root = document.getElementById("app");
 if (root) {
-  render(<App />, root);
+  // A store that cannot be opened shows the recovery screen instead of the app; a failed
+  // question (the shell is older or gone) is the usual app, whose calls report it.
+  storeProblem()
+    .catch(() => null)
+    .then((problem) => {
+      render(problem ? <Recovery problem={problem} reload={() => location.reload()} /> : <App />, root);
+      markFirstPaint();
+    });
+}
+
+function markFirstPaint() {
   // The first frame with the app drawn (tests/e2e/bench_ui.py reads it for cold start).
   requestAnimationFrame(() =>
     requestAnimationFrame(() => {

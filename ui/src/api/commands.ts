@@ -303,6 +303,12 @@ export function resolveApprovalKeeping(approvalId: number, answer: ApprovalAnswe
 }
 
 // Settings → Data: backups of the store (src-tauri/shell/data.rs).
+/** Why the window must show the recovery screen (a damaged or newer store), or null. */
+export const storeProblem = (): Promise<Wire.StoreProblem | null> => commands.storeProblem();
+
+/** Puts a backup back from the recovery screen; the app's work starts once it is open. */
+export const recoverStore = (name: string): Promise<Wire.Recovered> => commands.recoverStore(name);
+
 export const dataView = (): Promise<Wire.DataView> => commands.dataView();
 /** Copies the store now; resolves with the section as it is after. */
 export const backupNow = (): Promise<Wire.DataView> => commands.backupNow();

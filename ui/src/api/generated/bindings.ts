@@ -7,6 +7,14 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 
 /** Commands */
 export const commands = {
+	/**  Why the window is on the recovery screen, or `None` for the app as usual. */
+	storeProblem: () => __TAURI_INVOKE<StoreProblem | null>("store_problem"),
+	/**
+	 *  Puts the backup `name` in place of the store, opens it and starts the app's work (tray,
+	 *  triggers, interrupted runs); the window then reloads into the app. Refused unless the
+	 *  window is on the recovery screen.
+	 */
+	recoverStore: (name: string) => __TAURI_INVOKE<Recovered>("recover_store", { name }),
 	listSessions: () => __TAURI_INVOKE<Session[]>("list_sessions"),
 	/**  Renames a session; answers it as stored. */
 	renameSession: (sessionId: number, title: string) => __TAURI_INVOKE<Session>("rename_session", { sessionId, title }),
@@ -714,6 +722,15 @@ export type KeepRules = {
 	rules: string[],
 };
 
+/**  What [`restore`] did with the store it replaced. */
+export type Kept = 
+/**  The store was whole: a copy of it is in `backups/`. */
+{ kind: "backup"; file: BackupFile } | 
+/**  The store was damaged: its files were moved to this folder, as they were. */
+{ kind: "set_aside"; dir: string } | 
+/**  There was no store. */
+{ kind: "nothing" };
+
 /**  The run limits as stored (the window edits these; the environment may override them). */
 export type LimitsForm = {
 	max_steps: number,
@@ -1000,6 +1017,13 @@ export type Raise = {
 	usd?: number | null,
 };
 
+/**  What putting a backup back did, for the screen's last word before the app opens. */
+export type Recovered = {
+	restored: Restored,
+	/**  Where the store that was replaced went (a folder, or a backup's file). */
+	kept: string | null,
+};
+
 /**  What the repetition guard saw repeated: the call (or the model's turn) and its result. */
 export type Repeated = {
 	/**  The tool's name; `None` when the model's whole turn repeated. */
@@ -1007,6 +1031,12 @@ export type Repeated = {
 	arguments: string,
 	result: string,
 	times: number,
+};
+
+export type Restored = {
+	from: string,
+	schema_version: number,
+	kept: Kept,
 };
 
 /**  The rule that let one part of a command run without asking. */
@@ -1341,6 +1371,26 @@ export type SpendToday = {
 	/**  When the day's budgets start again (a stamp, UTC). */
 	resets_at: string,
 };
+
+/**  What the recovery screen shows. */
+export type StoreProblem = {
+	kind: StoreProblemKind,
+	/**  The sentence the CLI prints too. */
+	message: string,
+	/**  The store's file. */
+	store: string,
+	/**  The newest backup this build opens (for a newer store: one of this build's schema). */
+	backup: BackupFile | null,
+	/**  The same command on a terminal. */
+	command: string | null,
+};
+
+/**  Why the store was not opened. */
+export type StoreProblemKind = 
+/**  `quick_check` or the WAL check found damage. */
+"damaged" | 
+/**  Its schema is newer than this build reads. */
+"newer";
 
 export type StoredSchedule = {
 	id: number,
