@@ -4,8 +4,12 @@ backup; putting it back keeps the damaged file aside and opens the app with what
 holds. A store a newer build wrote is refused the same way, untouched."""
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 from pathlib import Path
+
+from selenium.common.exceptions import WebDriverException
 
 from conftest import App, AppEnv
 
@@ -75,3 +79,71 @@ def test_a_store_from_a_newer_build_is_refused_untouched(app_env: AppEnv, launch
     app.wait_css("[data-testid=recovery-no-backup]")
     assert db.read_bytes() == before, "the window wrote to a newer store"
     app.screenshot("newer")
+
+
+def session_titles(db: Path) -> list[str]:
+    """What the store holds, read beside the app (read-only: it writes nothing)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return sorted(r[0] for r in conn.execute("SELECT title FROM sessions"))
+    finally:
+        conn.close()
+
+
+def apps_on(data_dir: Path, binary: Path) -> list[int]:
+    """The live app processes on this data directory (by their environment)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(entry / "exe").resolve() != binary.resolve():
+                continue
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"POCKETPILOT_DATA_DIR={data_dir}".encode() in env:
+            found.append(int(entry.name))
+    return found
+
+
+def test_restore_from_settings_restarts_the_app_on_the_backup(app_env: AppEnv, launch) -> None:
+    app_env.seed("Before the backup", app_env.script("kept", [{"text": "Kept."}]))
+    app_env.cli("backup", "now")
+    app_env.seed("After the backup", app_env.script("later", [{"text": "Later."}]))
+    db = store(app_env)
+
+    app: App = launch()
+    app.wait("both sessions", lambda: sorted(titles(app)) == ["After the backup", "Before the backup"])
+    app.open_settings()
+    app.wait_count("[data-testid=backup-row]", 1)
+    app.css("[data-testid=backup-restore]")[0].click()
+    confirm = app.wait_css("[data-testid=restore-confirm]")
+    assert "restarts" in confirm.text, confirm.text
+    app.screenshot("restore-confirm")
+    first = app_env.app_pid()
+    try:
+        app.css("[data-testid=restore-confirm-yes]")[0].click()
+    except WebDriverException:
+        # The click's answer may not come back: the app exits to restart.
+        pass
+
+    # The app restarts on its own (outside the driver's reach): the new process puts the
+    # backup back before it opens the store.
+    restarted = app.wait(
+        "the restarted app",
+        lambda: [p for p in apps_on(app_env.data_dir, app_env.binary) if p != first],
+    )
+    try:
+        app.wait("the backup to be back", lambda: session_titles(db) == ["Before the backup"])
+        assert not (app_env.data_dir / "restore.pending").exists()
+        # The store it replaced is kept as a backup: nothing is lost.
+        kept = sorted((app_env.data_dir / "backups").glob("store-v*.db"))
+        assert len(kept) == 2, kept
+    finally:
+        for pid in restarted:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        app.wait("the restarted app to quit", lambda: not apps_on(app_env.data_dir, app_env.binary))
