@@ -20,6 +20,8 @@ import { RulesView } from "./features/rules/RulesView";
 import { ModelsView } from "./features/models/ModelsView";
 import { Welcome } from "./features/models/Welcome";
 import { navigate, useRoute } from "./lib/route";
+import { fireShortcut, shortcutOf } from "./lib/shortcuts";
+import { ShortcutsHelp } from "./features/help/ShortcutsHelp";
 import { SessionStore } from "./store/sessionStore";
 import { StoreContext, useSnapshot } from "./store/useStore";
 
@@ -59,6 +61,21 @@ function Shell({ store }: { store: SessionStore }) {
   // screen; no provider with the built-in model offers it first (the welcome).
   const [setup, setSetup] = useState<Setup | null>(null);
   const [welcomed, setWelcomed] = useState(false);
+  const [help, setHelp] = useState(false);
+  // The app-wide shortcuts (lib/shortcuts.ts); a dialog that is open keeps its own keys.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const id = shortcutOf(e);
+      if (id === null || e.defaultPrevented) return;
+      e.preventDefault();
+      if (id === "new-session") navigate({ name: "new" });
+      else if (id === "settings") navigate({ name: "settings" });
+      else if (id === "help") setHelp(true);
+      else fireShortcut(id);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
   const canRun = setup === null ? null : setup.provider_configured || setup.builtin !== null;
   const reload = useCallback(() => store.reloadLists(), [store]);
   useLeaveDeleted(route, sessions, loaded);
@@ -148,6 +165,8 @@ function Shell({ store }: { store: SessionStore }) {
         activity={activity}
         open={drawer}
         onClose={() => setDrawer(false)}
+        onChanged={() => void reload()}
+        onHelp={() => setHelp(true)}
       />
       {drawer && <div class="drawer-scrim" data-testid="drawer-scrim" onClick={() => setDrawer(false)} />}
       <button
@@ -164,6 +183,7 @@ function Shell({ store }: { store: SessionStore }) {
         {error && <div class="notice error" role="alert">{error}</div>}
         {view}
       </div>
+      {help && <ShortcutsHelp onClose={() => setHelp(false)} />}
       {open && (
         <ApprovalDialog
           approval={fromRecord(open)}

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { cancelTask, errorMessage, say, stopTask } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { navigate, useRoute } from "../../lib/route";
+import { useShortcut } from "../../lib/shortcuts";
 import { itemKeyOf } from "./found";
 import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
@@ -116,6 +117,8 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
     });
   };
   const onStop = useCallback(() => void latest.current.stop(), []);
+  // Ctrl+Shift+Backspace (lib/shortcuts.ts): as the Stop button, when there is a run.
+  useShortcut("stop", onStop);
   const stop = async () => {
     if (s.busyTask === null) return;
     try {

@@ -44,7 +44,7 @@ function focusables(root: HTMLElement): HTMLElement[] {
   return [...root.querySelectorAll<HTMLElement>("button:not([disabled])")];
 }
 
-function ConfirmDelete({ session, onClose }: { session: Session; onClose: () => void }) {
+export function ConfirmDelete({ session, onClose }: { session: Session; onClose: () => void }) {
   const dialog = useRef<HTMLDivElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
   const [busy, setBusy] = useState(false);

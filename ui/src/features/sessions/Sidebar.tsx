@@ -4,7 +4,9 @@ import { basename } from "../../lib/format";
 import { relativeTime } from "../../lib/relative";
 import { hrefOf, type Route } from "../../lib/route";
 import type { Activity } from "../../store/sessionStore";
+import { groupByDay, workspacesOf } from "./groups";
 import { SearchResults } from "./SearchResults";
+import { RenameField, SessionMenu } from "./SessionMenu";
 import { isSearchShortcut } from "./search";
 
 interface Props {
@@ -17,12 +19,18 @@ interface Props {
   /** Below the narrow breakpoint the sidebar is a drawer: open or not. */
   open: boolean;
   onClose: () => void;
+  /** A session was renamed here: the lists are read again. */
+  onChanged: () => void;
+  onHelp: () => void;
 }
 
 const ACTIVITY_LABEL: Record<Activity, string> = { busy: "working", waiting: "waiting for you" };
 
-export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup, activity, open, onClose }: Props) {
+export function Sidebar(props: Props) {
+  const { sessions, approvals, route, onOpenApproval, needsSetup, activity, open, onClose, onChanged, onHelp } = props;
   const [query, setQuery] = useState("");
+  const [folder, setFolder] = useState<string | null>(null);
+  const [renaming, setRenaming] = useState<number | null>(null);
   const searchBox = useRef<HTMLInputElement>(null);
   // Ctrl+K from anywhere: to the search box (the drawer's too, when the sidebar is one).
   useEffect(() => {
@@ -36,9 +44,12 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
     return () => window.removeEventListener("keydown", onKey);
   }, []);
   const q = query.trim().toLowerCase();
+  const folders = workspacesOf(sessions);
+  // A folder no session uses any more (the last one was deleted) filters nothing.
+  const inFolder = folder !== null && folders.includes(folder) ? sessions.filter((s) => s.workspace === folder) : sessions;
   const shown = q
-    ? sessions.filter((s) => s.title.toLowerCase().includes(q) || s.workspace.toLowerCase().includes(q))
-    : sessions;
+    ? inFolder.filter((s) => s.title.toLowerCase().includes(q) || s.workspace.toLowerCase().includes(q))
+    : inFolder;
   return (
     <nav class={open ? "sidebar open" : "sidebar"} aria-label="Sessions" data-testid="sidebar" onClick={(e) => {
       // A link followed in the drawer closes it.
@@ -64,6 +75,9 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
       >
         Settings{needsSetup && <span class="badge error">set up a model</span>}
       </a>
+      <button type="button" class="link help-link" data-testid="open-shortcuts" onClick={onHelp}>
+        Keyboard shortcuts
+      </button>
       <h2>Sessions</h2>
       {sessions.length > 0 && (
         <input
@@ -84,44 +98,81 @@ export function Sidebar({ sessions, approvals, route, onOpenApproval, needsSetup
           }}
         />
       )}
+      {folders.length > 1 && (
+        <select
+          class="session-folder"
+          aria-label="Show the sessions of a folder"
+          data-testid="session-folder"
+          value={folder ?? ""}
+          onChange={(e) => setFolder((e.target as HTMLSelectElement).value || null)}
+        >
+          <option value="">All folders</option>
+          {folders.map((f) => (
+            <option key={f} value={f} title={f}>
+              {basename(f)}
+            </option>
+          ))}
+        </select>
+      )}
       {sessions.length === 0 && <p class="muted">No sessions yet.</p>}
       {sessions.length > 0 && q && shown.length === 0 && <p class="muted">No session title matches.</p>}
-      <ul class="session-list" data-testid="session-list">
-        {shown.map((s) => {
-          const active = route.name === "session" && route.id === s.id;
-          const doing = activity.get(s.id);
-          return (
-            <li key={s.id}>
-              <a
-                href={hrefOf({ name: "session", id: s.id })}
-                class={active ? "session-item active" : "session-item"}
-                data-testid="session-item"
-                data-session-id={s.id}
-                data-activity={doing ?? "idle"}
-                title={s.workspace}
-              >
-                <span class="session-line">
-                  {doing && (
-                    <span
-                      class={`activity-dot ${doing}`}
-                      data-testid="session-activity"
-                      role="img"
-                      aria-label={ACTIVITY_LABEL[doing]}
-                      title={ACTIVITY_LABEL[doing]}
-                    />
-                  )}
-                  <span class="session-title">{s.title}</span>
-                </span>
-                <span class="session-meta muted">
-                  <span class="session-workspace">{basename(s.workspace)}</span>
-                  <span class="session-date" title={s.updated_at}>{relativeTime(s.updated_at)}</span>
-                </span>
-                {s.last_failure && <span class="badge error session-failed">failed</span>}
-              </a>
-            </li>
-          );
-        })}
-      </ul>
+      <div class="session-list" data-testid="session-list">
+        {groupByDay(shown).map((g) => (
+          <section key={g.label} class="session-group" aria-label={g.label} data-testid="session-group">
+            <h3 class="session-group-label" data-testid="session-group-label">{g.label}</h3>
+            <ul>
+              {g.sessions.map((s) => {
+                const active = route.name === "session" && route.id === s.id;
+                const doing = activity.get(s.id);
+                if (renaming === s.id) {
+                  return (
+                    <li key={s.id}>
+                      <RenameField
+                        session={s}
+                        onDone={(renamed) => {
+                          setRenaming(null);
+                          if (renamed) onChanged();
+                        }}
+                      />
+                    </li>
+                  );
+                }
+                return (
+                  <li key={s.id} class="session-row">
+                    <a
+                      href={hrefOf({ name: "session", id: s.id })}
+                      class={active ? "session-item active" : "session-item"}
+                      data-testid="session-item"
+                      data-session-id={s.id}
+                      data-activity={doing ?? "idle"}
+                      title={s.workspace}
+                    >
+                      <span class="session-line">
+                        {doing && (
+                          <span
+                            class={`activity-dot ${doing}`}
+                            data-testid="session-activity"
+                            role="img"
+                            aria-label={ACTIVITY_LABEL[doing]}
+                            title={ACTIVITY_LABEL[doing]}
+                          />
+                        )}
+                        <span class="session-title">{s.title}</span>
+                      </span>
+                      <span class="session-meta muted">
+                        <span class="session-workspace">{basename(s.workspace)}</span>
+                        <span class="session-date" title={s.updated_at}>{relativeTime(s.updated_at)}</span>
+                      </span>
+                      {s.last_failure && <span class="badge error session-failed">failed</span>}
+                    </a>
+                    <SessionMenu session={s} onRename={() => setRenaming(s.id)} />
+                  </li>
+                );
+              })}
+            </ul>
+          </section>
+        ))}
+      </div>
       <SearchResults query={query} />
     </nav>
   );
