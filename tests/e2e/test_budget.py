@@ -76,7 +76,7 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     script = app_env.script("money", [priced_call("a.txt"), priced_call("b.txt"), {"text": "never asked"}])
     app: App = launch(script)
     app.open_settings()
-    app.wait_css("[data-testid=nav-limits-settings]").click()
+    app.wait_css("[data-testid=nav-section-limits]").click()
     app.wait("today's spend", lambda: any("$0.00 (no daily budget)" in t for t in app.texts("[data-testid=spend-today]")))
 
     # A negative and a non-numeric price: the runtime's message, nothing saved.

@@ -1,6 +1,7 @@
 """The sidebar for daily use: sessions grouped by day and filtered by folder; Rename and
 Delete on each item's menu (keyboard included); the shortcuts listed under Help and working
-from anywhere: Ctrl+N, Ctrl+, and Ctrl+Shift+Backspace (stop the open session's run)."""
+from anywhere: Ctrl+N, Ctrl+, and Ctrl+Shift+Backspace (stop the open session's run); the
+settings in sections, found by a word."""
 from __future__ import annotations
 
 from selenium.webdriver.common.action_chains import ActionChains
@@ -109,3 +110,28 @@ def test_shortcuts_are_listed_under_help_and_work_from_anywhere(app_env: AppEnv,
     chord(app, Keys.CONTROL, Keys.SHIFT, Keys.BACKSPACE)
     app.wait("the run cancelled", lambda: app.css("[data-testid=task][data-status=cancelled]"))
     app.wait("no Stop", lambda: not app.css("[data-testid=stop]"))
+
+
+def test_settings_are_in_sections_and_found_by_a_word(app_env: AppEnv, launch) -> None:
+    app: App = launch()
+    app.open_settings()
+    labels = app.texts("[data-testid=settings-nav] button")
+    assert labels[:3] == ["General", "Models", "Models on this computer"], labels
+    assert labels[3:] == ["Limits & money", "Sandbox", "Triggers", "Background", "Data", "Advanced", "About"], labels
+
+    def shown(group: str) -> bool:
+        return bool(app.driver.execute_script(
+            f"const g = document.querySelector('[data-testid=settings-group-{group}]'); return g && !g.hidden"))
+
+    box = app.wait_css("[data-testid=settings-search]")
+    app.type_into(box, "webhook")
+    app.wait("only the triggers", lambda: shown("triggers") and not shown("models") and not shown("about"))
+    app.screenshot("search-webhook")
+    app.clear(box)
+    app.type_into(box, "backup")
+    app.wait("the data section", lambda: shown("data") and not shown("triggers"))
+    app.clear(box)
+    app.type_into(box, "zzzz-nothing")
+    app.wait_css("[data-testid=settings-no-match]")
+    ActionChains(app.driver).send_keys(Keys.ESCAPE).perform()
+    app.wait("every section back", lambda: all(shown(g) for g in ("general", "models", "triggers", "data", "about")))

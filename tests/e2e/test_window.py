@@ -399,7 +399,7 @@ def test_settings_sections_presets_and_the_model_picker(app_env: AppEnv, launch)
         app.open_settings()
         # The side list names the sections, each one on the page.
         labels = app.wait("the settings nav", lambda: app.texts("[data-testid=settings-nav] button"))
-        named = ["Provider", "Limits & policy", "Triggers", "MCP servers", "Keys", "About"]
+        named = ["General", "Models", "Limits & money", "Sandbox", "Triggers", "Background", "Data", "Advanced", "About"]
         # In this order (other entries may sit between and after them).
         assert [label for label in labels if label in named] == named, labels
         for testid in ("provider-settings", "limits-settings", "triggers-settings", "mcp-settings", "keys-settings", "about"):
@@ -421,12 +421,12 @@ def test_settings_sections_presets_and_the_model_picker(app_env: AppEnv, launch)
             "s.dispatchEvent(new Event('change', { bubbles: true }));"
         )
         app.wait_attr("[data-testid=model]", "value", "qwen2.5-7b")
-        app.css("[data-testid=nav-keys-settings]")[0].click()
+        app.css("[data-testid=nav-section-advanced]")[0].click()
         app.css("[data-testid=save-provider]")[0].click()
         app.wait("saved", lambda: "Saved." in app.texts("[data-testid=provider-status]"))
         shown = app_env.cli("provider", "show").stdout
         assert models.base in shown and "qwen2.5-7b" in shown
-        app.css("[data-testid=nav-provider-settings]")[0].click()
+        app.css("[data-testid=nav-section-models]")[0].click()
         app.screenshot("settings-model-picker")
     finally:
         models.close()
@@ -455,7 +455,7 @@ def test_an_mcp_secret_is_set_write_only_from_the_window(app_env: AppEnv, launch
     assert secret not in app.driver.page_source
     assert keychain_lookup("mcp:notes:NOTES_TOKEN") == secret
     assert files_containing(app_env.data_dir, secret.encode()) == []
-    app.css("[data-testid=nav-keys-settings]")[0].click()
+    app.css("[data-testid=nav-section-advanced]")[0].click()
     app.screenshot("keys-mcp-secret")
 
 

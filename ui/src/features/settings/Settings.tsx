@@ -2,7 +2,7 @@
 // keychain), "test connection", limits, prices and money budgets (Money.tsx), the policy
 // of a workspace, and background work (webhooks, schedules, file watches) and MCP servers
 // (features/triggers).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   apiKeyStored,
   deleteApiKey,
@@ -26,7 +26,7 @@ import { DataSection } from "../data/DataSection";
 import { SettingsSandboxLine } from "../approvals/SandboxLine";
 import { AppearanceSection } from "./Appearance";
 import { PRESETS, presetOf } from "./presets";
-import { SettingsNav } from "./SettingsNav";
+import { SettingsGroup, SettingsNav, useSettingsFilter } from "./SettingsNav";
 import { KeysSection } from "./Keys";
 import { CAPABILITIES, choiceOf, defaultOf, withChoice, type Choice } from "./policy";
 import { MoneySection } from "./Money";
@@ -44,6 +44,9 @@ interface Props {
 
 export function Settings({ firstRun, workspaces, onSaved }: Props) {
   const [loaded, report] = useLoadedParts();
+  const [query, setQuery] = useState("");
+  const scroll = useRef<HTMLDivElement>(null);
+  const nothing = useSettingsFilter(scroll, query);
   return (
     <PartsContext.Provider value={report}>
     <main class="session-view settings" data-testid="settings-view" data-loaded={loaded ? "true" : "false"}>
@@ -52,28 +55,66 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
       </header>
       <div class="settings-body">
       <SettingsNav />
-      <div class="scroll settings-scroll" data-testid="settings-scroll">
+      <div class="scroll settings-scroll" data-testid="settings-scroll" ref={scroll}>
+        <input
+          type="search"
+          class="settings-search"
+          placeholder="Find a setting"
+          aria-label="Find a setting"
+          data-testid="settings-search"
+          value={query}
+          onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && query) {
+              e.preventDefault();
+              setQuery("");
+            }
+          }}
+        />
+        {nothing && (
+          <p class="muted" data-testid="settings-no-match">
+            No setting mentions “{query.trim()}”.
+          </p>
+        )}
         {firstRun && (
           <div class="notice info" data-testid="first-run">
             Welcome to PocketPilot. Tell it which model to use: an OpenAI-compatible base URL, a model
             name and, if the service needs one, an API key.
           </div>
         )}
-        <ProviderSection onSaved={onSaved} />
-        <SettingsSandboxLine />
-        <LimitsSection />
-        <MoneySection />
-        <UndoHistorySettings />
-        <PolicySection workspaces={workspaces} />
-        <CommandRulesSection workspaces={workspaces} />
-        <TriggerSettings workspaces={workspaces} />
-        <McpSettings workspaces={workspaces} />
-        <KeysSection />
-        <LocalModelSection />
-        <DataSection />
-        <DesktopSection />
-        <AppearanceSection />
-        <AboutSection />
+        <SettingsGroup id="general">
+          <AppearanceSection />
+        </SettingsGroup>
+        <SettingsGroup id="models">
+          <ProviderSection onSaved={onSaved} />
+          <LocalModelSection />
+        </SettingsGroup>
+        <SettingsGroup id="limits">
+          <LimitsSection />
+          <MoneySection />
+        </SettingsGroup>
+        <SettingsGroup id="sandbox">
+          <SettingsSandboxLine />
+          <PolicySection workspaces={workspaces} />
+          <CommandRulesSection workspaces={workspaces} />
+        </SettingsGroup>
+        <SettingsGroup id="triggers">
+          <TriggerSettings workspaces={workspaces} />
+        </SettingsGroup>
+        <SettingsGroup id="background">
+          <DesktopSection />
+        </SettingsGroup>
+        <SettingsGroup id="data">
+          <DataSection />
+          <UndoHistorySettings />
+        </SettingsGroup>
+        <SettingsGroup id="advanced">
+          <McpSettings workspaces={workspaces} />
+          <KeysSection />
+        </SettingsGroup>
+        <SettingsGroup id="about">
+          <AboutSection />
+        </SettingsGroup>
       </div>
       </div>
     </main>
