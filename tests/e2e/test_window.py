@@ -217,11 +217,15 @@ def test_the_approval_dialog_from_the_keyboard(app_env: AppEnv, launch) -> None:
     start_session(app, ws, "Write k.txt")
     app.wait("the approval dialog", lambda: app.css("[data-testid=approval-dialog]"))
     app.wait("focus inside the dialog", lambda: focus_in_dialog(app))
-    app.wait_equal("focus on Approve", lambda: active_testid(app), "approve")
-    # The reason line shows the capability as code, never with backticks.
+    # The safe choice first: Reject… (it only asks for a reason).
+    app.wait_equal("focus on Reject…", lambda: active_testid(app), "reject")
+    # The reason line never shows backticks; the capability is under Details, as code.
     reason = app.wait("the reason", lambda: next(iter(app.texts("[data-testid=approval-reason]")), None))
-    assert "`" not in reason and "fs:write" in reason, reason
-    app.wait_css("[data-testid=approval-reason] code")
+    assert "`" not in reason, reason
+    capability = app.driver.execute_script(
+        "return document.querySelector('[data-testid=approval-details] code[data-testid=approval-capability]').textContent"
+    )
+    assert capability == "fs:write", capability
     scope = app.wait("the session scope", lambda: next(iter(app.texts("[data-testid=approve-session-scope]")), None))
     assert "every fs:write" in scope and "in this session" in scope, scope
     app.wait_texts("[data-testid=approve-session-scope] code", ["fs:write"])
@@ -240,7 +244,7 @@ def test_the_approval_dialog_from_the_keyboard(app_env: AppEnv, launch) -> None:
         key(app, Keys.TAB)
         assert focus_in_dialog(app), "Tab left the dialog"
         seen.append(active_testid(app))
-    assert seen[-1] == "approve", seen
+    assert seen[-1] == "reject", seen
     key(app, Keys.TAB, shift=True)
     assert focus_in_dialog(app)
 

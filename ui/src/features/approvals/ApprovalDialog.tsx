@@ -1,4 +1,5 @@
-// Shows the exact effect of a risky call before anything happens, and sends the person's
+// Shows the exact effect of a risky call before anything happens (titled in words: "Run a
+// command in api"; the tool and capability under Details; focus starts on Reject…), and sends the person's
 // answer: approve, approve for this session, approve with edited arguments, or reject
 // with a reason. A command offers command rules instead of a capability grant: "Always
 // allow `cargo test *` in this workspace" or for this session; the grant of every shell
@@ -13,6 +14,8 @@ import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 import { SandboxLine, useApprovalSandbox } from "./SandboxLine";
 import { effectText, HiddenWarning, visible, visibleJson } from "./hidden";
+import { approvalTitle } from "./words";
+import type { ApprovalStep } from "./cardApproval";
 
 export function EffectView({ effect }: { effect: Effect }) {
   switch (effect.kind) {
@@ -78,7 +81,7 @@ function diffClass(line: string): string {
   return "";
 }
 
-type Mode = "ask" | "edit" | "reject";
+type Mode = ApprovalStep;
 
 interface Props {
   approval: PendingApproval;
@@ -87,6 +90,8 @@ interface Props {
   onClose: () => void;
   /** The other approvals waiting for a person (named in the dialog). */
   waiting?: Approval[];
+  /** Where it opens: the question, or straight at Edit… or Reject… (from the tool card). */
+  step?: Mode;
 }
 
 /** The focusable elements of `root`, in tab order. */
@@ -95,8 +100,8 @@ function focusables(root: HTMLElement): HTMLElement[] {
   return [...root.querySelectorAll<HTMLElement>(sel)].filter((e) => e.offsetParent !== null || e === document.activeElement);
 }
 
-export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Props) {
-  const [mode, setMode] = useState<Mode>("ask");
+export function ApprovalDialog({ approval, onDone, onClose, waiting = [], step = "ask" }: Props) {
+  const [mode, setMode] = useState<Mode>(step);
   const [args, setArgs] = useState(() => visibleJson(approval.arguments));
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -149,13 +154,17 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
   // when it closes.
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
-    dialog.current?.querySelector<HTMLElement>("[data-testid=approve]")?.focus();
+    dialog.current?.querySelector<HTMLElement>("[data-testid=reject]")?.focus();
     return () => before?.focus?.();
   }, [approval.approvalId]);
   useEffect(() => {
     const root = dialog.current;
     if (!root) return;
-    const first = root.querySelector<HTMLElement>("textarea") ?? focusables(root)[0];
+    // The safe choice first: Reject… (it only asks for a reason), never Approve.
+    const first =
+      root.querySelector<HTMLElement>("textarea") ??
+      root.querySelector<HTMLElement>("[data-testid=reject]") ??
+      focusables(root)[0];
     first?.focus();
   }, [mode]);
   // Focus that lands behind the dialog (a click, a key the dialog did not see) comes back.
@@ -205,17 +214,11 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
         ref={dialog}
         onKeyDown={onKeyDown}
       >
-        <h2 id="approval-title">
-          Approve <code>{visible(approval.name)}</code>?
+        <h2 id="approval-title" data-testid="approval-title">
+          {visible(approvalTitle(approval.effect, approval.name))}
         </h2>
         <p class="muted" id="approval-reason" data-testid="approval-reason">
           <Inline text={approval.reason} />
-          {approval.capability && (
-            <>
-              {" "}
-              · capability <code>{approval.capability}</code>
-            </>
-          )}
         </p>
         <HiddenWarning texts={[effectText(approval.effect), JSON.stringify(approval.arguments)]} />
         <EffectView effect={approval.effect} />
@@ -225,6 +228,18 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [] }: Prop
           </p>
         )}
         {sandbox !== null && <SandboxLine line={sandbox} testid="approval-sandbox" />}
+        <details class="approval-details" data-testid="approval-details">
+          <summary>Details</summary>
+          <p class="muted">
+            Tool <code>{visible(approval.name)}</code>
+            {approval.capability && (
+              <>
+                {" "}
+                · capability <code data-testid="approval-capability">{approval.capability}</code>
+              </>
+            )}
+          </p>
+        </details>
         {mode === "edit" && (
           <label class="field">
             Arguments (JSON; checked again before it runs)

@@ -1,6 +1,6 @@
 import { memo } from "preact/compat";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { cancelTask, errorMessage, say, stopTask } from "../../api/commands";
+import { cancelTask, errorMessage, resolveApproval, say, stopTask } from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { navigate, useRoute } from "../../lib/route";
 import { useShortcut } from "../../lib/shortcuts";
@@ -13,6 +13,7 @@ import { TitleEditor } from "./TitleEditor";
 import { DeleteSession } from "../sessions/DeleteSession";
 import { ExportSession } from "./ExportSession";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
+import { CardApprovalContext, type ApprovalStep, type CardApproval } from "../approvals/cardApproval";
 import { CostBadge } from "./CostBadge";
 import { PausedCard } from "./PausedCard";
 import { stopLabel } from "./paused";
@@ -46,6 +47,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const { approvals } = useSnapshot();
   // The approval the person closed with Esc: it stays pending, the dialog stays away.
   const [dismissed, setDismissed] = useState<number | null>(null);
+  const [step, setStep] = useState<ApprovalStep>("ask");
   const busy = s.busyTask !== null;
   const inbox = useInbox(sessionId, () => void s.refresh());
   const changes = useTaskChanges(sessionId);
@@ -135,6 +137,33 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
 
   const current = s.views[s.views.length - 1];
   const approval = s.approval && s.approval.approvalId !== dismissed ? s.approval : null;
+  const pending = s.approval;
+  // The same answers from the waiting call's card (cardApproval.tsx).
+  const cardApproval = useMemo<CardApproval | null>(
+    () =>
+      pending && {
+        callId: pending.callId,
+        approve: async () => {
+          try {
+            await resolveApproval(pending.approvalId, {
+              approve: true,
+              edited_arguments: null,
+              session_grant: false,
+              note: null,
+            });
+            void s.refresh();
+            onChanged();
+          } catch (e) {
+            setActionError(errorMessage(e));
+          }
+        },
+        review: (step) => {
+          setStep(step);
+          setDismissed(null);
+        },
+      },
+    [pending?.approvalId],
+  );
   const othersWaiting = approvals.filter((a) => a.id !== s.approval?.approvalId);
   return (
     <main
@@ -188,7 +217,9 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         {s.loaded && s.views.length === 0 && <p class="muted">No tasks in this session yet.</p>}
         <EntriesContext.Provider value={entriesById}>
           <ActionsContext.Provider value={actions}>
-            <Transcript views={s.views} marks={placed} changes={changes.byTask} />
+            <CardApprovalContext.Provider value={cardApproval}>
+              <Transcript views={s.views} marks={placed} changes={changes.byTask} />
+            </CardApprovalContext.Provider>
           </ActionsContext.Provider>
         </EntriesContext.Provider>
       </div>
@@ -206,9 +237,21 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
       <MemoComposer onSend={onSend} busy={busy} paused={paused !== null} blocked={blocked} onStop={onStop} />
       {approval && (
         <ApprovalDialog
+          key={`${approval.approvalId}:${step}`}
           approval={approval}
           waiting={othersWaiting}
-          onClose={() => setDismissed(approval.approvalId)}
+          step={step}
+          onClose={() => {
+            setDismissed(approval.approvalId);
+            setStep("ask");
+            // Back to the card it waits on, whose buttons answer it too; nothing covers
+            // the transcript.
+            requestAnimationFrame(() =>
+              document
+                .querySelector<HTMLElement>(`[data-testid=tool-card][data-call-id="${CSS.escape(approval.callId)}"] [data-testid=card-approve]`)
+                ?.focus(),
+            );
+          }}
           onDone={() => {
             void s.refresh();
             onChanged();

@@ -3,6 +3,7 @@ import { Inline } from "../approvals/inline";
 import { COLLAPSE_LINES, type ToolItem } from "../stream/items";
 import { prettyJson } from "../../lib/format";
 import { visible } from "../approvals/hidden";
+import { CardApprovalButtons } from "../approvals/cardApproval";
 
 const LABEL: Record<ToolItem["status"], string> = {
   planned: "planned",
@@ -60,7 +61,13 @@ export function ToolCard({ item }: { item: ToolItem }) {
   const long = output.split("\n").length > COLLAPSE_LINES || output.length > 2000;
   const subject = subjectOf(item.arguments);
   return (
-    <div class={`tool-card status-${item.status}`} data-testid="tool-card" data-status={item.status} data-tool={item.name}>
+    <div
+      class={`tool-card status-${item.status}`}
+      data-testid="tool-card"
+      data-status={item.status}
+      data-tool={item.name}
+      data-call-id={item.callId}
+    >
       <div class="tool-head">
         <span class="tool-title">
           <span class="tool-name">{visible(item.name)}</span>
@@ -100,6 +107,7 @@ export function ToolCard({ item }: { item: ToolItem }) {
           </pre>
         </details>
       )}
+      {item.status === "waiting_approval" && <CardApprovalButtons callId={item.callId} />}
       <details class="tool-args">
         <summary>arguments</summary>
         <pre>{visible(prettyJson(item.arguments))}</pre>
