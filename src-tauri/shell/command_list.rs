@@ -5,6 +5,7 @@
 window_commands! {
     recovery::store_problem,
     recovery::recover_store,
+    settings::local_servers,
     commands::list_sessions,
     commands::rename_session,
     commands::delete_session,

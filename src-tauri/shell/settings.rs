@@ -165,3 +165,11 @@ pub async fn set_policy_rules(
     })
     .await
 }
+
+/// Model servers already running on this computer (Ollama, LM Studio, llama.cpp, vLLM on
+/// their default ports), for the first-run welcome.
+#[tauri::command]
+#[specta::specta]
+pub async fn local_servers() -> Result<Vec<pocketpilot_core::api::local_servers::FoundServer>> {
+    Ok(pocketpilot_core::api::local_servers::find_local_servers().await)
+}

@@ -38,6 +38,8 @@ def files_containing(root: Path, needle: bytes) -> list[Path]:
 )
 def test_first_run_settings_store_the_key_in_the_keychain(app_env: AppEnv, launch) -> None:
     app: App = launch()  # no POCKETPILOT_PROVIDER and nothing configured: a first run
+    # The welcome asks which model answers; a service with a key is set up in Settings.
+    app.wait_css("[data-testid=welcome-view] [data-testid=choose-openai-compatible]").click()
     app.wait("the settings screen", lambda: app.css("[data-testid=settings-view] [data-testid=first-run]"))
     assert app.driver.execute_script("return window.location.hash") == "#/settings"
     app.wait_loaded("settings-view")

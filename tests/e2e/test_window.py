@@ -179,6 +179,8 @@ def test_an_unreachable_model_reads_plainly_with_retry_and_settings(app_env: App
 
 def test_sending_is_refused_while_no_model_is_set(app_env: AppEnv, launch) -> None:
     app = launch()  # nothing configured
+    # The welcome first; the person goes on to a new session without choosing a model.
+    app.wait_css("[data-testid=welcome-view] [data-testid=choose-openai-compatible]").click()
     app.wait("the settings (first run)", lambda: app.css("[data-testid=first-run]"))
     app.go("#/new")
     app.wait("the reason in place", lambda: app.css("[data-testid=composer-blocked]"))

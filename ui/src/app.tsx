@@ -91,10 +91,8 @@ function Shell({ store }: { store: SessionStore }) {
     }
   }, []);
   useEffect(() => {
-    // First run: no model configured, so nothing could answer. Lead to the settings.
-    void checkSetup().then((ok) => {
-      if (!ok && parseRouteIsStart()) navigate({ name: "settings" });
-    });
+    // A first run (no provider) opens on the welcome, which says which model answers.
+    void checkSetup();
   }, []);
 
   // The models kept may have changed (the Models screen): the built-in model is read again.
@@ -103,10 +101,11 @@ function Shell({ store }: { store: SessionStore }) {
   }, [route.name]);
 
   const blocked = canRun === false ? "No model is set up yet, so nothing can answer." : null;
-  // A first run (no conversation yet) with only the built-in model: offer it first.
+  // A first run (no conversation yet, no provider): the welcome offers the built-in model,
+  // the servers running here, or a server to set up.
   const welcome =
     route.name === "new" && !welcomed && loaded && sessions.length === 0 && setup?.provider_configured === false
-      ? setup.builtin
+      ? setup
       : null;
   let view;
   if (route.name === "session") {
@@ -135,8 +134,12 @@ function Shell({ store }: { store: SessionStore }) {
   } else if (welcome) {
     view = (
       <Welcome
-        builtin={welcome}
+        builtin={welcome.builtin}
         onBuiltin={() => setWelcomed(true)}
+        onServer={() => {
+          setWelcomed(true);
+          void checkSetup();
+        }}
         onProvider={() => {
           setWelcomed(true);
           navigate({ name: "settings" });
@@ -197,10 +200,4 @@ function Shell({ store }: { store: SessionStore }) {
       )}
     </div>
   );
-}
-
-/** The window opened on its start page (not a session or a task a reload kept). */
-function parseRouteIsStart(): boolean {
-  const h = window.location.hash;
-  return h === "" || h === "#" || h === "#/" || h === "#/new";
 }

@@ -143,6 +143,9 @@ export const setupStatus = (): Promise<Setup> => commands.setupStatus();
 export const providerSettings = (): Promise<ProviderForm> => commands.providerSettings();
 /** The provider and limit fields an environment variable overrides (never saved). */
 export const settingOverrides = (): Promise<Wire.EnvOverride[]> => commands.settingOverrides();
+/** Model servers already running on this computer (the first-run welcome). */
+export const localServers = (): Promise<Wire.FoundServer[]> => commands.localServers();
+
 export const setProviderSettings = (s: ProviderForm) => commands.setProviderSettings(s).then(() => undefined);
 /** Files the key in the OS keychain. There is no way to read it back. */
 export const setApiKey = (key: string) => commands.setApiKey(key).then(() => undefined);

@@ -8,6 +8,7 @@ pub mod cost;
 pub mod data;
 pub mod export;
 pub mod local;
+pub mod local_servers;
 pub mod money;
 pub mod open_session;
 pub mod pause;

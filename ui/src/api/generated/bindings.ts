@@ -15,6 +15,11 @@ export const commands = {
 	 *  window is on the recovery screen.
 	 */
 	recoverStore: (name: string) => __TAURI_INVOKE<Recovered>("recover_store", { name }),
+	/**
+	 *  Model servers already running on this computer (Ollama, LM Studio, llama.cpp, vLLM on
+	 *  their default ports), for the first-run welcome.
+	 */
+	localServers: () => __TAURI_INVOKE<FoundServer[]>("local_servers"),
 	listSessions: () => __TAURI_INVOKE<Session[]>("list_sessions"),
 	/**  Renames a session; answers it as stored. */
 	renameSession: (sessionId: number, title: string) => __TAURI_INVOKE<Session>("rename_session", { sessionId, title }),
@@ -703,6 +708,15 @@ export type FileChange = {
  *  one list are shown as one rename.
  */
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed";
+
+/**  A server that answered with at least one model. */
+export type FoundServer = {
+	/**  "Ollama", or "Server" for one from the extra list. */
+	name: string,
+	base_url: string,
+	/**  Sorted, as the server lists them. */
+	models: string[],
+};
 
 /**  One instruction file (`AGENTS.md`) as it is given to the model. */
 export type InstructionFile = {

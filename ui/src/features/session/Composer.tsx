@@ -15,6 +15,8 @@ interface Props {
   blocked?: string | null;
   /** Stops the running task: Esc in the box asks first. */
   onStop?: () => void;
+  /** Text put in the box from outside (an example goal); a new `n` puts it again. */
+  draft?: { text: string; n: number } | null;
 }
 
 const MODES: { mode: WhenBusy; label: string; title: string }[] = [
@@ -23,8 +25,14 @@ const MODES: { mode: WhenBusy; label: string; title: string }[] = [
 ];
 
 /** Enter sends; Shift+Enter starts a new line. While busy, Follow-up (default) or Steer. */
-export function Composer({ onSend, disabled, busy, paused, hint, placeholder, blocked, onStop }: Props) {
+export function Composer({ onSend, disabled, busy, paused, hint, placeholder, blocked, onStop, draft }: Props) {
   const [text, setText] = useState("");
+  const box = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (!draft) return;
+    setText(draft.text);
+    box.current?.focus();
+  }, [draft?.n]);
   const [mode, setMode] = useState<WhenBusy>("followUp");
   const [sending, setSending] = useState(false);
   const [confirmStop, setConfirmStop] = useState(false);
@@ -58,6 +66,7 @@ export function Composer({ onSend, disabled, busy, paused, hint, placeholder, bl
       }}
     >
       <textarea
+        ref={box}
         data-testid="composer-input"
         aria-label="Message to the agent"
         aria-describedby={blocked ? "composer-blocked" : undefined}

@@ -7,6 +7,7 @@ import {
   apiKeyStored,
   deleteApiKey,
   errorDetail,
+  errorKind,
   errorMessage,
   limits as loadLimits,
   listModels,
@@ -133,10 +134,19 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
   const [listing, setListing] = useState(false);
   const [keyRead, setKeyRead] = useState(false);
 
+  const [noKeychain, setNoKeychain] = useState(false);
   const reloadStored = () =>
     apiKeyStored()
-      .then(setStored)
-      .catch((e) => setStatus({ tone: "error", text: errorMessage(e) }));
+      .then((s) => {
+        setStored(s);
+        setNoKeychain(false);
+      })
+      .catch((e) => {
+        // No keychain on this computer is a fact to mention where the key is asked for,
+        // not an error: a server on this computer needs no key.
+        if (errorKind(e) === "keychain") setNoKeychain(true);
+        else setStatus({ tone: "error", text: errorMessage(e) });
+      });
   useEffect(() => {
     providerSettings()
       .then(setForm)
@@ -263,6 +273,12 @@ function ProviderSection({ onSaved }: { onSaved: () => void }) {
         <span class="muted" data-testid="key-status" data-stored={stored ? "true" : "false"}>
           {stored === null ? "" : stored ? "A key is stored." : "No key stored."}
         </span>
+        {noKeychain && (
+          <span class="muted" data-testid="no-keychain">
+            This computer has no system keychain, so a key cannot be kept here. A model server on this computer needs
+            none.
+          </span>
+        )}
         {stored && (
           <button type="button" class="link" data-testid="delete-key" onClick={removeKey}>
             Remove key

@@ -5,6 +5,7 @@ import { createTask, errorMessage, getTask, pickFolder } from "../../api/command
 import { navigate } from "../../lib/route";
 import { Composer } from "../session/Composer";
 import { recentWorkspaces, rememberWorkspace } from "./recent";
+import { exampleGoals } from "./examples";
 
 interface Props {
   knownWorkspaces: string[];
@@ -18,6 +19,8 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
   const [workspace, setWorkspace] = useState(recent[0] ?? "");
   const [error, setError] = useState<string | null>(null);
   const [touched, setTouched] = useState(false);
+  const [draft, setDraft] = useState<{ text: string; n: number } | null>(null);
+  const examples = exampleGoals(workspace);
   // The sessions (and so the recent list) may arrive after the first render.
   useEffect(() => {
     if (!touched && !workspace && recent[0]) setWorkspace(recent[0]);
@@ -92,9 +95,30 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
             ))}
           </div>
         )}
+        {examples.length > 0 && (
+          <div class="examples" data-testid="example-goals">
+            <p class="muted">For example:</p>
+            {examples.map((goal) => (
+              <button
+                type="button"
+                class="example-goal"
+                key={goal}
+                data-testid="example-goal"
+                onClick={() => setDraft({ text: goal, n: (draft?.n ?? 0) + 1 })}
+              >
+                {goal}
+              </button>
+            ))}
+          </div>
+        )}
         {error && <div class="notice error" role="alert" data-testid="error">{error}</div>}
       </div>
-      <Composer onSend={send} blocked={blocked} placeholder="What should the agent do in this folder? (Enter sends)" />
+      <Composer
+        onSend={send}
+        blocked={blocked}
+        draft={draft}
+        placeholder="What should the agent do in this folder? (Enter sends)"
+      />
     </main>
   );
 }
