@@ -14,10 +14,10 @@ if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-d
 fi
 
 VENV="$ROOT/.venv-e2e"
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import selenium, pytest, dbus_fast, Xlib" 2>/dev/null; then
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import selenium, pytest, pytest_timeout, dbus_fast, Xlib" 2>/dev/null; then
   echo "setup-e2e: creating $VENV"
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "selenium>=4.20,<5" "pytest>=8,<9" \
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "selenium>=4.20,<5" "pytest>=8,<9" "pytest-timeout>=2,<3" \
     "dbus-fast>=2,<3" "python-xlib>=0.33,<1"
 fi
 

@@ -66,25 +66,45 @@ if [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ] && command -v gnome-keyring-daemon >/d
   fi
 fi
 
-# tauri-driver on free ports (others may be running tests on this machine).
-read -r PORT NATIVE_PORT < <(python3 -c '
+# tauri-driver on free ports. Others may be running tests on this machine: a port seen free
+# can be taken before our driver binds it, and then a connection test would reach THEIR
+# driver (one suite's tests driving another's windows). So the ports count as ours only once
+# `ss` shows our driver on the first and its WebKitWebDriver on the second; else new ports.
+listener_pid() { ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2; }
+parent_of() { awk '{print $4}' "/proc/$1/stat" 2>/dev/null; }
+DRIVER="$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")"
+DRIVER_PID=""
+trap '[ -z "$DRIVER_PID" ] || { kill "$DRIVER_PID" 2>/dev/null; wait "$DRIVER_PID" 2>/dev/null; }' EXIT
+for attempt in 1 2 3 4 5; do
+  read -r PORT NATIVE_PORT < <(python3 -c '
 import socket
 socks = [socket.socket() for _ in range(2)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in socks])
 for s in socks: s.close()')
-DRIVER="$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")"
-"$DRIVER" --port "$PORT" --native-port "$NATIVE_PORT" >"$E2E_OUTPUT/tauri-driver.log" 2>&1 &
-DRIVER_PID=$!
-trap 'kill "$DRIVER_PID" 2>/dev/null; wait "$DRIVER_PID" 2>/dev/null' EXIT
-for _ in $(seq 1 100); do
-  if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $PORT), 0.2)" 2>/dev/null; then break; fi
-  if ! kill -0 "$DRIVER_PID" 2>/dev/null; then
-    echo "e2e: tauri-driver exited; see $E2E_OUTPUT/tauri-driver.log" >&2
-    exit 1
-  fi
-  sleep 0.1
+  "$DRIVER" --port "$PORT" --native-port "$NATIVE_PORT" >"$E2E_OUTPUT/tauri-driver.log" 2>&1 &
+  DRIVER_PID=$!
+  ours=""
+  for _ in $(seq 1 200); do
+    if ! kill -0 "$DRIVER_PID" 2>/dev/null; then break; fi
+    main=$(listener_pid "$PORT")
+    native=$(listener_pid "$NATIVE_PORT")
+    if [ -n "$main" ] && [ -n "$native" ]; then
+      if [ "$main" = "$DRIVER_PID" ] && [ "$(parent_of "$native")" = "$DRIVER_PID" ]; then ours=1; fi
+      break
+    fi
+    sleep 0.1
+  done
+  [ -z "$ours" ] || break
+  echo "e2e: tauri-driver on ports $PORT/$NATIVE_PORT did not come up as ours (attempt $attempt); new ports" >&2
+  kill "$DRIVER_PID" 2>/dev/null
+  wait "$DRIVER_PID" 2>/dev/null
+  DRIVER_PID=""
 done
+if [ -z "$DRIVER_PID" ]; then
+  echo "e2e: tauri-driver never listened on ports of its own; see $E2E_OUTPUT/tauri-driver.log" >&2
+  exit 1
+fi
 export TAURI_DRIVER_URL="http://127.0.0.1:$PORT"
 
 PY="$ROOT/.venv-e2e/bin/python"
