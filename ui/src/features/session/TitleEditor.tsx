@@ -1,7 +1,8 @@
 // The session title in the header, renamed in place: Rename (or a double click) turns it
 // into a field; Enter saves, Esc leaves it as it was.
-import { useEffect, useRef, useState } from "preact/hooks";
-import { errorMessage, renameSession } from "../../api/commands";
+import { useState } from "preact/hooks";
+import { renameSession } from "../../api/commands";
+import { TitleInput } from "../../lib/inputs";
 
 interface Props {
   sessionId: number;
@@ -11,12 +12,6 @@ interface Props {
 
 export function TitleEditor({ sessionId, title, onRenamed }: Props) {
   const [editing, setEditing] = useState(false);
-  const [value, setValue] = useState(title);
-  const [error, setError] = useState<string | null>(null);
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    if (editing) input.current?.select();
-  }, [editing]);
   if (!editing) {
     return (
       <div class="title-row">
@@ -28,47 +23,24 @@ export function TitleEditor({ sessionId, title, onRenamed }: Props) {
           class="link rename"
           data-testid="rename-session"
           aria-label="Rename this session"
-          onClick={() => {
-            setValue(title);
-            setError(null);
-            setEditing(true);
-          }}
+          onClick={() => setEditing(true)}
         >
           Rename
         </button>
       </div>
     );
   }
-  const save = async () => {
-    try {
-      await renameSession(sessionId, value);
-      setEditing(false);
-      onRenamed();
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  };
   return (
     <div class="title-row">
-      <input
-        ref={input}
-        class="title-input"
-        data-testid="rename-input"
-        aria-label="Session title"
-        value={value}
-        onInput={(e) => setValue((e.target as HTMLInputElement).value)}
-        onKeyDown={(e) => {
-          if (e.key === "Enter") {
-            e.preventDefault();
-            void save();
-          } else if (e.key === "Escape") {
-            e.preventDefault();
-            setEditing(false);
-          }
+      <TitleInput
+        initial={title}
+        testid="rename-input"
+        save={(title) => renameSession(sessionId, title)}
+        done={(saved) => {
+          setEditing(false);
+          if (saved) onRenamed();
         }}
-        onBlur={() => setEditing(false)}
       />
-      {error && <span class="composer-blocked" role="alert">{error}</span>}
     </div>
   );
 }

@@ -2,7 +2,8 @@
 // the button opens it with focus on the first item, arrows move, Esc closes it and gives
 // focus back to the button.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { errorMessage, renameSession } from "../../api/commands";
+import { renameSession } from "../../api/commands";
+import { TitleInput } from "../../lib/inputs";
 import type { Session } from "../../api/generated/bindings";
 import { ConfirmDelete } from "./DeleteSession";
 
@@ -99,40 +100,14 @@ export function SessionMenu({ session, onRename }: { session: Session; onRename:
 
 /** The sidebar's title field: Enter saves, Esc or leaving it keeps the old title. */
 export function RenameField({ session, onDone }: { session: Session; onDone: (renamed: boolean) => void }) {
-  const [value, setValue] = useState(session.title);
-  const [error, setError] = useState<string | null>(null);
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.select(), []);
-  const save = async () => {
-    try {
-      await renameSession(session.id, value);
-      onDone(true);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  };
   return (
     <div class="session-rename">
-      <input
-        ref={input}
-        class="title-input"
-        data-testid="sidebar-rename-input"
-        aria-label="Session title"
-        value={value}
-        onInput={(e) => setValue((e.target as HTMLInputElement).value)}
-        onKeyDown={(e) => {
-          if (e.key === "Enter") {
-            e.preventDefault();
-            void save();
-          } else if (e.key === "Escape") {
-            e.preventDefault();
-            e.stopPropagation();
-            onDone(false);
-          }
-        }}
-        onBlur={() => onDone(false)}
+      <TitleInput
+        initial={session.title}
+        testid="sidebar-rename-input"
+        save={(title) => renameSession(session.id, title)}
+        done={onDone}
       />
-      {error && <span class="composer-blocked" role="alert">{error}</span>}
     </div>
   );
 }

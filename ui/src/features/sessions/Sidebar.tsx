@@ -6,6 +6,7 @@ import { hrefOf, type Route } from "../../lib/route";
 import type { Activity } from "../../store/sessionStore";
 import { groupByDay, workspacesOf } from "./groups";
 import { SearchResults } from "./SearchResults";
+import { SearchInput } from "../../lib/inputs";
 import { RenameField, SessionMenu } from "./SessionMenu";
 import { isSearchShortcut } from "./search";
 
@@ -80,22 +81,15 @@ export function Sidebar(props: Props) {
       </button>
       <h2>Sessions</h2>
       {sessions.length > 0 && (
-        <input
-          type="search"
-          ref={searchBox}
+        <SearchInput
+          inputRef={searchBox}
           class="session-search"
           placeholder="Search (Ctrl+K)"
-          aria-label="Search sessions and messages"
-          aria-keyshortcuts="Control+K"
-          data-testid="session-search"
+          label="Search sessions and messages"
+          keyshortcuts="Control+K"
+          testid="session-search"
           value={query}
-          onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
-          onKeyDown={(e) => {
-            if (e.key === "Escape" && query) {
-              e.preventDefault();
-              setQuery("");
-            }
-          }}
+          onValue={setQuery}
         />
       )}
       {folders.length > 1 && (

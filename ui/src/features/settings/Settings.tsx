@@ -35,6 +35,7 @@ import { CommandRulesSection } from "./CommandRules";
 import { LocalModelSection } from "../models/LocalModelSection";
 import { Overridden, StatusLine, useOverrides, type Status } from "./fields";
 import { PartsContext, useLoadedParts, usePartLoaded } from "../../lib/loaded";
+import { SearchInput } from "../../lib/inputs";
 
 interface Props {
   /** No model is configured yet: say why the person is here. */
@@ -57,20 +58,13 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
       <div class="settings-body">
       <SettingsNav />
       <div class="scroll settings-scroll" data-testid="settings-scroll" ref={scroll}>
-        <input
-          type="search"
+        <SearchInput
           class="settings-search"
           placeholder="Find a setting"
-          aria-label="Find a setting"
-          data-testid="settings-search"
+          label="Find a setting"
+          testid="settings-search"
           value={query}
-          onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
-          onKeyDown={(e) => {
-            if (e.key === "Escape" && query) {
-              e.preventDefault();
-              setQuery("");
-            }
-          }}
+          onValue={setQuery}
         />
         {nothing && (
           <p class="muted" data-testid="settings-no-match">
