@@ -1,6 +1,6 @@
 // The copy buttons of rendered code blocks (lib/markdown-render.ts writes them as plain
 // HTML, so one listener on the document serves every block, streamed or not).
-async function writeClipboard(text: string): Promise<void> {
+export async function writeClipboard(text: string): Promise<void> {
   if (navigator.clipboard?.writeText) {
     try {
       await navigator.clipboard.writeText(text);

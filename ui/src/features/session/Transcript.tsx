@@ -9,6 +9,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
+import { AnswerActions } from "./MessageActions";
 import { Notice } from "./Notice";
 import type { TaskChanges } from "../../api/generated/bindings";
 import { ChangesLine } from "../changes/ChangesLine";
@@ -44,7 +45,12 @@ function ItemView({ item, retryText }: { item: Item; retryText: string | null })
     case "user":
       return <div class="msg user" data-testid="user-message">{item.text}</div>;
     case "assistant":
-      return <AssistantMessage text={item.text} />;
+      return (
+        <div class="msg-with-actions">
+          <AssistantMessage text={item.text} />
+          <AnswerActions text={item.text} />
+        </div>
+      );
     case "tool":
       return <ToolCard item={item} />;
     case "notice":
