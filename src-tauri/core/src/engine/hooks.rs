@@ -128,13 +128,25 @@ impl RunHooks {
         input.insert("permission_mode".into(), json!("default"));
         input.insert("hook_event_name".into(), json!(event.as_str()));
         if let Some((name, _)) = call {
-            input.insert("tool_name".into(), json!(name));
+            // Claude Code's name where the tool has one (`Bash`, `Write`, …): scripts
+            // written for it check `tool_name`. PocketPilot's own name goes beside it.
+            let claude = rules::claude_name(name).unwrap_or(name);
+            input.insert("tool_name".into(), json!(claude));
+            input.insert("pocketpilot_tool".into(), json!(name));
         }
         if event == HookEvent::Stop {
             let active = self.stop_active.load(Ordering::SeqCst);
             input.insert("stop_hook_active".into(), json!(active));
         }
         input.extend(fields);
+        // Claude Code's file tools name their file `file_path`, absolute.
+        if let Some(Value::Object(args)) = input.get_mut("tool_input") {
+            let path = args.get("path").and_then(Value::as_str).map(str::to_owned);
+            if let (Some(p), false) = (path, args.contains_key("file_path")) {
+                let full = ctx.workspace.join(p).display().to_string();
+                args.insert("file_path".into(), json!(full));
+            }
+        }
         let bytes = Value::Object(input).to_string().into_bytes();
         for hook in hooks {
             let started = Instant::now();
