@@ -279,6 +279,11 @@ fn an_unconsented_workspace_hook_does_not_run_until_consented_and_again_after_a_
     let runs = hook_runs(&lines);
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(runs[0]["outcome"], "not_consented");
+    let said = runs[0]["message"].as_str().unwrap();
+    assert!(
+        said.contains(&format!("pocketpilot agent-hooks consent --workspace {ws}")),
+        "{said}"
+    );
     assert!(!h.ws().join("ran.txt").exists());
 
     let listed = h.output(&["agent-hooks", "list", "--workspace", &ws]);

@@ -264,6 +264,7 @@ where
     })
 }
 
+// long: one arm per command, nothing else
 async fn dispatch(
     rt: &std::sync::Arc<Runtime>,
     command: Command,

@@ -86,8 +86,8 @@ impl RunHooks {
             exit_code: None,
             message: Some(format!(
                 "the workspace's hooks are new or changed since you allowed them, so none of them ran; \
-                 see them with `pocketpilot hooks list --workspace {workspace}` and allow them with \
-                 `pocketpilot hooks consent --workspace {workspace}`"
+                 see them with `pocketpilot agent-hooks list --workspace {workspace}` and allow them with \
+                 `pocketpilot agent-hooks consent --workspace {workspace}`"
             )),
             context: None,
             duration_ms: 0,
@@ -197,43 +197,16 @@ impl RunHooks {
         }
         let context = reply.context.map(|c| cap(&c));
         let mut recorded_context = context.clone();
-        let outcome = match (&reply.blocked, event) {
-            (Some(reason), HookEvent::Stop) => {
-                // Once per run: after that the agent stops when it wants to.
-                if self.stop_active.swap(true, Ordering::SeqCst) || fired.blocked.is_some() {
-                    let m = format!(
-                        "asked to go on again ({}); the agent already went on once for a Stop hook, so it stops",
-                        cap(reason)
-                    );
-                    return (HookOutcome::Blocked, code, Some(m), None);
-                }
-                let reason = cap(reason);
-                fired.blocked = Some(reason.clone());
-                fired
-                    .added
-                    .push(rules::conversation_text(event, command, &reason));
-                recorded_context = Some(reason);
-                HookOutcome::Blocked
-            }
-            (Some(reason), HookEvent::PostToolUse) => {
-                fired.added.push(format!(
-                    "[the PostToolUse hook `{command}` objects: {}]",
-                    cap(reason)
-                ));
-                HookOutcome::Blocked
-            }
-            // Neither can be stopped; their stderr is shown.
-            (Some(_), HookEvent::SessionStart | HookEvent::PreCompact) => HookOutcome::Blocked,
-            (Some(reason), _) => {
-                if fired.blocked.is_none() {
-                    fired.blocked = Some(format!(
-                        "blocked by the {event} hook `{command}`: {}",
-                        cap(reason)
-                    ));
+        let outcome = match &reply.blocked {
+            Some(reason) => {
+                match self.blocked(event, command, reason, fired) {
+                    Ok(Some(went_on)) => recorded_context = Some(went_on),
+                    Ok(None) => {}
+                    Err(refused) => return (HookOutcome::Blocked, code, Some(refused), None),
                 }
                 HookOutcome::Blocked
             }
-            (None, _) => HookOutcome::Ok,
+            None => HookOutcome::Ok,
         };
         if let Some(c) = context.as_ref().filter(|_| event != HookEvent::Stop) {
             fired.added.push(if rules::adds_message(event) {
@@ -254,6 +227,51 @@ impl RunHooks {
             recorded_context = None;
         }
         (outcome, code, message, recorded_context)
+    }
+}
+
+impl RunHooks {
+    /// What a hook's block means for `event`: `Ok(Some(reason))` when a Stop hook sends
+    /// the agent back (the reason is what it reads next); `Err(message)` when a Stop
+    /// hook asks again and is refused.
+    fn blocked(
+        &self,
+        event: HookEvent,
+        command: &str,
+        reason: &str,
+        fired: &mut Fired,
+    ) -> Result<Option<String>, String> {
+        let reason = cap(reason);
+        match event {
+            HookEvent::Stop => {
+                // Once per run: after that the agent stops when it wants to.
+                if self.stop_active.swap(true, Ordering::SeqCst) || fired.blocked.is_some() {
+                    return Err(format!(
+                        "asked to go on again ({reason}); the agent already went on once for a Stop hook, so it stops"
+                    ));
+                }
+                fired.blocked = Some(reason.clone());
+                fired
+                    .added
+                    .push(rules::conversation_text(event, command, &reason));
+                Ok(Some(reason))
+            }
+            HookEvent::PostToolUse => {
+                fired.added.push(format!(
+                    "[the PostToolUse hook `{command}` objects: {reason}]"
+                ));
+                Ok(None)
+            }
+            // Neither can be stopped; their stderr is shown.
+            HookEvent::SessionStart | HookEvent::PreCompact => Ok(None),
+            HookEvent::PreToolUse | HookEvent::UserPromptSubmit => {
+                if fired.blocked.is_none() {
+                    fired.blocked =
+                        Some(format!("blocked by the {event} hook `{command}`: {reason}"));
+                }
+                Ok(None)
+            }
+        }
     }
 }
 
