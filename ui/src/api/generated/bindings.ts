@@ -194,6 +194,9 @@ export const commands = {
 	setSkillEnabled: (dir: string, enabled: boolean) => __TAURI_INVOKE<null>("set_skill_enabled", { dir, enabled }),
 	/**  Whether memories the agent proposes are kept without asking. */
 	setMemoryAutoAccept: (on: boolean) => __TAURI_INVOKE<null>("set_memory_auto_accept", { on }),
+	/**  Consents to the workspace's hooks file with exactly the content shown (`hash`). */
+	consentHooks: (workspace: string, hash: string) => __TAURI_INVOKE<HooksFileInfo>("consent_hooks", { workspace, hash }),
+	revokeHooks: (workspace: string) => __TAURI_INVOKE<null>("revoke_hooks", { workspace }),
 	/**
 	 *  The newest transcript entries matching what was typed (at most `limit`), only in
 	 *  `workspace` when given.

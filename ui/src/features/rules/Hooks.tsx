@@ -1,10 +1,22 @@
 // The hooks files that apply to the workspace, with every command they run: the person's
 // own run always; the workspace's only once the person consented to its exact content
 // (`pocketpilot agent-hooks consent`), so a cloned repository runs nothing by itself.
+import { consentHooks, errorMessage, revokeHooks } from "../../api/commands";
 import type { HooksFileInfo } from "../../api/generated/bindings";
 import { visible } from "../approvals/hidden";
 
-export function Hooks({ files }: { files: HooksFileInfo[] }) {
+type Props = { files: HooksFileInfo[]; workspace: string; onChanged: () => void; onError: (e: string) => void };
+
+export function Hooks({ files, workspace, onChanged, onError }: Props) {
+  // The hash shown is the hash consented to: a file changed since is refused, not allowed.
+  const act = async (what: () => Promise<unknown>) => {
+    try {
+      await what();
+      onChanged();
+    } catch (e) {
+      onError(errorMessage(e));
+    }
+  };
   return (
     <section class="card" data-testid="hooks">
       <h2>Hooks</h2>
@@ -36,6 +48,23 @@ export function Hooks({ files }: { files: HooksFileInfo[] }) {
                 </li>
               ))}
             </ul>
+            {f.scope === "workspace" && f.hash !== "" && (
+              <p>
+                {f.runs ? (
+                  <button type="button" data-testid="hooks-revoke" onClick={() => void act(() => revokeHooks(workspace))}>
+                    Stop these hooks
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    data-testid="hooks-consent"
+                    onClick={() => void act(() => consentHooks(workspace, f.hash))}
+                  >
+                    Allow these exact commands to run
+                  </button>
+                )}
+              </p>
+            )}
             {f.problems.map((p, i) => (
               <p key={`p${i}`} class="muted">
                 skipped: {visible(p)}

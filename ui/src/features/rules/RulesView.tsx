@@ -32,7 +32,7 @@ export function RulesView({ sessionId, workspace }: { sessionId: number; workspa
             onError={setError}
           />
           <Skills skills={rules.skills} problems={rules.problems} onChanged={changed} onError={setError} />
-          <Hooks files={rules.hooks ?? []} />
+          <Hooks files={rules.hooks ?? []} workspace={rules.workspace} onChanged={changed} onError={setError} />
         </div>
       )}
     </main>
