@@ -290,6 +290,20 @@ fn an_unconsented_workspace_hook_does_not_run_until_consented_and_again_after_a_
     let listed = text(&listed.stdout);
     assert!(listed.contains("NOT consented"), "{listed}");
     assert!(listed.contains("touch ran.txt"), "{listed}");
+    // A consent naming another content (the file changed since it was reviewed) is refused.
+    let stale = "0".repeat(64);
+    let refused = h.output(&[
+        "agent-hooks",
+        "consent",
+        "--workspace",
+        &ws,
+        "--hash",
+        &stale,
+    ]);
+    assert_ne!(code(&refused), 0);
+    assert!(text(&refused.stderr).contains("changed since it was shown"));
+    let out = exec(&h, "still not", &p, &[]);
+    assert_eq!(hook_runs(&json_lines(&out))[0]["outcome"], "not_consented");
     // Consent shows the exact commands it allows.
     let given = h.output(&["agent-hooks", "consent", "--workspace", &ws]);
     assert!(text(&given.stdout).contains("touch ran.txt"));
