@@ -100,5 +100,7 @@ window_commands! {
     rules::delete_memory,
     rules::set_skill_enabled,
     rules::set_memory_auto_accept,
+    rules::consent_hooks,
+    rules::revoke_hooks,
     search::search_entries,
 }

@@ -1,6 +1,6 @@
 //! The "Instructions in effect" screen's commands (issue 18): the workspace's instruction
 //! files, memories and skills. Each: one call into core (`rules_api`), its error mapped.
-use pocketpilot_protocol::{Memory, MemoryScope, RulesInEffect};
+use pocketpilot_protocol::{HooksFileInfo, Memory, MemoryScope, RulesInEffect};
 use tauri::State;
 
 use super::wire::CommandError;
@@ -62,4 +62,21 @@ pub async fn set_skill_enabled(
 #[specta::specta]
 pub async fn set_memory_auto_accept(state: State<'_, AppState>, on: bool) -> Result<()> {
     call(&state, move |rt| rt.set_memory_auto_accept(on)).await
+}
+
+/// Consents to the workspace's hooks file with exactly the content shown (`hash`).
+#[tauri::command]
+#[specta::specta]
+pub async fn consent_hooks(
+    state: State<'_, AppState>,
+    workspace: String,
+    hash: String,
+) -> Result<HooksFileInfo> {
+    call(&state, move |rt| rt.consent_hooks(&workspace, Some(&hash))).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn revoke_hooks(state: State<'_, AppState>, workspace: String) -> Result<()> {
+    call(&state, move |rt| rt.revoke_hooks(&workspace)).await
 }

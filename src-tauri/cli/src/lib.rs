@@ -7,6 +7,7 @@
 //! refused because files were changed since, 11 `exec --output-schema` not met, 12 the
 //! store cannot be used (damaged, or written by a newer build: `pocketpilot doctor`).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+mod agent_hooks;
 mod approvals;
 mod autostart;
 mod backup;
@@ -161,6 +162,9 @@ pub enum Command {
     /// Per-workspace policy: capability rules and command rules (`cargo test *`).
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Hooks runs call at their events (Claude Code's format): list, consent, revoke.
+    #[command(subcommand)]
+    AgentHooks(agent_hooks::AgentHooksCommand),
     /// Webhooks: `POST http://127.0.0.1:PORT/hooks/NAME` creates a task.
     #[command(subcommand)]
     Hooks(triggers::HooksCommand),
@@ -260,6 +264,7 @@ where
     })
 }
 
+// long: one arm per command, nothing else
 async fn dispatch(
     rt: &std::sync::Arc<Runtime>,
     command: Command,
@@ -312,6 +317,7 @@ async fn dispatch(
         Command::Doctor => Ok(doctor::doctor(data_dir, &mut std::io::stdout().lock())),
         Command::Backup(cmd) => backup::with_store(rt, cmd),
         Command::Sandbox(cmd) => sandbox::sandbox(rt, cmd),
+        Command::AgentHooks(cmd) => agent_hooks::agent_hooks(rt, cmd),
         Command::Memory(cmd) => memory::memory(rt, cmd, &mut std::io::stdout().lock()),
         Command::Rules(cmd) => memory::rules(rt, cmd, &mut std::io::stdout().lock()),
         Command::Models(cmd) => models::models(cmd, data_dir).await,

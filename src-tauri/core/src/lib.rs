@@ -12,11 +12,13 @@
 //!   → guard → execute → record), `context` (the session's context and its planner glue),
 //!   `transcript` (entries → model messages), `inbox` and `admission` (what is said to a
 //!   busy session), `recorder` (events with their effects, fanned out live), `lease` and
-//!   `reaper` (a session's lease and the process trees a previous holder left), `changes`
+//!   `reaper` (a session's lease and the process trees a previous holder left), `hooks`
+//!   (running the run's hooks, confined), `changes`
 //!   (the change journal in a run), `feed` (what the window follows), `provider`, `mcp`,
 //!   `local_model` (the built-in model's server).
 //! - `policy`: what a run may do and spend — `confinement` (the OS sandbox of its
-//!   commands), `cost`, `pause`, `repetition`, `secret_env`, and the workspace's rules
+//!   commands), `cost`, `pause`, `repetition`, `secret_env`, `hooks` (hooks files, consent,
+//!   what a reply means), and the workspace's rules
 //!   (`instructions`, `memory`, `rules`).
 //! - The root: `config` (data dir, limits, provider settings), `error_kind`, `logging`,
 //!   `about`, `appearance`, `autostart`.

@@ -63,12 +63,17 @@
 //!     "answer"?}]}}` makes a schedule for `goal`, sets the runtime's and the schedule
 //!     runner's clock to `clock`, then moves it to each tick's `at`: the run fired there
 //!     must settle as `status`; `answer` (a pause answer) is given to a parked run.
+//!   - `{"child": {"command": "exec", "args": ["--json"], "exit_code": 0,
+//!     "stdout_contains": ["…"]}}` runs `pocketpilot exec GOAL` once as a child and
+//!     checks its exit code and stdout (`setup.grants` become `--allow`).
 //!   - `{"child": {"kills": [{"after": "model_turn_started", "count": 2}]}}` runs
 //!     `pocketpilot run` as a child process on the case's store (the program is
 //!     `RunOptions::program`, the CLI itself under `pocketpilot eval`), kills it with
 //!     SIGKILL once the task recorded `count` events of kind `after`, resumes it with a
 //!     new `pocketpilot resume TASK` process, and so on for each kill; the last resume
 //!     runs to the end.
+//! - `setup.hooks_consent` consents to the workspace's hooks file as laid out;
+//!   `setup.person_hooks` is the person's hooks file for a child run (under its HOME).
 //! - `expect.usage` checks the recorded cost figures: `total_usd`,
 //!   `today_unattended_usd`, `turns`, and `one_per_recorded_turn` (the cost rows are
 //!   exactly the tasks' recorded `model_turn_completed` events, their costs adding up).
@@ -179,6 +184,15 @@ pub struct Setup {
     /// Global memories the person kept before the run (issue 18).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories: Vec<String>,
+    /// The person consents to the workspace's `.pocketpilot/hooks.json` as laid out, so
+    /// its hooks run.
+    #[serde(default)]
+    pub hooks_consent: bool,
+    /// The person's own hooks file (`hooks.json` in Claude Code's format), written under
+    /// the case's HOME: only a `start.child` run reads it (an in-process run reads the
+    /// evaluating person's own config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person_hooks: Option<serde_json::Value>,
     /// Webhooks made for the workspace; with any, the real listener runs on 127.0.0.1
     /// (any free port) for the whole case (issue 15).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -269,7 +283,30 @@ pub struct Tick {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChildRun {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kills: Vec<KillAt>,
+    /// `run` (default) or `exec`: `pocketpilot exec GOAL --workspace W --provider P`
+    /// with the grants as `--allow`, then `args`.
+    #[serde(default)]
+    pub command: ChildCommand,
+    /// More arguments for the first process (placeholders allowed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The exit code the first process must end with (no kills).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Substrings its stdout must hold (no kills).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stdout_contains: Vec<String>,
+}
+
+/// What the first child process is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildCommand {
+    #[default]
+    Run,
+    Exec,
 }
 
 /// Once the first task recorded `count` events of `after` (over all its runs so far).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use pocketpilot_core::api::service::Runtime;
 use tokio::process::{Child, Command};
 
-use super::case::{Case, ChildRun, KillAt};
+use super::case::{expand_str, Case, ChildCommand, ChildRun, KillAt};
 use super::runner::{CaseEnv, CaseError};
 
 /// Resumes after the last kill before the run counts as stuck.
@@ -31,18 +31,36 @@ pub(super) async fn play(
     })?;
     let rt = env.rt()?;
     let workspace = env.workspace.display().to_string();
-    let mut args: Vec<String> = vec![
-        "run".into(),
-        "--workspace".into(),
-        workspace,
-        "--goal".into(),
-        case.goal.clone(),
-    ];
+    let mut args: Vec<String> = match spec.command {
+        ChildCommand::Run => vec![
+            "run".into(),
+            "--workspace".into(),
+            workspace,
+            "--goal".into(),
+            case.goal.clone(),
+        ],
+        ChildCommand::Exec => vec![
+            "exec".into(),
+            case.goal.clone(),
+            "--workspace".into(),
+            workspace,
+        ],
+    };
     if let Some(p) = provider {
         args.extend(["--provider".into(), p.to_owned()]);
     }
     for g in &case.setup.grants {
         args.extend(["--allow".into(), g.to_string()]);
+    }
+    args.extend(spec.args.iter().map(|a| expand_str(a, &env.vars)));
+    if spec.kills.is_empty() {
+        let task = checked_once(program, env, &args, spec).await?;
+        return match task {
+            Some(t) => Ok(t),
+            None => {
+                first_task(&rt)?.ok_or_else(|| CaseError::Case("the child made no task".into()))
+            }
+        };
     }
     let mut child = spawn(program, env, &args)?;
     let mut task = None;
@@ -76,17 +94,58 @@ pub(super) async fn play(
     Ok(task)
 }
 
+/// One process to its end, its exit code and stdout checked against the case; `None`:
+/// look the task up in the store.
+async fn checked_once(
+    program: &Path,
+    env: &CaseEnv,
+    args: &[String],
+    spec: &ChildRun,
+) -> Result<Option<i64>, CaseError> {
+    let mut cmd = command(program, env, args);
+    cmd.stdout(Stdio::piped());
+    let out = cmd
+        .output()
+        .await
+        .map_err(|e| CaseError::context(format!("cannot run {}", program.display()), e))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let code = out.status.code();
+    if let Some(want) = spec.exit_code {
+        if code != Some(want) {
+            return Err(CaseError::Case(format!(
+                "the child exited {code:?}, not {want}: {}",
+                stdout.lines().last().unwrap_or_default()
+            )));
+        }
+    }
+    for want in &spec.stdout_contains {
+        if !stdout.contains(want.as_str()) {
+            return Err(CaseError::Case(format!(
+                "the child's stdout lacks {want:?}: {stdout}"
+            )));
+        }
+    }
+    Ok(None)
+}
+
 fn spawn(program: &Path, env: &CaseEnv, args: &[String]) -> Result<Child, CaseError> {
-    Command::new(program)
-        .args(args)
+    command(program, env, args)
+        .spawn()
+        .map_err(|e| CaseError::context(format!("cannot start {}", program.display()), e))
+}
+
+fn command(program: &Path, env: &CaseEnv, args: &[String]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .env("POCKETPILOT_DATA_DIR", &env.data)
         .env("HOME", &env.root)
+        // The person's config (hooks) is the case's.
+        .env("XDG_CONFIG_HOME", env.root.join(".config"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| CaseError::context(format!("cannot start {}", program.display()), e))
+        .kill_on_drop(true);
+    cmd
 }
 
 /// The store's first task (the child's).

@@ -166,6 +166,14 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     let setup = &case.setup;
     let http = super::http::start(&setup.http_servers, &mut vars)?;
     lay_out(setup, &workspace, &outside, &vars)?;
+    if let Some(hooks) = &setup.person_hooks {
+        let mut hooks = hooks.clone();
+        expand(&mut hooks, &vars);
+        write(
+            &root.join(".config/pocketpilot/hooks.json"),
+            &hooks.to_string(),
+        )?;
+    }
     let before = Snapshot {
         workspace: score::snapshot(&workspace, Some(&data)),
         outside: score::snapshot(&outside, None),
@@ -251,6 +259,10 @@ fn configure(
         rt.add_memory(pocketpilot_protocol::MemoryScope::Global, None, text)?;
     }
     add_mcp_servers(rt, setup, workspace, vars)?;
+    if setup.hooks_consent {
+        rt.consent_hooks(&workspace.display().to_string(), None)
+            .map_err(|e| CaseError::context("setup.hooks_consent", e))?;
+    }
     if let (true, Some(p)) = (opts.real, &opts.provider) {
         rt.set_provider_settings(p)?;
     }

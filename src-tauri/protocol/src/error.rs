@@ -66,6 +66,8 @@ crate::wire_enum! {
         ChangeJournal = "change_journal",
         /// The disk holding the data directory is full.
         DiskFull = "disk_full",
+        /// A `UserPromptSubmit` hook refused the goal (exit code 2 or `decision: block`).
+        HookBlocked = "hook_blocked",
     }
 }
 
@@ -84,7 +86,7 @@ impl ErrorKind {
             | ModelNotFound | ModelRateLimited | ModelServer | ModelRequest | ModelConnect
             | ModelTimeout | ModelStream | ModelInvalidResponse | ModelScripted | ModelConfig
             | ModelContextOverflow | ModelStreamLimit | Store | Keychain | Io | Listen | Watch
-            | ChangeJournal | DiskFull => false,
+            | ChangeJournal | DiskFull | HookBlocked => false,
         }
     }
 
@@ -100,7 +102,7 @@ impl ErrorKind {
             | ModelAuth | ModelNotFound | ModelRequest | ModelInvalidResponse | ModelScripted
             | ModelConfig | ModelContextOverflow | ModelStreamLimit | Keychain | InvalidName
             | Duplicate | InvalidExpression | OutsideWorkspace | InvalidPattern | NothingToUndo
-            | UndoConflict | ChangeJournal | SessionActive => false,
+            | UndoConflict | ChangeJournal | SessionActive | HookBlocked => false,
         }
     }
 
@@ -179,6 +181,7 @@ impl ErrorKind {
             ChangeJournal => "The record of the agent's changes could not be used.".into(),
             SessionActive => "The session is still working: stop its task first.".into(),
             DiskFull => "The disk is full: free some space, then continue.".into(),
+            HookBlocked => "A hook of this workspace or of yours refused the goal.".into(),
             Io | Listen | Watch => "A file or network operation failed.".into(),
             EmptyGoal | Workspace | AlreadyEnded | NotPending | InvalidArguments
             | ConversationBusy | ConversationIdle | RequestMismatch | NotQueued | NotFound

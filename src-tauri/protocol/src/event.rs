@@ -34,6 +34,7 @@ crate::wire_enum! {
         BudgetExceeded = "budget_exceeded",
         RunPaused = "run_paused",
         RunContinued = "run_continued",
+        HookRan = "hook_ran",
     }
 }
 
@@ -264,6 +265,29 @@ pub enum RuntimeEvent {
         #[serde(default)]
         resumes_at: Option<String>,
     },
+    /// A hook ran (or, once per run, the workspace's hooks were not run for want of the
+    /// person's consent): what it was given, how it ended and what it said.
+    HookRan {
+        hook_event: HookEvent,
+        scope: HookScope,
+        /// The command as configured (for `not_consented`: the hooks file).
+        command: String,
+        /// The call it ran for (`PreToolUse`, `PostToolUse`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        outcome: HookOutcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// Its stderr (exit 2 or an error), its `reason`, or why it did not run.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// What it added for the model (`additionalContext`, a `Stop` hook's reason to
+        /// go on). For a session, prompt or stop hook it becomes a message of the
+        /// conversation, recorded with this event; for a tool hook it joins the result.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
+        duration_ms: u64,
+    },
     /// A person continued a paused task, adding `raise` to its budgets.
     RunContinued {
         raise: Raise,
@@ -311,6 +335,7 @@ impl RuntimeEvent {
             RuntimeEvent::BudgetExceeded { .. } => EventKind::BudgetExceeded,
             RuntimeEvent::RunPaused { .. } => EventKind::RunPaused,
             RuntimeEvent::RunContinued { .. } => EventKind::RunContinued,
+            RuntimeEvent::HookRan { .. } => EventKind::HookRan,
         }
     }
 
@@ -380,5 +405,52 @@ crate::wire_enum! {
         Known = "known",
         /// Nobody said: a conservative default.
         Assumed = "assumed",
+    }
+}
+
+crate::wire_enum! {
+    /// When a hook runs: Claude Code's event names, so its hook files work unchanged.
+    pub enum HookEvent {
+        /// A session's first run starts.
+        SessionStart = "SessionStart",
+        /// A run starts on a person's goal (or message), before the model sees it.
+        UserPromptSubmit = "UserPromptSubmit",
+        /// A tool call is about to be decided: the hook may deny it or add context.
+        PreToolUse = "PreToolUse",
+        /// A tool call finished: the hook may add to what the model reads of it.
+        PostToolUse = "PostToolUse",
+        /// The model's view is about to be sent compacted.
+        PreCompact = "PreCompact",
+        /// The agent is about to finish: the hook may ask it to go on (once in a row).
+        Stop = "Stop",
+    }
+}
+
+crate::wire_enum! {
+    /// Whose hooks file a hook comes from.
+    pub enum HookScope {
+        /// The workspace's `.pocketpilot/hooks.json`: runs only with the person's consent
+        /// to that exact file.
+        Workspace = "workspace",
+        /// The person's own `$XDG_CONFIG_HOME/pocketpilot/hooks.json`.
+        Person = "person",
+    }
+}
+
+crate::wire_enum! {
+    /// How a hook ended.
+    pub enum HookOutcome {
+        /// Exit 0: go on (with any context it added).
+        Ok = "ok",
+        /// Exit 2, or a reply that blocks or denies: what it was asked about does not
+        /// happen (for `Stop`: the agent goes on).
+        Blocked = "blocked",
+        /// Any other exit code, a reply that is not JSON, or it could not start: shown,
+        /// not blocking.
+        Error = "error",
+        /// Killed at its timeout (with every process it started): not blocking.
+        TimedOut = "timed_out",
+        /// The workspace's hooks file is not consented to as it is now: none of it ran.
+        NotConsented = "not_consented",
     }
 }

@@ -54,11 +54,15 @@ pub use effect::{Budget, Decision, DecisionSource, Effect, PauseReason, Raise};
 pub use entry::EntryKind;
 pub use error::{ErrorKind, McpProblemKind, ToolErrorKind};
 pub use event::{
-    CompactionCause, EventKind, Repeated, RuntimeEvent, TextCallFix, WindowOrigin, TERMINAL_EVENTS,
+    CompactionCause, EventKind, HookEvent, HookOutcome, HookScope, Repeated, RuntimeEvent,
+    TextCallFix, WindowOrigin, TERMINAL_EVENTS,
 };
 pub use feed::Change;
 pub use local::{LocalModelForm, LocalServerStatus, ModelOrigin, ModelRow, PullProgressEvent};
-pub use rules::{InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo, SkillSource};
+pub use rules::{
+    HookInfo, HooksFileInfo, InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo,
+    SkillSource,
+};
 pub use settings::{
     BuiltinModel, EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings,
     NewMcpServer, PriceForm, PriceRow, ProviderForm, SettingField, Setup, SpendToday,

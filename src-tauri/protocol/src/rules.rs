@@ -72,4 +72,34 @@ pub struct RulesInEffect {
     pub auto_accept_memories: bool,
     /// Problems found while reading (a SKILL.md without front matter, an unreadable file).
     pub problems: Vec<String>,
+    /// The hooks files that apply: the person's, then the workspace's (with whether its
+    /// content is consented to, so it runs).
+    #[serde(default)]
+    pub hooks: Vec<HooksFileInfo>,
+}
+
+/// A hooks file as the person reviews it: every command it would run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct HooksFileInfo {
+    pub path: String,
+    pub scope: crate::event::HookScope,
+    /// SHA-256 of the file's content: what a consent names.
+    pub hash: String,
+    /// Whether its hooks run: always for the person's; for the workspace's, when the
+    /// person consented to this exact content.
+    pub runs: bool,
+    pub hooks: Vec<HookInfo>,
+    /// Entries skipped (an unknown event, a bad matcher), or why the file cannot be used.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct HookInfo {
+    pub event: crate::event::HookEvent,
+    /// The tool-name pattern; `None`: every tool (or not a tool event).
+    pub matcher: Option<String>,
+    pub command: String,
+    pub timeout_secs: u32,
 }

@@ -248,6 +248,9 @@ export const deleteMemory = (id: number) => commands.deleteMemory(id).then(() =>
 export const setSkillEnabled = (dir: string, enabled: boolean) =>
   commands.setSkillEnabled(dir, enabled).then(() => undefined);
 export const setMemoryAutoAccept = (on: boolean) => commands.setMemoryAutoAccept(on).then(() => undefined);
+export const consentHooks = (workspace: string, hash: string): Promise<Wire.HooksFileInfo> =>
+  commands.consentHooks(workspace, hash);
+export const revokeHooks = (workspace: string) => commands.revokeHooks(workspace).then(() => undefined);
 
 // Running in the background (start at login, keep in tray) and About.
 export const desktopSettings = (): Promise<DesktopSettings> => commands.desktopSettings();

@@ -50,7 +50,9 @@ impl Runtime {
                 enabled: !disabled.contains(&s.key()),
             })
             .collect();
+        let hooks = self.hooks_in_effect(&workspace)?;
         Ok(RulesInEffect {
+            hooks,
             instructions: preamble
                 .files(calls.iter())
                 .into_iter()

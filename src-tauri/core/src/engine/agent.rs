@@ -63,6 +63,10 @@ pub enum AgentOutcome {
     Repeating {
         repeated: pocketpilot_protocol::Repeated,
     },
+    /// A `UserPromptSubmit` hook refused the goal: the run fails with its reason.
+    PromptBlocked {
+        reason: String,
+    },
     /// A money budget ran out before the next model request: the run pauses.
     MoneyBudget {
         message: String,
@@ -90,6 +94,8 @@ pub struct Agent {
     pub preamble: Option<Arc<crate::policy::instructions::Preamble>>,
     /// Issue 16: the run's change journal.
     pub changes: Option<Arc<crate::engine::changes::RunChanges>>,
+    /// The run's hooks (the person's, and the workspace's when consented).
+    pub hooks: Arc<crate::engine::hooks::RunHooks>,
 }
 
 use crate::engine::context::{ContextFailure, Prepared, SessionContext, MAX_OVERFLOW_RETRIES};
@@ -121,6 +127,7 @@ impl Agent {
             command_rules: &self.command_rules,
             ctx: &self.ctx,
             changes: self.changes.as_ref(),
+            hooks: &self.hooks,
         }
     }
 
@@ -205,6 +212,14 @@ impl Agent {
                 }
             }
             if response.tool_calls.is_empty() {
+                match self.stop_hooks(&mut messages, &response.text, sink).await {
+                    Ok(true) => {
+                        after_tools = false;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(error) => return AgentOutcome::RecordFailed { error },
+                }
                 if let Err(e) = sink.emit(RuntimeEvent::AgentCompleted {
                     final_answer: response.text.clone(),
                 }) {
@@ -233,6 +248,69 @@ impl Agent {
         AgentOutcome::StepsExhausted {
             steps: self.limits.max_steps,
         }
+    }
+
+    /// The hooks of a run's start, before the model is first asked: `SessionStart` for a
+    /// session's first run, then `UserPromptSubmit` with the goal. What they add joins
+    /// the conversation; a blocked goal ends the run with the hook's reason.
+    pub async fn start_hooks(
+        &self,
+        messages: &mut Vec<Message>,
+        first_of_session: bool,
+        goal: &str,
+        sink: &dyn EventSink,
+    ) -> Result<(), AgentOutcome> {
+        use pocketpilot_protocol::HookEvent;
+        let record = |error| AgentOutcome::RecordFailed { error };
+        if first_of_session {
+            let mut fields = serde_json::Map::new();
+            fields.insert("source".into(), "startup".into());
+            let fired = self
+                .hooks
+                .fire(HookEvent::SessionStart, None, fields, &self.ctx, sink)
+                .await
+                .map_err(record)?;
+            messages.extend(fired.added.into_iter().map(Message::user));
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("prompt".into(), goal.into());
+        let fired = self
+            .hooks
+            .fire(HookEvent::UserPromptSubmit, None, fields, &self.ctx, sink)
+            .await
+            .map_err(record)?;
+        if let Some(reason) = fired.blocked {
+            return Err(AgentOutcome::PromptBlocked { reason });
+        }
+        messages.extend(fired.added.into_iter().map(Message::user));
+        Ok(())
+    }
+
+    /// The `Stop` hooks, before the agent finishes with `answer`: `true` when one asks it
+    /// to go on (at most once per run), its reason then the next message.
+    async fn stop_hooks(
+        &self,
+        messages: &mut Vec<Message>,
+        answer: &str,
+        sink: &dyn EventSink,
+    ) -> Result<bool, RecordError> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("last_assistant_message".into(), answer.into());
+        let fired = self
+            .hooks
+            .fire(
+                pocketpilot_protocol::HookEvent::Stop,
+                None,
+                fields,
+                &self.ctx,
+                sink,
+            )
+            .await?;
+        if fired.blocked.is_none() {
+            return Ok(false);
+        }
+        messages.extend(fired.added.into_iter().map(Message::user));
+        Ok(true)
     }
 
     /// Handles, in order, the calls of the last assistant message that have no result yet.
@@ -531,6 +609,9 @@ pub(crate) async fn model_request(
                     .into(),
             }));
         }
+        if prepared.compacted {
+            pre_compact(agent, sink).await?;
+        }
         match agent.model_turn(&prepared.messages, sink).await {
             Ok(response) => {
                 ctx.observe(&prepared, &tools, Some(&response));
@@ -558,4 +639,24 @@ pub(crate) async fn model_request(
             }
         }
     }
+}
+
+/// The `PreCompact` hooks, once the view is planned compacted and before it is sent: they
+/// can look and record, not stop it (as in Claude Code, exit 2 only shows stderr).
+async fn pre_compact(agent: &Agent, sink: &dyn EventSink) -> Result<(), TurnError> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("trigger".into(), "auto".into());
+    fields.insert("custom_instructions".into(), "".into());
+    agent
+        .hooks
+        .fire(
+            pocketpilot_protocol::HookEvent::PreCompact,
+            None,
+            fields,
+            &agent.ctx,
+            sink,
+        )
+        .await
+        .map_err(TurnError::Record)?;
+    Ok(())
 }

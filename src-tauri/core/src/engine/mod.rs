@@ -8,6 +8,7 @@ pub mod agent;
 pub mod changes;
 pub mod context;
 pub mod feed;
+pub mod hooks;
 pub mod inbox;
 pub mod lease;
 pub mod local_model;

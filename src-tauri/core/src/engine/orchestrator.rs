@@ -39,6 +39,9 @@ pub struct CallEnv<'a> {
     pub ctx: &'a ToolContext,
     /// The run's change journal (issue 16); `None` keeps nothing.
     pub changes: Option<&'a std::sync::Arc<crate::engine::changes::RunChanges>>,
+    /// The run's hooks: `PreToolUse` may deny a fresh call or add to its result,
+    /// `PostToolUse` may add to a finished call's result.
+    pub hooks: &'a crate::engine::hooks::RunHooks,
 }
 
 /// Where a call comes from.
@@ -116,7 +119,7 @@ pub async fn carry_out(
                 agent.ctx,
             );
             let how = (a.step as u32, source);
-            execute(agent, tool.as_ref(), call, args, how, sink).await
+            execute(agent, tool.as_ref(), call, args, how, Vec::new(), sink).await
         }
         Origin::Interrupted(j) => interrupted(agent, call, j, sink).await,
     }
@@ -145,6 +148,11 @@ async fn fresh(
     if let Some(Judgement::Denied { .. }) = &judged {
         let error = judged.as_ref().map(Judgement::sentence).unwrap_or_default();
         return fail(call, ToolErrorKind::Denied, error, sink);
+    }
+    // A hook only takes away or adds: its denial is final, its "allow" asks nothing less.
+    let pre = pre_tool_use(agent, call, &args, sink).await?;
+    if let Some(blocked) = pre.blocked {
+        return fail(call, ToolErrorKind::Denied, blocked, sink);
     }
     let (decision, source) = decide_call(
         capability,
@@ -182,7 +190,10 @@ async fn fresh(
         Decision::RequireApproval => {
             request_approval(agent, tool.as_ref(), call, step, args, judged, sink)
         }
-        Decision::Allow => execute(agent, tool.as_ref(), call, args, (step, source), sink).await,
+        Decision::Allow => {
+            let how = (step, source);
+            execute(agent, tool.as_ref(), call, args, how, pre.added, sink).await
+        }
     }
 }
 
@@ -325,7 +336,7 @@ async fn interrupted(
             match serde_json::from_str(&j.arguments) {
                 Ok(args) => {
                     let how = (j.step as u32, DecisionSource::Replay);
-                    return execute(agent, tool.as_ref(), call, args, how, sink).await;
+                    return execute(agent, tool.as_ref(), call, args, how, Vec::new(), sink).await;
                 }
                 // A journal row this build cannot read: told to the model, never re-run.
                 Err(e) => {
@@ -362,14 +373,65 @@ fn fail(
     Ok(Handled::Done(text))
 }
 
+/// The `PreToolUse` hooks of a fresh call.
+async fn pre_tool_use(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    args: &serde_json::Value,
+    sink: &dyn EventSink,
+) -> Result<crate::engine::hooks::Fired, RecordError> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("tool_input".into(), args.clone());
+    fields.insert("tool_use_id".into(), call.id.clone().into());
+    agent
+        .hooks
+        .fire(
+            pocketpilot_protocol::HookEvent::PreToolUse,
+            Some((&call.name, &call.id)),
+            fields,
+            agent.ctx,
+            sink,
+        )
+        .await
+}
+
+/// The `PostToolUse` hooks of a call that ran: what they add follows its output.
+async fn post_tool_use(
+    agent: &CallEnv<'_>,
+    call: &ToolCall,
+    args: serde_json::Value,
+    out: &pocketpilot_tools::ToolOutput,
+    sink: &dyn EventSink,
+) -> Result<Vec<String>, RecordError> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("tool_input".into(), args);
+    fields.insert("tool_use_id".into(), call.id.clone().into());
+    fields.insert(
+        "tool_response".into(),
+        serde_json::json!({ "output": out.text, "changed": out.changed }),
+    );
+    let fired = agent
+        .hooks
+        .fire(
+            pocketpilot_protocol::HookEvent::PostToolUse,
+            Some((&call.name, &call.id)),
+            fields,
+            agent.ctx,
+            sink,
+        )
+        .await?;
+    Ok(fired.added)
+}
+
 /// Runs one allowed call: intent committed, then the effect (guarded by the tool), then
-/// the outcome.
+/// the outcome. `added`: what `PreToolUse` hooks added, joined to the output.
 async fn execute(
     agent: &CallEnv<'_>,
     tool: &dyn Tool,
     call: &ToolCall,
     args: serde_json::Value,
     (step, source): (u32, DecisionSource),
+    mut added: Vec<String>,
     sink: &dyn EventSink,
 ) -> Result<Handled, RecordError> {
     // The prior state of what it may touch is kept and committed before the intent.
@@ -397,13 +459,20 @@ async fn execute(
         decision: Decision::Allow,
         decision_source: source,
     })?;
-    let outcome = tool.call(args, agent.ctx).await;
+    let outcome = tool.call(args.clone(), agent.ctx).await;
     // A worker frozen past its lease wakes here, its process killed by the new holder:
     // neither the changes it found nor the outcome are its to record.
     crate::engine::lease::still_held()?;
     crate::engine::changes::after(agent.changes, kept).await;
     match outcome {
-        Ok(out) => {
+        Ok(mut out) => {
+            added.extend(post_tool_use(agent, call, args, &out, sink).await?);
+            for a in added {
+                if !out.text.ends_with('\n') && !out.text.is_empty() {
+                    out.text.push('\n');
+                }
+                out.text.push_str(&a);
+            }
             sink.emit(RuntimeEvent::ToolCallCompleted {
                 call_id: call.id.clone(),
                 name: call.name.clone(),

@@ -578,6 +578,7 @@ fn apply(
         RuntimeEvent::RunPaused { .. } | RuntimeEvent::RunContinued { .. } => {
             crate::policy::pause::apply(tx, &task, event)?
         }
+        RuntimeEvent::HookRan { .. } => hook_ran(tx, &task, event)?,
         RuntimeEvent::TaskCreated { .. }
         | RuntimeEvent::ModelTurnStarted { .. }
         | RuntimeEvent::InputPlaced { .. }
@@ -605,6 +606,34 @@ fn entry(
     content: &serde_json::Value,
 ) -> Result<i64, StoreError> {
     entries::append(tx, task.session_id, Some(task.id), &kind, content)
+}
+
+/// What a session, prompt or stop hook added joins the conversation with its record.
+fn hook_ran(
+    tx: &rusqlite::Transaction<'_>,
+    task: &store::Task,
+    event: &RuntimeEvent,
+) -> Result<(), StoreError> {
+    let RuntimeEvent::HookRan {
+        hook_event,
+        command,
+        context: Some(context),
+        ..
+    } = event
+    else {
+        return Ok(());
+    };
+    if !crate::policy::hooks::adds_message(*hook_event) {
+        return Ok(());
+    }
+    let text = crate::policy::hooks::conversation_text(*hook_event, command, context);
+    entry(
+        tx,
+        task,
+        EntryKind::User,
+        &serde_json::json!({ "text": text }),
+    )?;
+    Ok(())
 }
 
 /// The assistant's turn: its transcript entry, the step reached, the tokens used.

@@ -236,7 +236,8 @@ async fn run_registered(
         cancel.clone(),
     );
     let started = Instant::now();
-    let outcome = drive_agent(cx, &agent, &sink, &task, &limits, &cancel).await;
+    let resumed = task.status == TaskStatus::Running;
+    let outcome = drive_agent(cx, &agent, &sink, &task, (&limits, resumed), &cancel).await;
     watcher.abort();
     let full = disk_full(outcome.as_ref(), &sink.space);
     if full.is_some() {
@@ -446,7 +447,12 @@ async fn build_agent(
             None
         }
     };
+    // The person's hooks, and the workspace's when the person consented to its file.
+    let hooks = crate::policy::hooks::load(&cx.store, std::path::Path::new(&session.workspace))?;
+    let hooks = Arc::new(crate::engine::hooks::RunHooks::new(hooks, session.id));
+    hooks.announce(sink)?;
     let agent = Agent {
+        hooks,
         context,
         changes,
         provider,
@@ -478,7 +484,7 @@ async fn drive_agent(
     agent: &Agent,
     sink: &Sink,
     task: &tasks::Task,
-    limits: &Limits,
+    (limits, resumed): (&Limits, bool),
     cancel: &CancellationToken,
 ) -> Option<AgentOutcome> {
     let budget_ms = (with_extra(limits, task).max_task_seconds * 1000)
@@ -500,7 +506,23 @@ async fn drive_agent(
             Err(e) => return AgentOutcome::RecordFailed { error: e.into() },
         };
         let workspace = agent.ctx.workspace.display().to_string();
-        let messages = transcript::to_messages(&workspace, &entries);
+        let mut messages = transcript::to_messages(&workspace, &entries);
+        // A run starting on its goal (not resumed, not continued after an approval).
+        if current.step_count == 0 && !resumed {
+            let first_of_session = match cx
+                .store
+                .read(|c| tasks::list_for_session(c, task.session_id))
+            {
+                Ok(all) => all.iter().all(|t| t.id >= task.id),
+                Err(e) => return AgentOutcome::RecordFailed { error: e.into() },
+            };
+            if let Err(outcome) = agent
+                .start_hooks(&mut messages, first_of_session, &task.goal, sink)
+                .await
+            {
+                return outcome;
+            }
+        }
         let used = Usage {
             prompt_tokens: current.prompt_tokens as u64,
             completion_tokens: current.completion_tokens as u64,
@@ -601,6 +623,11 @@ fn terminal_event(
             summary: Some(error.kind().plain_sentence(server)),
         },
         AgentOutcome::Cancelled => cancelled(),
+        AgentOutcome::PromptBlocked { reason } => RuntimeEvent::TaskFailed {
+            error: reason,
+            kind: ErrorKind::HookBlocked,
+            summary: Some(ErrorKind::HookBlocked.plain_sentence(None)),
+        },
         AgentOutcome::RecordFailed { error } => RuntimeEvent::TaskFailed {
             error: format!("the run could not be recorded: {error}"),
             kind: ErrorKind::Record,

@@ -5,6 +5,7 @@
 pub mod command_rules;
 pub mod confinement;
 pub mod cost;
+pub mod hooks;
 pub mod instructions;
 pub mod memory;
 pub mod pause;

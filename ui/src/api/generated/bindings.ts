@@ -207,6 +207,9 @@ export const commands = {
 	setSkillEnabled: (dir: string, enabled: boolean) => __TAURI_INVOKE<null>("set_skill_enabled", { dir, enabled }),
 	/**  Whether memories the agent proposes are kept without asking. */
 	setMemoryAutoAccept: (on: boolean) => __TAURI_INVOKE<null>("set_memory_auto_accept", { on }),
+	/**  Consents to the workspace's hooks file with exactly the content shown (`hash`). */
+	consentHooks: (workspace: string, hash: string) => __TAURI_INVOKE<HooksFileInfo>("consent_hooks", { workspace, hash }),
+	revokeHooks: (workspace: string) => __TAURI_INVOKE<null>("revoke_hooks", { workspace }),
 	/**
 	 *  The newest transcript entries matching what was typed (at most `limit`), only in
 	 *  `workspace` when given.
@@ -671,13 +674,15 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
 /**  The change journal's files (blob store, workspace) failed. */
 "change_journal" | 
 /**  The disk holding the data directory is full. */
-"disk_full";
+"disk_full" | 
+/**  A `UserPromptSubmit` hook refused the goal (exit code 2 or `decision: block`). */
+"hook_blocked";
 
 /**
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued" | "hook_ran";
 
 /**  Budget added to a task on top of the limits (`pocketpilot raise`). */
 export type Extra = {
@@ -716,6 +721,74 @@ export type FoundServer = {
 	base_url: string,
 	/**  Sorted, as the server lists them. */
 	models: string[],
+};
+
+/**  When a hook runs: Claude Code's event names, so its hook files work unchanged. */
+export type HookEvent = 
+/**  A session's first run starts. */
+"SessionStart" | 
+/**  A run starts on a person's goal (or message), before the model sees it. */
+"UserPromptSubmit" | 
+/**  A tool call is about to be decided: the hook may deny it or add context. */
+"PreToolUse" | 
+/**  A tool call finished: the hook may add to what the model reads of it. */
+"PostToolUse" | 
+/**  The model's view is about to be sent compacted. */
+"PreCompact" | 
+/**  The agent is about to finish: the hook may ask it to go on (once in a row). */
+"Stop";
+
+export type HookInfo = {
+	event: HookEvent,
+	/**  The tool-name pattern; `None`: every tool (or not a tool event). */
+	matcher: string | null,
+	command: string,
+	timeout_secs: number,
+};
+
+/**  How a hook ended. */
+export type HookOutcome = 
+/**  Exit 0: go on (with any context it added). */
+"ok" | 
+/**
+ *  Exit 2, or a reply that blocks or denies: what it was asked about does not
+ *  happen (for `Stop`: the agent goes on).
+ */
+"blocked" | 
+/**
+ *  Any other exit code, a reply that is not JSON, or it could not start: shown,
+ *  not blocking.
+ */
+"error" | 
+/**  Killed at its timeout (with every process it started): not blocking. */
+"timed_out" | 
+/**  The workspace's hooks file is not consented to as it is now: none of it ran. */
+"not_consented";
+
+/**  Whose hooks file a hook comes from. */
+export type HookScope = 
+/**
+ *  The workspace's `.pocketpilot/hooks.json`: runs only with the person's consent
+ *  to that exact file.
+ */
+"workspace" | 
+/**  The person's own `$XDG_CONFIG_HOME/pocketpilot/hooks.json`. */
+"person";
+
+/**  A hooks file as the person reviews it: every command it would run. */
+export type HooksFileInfo = {
+	path: string,
+	scope: HookScope,
+	/**  SHA-256 of the file's content: what a consent names. */
+	hash: string,
+	/**
+	 *  Whether its hooks run: always for the person's; for the workspace's, when the
+	 *  person consented to this exact content.
+	 */
+	runs: boolean,
+	hooks: HookInfo[],
+	/**  Entries skipped (an unknown event, a bad matcher), or why the file cannot be used. */
+	problems: string[],
 };
 
 /**  One instruction file (`AGENTS.md`) as it is given to the model. */
@@ -1074,6 +1147,11 @@ export type RulesInEffect = {
 	auto_accept_memories: boolean,
 	/**  Problems found while reading (a SKILL.md without front matter, an unreadable file). */
 	problems: string[],
+	/**
+	 *  The hooks files that apply: the person's, then the workspace's (with whether its
+	 *  content is consented to, so it runs).
+	 */
+	hooks?: HooksFileInfo[],
 };
 
 /**
@@ -1263,6 +1341,29 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	 *  continues it.
 	 */
 	resumes_at?: string | null,
+} } | 
+/**
+ *  A hook ran (or, once per run, the workspace's hooks were not run for want of the
+ *  person's consent): what it was given, how it ended and what it said.
+ */
+{ type: "hook_ran"; payload: {
+	hook_event: HookEvent,
+	scope: HookScope,
+	/**  The command as configured (for `not_consented`: the hooks file). */
+	command: string,
+	/**  The call it ran for (`PreToolUse`, `PostToolUse`). */
+	call_id?: string | null,
+	outcome: HookOutcome,
+	exit_code?: number | null,
+	/**  Its stderr (exit 2 or an error), its `reason`, or why it did not run. */
+	message?: string | null,
+	/**
+	 *  What it added for the model (`additionalContext`, a `Stop` hook's reason to
+	 *  go on). For a session, prompt or stop hook it becomes a message of the
+	 *  conversation, recorded with this event; for a tool hook it joins the result.
+	 */
+	context?: string | null,
+	duration_ms: number,
 } } | 
 /**  A person continued a paused task, adding `raise` to its budgets. */
 { type: "run_continued"; payload: {

@@ -76,6 +76,12 @@ export function TaskDetails({ taskId }: { taskId: number }) {
                   <td>{ev.sequence}</td>
                   <td>
                     <span class="event-name" title={ev.type}>{EVENT_NAMES[ev.type]}</span>
+                    {ev.type === "hook_ran" && (
+                      <span class="muted" data-testid="timeline-hook">
+                        {" "}
+                        {ev.payload.hook_event} {ev.payload.outcome.replace("_", " ")}: {visible(ev.payload.command)}
+                      </span>
+                    )}
                     {ev.type === "allowed_by_rule" && (
                       <span class="muted" data-testid="timeline-rule">
                         {" "}
@@ -135,4 +141,5 @@ const EVENT_NAMES: Record<EventKind, string> = {
   budget_exceeded: "Budget exceeded",
   run_paused: "Run paused",
   run_continued: "Run continued",
+  hook_ran: "Hook ran",
 };

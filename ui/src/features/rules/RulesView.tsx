@@ -1,5 +1,6 @@
 // "Instructions in effect" for a session: its workspace's AGENTS.md files, the memories and
 // the skills — everything runs are given besides the person's words, all as untrusted data.
+import { Hooks } from "./Hooks";
 import { Instructions } from "./Instructions";
 import { Memories } from "./Memories";
 import { Skills } from "./Skills";
@@ -31,6 +32,7 @@ export function RulesView({ sessionId, workspace }: { sessionId: number; workspa
             onError={setError}
           />
           <Skills skills={rules.skills} problems={rules.problems} onChanged={changed} onError={setError} />
+          <Hooks files={rules.hooks ?? []} workspace={rules.workspace} onChanged={changed} onError={setError} />
         </div>
       )}
     </main>
