@@ -22,6 +22,7 @@ mod inbox;
 mod mcp;
 mod memory;
 mod models;
+mod plan;
 mod policy;
 mod run;
 mod sandbox;
@@ -161,6 +162,9 @@ pub enum Command {
     /// Per-workspace policy: capability rules and command rules (`cargo test *`).
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Plan mode: a task's plan (show, approve, edit, reject) and a session's setting.
+    #[command(subcommand)]
+    Plan(plan::PlanCommand),
     /// Webhooks: `POST http://127.0.0.1:PORT/hooks/NAME` creates a task.
     #[command(subcommand)]
     Hooks(triggers::HooksCommand),
@@ -300,6 +304,7 @@ async fn dispatch(
         Command::Reject(args) => approvals::reject(rt, args).await,
         Command::Provider(cmd) => settings::provider(rt, cmd),
         Command::Policy(cmd) => policy::policy(rt, cmd),
+        Command::Plan(cmd) => plan::plan(rt, cmd).await,
         Command::Key(cmd) => settings::key(rt, cmd),
         Command::Mcp(cmd) => mcp::mcp(rt, cmd),
         Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),

@@ -8,6 +8,7 @@ pub mod cost;
 pub mod instructions;
 pub mod memory;
 pub mod pause;
+pub mod plan;
 pub mod quarantine;
 pub mod repetition;
 pub mod rules;
