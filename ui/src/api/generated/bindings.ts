@@ -577,7 +577,9 @@ export type DecisionSource = "default" | "workspace_rule" | "session_grant" | "u
  *  A command every part of which a command rule covers (`cargo test *`); the
  *  `allowed_by_rule` event before it names the rules.
  */
-"command_rule";
+"command_rule" | 
+/**  A write to a file an approved plan lists, in the run carrying out that plan. */
+"plan";
 
 /**  Start at login and keep in the tray, as Settings shows them. */
 export type DesktopSettings = {
@@ -664,7 +666,7 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued" | "plan_proposed" | "plan_step_done";
 
 /**  Budget added to a task on top of the limits (`pocketpilot raise`). */
 export type Extra = {
@@ -934,6 +936,26 @@ export type PauseReason =
  *  (nothing to raise), or stop (`cancelled`).
  */
 "disk_full";
+
+/**
+ *  What a plan says will be done. The files and commands are what an approved plan's run
+ *  may write and run without asking; anything else asks as usual.
+ */
+export type PlanContent = {
+	/**  What will be done, in order, one short sentence each. */
+	steps: string[],
+	/**  Workspace-relative paths the plan will create or change. */
+	files?: string[],
+	/**  Shell commands the plan will run, each exactly as it will be run. */
+	commands?: string[],
+};
+
+/**  How the plan reached the runtime. */
+export type PlanSource = 
+/**  The agent called `submit_plan` with the plan as its argument. */
+"tool" | 
+/**  The agent answered without calling it; the plan was read from the answer's text. */
+"answer";
 
 /**
  *  A workspace's rules: capabilities (`fs:write`), areas (`mcp`) or `*`. Deny beats allow;
@@ -1225,6 +1247,20 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	raise: Raise,
 	by: string,
 	steer?: string | null,
+} } | 
+/**
+ *  A run in plan mode ended with a plan, now waiting for the person (the recorder
+ *  stores it and fills in `plan_id`).
+ */
+{ type: "plan_proposed"; payload: {
+	plan_id?: number | null,
+	plan: PlanContent,
+	source: PlanSource,
+} } | 
+/**  The run carrying out an approved plan marked a step (1-based) done. */
+{ type: "plan_step_done"; payload: {
+	plan_id: number,
+	step: number,
 } };
 
 /**

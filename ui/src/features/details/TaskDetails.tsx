@@ -135,4 +135,6 @@ const EVENT_NAMES: Record<EventKind, string> = {
   budget_exceeded: "Budget exceeded",
   run_paused: "Run paused",
   run_continued: "Run continued",
+  plan_proposed: "Plan proposed",
+  plan_step_done: "Plan step done",
 };
