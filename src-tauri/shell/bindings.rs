@@ -4,7 +4,7 @@
 use tauri_specta::{collect_commands, Builder, ErrorHandlingMode};
 
 use super::{
-    changes, command_rules, commands, context, data, desktop, export, models, rules, search,
+    changes, command_rules, commands, context, data, desktop, export, models, plans, rules, search,
     settings, triggers,
 };
 

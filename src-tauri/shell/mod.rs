@@ -24,6 +24,7 @@ mod data;
 mod desktop;
 mod export;
 mod models;
+mod plans;
 mod rules;
 mod search;
 mod settings;

@@ -15,6 +15,9 @@ interface Props {
   blocked?: string | null;
   /** Stops the running task: Esc in the box asks first. */
   onStop?: () => void;
+  /** Plan mode: on, each run only reads and ends with a plan to approve. */
+  planMode?: boolean;
+  onPlanMode?: (on: boolean) => void;
 }
 
 const MODES: { mode: WhenBusy; label: string; title: string }[] = [
@@ -23,7 +26,7 @@ const MODES: { mode: WhenBusy; label: string; title: string }[] = [
 ];
 
 /** Enter sends; Shift+Enter starts a new line. While busy, Follow-up (default) or Steer. */
-export function Composer({ onSend, disabled, busy, paused, hint, placeholder, blocked, onStop }: Props) {
+export function Composer({ onSend, disabled, busy, paused, hint, placeholder, blocked, onStop, planMode, onPlanMode }: Props) {
   const [text, setText] = useState("");
   const [mode, setMode] = useState<WhenBusy>("followUp");
   const [sending, setSending] = useState(false);
@@ -129,6 +132,17 @@ export function Composer({ onSend, disabled, busy, paused, hint, placeholder, bl
               </button>
             ))}
           </div>
+        )}
+        {onPlanMode && (
+          <label class="plan-toggle" title="The agent only reads, then proposes a plan; nothing is written or run until you approve it">
+            <input
+              type="checkbox"
+              data-testid="plan-mode"
+              checked={!!planMode}
+              onChange={(e) => onPlanMode((e.target as HTMLInputElement).checked)}
+            />
+            Plan first
+          </label>
         )}
         {hint && <span class="muted">{hint}</span>}
         <button type="submit" class="primary" data-testid="send" disabled={refused || sending || !text.trim()}>
