@@ -264,6 +264,7 @@ where
     })
 }
 
+// long: the dispatch table, one arm per command.
 async fn dispatch(
     rt: &std::sync::Arc<Runtime>,
     command: Command,

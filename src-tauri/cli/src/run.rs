@@ -302,6 +302,7 @@ impl Following<'_> {
                 capability,
                 effect,
                 sandbox,
+                command,
                 ..
             } => {
                 if self.rt.task(id)?.status != TaskStatus::WaitingApproval {
@@ -324,14 +325,16 @@ impl Following<'_> {
                         TaskStatus::WaitingApproval.exit_code(),
                     )));
                 }
-                let answer = super::approvals::ask(
+                let (answer, keep) = super::approvals::ask(&super::approvals::Asked {
                     name,
                     arguments,
-                    capability.as_deref(),
+                    capability: capability.as_deref(),
                     effect,
-                    sandbox.as_deref(),
-                )?;
-                self.rt.resolve_approval(approval_id, answer)?;
+                    sandbox: sandbox.as_deref(),
+                    command: command.as_ref(),
+                })?;
+                self.rt
+                    .resolve_approval_keeping(approval_id, answer, keep)?;
                 Ok(None)
             }
             RuntimeEvent::RunPaused {

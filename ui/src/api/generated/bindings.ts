@@ -23,7 +23,10 @@ export const commands = {
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
-	/**  Starts a task in a new session; the run's worker is spawned on Tauri's tokio runtime. */
+	/**
+	 *  Starts a task in a new session (in plan mode when asked); the run's worker is spawned
+	 *  on Tauri's tokio runtime.
+	 */
 	createTask: (task: ChatTask) => __TAURI_INVOKE<number>("create_task", { task }),
 	/**
 	 *  Says something in a session: starts a run when it is idle, queues it (follow-up or
@@ -65,6 +68,18 @@ export const commands = {
 	commandOffer: (approvalId: number) => __TAURI_INVOKE<CommandAsk | null>("command_offer", { approvalId }),
 	/**  Approves (or rejects) keeping command rules for the workspace or the session. */
 	resolveApprovalKeeping: (approvalId: number, answer: ApprovalAnswer, keep: KeepRules | null) => __TAURI_INVOKE<number>("resolve_approval_keeping", { approvalId, answer, keep }),
+	/**  The plans of a session, oldest first, with their ticked steps. */
+	sessionPlans: (sessionId: number) => __TAURI_INVOKE<Plan[]>("session_plans", { sessionId }),
+	/**
+	 *  Approves a task's plan (as edited, when given) and starts the run that carries it out;
+	 *  answers that run's task.
+	 */
+	approvePlan: (taskId: number, edited: PlanContent | null) => __TAURI_INVOKE<number>("approve_plan", { taskId, edited }),
+	/**  Rejects a task's plan: nothing of it runs. */
+	rejectPlan: (taskId: number, reason: string | null) => __TAURI_INVOKE<Plan>("reject_plan", { taskId, reason }),
+	sessionPlanMode: (sessionId: number) => __TAURI_INVOKE<boolean>("session_plan_mode", { sessionId }),
+	/**  Every run of the session plans first (`on`), or acts. */
+	setSessionPlanMode: (sessionId: number, on: boolean) => __TAURI_INVOKE<null>("set_session_plan_mode", { sessionId, on }),
 	/**  Used / window tokens of the session's next request, and where the window came from. */
 	contextUse: (sessionId: number) => __TAURI_INVOKE<ContextUse>("context_use", { sessionId }),
 	/**  The session's compactions and fresh contexts: the transcript's dividers. */
@@ -373,6 +388,8 @@ export type ChatTask = {
 	workspace: string | null,
 	session_id: number | null,
 	follow_up_of: number | null,
+	/**  Plan mode: the run only reads and ends with a plan for the person. */
+	plan?: boolean,
 };
 
 /**  Why a command asks under the rules, and what approving it may keep. */
@@ -937,6 +954,25 @@ export type PauseReason =
  */
 "disk_full";
 
+/**  A stored plan. */
+export type Plan = {
+	id: number,
+	session_id: number,
+	/**  The task that planned. */
+	task_id: number,
+	status: PlanStatus,
+	source: PlanSource,
+	content: PlanContent,
+	/**  The steps marked done (1-based), in the order they were marked. */
+	done: number[],
+	/**  The person changed the plan before deciding. */
+	edited: boolean,
+	/**  The task that carries out the approved plan. */
+	run_task_id: number | null,
+	created_at: string,
+	decided_at: string | null,
+};
+
 /**
  *  What a plan says will be done. The files and commands are what an approved plan's run
  *  may write and run without asking; anything else asks as usual.
@@ -956,6 +992,15 @@ export type PlanSource =
 "tool" | 
 /**  The agent answered without calling it; the plan was read from the answer's text. */
 "answer";
+
+/**  Where a plan stands. */
+export type PlanStatus = 
+/**  Written by the agent, waiting for the person. */
+"proposed" | 
+/**  Approved: a run carries it out with its grants. */
+"approved" | 
+/**  Rejected: nothing of it runs. */
+"rejected";
 
 /**
  *  A workspace's rules: capabilities (`fs:write`), areas (`mcp`) or `*`. Deny beats allow;

@@ -36,8 +36,8 @@ export function PlanCard({ plan, onDecided }: Props) {
   const [error, setError] = useState<string | null>(null);
   const [reason, setReason] = useState("");
   const [steps, setSteps] = useState(plan.content.steps.join("\n"));
-  const [files, setFiles] = useState(plan.content.files.join("\n"));
-  const [commands, setCommands] = useState(plan.content.commands.join("\n"));
+  const [files, setFiles] = useState((plan.content.files ?? []).join("\n"));
+  const [commands, setCommands] = useState((plan.content.commands ?? []).join("\n"));
   const proposed = plan.status === "proposed";
   const act = async (f: () => Promise<number | null>) => {
     setBusy(true);
@@ -122,6 +122,8 @@ export function PlanCard({ plan, onDecided }: Props) {
 
 function PlanLists({ plan }: { plan: Plan }) {
   const ticking = plan.status === "approved";
+  const files = plan.content.files ?? [];
+  const commands = plan.content.commands ?? [];
   return (
     <>
       <ol class="plan-steps">
@@ -134,14 +136,14 @@ function PlanLists({ plan }: { plan: Plan }) {
           );
         })}
       </ol>
-      {plan.content.files.length > 0 && (
+      {files.length > 0 && (
         <div class="muted" data-testid="plan-files">
-          Files it may write: {plan.content.files.map((f) => <code key={f}>{f}</code>)}
+          Files it may write: {files.map((f) => <code key={f}>{f}</code>)}
         </div>
       )}
-      {plan.content.commands.length > 0 && (
+      {commands.length > 0 && (
         <div class="muted" data-testid="plan-commands">
-          Commands it may run: {plan.content.commands.map((c) => <code key={c}>{c}</code>)}
+          Commands it may run: {commands.map((c) => <code key={c}>{c}</code>)}
         </div>
       )}
     </>
