@@ -18,6 +18,8 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
   const [workspace, setWorkspace] = useState(recent[0] ?? "");
   const [error, setError] = useState<string | null>(null);
   const [touched, setTouched] = useState(false);
+  // Plan mode for this first goal: the agent only reads and proposes a plan.
+  const [plan, setPlan] = useState(false);
   // The sessions (and so the recent list) may arrive after the first render.
   useEffect(() => {
     if (!touched && !workspace && recent[0]) setWorkspace(recent[0]);
@@ -41,7 +43,7 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
       return;
     }
     try {
-      const id = await createTask(goal, workspace.trim());
+      const id = await createTask(goal, workspace.trim(), plan);
       rememberWorkspace(workspace.trim());
       const task = await getTask(id);
       onCreated();
@@ -94,7 +96,13 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
         )}
         {error && <div class="notice error" role="alert" data-testid="error">{error}</div>}
       </div>
-      <Composer onSend={send} blocked={blocked} placeholder="What should the agent do in this folder? (Enter sends)" />
+      <Composer
+        onSend={send}
+        blocked={blocked}
+        placeholder="What should the agent do in this folder? (Enter sends)"
+        planMode={plan}
+        onPlanMode={setPlan}
+      />
     </main>
   );
 }
