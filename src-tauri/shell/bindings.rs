@@ -4,8 +4,8 @@
 use tauri_specta::{collect_commands, Builder, ErrorHandlingMode};
 
 use super::{
-    changes, command_rules, commands, context, data, desktop, export, models, recovery, rules,
-    search, settings, triggers,
+    changes, command_rules, commands, context, data, desktop, export, models, plans, recovery,
+    rules, search, settings, triggers,
 };
 
 macro_rules! window_commands {

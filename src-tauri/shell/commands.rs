@@ -54,11 +54,21 @@ pub async fn get_task(state: State<'_, AppState>, task_id: i64) -> Result<Task> 
     call(&state, move |rt| rt.task(task_id)).await
 }
 
-/// Starts a task in a new session; the run's worker is spawned on Tauri's tokio runtime.
+/// Starts a task in a new session (in plan mode when asked); the run's worker is spawned
+/// on Tauri's tokio runtime.
 #[tauri::command]
 #[specta::specta]
 pub async fn create_task(state: State<'_, AppState>, task: ChatTask) -> Result<i64> {
-    call(&state, move |rt| rt.submit(&task.into())).await
+    let plan = task.plan;
+    call(&state, move |rt| {
+        let new = task.into();
+        if plan {
+            rt.submit_planning(&new)
+        } else {
+            rt.submit(&new)
+        }
+    })
+    .await
 }
 
 /// Says something in a session: starts a run when it is idle, queues it (follow-up or

@@ -27,6 +27,7 @@ mod desktop;
 mod export;
 mod models;
 mod recovery;
+mod plans;
 mod rules;
 mod search;
 mod settings;

@@ -89,6 +89,9 @@ pub struct ChatTask {
     pub workspace: Option<String>,
     pub session_id: Option<i64>,
     pub follow_up_of: Option<i64>,
+    /// Plan mode: the run only reads and ends with a plan for the person.
+    #[serde(default)]
+    pub plan: bool,
 }
 
 impl From<ChatTask> for service::NewTask {

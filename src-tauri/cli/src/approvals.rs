@@ -4,13 +4,14 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use pocketpilot_protocol::{has_hidden, visible, Effect};
+use pocketpilot_protocol::{has_hidden, visible, CommandRuleScope, Effect, KeepRules};
 
 use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::{ApprovalAnswer, Runtime};
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("keeping").args(["always", "for_session"]).multiple(false))]
 pub struct ApproveArgs {
     pub id: i64,
     /// Run the call with these arguments instead (a JSON object); they are checked again.
@@ -19,6 +20,17 @@ pub struct ApproveArgs {
     /// Also allow this capability for the rest of the session.
     #[arg(long)]
     pub session_grant: bool,
+    /// A command: also keep command rules for this workspace ("Always allow `cargo test *`
+    /// in this workspace"): the rules the approval suggests, or those of `--rule`.
+    #[arg(long, conflicts_with = "for_session")]
+    pub always: bool,
+    /// A command: also keep command rules for the rest of this session only.
+    #[arg(long)]
+    pub for_session: bool,
+    /// The rule to keep with `--always` or `--for-session` (repeatable), instead of the
+    /// suggested ones.
+    #[arg(long = "rule", value_name = "RULE", requires = "keeping")]
+    pub rules: Vec<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -116,7 +128,7 @@ pub fn sandbox_line(line: &str, terminal: bool) -> String {
 async fn continue_after(
     rt: &Arc<Runtime>,
     approval_id: i64,
-    answer: ApprovalAnswer,
+    (answer, keep): (ApprovalAnswer, Option<KeepRules>),
     json: bool,
 ) -> Result<ExitCode, CliError> {
     let before = rt
@@ -127,8 +139,48 @@ async fn continue_after(
         .last()
         .map(|e| e.sequence)
         .unwrap_or(0);
-    let task_id = rt.resolve_approval(approval_id, answer)?;
+    if let Some(k) = &keep {
+        let where_ = match k.scope {
+            CommandRuleScope::Workspace => "in this workspace",
+            CommandRuleScope::Session => "for this session",
+        };
+        let rules: Vec<String> = k
+            .rules
+            .iter()
+            .map(|r| format!("`{}`", visible(r)))
+            .collect();
+        let _ = writeln!(std::io::stderr(), "keeping {} {where_}", rules.join(", "));
+    }
+    let task_id = rt.resolve_approval_keeping(approval_id, answer, keep)?;
     super::run::follow_from(rt, task_id, last, json).await
+}
+
+/// The command rules `approve --always` / `--for-session` keeps: the ones given, else the
+/// ones the approval suggests (none suggested: refused, saying why).
+fn kept_rules(rt: &Arc<Runtime>, args: &ApproveArgs) -> Result<Option<KeepRules>, CliError> {
+    let scope = match (args.always, args.for_session) {
+        (true, _) => CommandRuleScope::Workspace,
+        (false, true) => CommandRuleScope::Session,
+        (false, false) => return Ok(None),
+    };
+    let rules = if args.rules.is_empty() {
+        let offer = rt.command_offer(args.id)?.ok_or_else(|| {
+            CliError::Usage(format!(
+                "approval {} is not for a command: no rule to keep",
+                args.id
+            ))
+        })?;
+        if offer.suggested.is_empty() {
+            return Err(CliError::Usage(format!(
+                "no rule can cover this command ({}); approve it without one, or name one with --rule",
+                offer.reason
+            )));
+        }
+        offer.suggested
+    } else {
+        args.rules.clone()
+    };
+    Ok(Some(KeepRules { scope, rules }))
 }
 
 pub async fn approve(rt: &Arc<Runtime>, args: ApproveArgs) -> Result<ExitCode, CliError> {
@@ -139,88 +191,132 @@ pub async fn approve(rt: &Arc<Runtime>, args: ApproveArgs) -> Result<ExitCode, C
         ),
         None => None,
     };
+    let keep = kept_rules(rt, &args)?;
     let answer = super::run::answer(true, args.session_grant, edited, None);
-    continue_after(rt, args.id, answer, args.json).await
+    continue_after(rt, args.id, (answer, keep), args.json).await
 }
 
 pub async fn reject(rt: &Arc<Runtime>, args: RejectArgs) -> Result<ExitCode, CliError> {
     let answer = super::run::answer(false, false, None, Some(args.reason));
-    continue_after(rt, args.id, answer, args.json).await
+    continue_after(rt, args.id, (answer, None), args.json).await
 }
 
-/// Asks on the terminal: y = approve, n = reject, a = allow for this session, e = edit.
-pub fn ask(
-    name: &str,
-    arguments: &serde_json::Value,
-    capability: Option<&str>,
-    effect: &Effect,
-    sandbox: Option<&str>,
-) -> Result<ApprovalAnswer, CliError> {
-    let mut err = std::io::stderr();
-    let _ = writeln!(
-        err,
-        "\nThe agent wants to run {} {} ({})\n{}",
-        visible(name),
-        visible(&arguments.to_string()),
-        visible(capability.unwrap_or("?")),
-        describe_effect(effect)
-    );
-    // issue 14: how the command will be confined, in red when it will not be.
-    if let Some(line) = sandbox {
-        let _ = writeln!(
-            err,
-            "  {}",
-            sandbox_line(line, std::io::IsTerminal::is_terminal(&err))
-        );
+/// What a call asks about: its tool, arguments, capability, effect, sandbox line and, for a
+/// command, the part no rule covered and the rules approving it may keep.
+pub struct Asked<'a> {
+    pub name: &'a str,
+    pub arguments: &'a serde_json::Value,
+    pub capability: Option<&'a str>,
+    pub effect: &'a Effect,
+    pub sandbox: Option<&'a str>,
+    pub command: Option<&'a pocketpilot_protocol::CommandAsk>,
+}
+
+/// Asks on the terminal: y = approve, n = reject, a = allow for this session, e = edit;
+/// for a command a rule can cover, w = keep its rules for the workspace, s = for the session.
+pub fn ask(asked: &Asked<'_>) -> Result<(ApprovalAnswer, Option<KeepRules>), CliError> {
+    let offered: &[String] = asked.command.map_or(&[], |c| c.suggested.as_slice());
+    if offered.is_empty() {
+        return ask_plain(asked).map(|a| (a, None));
     }
-    let stdin = std::io::stdin();
+    let rules: Vec<String> = offered
+        .iter()
+        .map(|r| format!("`{}`", visible(r)))
+        .collect();
+    let rules = rules.join(", ");
+    let hint = format!(
+        "  w = approve, and always allow {rules} in this workspace\n  s = approve, and allow {rules} for this session\n  a = approve, and allow every shell command for this session"
+    );
+    let keep = |scope| KeepRules {
+        scope,
+        rules: offered.to_vec(),
+    };
+    let approve = super::run::answer(true, false, None, None);
+    ask_with(asked, &["w", "s"], Some(&hint), |letter| match letter {
+        "w" | "W" => Some((approve.clone(), Some(keep(CommandRuleScope::Workspace)))),
+        "s" | "S" => Some((approve.clone(), Some(keep(CommandRuleScope::Session)))),
+        _ => None,
+    })
+}
+
+fn ask_plain(asked: &Asked<'_>) -> Result<ApprovalAnswer, CliError> {
+    ask_with(asked, &[], None, |_| None).map(|(a, _)| a)
+}
+
+/// The prompt loop: `extra` letters first, answered by `more`; then y, n, a, e.
+fn ask_with(
+    asked: &Asked<'_>,
+    extra: &[&str],
+    hint: Option<&str>,
+    more: impl Fn(&str) -> Option<(ApprovalAnswer, Option<KeepRules>)>,
+) -> Result<(ApprovalAnswer, Option<KeepRules>), CliError> {
+    let mut err = std::io::stderr();
+    describe_call(asked, &mut err);
+    if let Some(hint) = hint {
+        let _ = writeln!(err, "{hint}");
+    }
+    let letters: String = extra.iter().map(|l| format!(" / [{l}]")).collect();
     loop {
-        let _ = write!(
-            err,
-            "Approve? [y]es / [n]o / [a]llow for this session / [e]dit: "
-        );
-        let _ = err.flush();
-        let mut line = String::new();
-        if stdin
-            .lock()
-            .read_line(&mut line)
-            .map_err(|e| CliError::Other(e.to_string()))?
-            == 0
-        {
+        let prompt =
+            format!("Approve? [y]es / [n]o{letters} / [a]llow for this session / [e]dit: ");
+        let Some(line) = read_answer(&mut err, &prompt)? else {
             return Err(CliError::Other(
                 "no answer on the terminal; the approval stays pending".into(),
             ));
+        };
+        if let Some(found) = more(&line) {
+            return Ok(found);
         }
-        match line.trim() {
-            "y" | "Y" | "yes" => return Ok(super::run::answer(true, false, None, None)),
-            "a" | "A" => return Ok(super::run::answer(true, true, None, None)),
+        let answer = match line.as_str() {
+            "y" | "Y" | "yes" => super::run::answer(true, false, None, None),
+            "a" | "A" => super::run::answer(true, true, None, None),
             "n" | "N" | "no" => {
-                let _ = write!(err, "Reason: ");
-                let _ = err.flush();
-                let mut reason = String::new();
-                let _ = stdin.lock().read_line(&mut reason);
-                return Ok(super::run::answer(
-                    false,
-                    false,
-                    None,
-                    Some(reason.trim().to_owned()),
-                ));
+                let reason = read_answer(&mut err, "Reason: ")?.unwrap_or_default();
+                super::run::answer(false, false, None, Some(reason))
             }
             "e" | "E" => {
-                let _ = write!(err, "New arguments (one line of JSON): ");
-                let _ = err.flush();
-                let mut text = String::new();
-                let _ = stdin.lock().read_line(&mut text);
-                match serde_json::from_str::<serde_json::Value>(text.trim()) {
-                    Ok(v) if v.is_object() => {
-                        return Ok(super::run::answer(true, false, Some(v), None))
-                    }
+                let text = read_answer(&mut err, "New arguments (one line of JSON): ")?;
+                match serde_json::from_str::<serde_json::Value>(&text.unwrap_or_default()) {
+                    Ok(v) if v.is_object() => super::run::answer(true, false, Some(v), None),
                     _ => {
                         let _ = writeln!(err, "That is not a JSON object.");
+                        continue;
                     }
                 }
             }
-            _ => {}
-        }
+            _ => continue,
+        };
+        return Ok((answer, None));
     }
+}
+
+/// What the call would do, and how a command is confined (in red when it is not).
+fn describe_call(asked: &Asked<'_>, err: &mut std::io::Stderr) {
+    let _ = writeln!(
+        err,
+        "\nThe agent wants to run {} {} ({})\n{}",
+        visible(asked.name),
+        visible(&asked.arguments.to_string()),
+        visible(asked.capability.unwrap_or("?")),
+        describe_effect(asked.effect)
+    );
+    if let Some(line) = asked.sandbox {
+        let _ = writeln!(
+            err,
+            "  {}",
+            sandbox_line(line, std::io::IsTerminal::is_terminal(err))
+        );
+    }
+}
+
+/// One trimmed line typed after `prompt`; `None` at the end of input.
+fn read_answer(err: &mut std::io::Stderr, prompt: &str) -> Result<Option<String>, CliError> {
+    let _ = write!(err, "{prompt}");
+    let _ = err.flush();
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| CliError::Other(e.to_string()))?;
+    Ok((n > 0).then(|| line.trim().to_owned()))
 }

@@ -23,6 +23,7 @@ mod inbox;
 mod mcp;
 mod memory;
 mod models;
+mod plan;
 mod policy;
 mod run;
 mod sandbox;
@@ -165,6 +166,9 @@ pub enum Command {
     /// Hooks runs call at their events (Claude Code's format): list, consent, revoke.
     #[command(subcommand)]
     AgentHooks(agent_hooks::AgentHooksCommand),
+    /// Plan mode: a task's plan (show, approve, edit, reject) and a session's setting.
+    #[command(subcommand)]
+    Plan(plan::PlanCommand),
     /// Webhooks: `POST http://127.0.0.1:PORT/hooks/NAME` creates a task.
     #[command(subcommand)]
     Hooks(triggers::HooksCommand),
@@ -305,6 +309,7 @@ async fn dispatch(
         Command::Reject(args) => approvals::reject(rt, args).await,
         Command::Provider(cmd) => settings::provider(rt, cmd),
         Command::Policy(cmd) => policy::policy(rt, cmd),
+        Command::Plan(cmd) => plan::plan(rt, cmd).await,
         Command::Key(cmd) => settings::key(rt, cmd),
         Command::Mcp(cmd) => mcp::mcp(rt, cmd),
         Command::Hooks(cmd) => triggers::hooks(rt, cmd, &mut std::io::stdout().lock()),

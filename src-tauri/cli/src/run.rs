@@ -37,6 +37,10 @@ pub struct RunArgs {
     /// `none` for none). Default: every server configured for the workspace.
     #[arg(long = "mcp", value_name = "ENTRY")]
     pub mcp: Vec<String>,
+    /// Plan mode: the agent only reads and ends with a plan, which you approve, edit or
+    /// reject before anything is written or run.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError> {
@@ -46,7 +50,7 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         (None, Some(_)) => None,
     };
     let provider = super::absolute_provider(args.provider);
-    let id = rt.submit(&NewTask {
+    let new = NewTask {
         goal: args.goal,
         workspace,
         session_id: args.session,
@@ -59,7 +63,14 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
             [only] if only == "none" => Some(Vec::new()),
             entries => Some(entries.to_vec()),
         },
-    })?;
+    };
+    if args.plan {
+        let id = rt.submit_planning(&new)?;
+        let _ = writeln!(std::io::stderr(), "task {id} (plan mode)");
+        let code = follow_with(rt, id, 0, &FollowOptions::run(args.json)).await?;
+        return super::plan::after_planning(rt, id, code, args.json).await;
+    }
+    let id = rt.submit(&new)?;
     let _ = writeln!(std::io::stderr(), "task {id}");
     follow_session(rt, id, args.json).await
 }
@@ -262,6 +273,19 @@ impl Following<'_> {
             RuntimeEvent::ToolCallFailed { name, error, .. } => {
                 let _ = writeln!(err, "✗ {}: {}", visible(name), visible(error));
             }
+            RuntimeEvent::PlanStepDone { plan_id, step } => {
+                let text = self
+                    .rt
+                    .store
+                    .read(|c| pocketpilot_store::plans::get(c, *plan_id))
+                    .ok()
+                    .and_then(|p| {
+                        let i = (*step as usize).checked_sub(1)?;
+                        p.content.steps.get(i).cloned()
+                    })
+                    .unwrap_or_default();
+                let _ = writeln!(err, "[x] {step}. {}", visible(&text));
+            }
             _ => {}
         }
     }
@@ -278,6 +302,7 @@ impl Following<'_> {
                 capability,
                 effect,
                 sandbox,
+                command,
                 ..
             } => {
                 if self.rt.task(id)?.status != TaskStatus::WaitingApproval {
@@ -300,14 +325,16 @@ impl Following<'_> {
                         TaskStatus::WaitingApproval.exit_code(),
                     )));
                 }
-                let answer = super::approvals::ask(
+                let (answer, keep) = super::approvals::ask(&super::approvals::Asked {
                     name,
                     arguments,
-                    capability.as_deref(),
+                    capability: capability.as_deref(),
                     effect,
-                    sandbox.as_deref(),
-                )?;
-                self.rt.resolve_approval(approval_id, answer)?;
+                    sandbox: sandbox.as_deref(),
+                    command: command.as_ref(),
+                })?;
+                self.rt
+                    .resolve_approval_keeping(approval_id, answer, keep)?;
                 Ok(None)
             }
             RuntimeEvent::RunPaused {

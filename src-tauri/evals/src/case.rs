@@ -37,6 +37,9 @@
 //!   answering (a durable approval answered after a restart); `wait_ms` is how long the
 //!   person takes to answer. Approvals beyond the list are
 //!   left pending (the task stays `waiting_approval`).
+//! - `plan` runs the goal in plan mode and answers the plan its task ends with:
+//!   `{"action": "approve"}` (with `"plan": {"steps", "files", "commands"}`: as edited),
+//!   `{"action": "reject", "reason": "…"}` or `{"action": "leave"}`.
 //! - `pauses` answer, in order, the task pausing (issue 19): `{"action": "continue",
 //!   "raise": {"steps": 3}, "steer": "…"}` or `{"action": "stop"}`; pauses beyond the list
 //!   are left (the task stays `paused`). `setup.prices` is the prices setting.
@@ -110,6 +113,9 @@ pub struct Case {
     /// Answers, in order, to the task pausing (a budget ran out, or it repeated itself).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pauses: Vec<PauseAnswer>,
+    /// Plan mode: the goal runs in plan mode, and its plan is answered so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanAnswer>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash: Option<Crash>,
     /// How the first run starts when no person submits `goal`: through the webhook
@@ -332,6 +338,27 @@ pub struct PauseAnswer {
     pub raise: pocketpilot_protocol::Raise,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steer: Option<String>,
+}
+
+/// The person's answer to the plan the first (planning) task ends with.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanAnswer {
+    pub action: PlanAction,
+    /// With `approve`: the plan as the person edited it before approving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<pocketpilot_protocol::PlanContent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanAction {
+    Approve,
+    Reject,
+    /// Left proposed.
+    Leave,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

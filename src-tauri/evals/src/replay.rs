@@ -51,6 +51,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
         setup,
         script: json!({ "turns": recorded.turns }),
         pauses: Vec::new(),
+        plan: None,
         approvals: recorded.approvals,
         inbox: Vec::new(),
         crash: None,

@@ -387,6 +387,9 @@ async fn start_first(
                 .map_err(|e| CaseError::context("resume_all", e))?;
             id
         }
+        (None, None, _) if case.plan.is_some() => rt
+            .submit_planning(new)
+            .map_err(|e| CaseError::context("submit in plan mode", e))?,
         (None, None, _) => rt
             .submit(new)
             .map_err(|e| CaseError::context("submit", e))?,
@@ -605,12 +608,16 @@ async fn answer_approvals(
 ) -> Result<(), CaseError> {
     let mut answers = case.approvals.iter();
     let mut pauses = case.pauses.iter();
+    let mut plan = case.plan.as_ref();
     let mut extra = 0;
     loop {
         settle(&env.rt()?, session).await?;
         let pending = env.rt()?.pending_approvals()?;
         let Some(approval) = pending.into_iter().next() else {
             if answer_pause(&env.rt()?, session, pauses.next())? {
+                continue;
+            }
+            if answer_plan(env, plan.take())? {
                 continue;
             }
             return Ok(());
@@ -658,6 +665,34 @@ async fn answer_approvals(
                 },
             )
             .map_err(|e| CaseError::context(format!("answering approval {}", approval.id), e))?;
+    }
+}
+
+/// Answers the first task's plan, if it made one and the case has an answer; whether a
+/// run carries it out.
+fn answer_plan(env: &CaseEnv, answer: Option<&super::case::PlanAnswer>) -> Result<bool, CaseError> {
+    use super::case::PlanAction;
+    let (Some(answer), Some(task)) = (answer, env.first_task()) else {
+        return Ok(false);
+    };
+    let rt = env.rt()?;
+    if rt.plan_of_task(task)?.is_none() {
+        env.note(format!("task {task} made no plan to answer"));
+        return Ok(false);
+    }
+    let context = |e| CaseError::context(format!("answering the plan of task {task}"), e);
+    match answer.action {
+        PlanAction::Approve => {
+            rt.approve_plan(task, answer.plan.as_ref(), RunSource::Eval)
+                .map_err(context)?;
+            Ok(true)
+        }
+        PlanAction::Reject => {
+            rt.reject_plan(task, answer.reason.as_deref())
+                .map_err(context)?;
+            Ok(false)
+        }
+        PlanAction::Leave => Ok(false),
     }
 }
 

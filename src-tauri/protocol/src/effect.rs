@@ -60,6 +60,8 @@ crate::wire_enum! {
         /// A command every part of which a command rule covers (`cargo test *`); the
         /// `allowed_by_rule` event before it names the rules.
         CommandRule = "command_rule",
+        /// A write to a file an approved plan lists, in the run carrying out that plan.
+        Plan = "plan",
     }
 }
 

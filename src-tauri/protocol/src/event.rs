@@ -35,6 +35,8 @@ crate::wire_enum! {
         RunPaused = "run_paused",
         RunContinued = "run_continued",
         HookRan = "hook_ran",
+        PlanProposed = "plan_proposed",
+        PlanStepDone = "plan_step_done",
     }
 }
 
@@ -295,6 +297,19 @@ pub enum RuntimeEvent {
         #[serde(default)]
         steer: Option<String>,
     },
+    /// A run in plan mode ended with a plan, now waiting for the person (the recorder
+    /// stores it and fills in `plan_id`).
+    PlanProposed {
+        #[serde(default)]
+        plan_id: Option<i64>,
+        plan: crate::plan::PlanContent,
+        source: crate::plan::PlanSource,
+    },
+    /// The run carrying out an approved plan marked a step (1-based) done.
+    PlanStepDone {
+        plan_id: i64,
+        step: u32,
+    },
 }
 
 /// What the repetition guard saw repeated: the call (or the model's turn) and its result.
@@ -336,6 +351,8 @@ impl RuntimeEvent {
             RuntimeEvent::RunPaused { .. } => EventKind::RunPaused,
             RuntimeEvent::RunContinued { .. } => EventKind::RunContinued,
             RuntimeEvent::HookRan { .. } => EventKind::HookRan,
+            RuntimeEvent::PlanProposed { .. } => EventKind::PlanProposed,
+            RuntimeEvent::PlanStepDone { .. } => EventKind::PlanStepDone,
         }
     }
 

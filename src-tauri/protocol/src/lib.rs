@@ -20,6 +20,7 @@
 //! - `local`: the built-in model's models, server state, download progress and settings.
 //! - `command_rules`: command rules (`cargo test *`), which one allowed a call, what an
 //!   approval offers to keep.
+//! - `plan`: plan mode's plans, their status and where they came from.
 //! - `rules`: the workspace's instructions, memories and skills as the window shows them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #[macro_use]
@@ -35,6 +36,7 @@ pub mod error;
 pub mod event;
 pub mod feed;
 pub mod local;
+pub mod plan;
 pub mod rules;
 pub mod settings;
 pub mod status;
@@ -63,6 +65,7 @@ pub use rules::{
     HookInfo, HooksFileInfo, InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo,
     SkillSource,
 };
+pub use plan::{Plan, PlanContent, PlanSource, PlanStatus};
 pub use settings::{
     BuiltinModel, EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings,
     NewMcpServer, PriceForm, PriceRow, ProviderForm, SettingField, Setup, SpendToday,

@@ -47,6 +47,7 @@ pub mod health;
 pub mod leases;
 pub mod lock;
 pub mod memories;
+pub mod plans;
 pub mod processes;
 mod row;
 mod schema;

@@ -384,6 +384,28 @@ BEGIN
 END;
 INSERT INTO entry_search(entry_search) VALUES ('rebuild');
 "#,
+    // Plan mode: a task (or every task of a session) that only reads and ends with a
+    // plan; the plan, what the person decided, the steps marked done, and the task that
+    // carries it out (its grants come from the plan's files and commands).
+    r#"
+ALTER TABLE tasks ADD COLUMN plan_mode INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN plan_mode INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE plans (
+    id          INTEGER PRIMARY KEY,
+    session_id  INTEGER NOT NULL REFERENCES sessions(id),
+    task_id     INTEGER NOT NULL UNIQUE REFERENCES tasks(id),
+    status      TEXT NOT NULL CHECK (status IN ('proposed','approved','rejected')),
+    source      TEXT NOT NULL CHECK (source IN ('tool','answer')),
+    content     TEXT NOT NULL,
+    done        TEXT NOT NULL DEFAULT '[]',
+    edited      INTEGER NOT NULL DEFAULT 0,
+    run_task_id INTEGER REFERENCES tasks(id),
+    created_at  TEXT NOT NULL,
+    decided_at  TEXT
+);
+CREATE INDEX plans_session ON plans(session_id, id);
+CREATE UNIQUE INDEX plans_run_task ON plans(run_task_id) WHERE run_task_id IS NOT NULL;
+"#,
 ];
 
 /// Two migrations were edited after builds with the first form had shipped, so a store of

@@ -156,6 +156,7 @@ pub fn delete(c: &Connection, id: i64) -> Result<usize> {
         format!("DELETE FROM change_sets WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
         format!("DELETE FROM turn_costs WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
         format!("DELETE FROM context_turns WHERE session_id = ?1 OR task_id IN {OWN_TASKS}"),
+        format!("DELETE FROM plans WHERE session_id = ?1 OR task_id IN {OWN_TASKS} OR run_task_id IN {OWN_TASKS}"),
         format!("DELETE FROM approvals WHERE task_id IN {OWN_TASKS}"),
         format!("DELETE FROM tool_calls WHERE task_id IN {OWN_TASKS}"),
         format!("DELETE FROM task_events WHERE task_id IN {OWN_TASKS}"),

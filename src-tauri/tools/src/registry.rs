@@ -56,6 +56,15 @@ impl Registry {
             .collect();
     }
 
+    /// Stops offering, besides those already withheld, the tools for which `deny` is true.
+    pub fn withhold_also(&mut self, deny: impl Fn(&dyn Tool) -> bool) {
+        for t in &self.tools {
+            if deny(t.as_ref()) && !self.withheld.iter().any(|w| w == t.name()) {
+                self.withheld.push(t.name().to_owned());
+            }
+        }
+    }
+
     /// Adds a tool, replacing one with the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());

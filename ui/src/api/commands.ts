@@ -71,8 +71,8 @@ export const taskCost = (taskId: number) => commands.taskCost(taskId);
 export const getTask = (taskId: number): Promise<Task> => commands.getTask(taskId);
 
 /** Creates and starts a task in a new session; resolves with its id before the model is asked anything. */
-export function createTask(goal: string, workspace: string): Promise<number> {
-  return commands.createTask({ goal, workspace, session_id: null, follow_up_of: null });
+export function createTask(goal: string, workspace: string, plan = false): Promise<number> {
+  return commands.createTask({ goal, workspace, session_id: null, follow_up_of: null, plan });
 }
 
 /**
@@ -321,3 +321,12 @@ export const backupNow = (): Promise<Wire.DataView> => commands.backupNow();
 export const setBackupSettings = (s: Wire.BackupSettings): Promise<Wire.DataView> => commands.setBackupSettings(s);
 /** Schedules the backup to be put back and restarts the app (the current store is kept). */
 export const restoreBackup = (name: string): Promise<Wire.BackupFile> => commands.restoreBackup(name);
+
+// Plan mode: a session's plans, the person's decision on one, and the session's setting.
+export const sessionPlans = (sessionId: number): Promise<Wire.Plan[]> => commands.sessionPlans(sessionId);
+export const approvePlan = (taskId: number, edited: Wire.PlanContent | null): Promise<number> =>
+  commands.approvePlan(taskId, edited);
+export const rejectPlan = (taskId: number, reason: string | null): Promise<Wire.Plan> => commands.rejectPlan(taskId, reason);
+export const sessionPlanMode = (sessionId: number): Promise<boolean> => commands.sessionPlanMode(sessionId);
+export const setSessionPlanMode = (sessionId: number, on: boolean): Promise<null> =>
+  commands.setSessionPlanMode(sessionId, on);

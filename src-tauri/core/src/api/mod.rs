@@ -13,6 +13,7 @@ pub mod local_servers;
 pub mod money;
 pub mod open_session;
 pub mod pause;
+pub mod plan;
 pub mod rules;
 pub mod search;
 pub mod service;

@@ -96,6 +96,8 @@ pub struct Agent {
     pub changes: Option<Arc<crate::engine::changes::RunChanges>>,
     /// The run's hooks (the person's, and the workspace's when consented).
     pub hooks: Arc<crate::engine::hooks::RunHooks>,
+    /// Plan mode: planning (read only, ends with a plan) or carrying out an approved plan.
+    pub plan: crate::engine::plan::PlanScope,
 }
 
 use crate::engine::context::{ContextFailure, Prepared, SessionContext, MAX_OVERFLOW_RETRIES};
@@ -105,6 +107,8 @@ use pocketpilot_protocol::CompactionCause;
 enum CallResult {
     Done,
     NeedsApproval,
+    /// A planning run submitted its plan: the run ends with it as its answer.
+    PlanSubmitted(String),
 }
 
 impl From<crate::policy::cost::MoneyOut> for AgentOutcome {
@@ -128,6 +132,7 @@ impl Agent {
             ctx: &self.ctx,
             changes: self.changes.as_ref(),
             hooks: &self.hooks,
+            plan: &self.plan,
         }
     }
 
@@ -154,6 +159,7 @@ impl Agent {
         {
             Ok(CallResult::Done) => {}
             Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
+            Ok(CallResult::PlanSubmitted(plan)) => return completed(plan, sink),
             Err(outcome) => return outcome,
         }
         for step in start_step..=self.limits.max_steps {
@@ -220,14 +226,13 @@ impl Agent {
                     Ok(false) => {}
                     Err(error) => return AgentOutcome::RecordFailed { error },
                 }
-                if let Err(e) = sink.emit(RuntimeEvent::AgentCompleted {
-                    final_answer: response.text.clone(),
-                }) {
-                    return AgentOutcome::RecordFailed { error: e };
+                // A planning run that wrote its plan instead of submitting it.
+                if let Err(error) =
+                    crate::engine::plan::from_answer(&self.plan, &response.text, sink)
+                {
+                    return AgentOutcome::RecordFailed { error };
                 }
-                return AgentOutcome::Completed {
-                    final_answer: response.text,
-                };
+                return completed(response.text, sink);
             }
             let refused = text_calls.map(|t| t.broken).unwrap_or_default();
             match self
@@ -236,6 +241,7 @@ impl Agent {
             {
                 Ok(CallResult::Done) => after_tools = true,
                 Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
+                Ok(CallResult::PlanSubmitted(plan)) => return completed(plan, sink),
                 Err(outcome) => return outcome,
             }
             guard.observe_turn(&response);
@@ -325,9 +331,19 @@ impl Agent {
         sink: &dyn EventSink,
         guard: &mut RepetitionGuard,
     ) -> Result<CallResult, AgentOutcome> {
+        let mut submitted: Option<String> = None;
         for call in open_calls(messages) {
             if self.ctx.cancel.is_cancelled() {
                 return Err(AgentOutcome::Cancelled);
+            }
+            // Calls after a submitted plan are answered, never run: the plan ends the run.
+            if submitted.is_some() {
+                let text = match not_after_plan(&call, sink) {
+                    Ok(text) => text,
+                    Err(error) => return Err(AgentOutcome::RecordFailed { error }),
+                };
+                messages.push(Message::tool_result(call.id.clone(), text));
+                continue;
             }
             if let Some(broken) = refused.iter().find(|b| b.call.id == call.id) {
                 let text = match refuse_broken(broken, sink) {
@@ -351,6 +367,10 @@ impl Agent {
             {
                 Ok(Handled::Done(text)) => text,
                 Ok(Handled::NeedsApproval) => return Ok(CallResult::NeedsApproval),
+                Ok(Handled::PlanSubmitted(plan)) => {
+                    submitted = Some(plan.clone());
+                    plan
+                }
                 Err(error) => return Err(AgentOutcome::RecordFailed { error }),
             };
             guard.observe_call(&call, &text);
@@ -359,7 +379,7 @@ impl Agent {
                 wrap_untrusted("tool result", &text),
             ));
         }
-        Ok(CallResult::Done)
+        Ok(submitted.map_or(CallResult::Done, CallResult::PlanSubmitted))
     }
 
     /// A response without `tool_calls` whose text holds calls becomes a response with
@@ -456,6 +476,28 @@ fn template_family(label: &str) -> TemplateFamily {
     label
         .strip_prefix("openai:")
         .map_or(TemplateFamily::Generic, TemplateFamily::from_model_name)
+}
+
+/// The run's answer: recorded, and the run ends with it.
+fn completed(final_answer: String, sink: &dyn EventSink) -> AgentOutcome {
+    if let Err(error) = sink.emit(RuntimeEvent::AgentCompleted {
+        final_answer: final_answer.clone(),
+    }) {
+        return AgentOutcome::RecordFailed { error };
+    }
+    AgentOutcome::Completed { final_answer }
+}
+
+/// A call the model made in the same turn after submitting its plan: not run.
+fn not_after_plan(call: &ToolCall, sink: &dyn EventSink) -> Result<String, RecordError> {
+    let error = "not run: the plan was submitted, and nothing runs before the person approves it";
+    sink.emit(RuntimeEvent::ToolCallFailed {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        error: error.into(),
+        kind: pocketpilot_protocol::ToolErrorKind::Rejected,
+    })?;
+    Ok(format!("Tool {} failed: {error}", call.name))
 }
 
 /// Each call made from text, recorded with what it was read from before it is handled.

@@ -14,6 +14,7 @@ pub mod lease;
 pub mod local_model;
 pub mod mcp;
 pub mod orchestrator;
+pub mod plan;
 pub mod provider;
 pub mod reaper;
 pub mod recorder;

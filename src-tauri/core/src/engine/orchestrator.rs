@@ -42,6 +42,8 @@ pub struct CallEnv<'a> {
     /// The run's hooks: `PreToolUse` may deny a fresh call or add to its result,
     /// `PostToolUse` may add to a finished call's result.
     pub hooks: &'a crate::engine::hooks::RunHooks,
+    /// Plan mode: planning (read only) or carrying out an approved plan.
+    pub plan: &'a crate::engine::plan::PlanScope,
 }
 
 /// Where a call comes from.
@@ -61,6 +63,8 @@ pub enum Handled {
     Done(String),
     /// It waits for a person: the run stops before it.
     NeedsApproval,
+    /// A planning run submitted its plan (this is its text): the run ends with it.
+    PlanSubmitted(String),
 }
 
 /// The policy's decision for a fresh call: the workspace's rules and the session's grants
@@ -131,6 +135,12 @@ async fn fresh(
     step: u32,
     sink: &dyn EventSink,
 ) -> Result<Handled, RecordError> {
+    use crate::engine::plan::{self, PlanCall};
+    match plan::carry_out(agent.plan, call, step, sink)? {
+        PlanCall::NotMine => {}
+        PlanCall::Done(text) => return Ok(Handled::Done(text)),
+        PlanCall::Submitted(text) => return Ok(Handled::PlanSubmitted(text)),
+    }
     let Some(tool) = agent.tools.get(&call.name) else {
         let error = format!(
             "there is no tool named `{}`; available: {}",
@@ -139,6 +149,9 @@ async fn fresh(
         );
         return fail(call, ToolErrorKind::UnknownTool, error, sink);
     };
+    if let Some(error) = plan::refusal(agent.plan, tool.as_ref()) {
+        return fail(call, ToolErrorKind::Denied, error, sink);
+    }
     let args = match object_arguments(&call.arguments) {
         Ok(args) => args,
         Err(error) => return fail(call, ToolErrorKind::InvalidArguments, error, sink),
@@ -160,11 +173,17 @@ async fn fresh(
         agent.session_grants,
         agent.run_grants,
     );
-    // A command every part of which a rule covers needs no approval; the capability's
-    // own deny stays a deny.
+    // A command every part of which a rule covers needs no approval, nor a write to a
+    // file the approved plan lists; the capability's own deny stays a deny.
+    let workspace = agent.ctx.workspace.to_string_lossy();
     let (decision, source) = match &judged {
         Some(Judgement::Allowed(_)) if decision == Decision::RequireApproval => {
             (Decision::Allow, DecisionSource::CommandRule)
+        }
+        _ if decision == Decision::RequireApproval
+            && agent.plan.covers_write(capability, &args, &workspace) =>
+        {
+            (Decision::Allow, DecisionSource::Plan)
         }
         _ => (decision, source),
     };

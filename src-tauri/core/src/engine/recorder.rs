@@ -579,6 +579,15 @@ fn apply(
             crate::policy::pause::apply(tx, &task, event)?
         }
         RuntimeEvent::HookRan { .. } => hook_ran(tx, &task, event)?,
+        RuntimeEvent::PlanProposed { plan, source, .. } => {
+            let id = store::plans::propose(tx, task.session_id, task_id, plan, *source)?;
+            if let RuntimeEvent::PlanProposed { plan_id, .. } = &mut recorded {
+                *plan_id = Some(id);
+            }
+        }
+        RuntimeEvent::PlanStepDone { plan_id, step } => {
+            store::plans::step_done(tx, *plan_id, *step)?;
+        }
         RuntimeEvent::TaskCreated { .. }
         | RuntimeEvent::ModelTurnStarted { .. }
         | RuntimeEvent::InputPlaced { .. }

@@ -14,6 +14,7 @@ use crate::config::{workspace_rules_key, Limits, ProviderSettings};
 use crate::engine::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink, RecordError};
 use crate::engine::lease::SessionLease;
 use crate::engine::orchestrator::{self, Handled, Origin};
+use crate::engine::plan::PlanScope;
 use crate::engine::provider;
 use crate::engine::recorder::{Claim, Recorder};
 use crate::engine::scheduler::RunRegistry;
@@ -378,12 +379,21 @@ async fn build_agent(
     // A trigger's run follows the workspace policy only: no grant a person gave in the
     // session, none given at its start.
     let interactive = pocketpilot_protocol::RunSource::is_interactive(&task.trigger);
+    // Plan mode: planning (read only), or carrying out an approved plan, whose commands
+    // join the command rules for this run only.
+    let (plan, carried) = plan_scope(cx, task)?;
     // A trigger's run gets the workspace's command rules, not a session's.
-    let command_rules = crate::policy::command_rules::RuleSet::load(
-        &cx.store,
-        &session.workspace,
-        interactive.then_some(session.id),
-    )?;
+    let rows = cx.store.read(|c| {
+        crate::store::command_rules::in_force(
+            c,
+            &session.workspace,
+            interactive.then_some(session.id),
+        )
+    })?;
+    let command_rules = match &carried {
+        Some(p) => crate::policy::plan::with_plan_commands(rows, p),
+        None => crate::policy::command_rules::RuleSet::from_rows(rows),
+    };
     let (grants, user_grants) = if interactive {
         let grants = cx.store.read(|c| sessions::grants(c, session.id))?;
         (grants, run_grants(task))
@@ -427,8 +437,11 @@ async fn build_agent(
         provider.as_ref(),
     )
     .await?;
-    // Small windows get the short tool specs, and tools the policy denies are not offered.
+    crate::engine::plan::register(&mut tools, &plan);
+    // Small windows get the short tool specs, and tools the policy denies are not offered,
+    // nor, while planning, any tool but the reading ones.
     crate::engine::context::offer_tools(&mut tools, context.as_deref(), &rules);
+    tools.withhold_also(|t| plan.refuses(t.capability()));
     // Issue 16: without a journal the run still works; its changes are not undoable.
     let changes = match crate::engine::changes::RunChanges::open(
         cx.store.clone(),
@@ -461,6 +474,7 @@ async fn build_agent(
         grants,
         user_grants,
         command_rules,
+        plan,
         preamble: Some(preamble),
         ctx,
         limits: {
@@ -474,6 +488,31 @@ async fn build_agent(
         },
     };
     Ok((agent, mcp_session))
+}
+
+/// The run's plan mode, and the approved plan it carries out. A planning run's transcript
+/// gets the plan-mode note once, after the person's input.
+fn plan_scope(
+    cx: &RunContext,
+    task: &tasks::Task,
+) -> Result<(PlanScope, Option<pocketpilot_protocol::Plan>), RecordError> {
+    use crate::store::plans;
+    if let Some(plan) = cx.store.read(|c| plans::carried_by(c, task.id))? {
+        return Ok((PlanScope::carrying(&plan), Some(plan)));
+    }
+    if !cx.store.read(|c| plans::task_plans(c, task.id))? {
+        return Ok((PlanScope::Act, None));
+    }
+    cx.recorder.commit(task.id, |tx, _| {
+        plans::note_once(
+            tx,
+            task.session_id,
+            task.id,
+            crate::policy::plan::PLAN_MODE_NOTE,
+        )?;
+        Ok::<_, crate::store::StoreError>((Vec::new(), ()))
+    })?;
+    Ok((PlanScope::Planning, None))
 }
 
 /// Finishes the calls left open (approved, rejected, interrupted), then runs the agent on

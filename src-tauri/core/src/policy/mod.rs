@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod instructions;
 pub mod memory;
 pub mod pause;
+pub mod plan;
 pub mod quarantine;
 pub mod repetition;
 pub mod rules;

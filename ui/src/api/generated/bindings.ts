@@ -36,7 +36,10 @@ export const commands = {
 	/**  The newest `tasks` tasks of a session and their transcript entries. */
 	sessionHistory: (sessionId: number, tasks: number) => __TAURI_INVOKE<SessionHistory>("session_history", { sessionId, tasks }),
 	getTask: (taskId: number) => __TAURI_INVOKE<Task>("get_task", { taskId }),
-	/**  Starts a task in a new session; the run's worker is spawned on Tauri's tokio runtime. */
+	/**
+	 *  Starts a task in a new session (in plan mode when asked); the run's worker is spawned
+	 *  on Tauri's tokio runtime.
+	 */
 	createTask: (task: ChatTask) => __TAURI_INVOKE<number>("create_task", { task }),
 	/**
 	 *  Says something in a session: starts a run when it is idle, queues it (follow-up or
@@ -78,6 +81,18 @@ export const commands = {
 	commandOffer: (approvalId: number) => __TAURI_INVOKE<CommandAsk | null>("command_offer", { approvalId }),
 	/**  Approves (or rejects) keeping command rules for the workspace or the session. */
 	resolveApprovalKeeping: (approvalId: number, answer: ApprovalAnswer, keep: KeepRules | null) => __TAURI_INVOKE<number>("resolve_approval_keeping", { approvalId, answer, keep }),
+	/**  The plans of a session, oldest first, with their ticked steps. */
+	sessionPlans: (sessionId: number) => __TAURI_INVOKE<Plan[]>("session_plans", { sessionId }),
+	/**
+	 *  Approves a task's plan (as edited, when given) and starts the run that carries it out;
+	 *  answers that run's task.
+	 */
+	approvePlan: (taskId: number, edited: PlanContent | null) => __TAURI_INVOKE<number>("approve_plan", { taskId, edited }),
+	/**  Rejects a task's plan: nothing of it runs. */
+	rejectPlan: (taskId: number, reason: string | null) => __TAURI_INVOKE<Plan>("reject_plan", { taskId, reason }),
+	sessionPlanMode: (sessionId: number) => __TAURI_INVOKE<boolean>("session_plan_mode", { sessionId }),
+	/**  Every run of the session plans first (`on`), or acts. */
+	setSessionPlanMode: (sessionId: number, on: boolean) => __TAURI_INVOKE<null>("set_session_plan_mode", { sessionId, on }),
 	/**  Used / window tokens of the session's next request, and where the window came from. */
 	contextUse: (sessionId: number) => __TAURI_INVOKE<ContextUse>("context_use", { sessionId }),
 	/**  The session's compactions and fresh contexts: the transcript's dividers. */
@@ -389,6 +404,8 @@ export type ChatTask = {
 	workspace: string | null,
 	session_id: number | null,
 	follow_up_of: number | null,
+	/**  Plan mode: the run only reads and ends with a plan for the person. */
+	plan?: boolean,
 };
 
 /**  Why a command asks under the rules, and what approving it may keep. */
@@ -593,7 +610,9 @@ export type DecisionSource = "default" | "workspace_rule" | "session_grant" | "u
  *  A command every part of which a command rule covers (`cargo test *`); the
  *  `allowed_by_rule` event before it names the rules.
  */
-"command_rule";
+"command_rule" | 
+/**  A write to a file an approved plan lists, in the run carrying out that plan. */
+"plan";
 
 /**  Start at login and keep in the tray, as Settings shows them. */
 export type DesktopSettings = {
@@ -682,7 +701,7 @@ export type ErrorKind = "empty_goal" | "workspace" | "already_ended" | "not_pend
  *  What an event is, without its payload: the `type` column of `task_events` and the
  *  `type` tag on the wire.
  */
-export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued" | "hook_ran";
+export type EventKind = "assistant_delta" | "stream_reset" | "task_created" | "task_started" | "model_turn_started" | "model_turn_completed" | "tool_call_started" | "tool_call_completed" | "tool_call_failed" | "tool_call_repaired" | "allowed_by_rule" | "approval_required" | "approval_resolved" | "input_placed" | "mcp_problem" | "context_compacted" | "agent_completed" | "task_completed" | "task_failed" | "task_cancelled" | "budget_exceeded" | "run_paused" | "run_continued" | "hook_ran" | "plan_proposed" | "plan_step_done";
 
 /**  Budget added to a task on top of the limits (`pocketpilot raise`). */
 export type Extra = {
@@ -1039,6 +1058,54 @@ export type PauseReason =
  */
 "disk_full";
 
+/**  A stored plan. */
+export type Plan = {
+	id: number,
+	session_id: number,
+	/**  The task that planned. */
+	task_id: number,
+	status: PlanStatus,
+	source: PlanSource,
+	content: PlanContent,
+	/**  The steps marked done (1-based), in the order they were marked. */
+	done: number[],
+	/**  The person changed the plan before deciding. */
+	edited: boolean,
+	/**  The task that carries out the approved plan. */
+	run_task_id: number | null,
+	created_at: string,
+	decided_at: string | null,
+};
+
+/**
+ *  What a plan says will be done. The files and commands are what an approved plan's run
+ *  may write and run without asking; anything else asks as usual.
+ */
+export type PlanContent = {
+	/**  What will be done, in order, one short sentence each. */
+	steps: string[],
+	/**  Workspace-relative paths the plan will create or change. */
+	files?: string[],
+	/**  Shell commands the plan will run, each exactly as it will be run. */
+	commands?: string[],
+};
+
+/**  How the plan reached the runtime. */
+export type PlanSource = 
+/**  The agent called `submit_plan` with the plan as its argument. */
+"tool" | 
+/**  The agent answered without calling it; the plan was read from the answer's text. */
+"answer";
+
+/**  Where a plan stands. */
+export type PlanStatus = 
+/**  Written by the agent, waiting for the person. */
+"proposed" | 
+/**  Approved: a run carries it out with its grants. */
+"approved" | 
+/**  Rejected: nothing of it runs. */
+"rejected";
+
 /**
  *  A workspace's rules: capabilities (`fs:write`), areas (`mcp`) or `*`. Deny beats allow;
  *  what neither lists follows the default (read/list allowed, the rest asks).
@@ -1370,6 +1437,20 @@ export type RuntimeEvent = { type: "assistant_delta"; payload: {
 	raise: Raise,
 	by: string,
 	steer?: string | null,
+} } | 
+/**
+ *  A run in plan mode ended with a plan, now waiting for the person (the recorder
+ *  stores it and fills in `plan_id`).
+ */
+{ type: "plan_proposed"; payload: {
+	plan_id?: number | null,
+	plan: PlanContent,
+	source: PlanSource,
+} } | 
+/**  The run carrying out an approved plan marked a step (1-based) done. */
+{ type: "plan_step_done"; payload: {
+	plan_id: number,
+	step: number,
 } };
 
 /**

@@ -142,4 +142,6 @@ const EVENT_NAMES: Record<EventKind, string> = {
   run_paused: "Run paused",
   run_continued: "Run continued",
   hook_ran: "Hook ran",
+  plan_proposed: "Plan proposed",
+  plan_step_done: "Plan step done",
 };

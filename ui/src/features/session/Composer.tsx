@@ -17,6 +17,9 @@ interface Props {
   onStop?: () => void;
   /** Text put in the box from outside (an example goal); a new `n` puts it again. */
   draft?: { text: string; n: number } | null;
+  /** Plan mode: on, each run only reads and ends with a plan to approve. */
+  planMode?: boolean;
+  onPlanMode?: (on: boolean) => void;
 }
 
 const MODES: { mode: WhenBusy; label: string; title: string }[] = [
@@ -25,7 +28,19 @@ const MODES: { mode: WhenBusy; label: string; title: string }[] = [
 ];
 
 /** Enter sends; Shift+Enter starts a new line. While busy, Follow-up (default) or Steer. */
-export function Composer({ onSend, disabled, busy, paused, hint, placeholder, blocked, onStop, draft }: Props) {
+export function Composer({
+  onSend,
+  disabled,
+  busy,
+  paused,
+  hint,
+  placeholder,
+  blocked,
+  onStop,
+  draft,
+  planMode,
+  onPlanMode,
+}: Props) {
   const [text, setText] = useState("");
   const box = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
@@ -138,6 +153,17 @@ export function Composer({ onSend, disabled, busy, paused, hint, placeholder, bl
               </button>
             ))}
           </div>
+        )}
+        {onPlanMode && (
+          <label class="plan-toggle" title="The agent only reads, then proposes a plan; nothing is written or run until you approve it">
+            <input
+              type="checkbox"
+              data-testid="plan-mode"
+              checked={!!planMode}
+              onChange={(e) => onPlanMode((e.target as HTMLInputElement).checked)}
+            />
+            Plan first
+          </label>
         )}
         {hint && <span class="muted">{hint}</span>}
         <button type="submit" class="primary" data-testid="send" disabled={refused || sending || !text.trim()}>

@@ -1,6 +1,14 @@
 import { memo } from "preact/compat";
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { cancelTask, errorMessage, resolveApproval, say, stopTask } from "../../api/commands";
+import {
+  cancelTask,
+  errorMessage,
+  resolveApproval,
+  say,
+  sessionPlanMode,
+  setSessionPlanMode,
+  stopTask,
+} from "../../api/commands";
 import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { navigate, useRoute } from "../../lib/route";
 import { useShortcut } from "../../lib/shortcuts";
@@ -16,6 +24,7 @@ import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { CardApprovalContext, type ApprovalStep, type CardApproval } from "../approvals/cardApproval";
 import { CostBadge } from "./CostBadge";
 import { PausedCard } from "./PausedCard";
+import { PlanCard, usePlans } from "../plan/PlanCard";
 import { stopLabel } from "./paused";
 import { Composer } from "./Composer";
 import { Inbox } from "./Inbox";
@@ -76,6 +85,28 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const paused = s.views.find((v) => v.task.status === "paused")?.task ?? null;
   const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
   const leaveBottom = useStickToBottom(scroller, tail);
+  // Plan mode: the session's newest plan, read again as the transcript moves (a step ticked
+  // comes with its tool call), and the composer's toggle (the session's setting).
+  const plans = usePlans(sessionId, `${tail}:${last?.task.status ?? ""}`);
+  const [planMode, setPlanMode] = useState(false);
+  useEffect(() => {
+    let live = true;
+    sessionPlanMode(sessionId)
+      .then((on) => live && setPlanMode(on))
+      .catch(() => {
+        // Unknown: the toggle shows off until the person sets it.
+      });
+    return () => {
+      live = false;
+    };
+  }, [sessionId]);
+  const onPlanMode = useCallback(
+    (on: boolean) => {
+      setPlanMode(on);
+      setSessionPlanMode(sessionId, on).catch((e) => setActionError(errorMessage(e)));
+    },
+    [sessionId],
+  );
   useScrollToFound(s, scroller, leaveBottom);
 
   // The latest closures, behind stable callbacks (so the memoised children stay skipped).
@@ -233,8 +264,28 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
           }}
         />
       )}
+      {plans.plan && (
+        <PlanCard
+          key={`${plans.plan.id}:${plans.plan.status}`}
+          plan={plans.plan}
+          onDecided={(run) => {
+            if (run !== null) s.watch(run);
+            plans.reload();
+            void s.refresh();
+            onChanged();
+          }}
+        />
+      )}
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
-      <MemoComposer onSend={onSend} busy={busy} paused={paused !== null} blocked={blocked} onStop={onStop} />
+      <MemoComposer
+        onSend={onSend}
+        busy={busy}
+        paused={paused !== null}
+        blocked={blocked}
+        onStop={onStop}
+        planMode={planMode}
+        onPlanMode={onPlanMode}
+      />
       {approval && (
         <ApprovalDialog
           key={`${approval.approvalId}:${step}`}

@@ -21,6 +21,8 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
   const [touched, setTouched] = useState(false);
   const [draft, setDraft] = useState<{ text: string; n: number } | null>(null);
   const examples = exampleGoals(workspace);
+  // Plan mode for this first goal: the agent only reads and proposes a plan.
+  const [plan, setPlan] = useState(false);
   // The sessions (and so the recent list) may arrive after the first render.
   useEffect(() => {
     if (!touched && !workspace && recent[0]) setWorkspace(recent[0]);
@@ -44,7 +46,7 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
       return;
     }
     try {
-      const id = await createTask(goal, workspace.trim());
+      const id = await createTask(goal, workspace.trim(), plan);
       rememberWorkspace(workspace.trim());
       const task = await getTask(id);
       onCreated();
@@ -118,6 +120,8 @@ export function NewSession({ knownWorkspaces, onCreated, blocked }: Props) {
         blocked={blocked}
         draft={draft}
         placeholder="What should the agent do in this folder? (Enter sends)"
+        planMode={plan}
+        onPlanMode={setPlan}
       />
     </main>
   );
