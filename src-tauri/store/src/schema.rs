@@ -384,6 +384,16 @@ BEGIN
 END;
 INSERT INTO entry_search(entry_search) VALUES ('rebuild');
 "#,
+    // Rewind: going back to before one of the person's messages. The entries after it stay
+    // (history, exports, search) but carry the rewind that set them aside, and the model
+    // never sees them again; the rewind itself is an undo change set that names the entry
+    // it went back to, so `redo` brings back the conversation with the files. No foreign
+    // keys: deleting a session removes both sides in one transaction, in any order.
+    r#"
+ALTER TABLE entries ADD COLUMN rewound_by INTEGER;
+ALTER TABLE change_sets ADD COLUMN rewind_to INTEGER;
+CREATE INDEX entries_rewound ON entries(rewound_by) WHERE rewound_by IS NOT NULL;
+"#,
 ];
 
 /// Two migrations were edited after builds with the first form had shipped, so a store of

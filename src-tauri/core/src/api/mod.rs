@@ -11,6 +11,7 @@ pub mod local;
 pub mod money;
 pub mod open_session;
 pub mod pause;
+pub mod rewind;
 pub mod rules;
 pub mod search;
 pub mod service;
