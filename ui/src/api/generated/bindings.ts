@@ -618,6 +618,11 @@ export type Entry = {
 	kind: string,
 	content: Value,
 	created_at: string,
+	/**
+	 *  The rewind (its change set) that set this entry aside: still shown and exported,
+	 *  never sent to the model again.
+	 */
+	rewound_by?: number | null,
 };
 
 /**  A field whose effective value comes from the environment, not from what is stored. */

@@ -225,6 +225,8 @@ pub fn recover(store: &Store, data_dir: &Path) -> Result<usize, ChangeError> {
         }
         let guard = undo::guard_for(data_dir, &set.workspace)?;
         let blobs = blob_store(data_dir)?;
+        let paths: Vec<&str> = set.changes.iter().map(|c| c.path.as_str()).collect();
+        restore::remove_leftovers(&guard, &paths)?;
         let planned = restore::plan(&guard, &blobs, &set.changes)?;
         let kept: Vec<String> = planned
             .iter()
