@@ -277,6 +277,20 @@ fn a_rewind_over_three_tasks_restores_every_file_and_the_model_sees_only_what_wa
         );
     }
     assert!(entries.iter().any(|en| en["content"]["text"] == "third"));
+    // The export keeps them too, marked.
+    let export = e.json(&["export", &s.to_string(), "--format", "json"]);
+    let third = export["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["text"] == "third")
+        .unwrap();
+    assert_eq!(third["rewound_by"].as_i64(), Some(rewind_id));
+    let md = e.ok(&["export", &s.to_string()]);
+    assert!(
+        md.contains(&format!("set aside by rewind {rewind_id}")),
+        "{md}"
+    );
 
     // The person sends the message again, edited: the model's request holds the kept
     // entries and the note, nothing set aside.
