@@ -19,7 +19,8 @@ use crate::engine::changes::undo::Options;
 use crate::store::{entries, sessions, tasks};
 
 /// Where a fork works.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ForkPlace {
     /// A `git worktree` on a new branch (the workspace must be a git repository).
@@ -32,6 +33,7 @@ pub enum ForkPlace {
 
 /// What a fork made.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Fork {
     pub session_id: i64,
     pub from_session: i64,
@@ -41,7 +43,7 @@ pub struct Fork {
     /// The new branch, for a worktree.
     pub branch: Option<String>,
     /// Entries copied into the new session.
-    pub entries: usize,
+    pub entries: u32,
 }
 
 impl Runtime {
@@ -127,7 +129,7 @@ impl Runtime {
                 ForkPlace::Same => ", the same folder as the original session".to_owned(),
             }
         );
-        let n = kept.len();
+        let n = u32::try_from(kept.len()).unwrap_or(u32::MAX);
         self.store.write(|tx| {
             sessions::set_workspace(tx, new_id, &workspace)?;
             for e in &kept {
