@@ -47,9 +47,14 @@ function ItemView({ item, retryText, rewindable }: { item: Item; retryText: stri
     case "user":
       if (item.rewound) {
         return (
-          <div class="msg user rewound" data-testid="user-message" data-rewound="true" title="Set aside by a rewind: no longer sent to the model">
-            {item.text}
-          </div>
+          <>
+            <div class="msg user rewound" data-testid="user-message" data-rewound="true" title="Set aside by a rewind: no longer sent to the model">
+              {item.text}
+            </div>
+            <div class="msg-actions muted" data-testid="rewound-note">
+              Set aside by a rewind: the files are as they were before it. Send it again, edited, below.
+            </div>
+          </>
         );
       }
       return (
