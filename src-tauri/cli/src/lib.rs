@@ -263,6 +263,7 @@ where
     })
 }
 
+// long: one arm per command, the whole command list in one place.
 async fn dispatch(
     rt: &std::sync::Arc<Runtime>,
     command: Command,

@@ -501,6 +501,20 @@ fn rewind_step(env: &CaseEnv, session: i64, n: usize, step: &RewindStep) -> Resu
         }
         (Ok(r), None) => r,
     };
+    check_rewind(env, session, n, step, &report)
+}
+
+/// What a `rewind` step checks once the rewind answered: the conflicts, the restored
+/// paths, the entries set aside, and with `redo` that taking it back brings them back.
+fn check_rewind(
+    env: &CaseEnv,
+    session: i64,
+    n: usize,
+    step: &RewindStep,
+    report: &pocketpilot_core::engine::changes::rewind::RewindReport,
+) -> Result<(), CaseError> {
+    use pocketpilot_core::engine::changes::undo::Options;
+    let rt = env.rt()?;
     let refused: Vec<&str> = report
         .files
         .conflicts

@@ -121,14 +121,7 @@ impl Runtime {
             .into_iter()
             .filter(|e| e.id < at_entry && e.kind != EntryKind::Compaction)
             .collect();
-        let note = format!(
-            "This session is a fork of session {session_id}, made before one of the person's messages (entry {at_entry}). It works in {workspace}{}; its files are as they were when it was forked.",
-            match place {
-                ForkPlace::Worktree => format!(", a git worktree on the branch {}", branch.clone().unwrap_or_default()),
-                ForkPlace::Copy => ", a copy of the original workspace".to_owned(),
-                ForkPlace::Same => ", the same folder as the original session".to_owned(),
-            }
-        );
+        let note = fork_note(session_id, at_entry, &workspace, place, branch.as_deref());
         let n = u32::try_from(kept.len()).unwrap_or(u32::MAX);
         self.store.write(|tx| {
             sessions::set_workspace(tx, new_id, &workspace)?;
@@ -155,6 +148,27 @@ impl Runtime {
             entries: n,
         })
     }
+}
+
+/// The new session's first word to the model: where it came from and where it works.
+fn fork_note(
+    session_id: i64,
+    at_entry: i64,
+    workspace: &str,
+    place: ForkPlace,
+    branch: Option<&str>,
+) -> String {
+    let place = match place {
+        ForkPlace::Worktree => format!(
+            ", a git worktree on the branch {}",
+            branch.unwrap_or_default()
+        ),
+        ForkPlace::Copy => ", a copy of the original workspace".to_owned(),
+        ForkPlace::Same => ", the same folder as the original session".to_owned(),
+    };
+    format!(
+        "This session is a fork of session {session_id}, made before one of the person's messages (entry {at_entry}). It works in {workspace}{place}; its files are as they were when it was forked."
+    )
 }
 
 fn fork_error(what: impl std::fmt::Display) -> RuntimeError {

@@ -252,7 +252,7 @@ pub(super) struct Act<'a> {
 /// Plans, and unless dry or refused, journals, applies and tells the session. The
 /// journal entry (the set `applying`, with the conversation's side already done) commits
 /// before any file is touched, so a crash in between is completed at the next start
-/// ([`super::rewind::recover`]).
+/// (the `recover` of the rewind module).
 pub(super) fn carry(
     store: &Store,
     data_dir: &Path,
