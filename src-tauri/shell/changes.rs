@@ -1,5 +1,7 @@
 //! The change review commands (issue 16): what each task changed, its diffs, undo and
 //! redo, and the journal's retention settings. Each is one call into core.
+use pocketpilot_core::api::rewind::{Fork, ForkPlace};
+use pocketpilot_core::engine::changes::rewind::RewindReport;
 use pocketpilot_core::engine::changes::undo::{Options, Target, TaskChanges};
 use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
 use tauri::State;
@@ -54,6 +56,38 @@ pub async fn undo_task(
 #[specta::specta]
 pub async fn redo_undo(state: State<'_, AppState>, undo_id: i64) -> Result<UndoReport> {
     call(&state, move |rt| rt.redo(undo_id, Options::default())).await
+}
+
+/// Rewinds a session to before one of the person's messages: the conversation and the
+/// files together; files changed since refuse it unless `keep_theirs`.
+#[tauri::command]
+#[specta::specta]
+pub async fn rewind_session(
+    state: State<'_, AppState>,
+    session_id: i64,
+    to_entry: i64,
+    keep_theirs: bool,
+) -> Result<RewindReport> {
+    let opts = Options {
+        dry_run: false,
+        keep_theirs,
+    };
+    call(&state, move |rt| rt.rewind(session_id, to_entry, opts)).await
+}
+
+/// A new session from before one of the person's messages.
+#[tauri::command]
+#[specta::specta]
+pub async fn fork_session(
+    state: State<'_, AppState>,
+    session_id: i64,
+    at_entry: i64,
+    place: ForkPlace,
+) -> Result<Fork> {
+    call(&state, move |rt| {
+        rt.fork_session(session_id, at_entry, place, None)
+    })
+    .await
 }
 
 #[tauri::command]

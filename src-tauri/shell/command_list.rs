@@ -48,6 +48,8 @@ window_commands! {
     changes::task_changes,
     changes::undo_task,
     changes::redo_undo,
+    changes::rewind_session,
+    changes::fork_session,
     changes::change_settings,
     changes::set_change_settings,
     settings::setup_status,

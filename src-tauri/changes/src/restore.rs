@@ -290,6 +290,37 @@ fn remove_entry(full: &Path) -> Result<()> {
     r.map_err(|e| ChangesError::io(full, e))
 }
 
+/// The prefix of the temporary names a restore writes beside `name` before renaming.
+fn temp_prefix(name: &str) -> String {
+    format!(".{name}.pocketpilot-restore-")
+}
+
+/// Removes what a restore cut off by a crash left beside `paths`: its temporary files
+/// (written, not yet renamed into place). Only names of that exact form are touched.
+pub fn remove_leftovers(guard: &WorkspaceGuard, paths: &[&str]) -> Result<usize> {
+    let mut removed = 0;
+    for rel in paths {
+        let full = target_path(guard, rel)?;
+        let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
+            continue;
+        };
+        let prefix = temp_prefix(&name.to_string_lossy());
+        let Ok(list) = fs::read_dir(parent) else {
+            continue;
+        };
+        for item in list.flatten() {
+            let n = item.file_name();
+            let n = n.to_string_lossy();
+            let pid_part = n.strip_prefix(&prefix);
+            if pid_part.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+                remove_entry(&item.path())?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
 fn temp_beside(full: &Path) -> Result<PathBuf> {
     let parent = full.parent().ok_or_else(|| ChangesError::Refused {
         path: full.display().to_string(),
@@ -300,10 +331,7 @@ fn temp_beside(full: &Path) -> Result<PathBuf> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(parent.join(format!(
-        ".{name}.pocketpilot-restore-{}",
-        std::process::id()
-    )))
+    Ok(parent.join(format!("{}{}", temp_prefix(&name), std::process::id())))
 }
 
 fn write_file(blobs: &BlobStore, full: &Path, hash: &str, mode: u32) -> Result<()> {

@@ -73,7 +73,7 @@ pub struct HowArgs {
 }
 
 impl HowArgs {
-    fn options(&self) -> Options {
+    pub(crate) fn options(&self) -> Options {
         Options {
             dry_run: self.dry_run,
             keep_theirs: self.keep_theirs,
@@ -168,12 +168,12 @@ pub fn undo(rt: &Arc<Runtime>, a: UndoArgs) -> Result<ExitCode, CliError> {
         }
     };
     let report = rt.undo(&target, a.how.options())?;
-    Ok(print_report(&report, a.how.json))
+    Ok(print_report(&report, a.how.json, false))
 }
 
 pub fn redo(rt: &Arc<Runtime>, a: RedoArgs) -> Result<ExitCode, CliError> {
     let report = rt.redo(a.undo, a.how.options())?;
-    Ok(print_report(&report, a.how.json))
+    Ok(print_report(&report, a.how.json, false))
 }
 
 fn node_line(n: &Option<Node>) -> String {
@@ -190,7 +190,9 @@ fn node_line(n: &Option<Node>) -> String {
     }
 }
 
-fn print_report(r: &UndoReport, json: bool) -> ExitCode {
+/// Prints an undo's report and returns its exit code. For a rewind the caller prints the
+/// JSON and the closing line itself.
+pub(crate) fn print_report(r: &UndoReport, json: bool, rewind: bool) -> ExitCode {
     let refused = r.id.is_none() && !r.dry_run && !r.conflicts.is_empty();
     let code = if refused {
         ExitCode::from(EXIT_CONFLICT)
@@ -198,7 +200,9 @@ fn print_report(r: &UndoReport, json: bool) -> ExitCode {
         ExitCode::SUCCESS
     };
     if json {
-        print_json(r);
+        if !rewind {
+            print_json(r);
+        }
         return code;
     }
     let mut out = std::io::stdout().lock();
@@ -228,7 +232,7 @@ fn print_report(r: &UndoReport, json: bool) -> ExitCode {
             "refused: {} file(s) were changed since; nothing was restored. `--keep-theirs` keeps those and restores the rest",
             r.conflicts.len()
         );
-    } else if let Some(id) = r.id {
+    } else if let (Some(id), false) = (r.id, rewind) {
         let what = if r.kind == pocketpilot_protocol::changes::ChangeSetKind::Redo {
             "redo"
         } else {

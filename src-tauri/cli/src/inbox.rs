@@ -56,6 +56,9 @@ pub enum SessionCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// A new session from before one of the person's messages, in a git worktree, a copy
+    /// of the workspace or the same folder.
+    Fork(super::rewind::ForkArgs),
     /// How many queued steers and follow-ups a boundary takes: `one-at-a-time` or `all`.
     Modes {
         session: i64,
@@ -201,7 +204,9 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| e.content.to_string());
-                let _ = writeln!(out, "{:>5} {:<12} {}", e.id, e.kind, shown(&text));
+                // A rewound entry stays in the history, marked: the model no longer sees it.
+                let mark = if e.rewound_by.is_some() { "~" } else { " " };
+                let _ = writeln!(out, "{:>5}{mark}{:<12} {}", e.id, e.kind, shown(&text));
             }
             for s in submissions {
                 let _ = writeln!(
@@ -216,6 +221,7 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
             Ok(ExitCode::SUCCESS)
         }
         SessionCommand::Delete { session, yes } => super::tasks::delete_session(rt, session, yes),
+        SessionCommand::Fork(args) => super::rewind::fork(rt, args),
         SessionCommand::Compact { session, json } => {
             super::context::compact(rt, session, json).await
         }

@@ -25,6 +25,7 @@ mod memory;
 mod models;
 mod plan;
 mod policy;
+mod rewind;
 mod run;
 mod sandbox;
 mod search;
@@ -215,8 +216,10 @@ pub enum Command {
     Changes(changes::ChangesArgs),
     /// Undo a task's changes (or one call's, or a session's after a task).
     Undo(changes::UndoArgs),
-    /// Redo an undo.
+    /// Redo an undo (or take back a rewind).
     Redo(changes::RedoArgs),
+    /// Go back to before one of the person's messages: the conversation and the files.
+    Rewind(rewind::RewindArgs),
     /// Write a session (or every session) out: transcript, tool calls, files changed.
     Export(export::ExportArgs),
 }
@@ -330,6 +333,7 @@ async fn dispatch(
         Command::Changes(args) => changes::changes(rt, args),
         Command::Undo(args) => changes::undo(rt, args),
         Command::Redo(args) => changes::redo(rt, args),
+        Command::Rewind(args) => rewind::rewind(rt, args),
         Command::Export(args) => export::export(rt, args),
         Command::Autostart { switch } => {
             autostart::command(switch, &mut std::io::stdout().lock())

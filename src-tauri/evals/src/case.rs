@@ -49,6 +49,9 @@
 //! - `undo` steps run once the session settled (before `expect` is checked): each undoes
 //!   one task of the session, optionally after the person edited files or someone
 //!   tampered with the journal, and checks the error, the refused and the restored paths.
+//! - `rewind` steps run after them: each rewinds the session to before one of the
+//!   person's messages (`to_message`, 1 = the goal) and checks the same, plus the entries
+//!   set aside; `redo` takes it back at once.
 //! - `setup.webhooks` (`[{"name": "deploy", "paused": false}]`) makes hooks for the
 //!   workspace (their provider is the case's script) and runs the real webhook listener
 //!   on 127.0.0.1 for the case; an `inbox` step with `"via_webhook": "deploy"` is then
@@ -125,6 +128,9 @@ pub struct Case {
     /// Undos asked for once the session settled, in order (issue 16).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undo: Vec<UndoStep>,
+    /// Rewinds asked for after the undos, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewind: Vec<RewindStep>,
     #[serde(default)]
     pub expect: Expect,
     /// Seconds the whole case may take (default 30 scripted, 300 with `--real`).
@@ -455,6 +461,37 @@ pub struct UndoStep {
     /// Paths it must restore (a subset).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect_restored: Vec<String>,
+}
+
+/// One rewind of the session to before the person's `to_message`-th message (1 = the
+/// goal; counted over every message, set aside or not), after the person edited
+/// `edit_files`; `tamper_task`'s journal is rewritten with `tamper_paths` first (as in an
+/// undo step). Checks as an undo step does, plus how many entries were set aside, and
+/// with `redo` takes the rewind back at once (the entries must come back).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewindStep {
+    pub to_message: usize,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub edit_files: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tamper_task: Option<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tamper_paths: Vec<String>,
+    #[serde(default)]
+    pub keep_theirs: bool,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_error: Option<pocketpilot_protocol::ErrorKind>,
+    #[serde(default)]
+    pub expect_conflicts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect_restored: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_set_aside: Option<usize>,
+    #[serde(default)]
+    pub redo: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -57,6 +57,7 @@ pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
         crash: None,
         start: None,
         undo: Vec::new(),
+        rewind: Vec::new(),
         expect: Expect {
             status: Some(task.status),
             answer_contains: answer.into_iter().collect(),

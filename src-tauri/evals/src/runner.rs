@@ -10,7 +10,7 @@ use pocketpilot_model::ToolCall;
 use pocketpilot_tools::Registry;
 use serde::Serialize;
 
-use super::case::{expand, expand_str, Action, Case, Crash, Setup, Start, UndoStep};
+use super::case::{expand, expand_str, Action, Case, Crash, RewindStep, Setup, Start, UndoStep};
 use super::score::{self, Snapshot};
 use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
 use pocketpilot_core::config::{Limits, ProviderSettings};
@@ -453,11 +453,137 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
     }
     drop(rt);
     answer_approvals(case, opts, env, session).await?;
-    if !case.undo.is_empty() {
+    if !case.undo.is_empty() || !case.rewind.is_empty() {
         quiet(&env.rt()?, session).await?;
     }
     for (i, step) in case.undo.iter().enumerate() {
         undo_step(env, session, i + 1, step)?;
+    }
+    for (i, step) in case.rewind.iter().enumerate() {
+        rewind_step(env, session, i + 1, step)?;
+    }
+    Ok(())
+}
+
+/// Plays one `rewind` step and notes where it went otherwise than expected.
+fn rewind_step(env: &CaseEnv, session: i64, n: usize, step: &RewindStep) -> Result<(), CaseError> {
+    use pocketpilot_core::engine::changes::undo::Options;
+    use pocketpilot_protocol::EntryKind;
+    let rt = env.rt()?;
+    let messages: Vec<i64> = rt
+        .session_entries(session)?
+        .iter()
+        .filter(|e| e.kind == EntryKind::User)
+        .map(|e| e.id)
+        .collect();
+    // Past the person's messages: the session's first answer, which is not one of them.
+    let to = match messages.get(step.to_message.wrapping_sub(1)) {
+        Some(id) => *id,
+        None => rt
+            .session_entries(session)?
+            .iter()
+            .find(|e| e.kind == EntryKind::Assistant)
+            .map(|e| e.id)
+            .ok_or_else(|| CaseError::Case(format!("rewind {n}: the session has no answer")))?,
+    };
+    for (rel, content) in &step.edit_files {
+        write(&inside(&env.workspace, rel)?, content)?;
+    }
+    if let Some(t) = step.tamper_task {
+        let tasks = rt.session_tasks(session)?;
+        let task = tasks
+            .get(t.wrapping_sub(1))
+            .ok_or_else(|| CaseError::Case(format!("rewind {n}: the session has no task {t}")))?
+            .id;
+        tamper(&rt, task, &step.tamper_paths, &env.vars)?;
+    }
+    let opts = Options {
+        dry_run: step.dry_run,
+        keep_theirs: step.keep_theirs,
+    };
+    let report = match (rt.rewind(session, to, opts), &step.expect_error) {
+        (Err(e), Some(kind)) if e.kind() == *kind => return Ok(()),
+        (Err(e), _) => {
+            env.note(format!("rewind {n}: failed: {} ({e})", e.kind()));
+            return Ok(());
+        }
+        (Ok(r), Some(kind)) => {
+            env.note(format!(
+                "rewind {n}: expected {kind}, it restored {:?}",
+                r.files.restored
+            ));
+            return Ok(());
+        }
+        (Ok(r), None) => r,
+    };
+    check_rewind(env, session, n, step, &report)
+}
+
+/// What a `rewind` step checks once the rewind answered: the conflicts, the restored
+/// paths, the entries set aside, and with `redo` that taking it back brings them back.
+fn check_rewind(
+    env: &CaseEnv,
+    session: i64,
+    n: usize,
+    step: &RewindStep,
+    report: &pocketpilot_core::engine::changes::rewind::RewindReport,
+) -> Result<(), CaseError> {
+    use pocketpilot_core::engine::changes::undo::Options;
+    let rt = env.rt()?;
+    let refused: Vec<&str> = report
+        .files
+        .conflicts
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    if refused != step.expect_conflicts {
+        env.note(format!(
+            "rewind {n}: refused {refused:?}, expected {:?}",
+            step.expect_conflicts
+        ));
+    }
+    for p in &step.expect_restored {
+        if !report.files.restored.contains(p) {
+            env.note(format!(
+                "rewind {n}: did not restore {p} (restored {:?})",
+                report.files.restored
+            ));
+        }
+    }
+    let set_aside = rt
+        .session_entries(session)?
+        .iter()
+        .filter(|e| e.rewound_by.is_some() && e.rewound_by == report.files.id)
+        .count();
+    if let Some(want) = step.expect_set_aside {
+        // What the report says and what the store holds must both be it (none when dry
+        // or refused).
+        let applied = report.files.id.is_some();
+        if report.set_aside.len() != want || (applied && set_aside != want) {
+            env.note(format!(
+                "rewind {n}: set aside {} ({set_aside} in the store), expected {want}",
+                report.set_aside.len()
+            ));
+        }
+    }
+    if step.redo {
+        let Some(id) = report.files.id else {
+            env.note(format!("rewind {n}: nothing to redo (it was not applied)"));
+            return Ok(());
+        };
+        if let Err(e) = rt.redo(id, Options::default()) {
+            env.note(format!("rewind {n}: its redo failed: {} ({e})", e.kind()));
+        }
+        let back = rt
+            .session_entries(session)?
+            .iter()
+            .filter(|e| e.rewound_by == Some(id))
+            .count();
+        if back != 0 {
+            env.note(format!(
+                "rewind {n}: after its redo {back} entries are still set aside"
+            ));
+        }
     }
     Ok(())
 }

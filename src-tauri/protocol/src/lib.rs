@@ -61,11 +61,11 @@ pub use event::{
 };
 pub use feed::Change;
 pub use local::{LocalModelForm, LocalServerStatus, ModelOrigin, ModelRow, PullProgressEvent};
+pub use plan::{Plan, PlanContent, PlanSource, PlanStatus};
 pub use rules::{
     HookInfo, HooksFileInfo, InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo,
     SkillSource,
 };
-pub use plan::{Plan, PlanContent, PlanSource, PlanStatus};
 pub use settings::{
     BuiltinModel, EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings,
     NewMcpServer, PriceForm, PriceRow, ProviderForm, SettingField, Setup, SpendToday,

@@ -29,9 +29,12 @@ pub struct ChangeSet {
     pub undone_by: Option<i64>,
     pub bytes: i64,
     pub created_at: String,
+    /// For an undo that is a rewind: the person's message the conversation went back to
+    /// (the entries from it on carry this set's id in `rewound_by`).
+    pub rewind_to: Option<i64>,
 }
 
-const COLUMNS: &str = "id, session_id, task_id, call_id, kind, status, workspace, scope, pre_index, changes, reverts, undone_by, bytes, created_at";
+const COLUMNS: &str = "id, session_id, task_id, call_id, kind, status, workspace, scope, pre_index, changes, reverts, undone_by, bytes, created_at, rewind_to";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<ChangeSet> {
     let at = At::new("change_sets", r, 0)?;
@@ -50,6 +53,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<ChangeSet> {
         undone_by: r.get(11)?,
         bytes: r.get(12)?,
         created_at: r.get(13)?,
+        rewind_to: r.get(14)?,
     })
 }
 
@@ -113,6 +117,25 @@ pub fn set_status(c: &Connection, id: i64, status: ChangeSetStatus) -> Result<()
         params![id, status.as_str()],
     )?;
     Ok(())
+}
+
+/// Makes the undo `id` a rewind to the person's message `entry`.
+pub fn set_rewind_to(c: &Connection, id: i64, entry: i64) -> Result<()> {
+    c.execute(
+        "UPDATE change_sets SET rewind_to = ?2 WHERE id = ?1",
+        params![id, entry],
+    )?;
+    Ok(())
+}
+
+/// Undos and redos cut off between their journal entry and their end (a crash), oldest
+/// first.
+pub fn applying(c: &Connection) -> Result<Vec<ChangeSet>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM change_sets WHERE status = 'applying' ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 pub fn set_changes(c: &Connection, id: i64, changes: &[Change]) -> Result<()> {

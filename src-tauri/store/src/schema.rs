@@ -406,6 +406,16 @@ CREATE TABLE plans (
 CREATE INDEX plans_session ON plans(session_id, id);
 CREATE UNIQUE INDEX plans_run_task ON plans(run_task_id) WHERE run_task_id IS NOT NULL;
 "#,
+    // Rewind: going back to before one of the person's messages. The entries after it stay
+    // (history, exports, search) but carry the rewind that set them aside, and the model
+    // never sees them again; the rewind itself is an undo change set that names the entry
+    // it went back to, so `redo` brings back the conversation with the files. No foreign
+    // keys: deleting a session removes both sides in one transaction, in any order.
+    r#"
+ALTER TABLE entries ADD COLUMN rewound_by INTEGER;
+ALTER TABLE change_sets ADD COLUMN rewind_to INTEGER;
+CREATE INDEX entries_rewound ON entries(rewound_by) WHERE rewound_by IS NOT NULL;
+"#,
 ];
 
 /// Two migrations were edited after builds with the first form had shipped, so a store of

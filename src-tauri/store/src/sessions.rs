@@ -67,6 +67,16 @@ pub fn touch(c: &Connection, id: i64) -> Result<()> {
     Ok(())
 }
 
+/// Points a session at another folder (a fork's worktree or copy, made once its id is
+/// known).
+pub fn set_workspace(c: &Connection, id: i64, workspace: &str) -> Result<()> {
+    c.execute(
+        "UPDATE sessions SET workspace = ?2 WHERE id = ?1",
+        params![id, workspace],
+    )?;
+    Ok(())
+}
+
 /// Renames a session; `NotFound` when there is none.
 pub fn set_title(c: &Connection, id: i64, title: &str) -> Result<()> {
     let n = c.execute(

@@ -293,6 +293,14 @@ export const undoTask = (taskId: number, keepTheirs: boolean) => commands.undoTa
 
 export const redoUndo = (undoId: number) => commands.redoUndo(undoId);
 
+// Back to one of the person's messages: rewind the session there (conversation and files),
+// or fork a new session from there.
+export const rewindSession = (sessionId: number, toEntry: number, keepTheirs: boolean) =>
+  commands.rewindSession(sessionId, toEntry, keepTheirs);
+
+export const forkSession = (sessionId: number, atEntry: number, place: Wire.ForkPlace) =>
+  commands.forkSession(sessionId, atEntry, place);
+
 export const changeSettings = () => commands.changeSettings();
 
 export const setChangeSettings = (s: Wire.ChangeSettings) => commands.setChangeSettings(s).then(() => undefined);

@@ -113,6 +113,10 @@ pub struct TranscriptItem {
     pub call_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// The rewind that set this entry aside (kept in the history, no longer sent to the
+    /// model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewound_by: Option<i64>,
 }
 
 impl Runtime {
@@ -236,6 +240,7 @@ fn transcript_item(e: crate::store::Entry) -> TranscriptItem {
         tool_calls,
         call_id,
         is_error,
+        rewound_by: e.rewound_by,
     }
 }
 
@@ -379,6 +384,12 @@ fn task_footer(out: &mut String, t: &TaskPart, answered: bool) {
 
 fn transcript_md(out: &mut String, item: &TranscriptItem) {
     let text = item.text.as_deref().unwrap_or("");
+    if let Some(by) = item.rewound_by {
+        let _ = writeln!(
+            out,
+            "*(set aside by rewind {by}: no longer sent to the model)*\n"
+        );
+    }
     match EntryKind::of(&item.kind) {
         EntryKind::User => {
             let _ = writeln!(out, "**You** ({}):\n\n{}\n", item.at, quote(text));

@@ -14,6 +14,7 @@ pub mod money;
 pub mod open_session;
 pub mod pause;
 pub mod plan;
+pub mod rewind;
 pub mod rules;
 pub mod search;
 pub mod service;

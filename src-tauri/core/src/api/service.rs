@@ -234,14 +234,18 @@ impl Runtime {
         let store = Arc::new(Store::open_in_dir(data_dir)?);
         let limits = Limits::load(&store)?;
         let recorder = Recorder::new(store.clone(), Duration::from_millis(limits.delta_window_ms));
-        Ok(Arc::new(Self {
+        let rt = Arc::new(Self {
             store,
             recorder,
             feed: crate::engine::feed::Feed::default(),
             data_dir: data_dir.to_owned(),
             runs: Arc::new(RunRegistry::default()),
             holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
-        }))
+        });
+        // An undo, redo or rewind a crash cut off completes before anything reads the
+        // files or the conversation it was changing.
+        rt.recover_cut_undos();
+        Ok(rt)
     }
 
     pub fn data_dir(&self) -> &Path {

@@ -50,6 +50,7 @@ fn entry(id: i64, kind: EntryKind, content: serde_json::Value) -> Entry {
         kind,
         content,
         created_at: String::new(),
+        rewound_by: None,
     }
 }
 

@@ -167,29 +167,7 @@ async fn fresh(
     if let Some(blocked) = pre.blocked {
         return fail(call, ToolErrorKind::Denied, blocked, sink);
     }
-    let (decision, source) = decide_call(
-        capability,
-        agent.rules,
-        agent.session_grants,
-        agent.run_grants,
-    );
-    // A command every part of which a rule covers needs no approval, nor a write to a
-    // file the approved plan lists; the capability's own deny stays a deny.
-    let workspace = agent.ctx.workspace.to_string_lossy();
-    let (decision, source) = match &judged {
-        Some(Judgement::Allowed(_)) if decision == Decision::RequireApproval => {
-            (Decision::Allow, DecisionSource::CommandRule)
-        }
-        _ if decision == Decision::RequireApproval
-            && agent.plan.covers_write(capability, &args, &workspace) =>
-        {
-            (Decision::Allow, DecisionSource::Plan)
-        }
-        _ => (decision, source),
-    };
-    // Unsandboxed, each command asks (rules or not); a widened sandbox is the recorded source.
-    let (decision, mut source) =
-        crate::policy::confinement::gate(capability, decision, source, agent.ctx);
+    let (decision, mut source) = decided(agent, capability, &args, judged.as_ref());
     if decision == Decision::Allow {
         if let (DecisionSource::CommandRule, Some(Judgement::Allowed(rules))) = (source, &judged) {
             let command = command_of(&args).unwrap_or_default().to_owned();
@@ -214,6 +192,38 @@ async fn fresh(
             execute(agent, tool.as_ref(), call, args, how, pre.added, sink).await
         }
     }
+}
+
+/// What the policy decides for a fresh call, and why: the grants and rules, then a command
+/// rule or the approved plan lifting an approval, then the confinement gate.
+fn decided(
+    agent: &CallEnv<'_>,
+    capability: &'static str,
+    args: &serde_json::Value,
+    judged: Option<&Judgement>,
+) -> (Decision, DecisionSource) {
+    let (decision, source) = decide_call(
+        capability,
+        agent.rules,
+        agent.session_grants,
+        agent.run_grants,
+    );
+    // A command every part of which a rule covers needs no approval, nor a write to a
+    // file the approved plan lists; the capability's own deny stays a deny.
+    let workspace = agent.ctx.workspace.to_string_lossy();
+    let (decision, source) = match judged {
+        Some(Judgement::Allowed(_)) if decision == Decision::RequireApproval => {
+            (Decision::Allow, DecisionSource::CommandRule)
+        }
+        _ if decision == Decision::RequireApproval
+            && agent.plan.covers_write(capability, args, &workspace) =>
+        {
+            (Decision::Allow, DecisionSource::Plan)
+        }
+        _ => (decision, source),
+    };
+    // Unsandboxed, each command asks (rules or not); a widened sandbox is the recorded source.
+    crate::policy::confinement::gate(capability, decision, source, agent.ctx)
 }
 
 /// The call's arguments, which the model must send as one JSON object; else the error the

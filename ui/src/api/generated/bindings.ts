@@ -118,6 +118,13 @@ export const commands = {
 	undoTask: (taskId: number, keepTheirs: boolean) => __TAURI_INVOKE<UndoReport>("undo_task", { taskId, keepTheirs }),
 	/**  Redoes an undo. */
 	redoUndo: (undoId: number) => __TAURI_INVOKE<UndoReport>("redo_undo", { undoId }),
+	/**
+	 *  Rewinds a session to before one of the person's messages: the conversation and the
+	 *  files together; files changed since refuse it unless `keep_theirs`.
+	 */
+	rewindSession: (sessionId: number, toEntry: number, keepTheirs: boolean) => __TAURI_INVOKE<RewindReport>("rewind_session", { sessionId, toEntry, keepTheirs }),
+	/**  A new session from before one of the person's messages. */
+	forkSession: (sessionId: number, atEntry: number, place: ForkPlace) => __TAURI_INVOKE<Fork>("fork_session", { sessionId, atEntry, place }),
 	changeSettings: () => __TAURI_INVOKE<ChangeSettings>("change_settings"),
 	setChangeSettings: (settings: ChangeSettings) => __TAURI_INVOKE<null>("set_change_settings", { settings }),
 	/**  Whether a model is configured; the window leads to the settings screen when not. */
@@ -653,6 +660,11 @@ export type Entry = {
 	kind: string,
 	content: Value,
 	created_at: string,
+	/**
+	 *  The rewind (its change set) that set this entry aside: still shown and exported,
+	 *  never sent to the model again.
+	 */
+	rewound_by?: number | null,
 };
 
 /**  A field whose effective value comes from the environment, not from what is stored. */
@@ -732,6 +744,28 @@ export type FileChange = {
  *  one list are shown as one rename.
  */
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed";
+
+/**  What a fork made. */
+export type Fork = {
+	session_id: number,
+	from_session: number,
+	at_entry: number,
+	place: ForkPlace,
+	workspace: string,
+	/**  The new branch, for a worktree. */
+	branch: string | null,
+	/**  Entries copied into the new session. */
+	entries: number,
+};
+
+/**  Where a fork works. */
+export type ForkPlace = 
+/**  A `git worktree` on a new branch (the workspace must be a git repository). */
+"worktree" | 
+/**  A copy of the workspace folder (reflinks where the filesystem has them). */
+"copy" | 
+/**  The same folder as the original session. */
+"same";
 
 /**  A server that answered with at least one model. */
 export type FoundServer = {
@@ -1191,6 +1225,20 @@ export type Restored = {
 	from: string,
 	schema_version: number,
 	kept: Kept,
+};
+
+/**  What a rewind did (or, dry, would do). */
+export type RewindReport = {
+	session_id: number,
+	/**  The person's message the conversation went back to (set aside with what follows). */
+	to_entry: number,
+	/**  The entries set aside (or, dry, to set aside). */
+	set_aside: number[],
+	/**
+	 *  The files: what was restored, refused or kept. Its `id` is the rewind's id (an
+	 *  undo: `pocketpilot redo ID` takes the rewind back).
+	 */
+	files: UndoReport,
 };
 
 /**  The rule that let one part of a command run without asking. */

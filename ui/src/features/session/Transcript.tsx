@@ -10,6 +10,7 @@ import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
 import { AnswerActions } from "./MessageActions";
+import { RewindActions } from "./RewindActions";
 import { Notice } from "./Notice";
 import type { TaskChanges } from "../../api/generated/bindings";
 import { ChangesLine } from "../changes/ChangesLine";
@@ -40,11 +41,37 @@ function AssistantMessage({ text }: { text: string }) {
   );
 }
 
-function ItemView({ item, retryText }: { item: Item; retryText: string | null }) {
+/** `rewindable`: the session this item is in, when the person may go back to it now (the
+ *  session is not working); `null` otherwise. */
+function ItemView({ item, retryText, rewindable }: { item: Item; retryText: string | null; rewindable: number | null }) {
   switch (item.kind) {
     case "user":
-      return <div class="msg user" data-testid="user-message">{item.text}</div>;
+      if (item.rewound) {
+        return (
+          <>
+            <div class="msg user rewound" data-testid="user-message" data-rewound="true" title="Set aside by a rewind: no longer sent to the model">
+              {item.text}
+            </div>
+            <div class="msg-actions muted" data-testid="rewound-note">
+              Set aside by a rewind: the files are as they were before it. Send it again, edited, below.
+            </div>
+          </>
+        );
+      }
+      return (
+        <>
+          <div class="msg user" data-testid="user-message">{item.text}</div>
+          {rewindable !== null && item.entryId !== undefined && <RewindActions sessionId={rewindable} entryId={item.entryId} />}
+        </>
+      );
     case "assistant":
+      if (item.rewound) {
+        return (
+          <div class="msg assistant rewound" data-testid="assistant-message" data-rewound="true" title="Set aside by a rewind: no longer sent to the model">
+            {item.text}
+          </div>
+        );
+      }
       return (
         <div class="msg-with-actions">
           <AssistantMessage text={item.text} />
@@ -68,7 +95,10 @@ function sameItem(a: Item, b: Item): boolean {
   return ka.every((k) => a[k] === b[k]);
 }
 
-const MemoItem = memo(ItemView, (prev, next) => sameItem(prev.item, next.item) && prev.retryText === next.retryText);
+const MemoItem = memo(
+  ItemView,
+  (prev, next) => sameItem(prev.item, next.item) && prev.retryText === next.retryText && prev.rewindable === next.rewindable,
+);
 
 /**
  * The answer being generated, formatted as it arrives. The blocks that later text cannot
@@ -160,12 +190,16 @@ function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges |
   const retryText = lastUser && lastUser.kind === "user" ? lastUser.text : task.goal || null;
   const active = task.status === "queued" || task.status === "running";
   const toolBusy = items.some((i) => i.kind === "tool" && (i.status === "running" || i.status === "waiting_approval"));
+  // Going back is offered on a finished task's messages (the runtime refuses it while any
+  // task of the session is open, and says so).
+  const done = ["completed", "failed", "cancelled", "budget_exceeded"].includes(task.status);
+  const rewindable = done && !view.live ? task.session_id : null;
   return (
     <section class="task" data-testid="task" data-task-id={task.id} data-status={task.status}>
       {items.map((item) => (
         // An anchor without a box: a search hit scrolls to the item by its key.
         <div class="item-anchor" data-item-key={item.key} key={item.key}>
-          <MemoItem item={item} retryText={retryText} />
+          <MemoItem item={item} retryText={retryText} rewindable={rewindable} />
         </div>
       ))}
       {streaming !== null && <StreamingBubble text={streaming} />}

@@ -15,10 +15,10 @@ export function historyItems(task: Task, entries: Entry[], failure?: TaskFailure
     const text = textOf(e.content, "text") ?? "";
     switch (e.kind) {
       case "user":
-        items.push({ kind: "user", key, text });
+        items.push({ kind: "user", key, text, entryId: e.id, rewound: e.rewound_by != null });
         break;
       case "assistant": {
-        if (text.trim()) items.push({ kind: "assistant", key, text });
+        if (text.trim()) items.push({ kind: "assistant", key, text, rewound: e.rewound_by != null });
         for (const c of toolCallsOf(e.content)) {
           cards.set(c.id, items.length);
           items.push({

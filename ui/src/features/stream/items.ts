@@ -14,8 +14,10 @@ export type ToolStatus =
   | "rejected";
 
 export type Item =
-  | { kind: "user"; key: string; text: string }
-  | { kind: "assistant"; key: string; text: string }
+  /** `entryId`: the stored entry (history only), the place a rewind or fork goes back to;
+   *  `rewound`: a rewind set it aside (shown, never sent to the model again). */
+  | { kind: "user"; key: string; text: string; entryId?: number; rewound?: boolean }
+  | { kind: "assistant"; key: string; text: string; rewound?: boolean }
   | {
       kind: "tool";
       key: string;

@@ -7,6 +7,7 @@
 //! The orchestrator calls [`before`] and [`after`] around `Tool::call`; everything else
 //! (undo, redo, lists, retention) is in `undo.rs` and `retention.rs`.
 pub mod retention;
+pub mod rewind;
 pub mod undo;
 
 use std::path::{Path, PathBuf};
@@ -44,6 +45,14 @@ pub enum ChangeError {
     AlreadyRedone { undo: i64, by: i64 },
     #[error("task {0} is still working in another process; wait for it or cancel it first")]
     Busy(i64),
+    #[error("entry {entry} is not one of the person's messages in session {session_id} (`pocketpilot session show {session_id}` lists them)")]
+    NotAMessage { session_id: i64, entry: i64 },
+    #[error(
+        "entry {entry} was already rewound (rewind {by}); `pocketpilot redo {by}` brings it back"
+    )]
+    AlreadyRewound { entry: i64, by: i64 },
+    #[error("session {session_id} is still working (task {task_id}): stop or cancel it first")]
+    SessionOpen { session_id: i64, task_id: i64 },
     /// The data directory's disk is full: no content is kept, so nothing may change.
     #[error("no changes can be kept: {0}")]
     DiskFull(#[from] crate::store::space::DiskFull),
@@ -78,8 +87,10 @@ impl ChangeError {
             | ChangeError::AlreadyUndone { .. }
             | ChangeError::Pruned(_)
             | ChangeError::NotAnUndo(_)
-            | ChangeError::AlreadyRedone { .. } => ErrorKind::NothingToUndo,
-            ChangeError::Busy(_) => ErrorKind::ConversationBusy,
+            | ChangeError::AlreadyRedone { .. }
+            | ChangeError::AlreadyRewound { .. } => ErrorKind::NothingToUndo,
+            ChangeError::NotAMessage { .. } => ErrorKind::InvalidArguments,
+            ChangeError::Busy(_) | ChangeError::SessionOpen { .. } => ErrorKind::ConversationBusy,
             ChangeError::DiskFull(_) => ErrorKind::DiskFull,
         }
     }

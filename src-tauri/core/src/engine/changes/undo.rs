@@ -82,8 +82,22 @@ fn call_sets(
         })?)
     };
     let sets = read(store)?;
+    if finish_pendings(store, data_dir, &sets)? {
+        read(store)
+    } else {
+        Ok(sets)
+    }
+}
+
+/// Finishes the pending sets among `sets` (a crash cut their calls off); whether there
+/// were any, so the caller reads them again.
+pub(super) fn finish_pendings(
+    store: &Store,
+    data_dir: &Path,
+    sets: &[ChangeSet],
+) -> Result<bool, ChangeError> {
     if !sets.iter().any(|s| s.status == ChangeSetStatus::Pending) {
-        return Ok(sets);
+        return Ok(false);
     }
     let blobs = blob_store(data_dir)?;
     let opts = scan_options(&load_settings(store)?);
@@ -93,17 +107,17 @@ fn call_sets(
         }
         finish_pending(store, &blobs, &opts, s)?;
     }
-    read(store)
+    Ok(true)
 }
 
 /// Whether a live process holds the session's lease (its run may still be changing files).
-fn session_is_worked(store: &Store, session_id: i64) -> Result<bool, ChangeError> {
+pub(super) fn session_is_worked(store: &Store, session_id: i64) -> Result<bool, ChangeError> {
     let holder = store.read(|c| leases::holder(c, session_id))?;
     Ok(holder
         .is_some_and(|(_, pid)| pid != i64::from(std::process::id()) && leases::pid_alive(pid)))
 }
 
-fn guard_for(data_dir: &Path, workspace: &str) -> Result<WorkspaceGuard, ChangeError> {
+pub(super) fn guard_for(data_dir: &Path, workspace: &str) -> Result<WorkspaceGuard, ChangeError> {
     WorkspaceGuard::new(workspace, &forbidden_dirs(data_dir))
         .map_err(|e| ChangeError::Workspace(workspace.to_owned(), e.to_string()))
 }
@@ -146,6 +160,7 @@ pub fn undo(
         workspace: &first.workspace,
         reverts: active.iter().map(|s| s.id).collect(),
         brings_back: Vec::new(),
+        conversation: Conversation::Untouched,
         message_what: match target {
             Target::Task {
                 call_id: Some(c),
@@ -187,6 +202,10 @@ pub fn redo(
         workspace: &u.workspace,
         reverts: vec![u.id],
         brings_back: u.reverts.clone(),
+        conversation: match u.rewind_to {
+            Some(_) => Conversation::BringBack { rewind: u.id },
+            None => Conversation::Untouched,
+        },
         message_what: tasks_phrase(&task_ids),
     };
     carry(store, data_dir, &act, &transitions, opts)
@@ -205,21 +224,36 @@ fn tasks_phrase(ids: &[i64]) -> String {
     }
 }
 
-/// An undo or a redo about to be carried out.
-struct Act<'a> {
-    kind: ChangeSetKind,
-    session_id: i64,
-    task_id: i64,
-    workspace: &'a str,
-    /// Sets this one reverts (marked `undone_by` it).
-    reverts: Vec<i64>,
-    /// Sets a redo brings back (their `undone_by` cleared).
-    brings_back: Vec<i64>,
-    message_what: String,
+/// What an undo or redo does to the conversation besides the files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Conversation {
+    /// A plain undo or redo: a `system` entry tells the model, nothing else changes.
+    Untouched,
+    /// A rewind: the session's entries from this person's message on are set aside.
+    SetAside { from_entry: i64 },
+    /// The redo of the rewind `rewind`: what it set aside is back (and its note goes).
+    BringBack { rewind: i64 },
 }
 
-/// Plans, and unless dry or refused, journals, applies and tells the session.
-fn carry(
+/// An undo or a redo about to be carried out.
+pub(super) struct Act<'a> {
+    pub kind: ChangeSetKind,
+    pub session_id: i64,
+    pub task_id: i64,
+    pub workspace: &'a str,
+    /// Sets this one reverts (marked `undone_by` it).
+    pub reverts: Vec<i64>,
+    /// Sets a redo brings back (their `undone_by` cleared).
+    pub brings_back: Vec<i64>,
+    pub conversation: Conversation,
+    pub message_what: String,
+}
+
+/// Plans, and unless dry or refused, journals, applies and tells the session. The
+/// journal entry (the set `applying`, with the conversation's side already done) commits
+/// before any file is touched, so a crash in between is completed at the next start
+/// (the `recover` of the rewind module).
+pub(super) fn carry(
     store: &Store,
     data_dir: &Path,
     act: &Act<'_>,
@@ -239,7 +273,7 @@ fn carry(
         .map(|p| p.change.clone())
         .collect();
     let id = store.write(|tx| {
-        change_sets::insert(
+        let id = change_sets::insert(
             tx,
             &change_sets::NewSet {
                 session_id: act.session_id,
@@ -253,10 +287,36 @@ fn carry(
                 changes: &kept_changes,
                 reverts: &act.reverts,
             },
-        )
+        )?;
+        match act.conversation {
+            Conversation::Untouched => {}
+            Conversation::SetAside { from_entry } => {
+                change_sets::set_rewind_to(tx, id, from_entry)?;
+                entries::rewind(tx, act.session_id, from_entry, id)?;
+            }
+            Conversation::BringBack { rewind } => {
+                entries::unrewind(tx, rewind)?;
+                entries::rewind_note(tx, act.session_id, rewind, id)?;
+            }
+        }
+        Ok(id)
     })?;
     restore::apply(&guard, &blobs, &planned)?;
-    let message = model_message(act, &kept_changes, &report.kept);
+    finish(store, act, id, &kept_changes, &report.kept)?;
+    report.id = Some(id);
+    Ok(report)
+}
+
+/// The end of an undo or redo whose files are done: the sets are marked and the model is
+/// told, in one write.
+pub(super) fn finish(
+    store: &Store,
+    act: &Act<'_>,
+    id: i64,
+    changes: &[Change],
+    kept: &[String],
+) -> Result<(), ChangeError> {
+    let message = model_message(act, changes, kept);
     store.write(|tx| {
         change_sets::set_status(tx, id, ChangeSetStatus::Applied)?;
         change_sets::set_undone_by(tx, &act.reverts, Some(id))?;
@@ -270,8 +330,7 @@ fn carry(
         )?;
         Ok(())
     })?;
-    report.id = Some(id);
-    Ok(report)
+    Ok(())
 }
 
 /// What the model reads at the session's next turn.
@@ -286,27 +345,43 @@ fn model_message(act: &Act<'_>, changes: &[Change], kept: &[String]) -> String {
         })
         .map(|c| c.path.as_str())
         .collect();
-    let verb = match act.kind {
-        ChangeSetKind::Redo => "re-applied the changes of",
-        _ => "reverted the changes of",
+    let mut text = match (act.conversation, act.kind) {
+        (Conversation::SetAside { .. }, _) => format!(
+            "The person rewound the conversation to before one of their messages: that message and everything after it were set aside. {} file(s) were restored to how they were at that point: {}.",
+            files.len(),
+            files.join(", ")
+        ),
+        (Conversation::BringBack { rewind }, _) => format!(
+            "The person undid rewind {rewind}: the conversation is back as it was, and {} file(s) are again as the agent left them: {}.",
+            files.len(),
+            files.join(", ")
+        ),
+        (Conversation::Untouched, ChangeSetKind::Redo) => format!(
+            "The person re-applied the changes of {}: {} file(s) are now as they were before: {}.",
+            act.message_what,
+            files.len(),
+            files.join(", ")
+        ),
+        (Conversation::Untouched, _) => format!(
+            "The person reverted the changes of {}: {} file(s) are now as they were before: {}.",
+            act.message_what,
+            files.len(),
+            files.join(", ")
+        ),
     };
-    let mut text = format!(
-        "The person {verb} {}: {} file(s) are now as they were before: {}.",
-        act.message_what,
-        files.len(),
-        files.join(", ")
-    );
     if !kept.is_empty() {
         text.push_str(&format!(
             " They kept their own versions of: {}.",
             kept.join(", ")
         ));
     }
-    text.push_str(" Do not assume those changes are still there.");
+    if !matches!(act.conversation, Conversation::BringBack { .. }) {
+        text.push_str(" Do not assume those changes are still there.");
+    }
     text
 }
 
-fn report_of(
+pub(super) fn report_of(
     planned: &[Planned],
     blobs: &BlobStore,
     kind: ChangeSetKind,

@@ -1,0 +1,58 @@
+"""Rewind in the window: under one of the person's earlier messages, "Rewind to here"
+(confirmed) puts the files back as they were before it and sets that message and what
+followed aside (shown struck through); the message can then be sent again."""
+from __future__ import annotations
+
+import json
+
+from conftest import App, AppEnv
+
+
+def test_rewind_to_an_earlier_message_restores_the_files(app_env: AppEnv, launch) -> None:
+    ws = app_env.workspace("project")
+    (ws / "notes.txt").write_text("v0\n")
+    first = app_env.script(
+        "first",
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "v1\n"}}]},
+            {"text": "Wrote v1."},
+        ],
+    )
+    app_env.cli(
+        "run", "--workspace", str(ws), "--goal", "Write v1", "--provider", f"scripted:{first}", "--allow", "fs:write",
+    )
+    session = json.loads(app_env.cli("tasks", "--json").stdout)[0]["session_id"]
+    second = app_env.script(
+        "second",
+        [
+            {"text": "-"},
+            {"text": "-"},
+            {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo v2 > notes.txt && echo made > made.txt"}}]},
+            {"text": "Wrote v2."},
+        ],
+    )
+    app_env.cli(
+        "run", "--session", str(session), "--goal", "Now v2", "--provider", f"scripted:{second}",
+        "--allow", "shell:execute",
+    )
+    assert (ws / "notes.txt").read_text() == "v2\n"
+
+    app: App = launch()
+    app.wait("the session", lambda: app.css("[data-testid=session-item]"))
+    app.css("[data-testid=session-item]")[0].click()
+    app.wait_count("[data-testid=user-message]", 2)
+    actions = app.wait_count("[data-testid=rewind-here]", 2)
+    app.screenshot("rewind-offered")
+    actions[1].click()
+    app.wait_css("[data-testid=rewind-confirm]")
+    assert (ws / "made.txt").exists(), "nothing is rewound before the confirmation"
+    app.screenshot("rewind-confirmation")
+    app.css("[data-testid=rewind-confirm]")[0].click()
+    # The session re-reads the store: the message is shown set aside, with what to do next.
+    app.wait_css("[data-testid=rewound-note]")
+    assert (ws / "notes.txt").read_text() == "v1\n"
+    assert not (ws / "made.txt").exists()
+    entries = json.loads(app_env.cli("session", "show", str(session), "--json").stdout)["entries"]
+    assert [e["content"]["text"] for e in entries if e["kind"] == "user" and e.get("rewound_by")] == ["Now v2"]
+    app.wait("the message struck through", lambda: app.css("[data-testid=user-message][data-rewound=true]"))
+    app.screenshot("rewound")
