@@ -56,3 +56,54 @@ def test_rewind_to_an_earlier_message_restores_the_files(app_env: AppEnv, launch
     assert [e["content"]["text"] for e in entries if e["kind"] == "user" and e.get("rewound_by")] == ["Now v2"]
     app.wait("the message struck through", lambda: app.css("[data-testid=user-message][data-rewound=true]"))
     app.screenshot("rewound")
+
+
+def test_edit_and_send_again_then_regenerate_the_last_answer(app_env: AppEnv, launch) -> None:
+    ws = app_env.workspace("edit")
+    first = app_env.script("first", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "v1\n"}}]},
+        {"text": "Wrote v1."},
+    ])
+    app_env.cli("run", "--workspace", str(ws), "--goal", "Write v1", "--provider", f"scripted:{first}", "--allow", "fs:write")
+    session = json.loads(app_env.cli("tasks", "--json").stdout)[0]["session_id"]
+    second = app_env.script("second", [
+        {"text": "-"},
+        {"text": "-"},
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo v2 > notes.txt && echo made > made.txt"}}]},
+        {"text": "Wrote v2."},
+    ])
+    app_env.cli("run", "--session", str(session), "--goal", "Now v2", "--provider", f"scripted:{second}", "--allow", "shell:execute")
+    # The window's model: after the rewind the conversation holds the first task's two turns.
+    app: App = launch(app_env.script("app", [{"text": "-"}, {"text": "-"}, {"text": "Done with v3."}]))
+    app.wait("the session", lambda: app.css("[data-testid=session-item]"))
+    app.css("[data-testid=session-item]")[0].click()
+    app.wait_count("[data-testid=edit-resend]", 2)[1].click()
+    confirm = app.wait_css("[data-testid=rewind-confirm]")
+    assert confirm.text == "Rewind and edit", confirm.text
+    confirm.click()
+    # The files went back, and the message waits in the box to be edited.
+    app.wait_attr("[data-testid=composer-input]", "value", "Now v2")
+    assert (ws / "notes.txt").read_text() == "v1\n" and not (ws / "made.txt").exists()
+    assert app.driver.execute_script("return document.activeElement.dataset.testid") == "composer-input"
+    app.screenshot("edit-in-the-box")
+    box = app.css("[data-testid=composer-input]")[0]
+    app.clear(box)
+    app.type_into(box, "Now v3")
+    app.press_enter(box)
+    app.wait("the edited message's answer", lambda: "Done with v3." in app.texts("[data-testid=assistant-message]:not([data-rewound=true])"))
+
+    def users() -> tuple[list[str], list[str]]:
+        entries = json.loads(app_env.cli("session", "show", str(session), "--json").stdout)["entries"]
+        said = [e for e in entries if e["kind"] == "user"]
+        return (
+            [e["content"]["text"] for e in said if not e.get("rewound_by")],
+            [e["content"]["text"] for e in said if e.get("rewound_by")],
+        )
+
+    app.wait("the task to finish", lambda: app.css("[data-testid=regenerate]"))
+    assert users() == (["Write v1", "Now v3"], ["Now v2"])
+    # Regenerate: the last message is set aside and sent again.
+    app.css("[data-testid=regenerate]")[0].click()
+    app.wait("sent again", lambda: users() == (["Write v1", "Now v3"], ["Now v2", "Now v3"]))
+    app.wait("the new answer", lambda: app.texts("[data-testid=assistant-message]:not([data-rewound=true])")[-1:] == ["Done with v3."])
+    app.screenshot("regenerated")

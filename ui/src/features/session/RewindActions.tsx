@@ -1,35 +1,64 @@
-// "Rewind to here" and "Fork from here" under one of the person's messages. A rewind puts
+// "Edit and send again", "Rewind to here" and "Fork from here" under one of the person's
+// messages; the first is a rewind that then puts the message in the box to edit. A rewind puts
 // the conversation and the files back to before the message (the runtime refuses it when
 // a file was changed since, naming the files; the person can keep theirs and rewind the
 // rest); a fork starts a new session from there in a worktree or a copy.
-import { useState } from "preact/hooks";
-import { errorMessage, forkSession, rewindSession } from "../../api/commands";
+import { useContext, useState } from "preact/hooks";
+import { errorMessage, forkSession, redoUndo, rewindSession } from "../../api/commands";
 import { hrefOf } from "../../lib/route";
+import { ComposerContext } from "./composerDraft";
+
+/** Why the person goes back: to rewind only, or to edit the message and send it again. */
+type Purpose = "rewind" | "edit";
 
 type Step =
   | { at: "idle" }
-  | { at: "confirm" }
-  | { at: "conflict"; files: string[] }
-  | { at: "done"; text: string; href?: string }
+  | { at: "confirm"; purpose: Purpose }
+  | { at: "conflict"; purpose: Purpose; files: string[] }
+  | { at: "done"; text: string; href?: string; undo?: number }
   | { at: "failed"; text: string };
 
-export function RewindActions({ sessionId, entryId }: { sessionId: number; entryId: number }) {
+interface Props {
+  sessionId: number;
+  entryId: number;
+  /** The message's words: "Edit and send again" puts them in the box. */
+  text: string;
+}
+
+export function RewindActions({ sessionId, entryId, text }: Props) {
   const [step, setStep] = useState<Step>({ at: "idle" });
   const [busy, setBusy] = useState(false);
+  const composer = useContext(ComposerContext);
 
-  const rewind = async (keepTheirs: boolean) => {
+  const rewind = async (purpose: Purpose, keepTheirs: boolean) => {
     setBusy(true);
     try {
       const r = await rewindSession(sessionId, entryId, keepTheirs);
       if (r.files.id === null && r.files.conflicts.length > 0) {
-        setStep({ at: "conflict", files: r.files.conflicts.map((c) => c.path) });
+        setStep({ at: "conflict", purpose, files: r.files.conflicts.map((c) => c.path) });
       } else {
-        const kept = r.files.kept.length > 0 ? `; kept your versions of ${r.files.kept.join(", ")}` : "";
+        const n = r.files.restored.length;
+        const kept = r.files.kept.length > 0 ? `; your versions of ${r.files.kept.join(", ")} kept` : "";
+        const then = purpose === "edit" ? " Edit the message below and send it." : "";
         setStep({
           at: "done",
-          text: `Rewound: ${r.files.restored.length} path(s) restored${kept}. Send the message again, edited, below. (\`pocketpilot redo ${r.files.id}\` takes it back.)`,
+          text: `Rewound: ${n === 1 ? "1 file" : `${n} files`} put back${kept}.${then}`,
+          undo: r.files.id ?? undefined,
         });
+        if (purpose === "edit") composer?.put(text);
       }
+    } catch (e) {
+      setStep({ at: "failed", text: errorMessage(e) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const undoRewind = async (id: number) => {
+    setBusy(true);
+    try {
+      await redoUndo(id);
+      setStep({ at: "done", text: "The rewind was undone: the conversation and the files are as they were." });
     } catch (e) {
       setStep({ at: "failed", text: errorMessage(e) });
     } finally {
@@ -53,7 +82,10 @@ export function RewindActions({ sessionId, entryId }: { sessionId: number; entry
     case "idle":
       return (
         <div class="msg-actions" data-testid="rewind-actions">
-          <button type="button" class="link" data-testid="rewind-here" onClick={() => setStep({ at: "confirm" })}>
+          <button type="button" class="link" data-testid="edit-resend" onClick={() => setStep({ at: "confirm", purpose: "edit" })}>
+            Edit and send again
+          </button>
+          <button type="button" class="link" data-testid="rewind-here" onClick={() => setStep({ at: "confirm", purpose: "rewind" })}>
             Rewind to here
           </button>
           <button type="button" class="link" data-testid="fork-here" disabled={busy} onClick={() => void fork()}>
@@ -68,8 +100,8 @@ export function RewindActions({ sessionId, entryId }: { sessionId: number; entry
           <button type="button" data-testid="rewind-cancel" onClick={() => setStep({ at: "idle" })}>
             Cancel
           </button>
-          <button type="button" class="danger" data-testid="rewind-confirm" disabled={busy} onClick={() => void rewind(false)}>
-            Rewind
+          <button type="button" class="danger" data-testid="rewind-confirm" disabled={busy} onClick={() => void rewind(step.purpose, false)}>
+            {step.purpose === "edit" ? "Rewind and edit" : "Rewind"}
           </button>
         </div>
       );
@@ -80,7 +112,7 @@ export function RewindActions({ sessionId, entryId }: { sessionId: number; entry
           <button type="button" data-testid="rewind-cancel" onClick={() => setStep({ at: "idle" })}>
             Cancel
           </button>
-          <button type="button" data-testid="rewind-keep-theirs" disabled={busy} onClick={() => void rewind(true)}>
+          <button type="button" data-testid="rewind-keep-theirs" disabled={busy} onClick={() => void rewind(step.purpose, true)}>
             Keep mine, rewind the rest
           </button>
         </div>
@@ -89,6 +121,11 @@ export function RewindActions({ sessionId, entryId }: { sessionId: number; entry
       return (
         <div class="msg-actions muted" role="status" data-testid="rewind-done">
           {step.text} {step.href && <a href={step.href}>Open it</a>}
+          {step.undo !== undefined && (
+            <button type="button" class="link" data-testid="rewind-undo" disabled={busy} onClick={() => void undoRewind(step.undo as number)}>
+              Undo the rewind
+            </button>
+          )}
         </div>
       );
     case "failed":

@@ -12,6 +12,7 @@ import {
 import type { Session, WhenBusy } from "../../api/generated/bindings";
 import { navigate, useRoute } from "../../lib/route";
 import { useShortcut } from "../../lib/shortcuts";
+import { ComposerContext, type ComposerActions } from "./composerDraft";
 import { itemKeyOf } from "./found";
 import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
@@ -133,6 +134,15 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
     }
   };
   latest.current = { send, withdraw: (id) => void inbox.withdraw(id), stop: () => stop() };
+  // Edit and send again puts a message in the box; Regenerate sends it at once.
+  const [draft, setDraft] = useState<{ text: string; n: number } | null>(null);
+  const composerActions = useMemo<ComposerActions>(
+    () => ({
+      put: (text) => setDraft((d) => ({ text, n: (d?.n ?? 0) + 1 })),
+      send: (text) => latest.current.send(text, "followUp"),
+    }),
+    [],
+  );
   const actions = useRef<TranscriptActions>({
     retry: (text) => latest.current.send(text, "followUp"),
     openSettings: () => navigate({ name: "settings" }),
@@ -249,7 +259,9 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         <EntriesContext.Provider value={entriesById}>
           <ActionsContext.Provider value={actions}>
             <CardApprovalContext.Provider value={cardApproval}>
-              <Transcript views={s.views} marks={placed} changes={changes.byTask} />
+              <ComposerContext.Provider value={composerActions}>
+                <Transcript views={s.views} marks={placed} changes={changes.byTask} />
+              </ComposerContext.Provider>
             </CardApprovalContext.Provider>
           </ActionsContext.Provider>
         </EntriesContext.Provider>
@@ -279,6 +291,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
       <MemoInbox items={inbox.items} onWithdraw={onWithdraw} />
       <MemoComposer
         onSend={onSend}
+        draft={draft}
         busy={busy}
         paused={paused !== null}
         blocked={blocked}

@@ -9,7 +9,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
-import { AnswerActions } from "./MessageActions";
+import { AnswerActions, Regenerate } from "./MessageActions";
 import { RewindActions } from "./RewindActions";
 import { Notice } from "./Notice";
 import type { TaskChanges } from "../../api/generated/bindings";
@@ -61,7 +61,7 @@ function ItemView({ item, retryText, rewindable }: { item: Item; retryText: stri
       return (
         <>
           <div class="msg user" data-testid="user-message">{item.text}</div>
-          {rewindable !== null && item.entryId !== undefined && <RewindActions sessionId={rewindable} entryId={item.entryId} />}
+          {rewindable !== null && item.entryId !== undefined && <RewindActions sessionId={rewindable} entryId={item.entryId} text={item.text} />}
         </>
       );
     case "assistant":
@@ -182,7 +182,8 @@ function appendPlain(tail: HTMLElement, drawn: { text: string; exact: boolean },
   return true;
 }
 
-function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges | undefined }) {
+/** `last`: the session's newest task, whose answer can be regenerated. */
+function TaskSection({ view, changes, last }: { view: TaskView; changes: TaskChanges | undefined; last: boolean }) {
   const { task, items, streaming } = view;
   // What Retry says again: the last thing the person said in this task.
   const users = items.filter((i) => i.kind === "user");
@@ -194,6 +195,11 @@ function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges |
   // task of the session is open, and says so).
   const done = ["completed", "failed", "cancelled", "budget_exceeded"].includes(task.status);
   const rewindable = done && !view.live ? task.session_id : null;
+  const asked = items.find((i) => i.kind === "user" && !i.rewound && i.entryId !== undefined);
+  const again =
+    last && rewindable !== null && asked?.kind === "user" && asked.entryId !== undefined
+      ? { entryId: asked.entryId, text: asked.text }
+      : null;
   return (
     <section class="task" data-testid="task" data-task-id={task.id} data-status={task.status}>
       {items.map((item) => (
@@ -215,6 +221,7 @@ function TaskSection({ view, changes }: { view: TaskView; changes: TaskChanges |
         <a href={hrefOf({ name: "task", id: task.id })} data-testid="task-details-link">
           details
         </a>
+        {again && rewindable !== null && <Regenerate sessionId={rewindable} entryId={again.entryId} text={again.text} />}
         {changes && <ChangesLine changes={changes} />}
       </div>
     </section>
@@ -229,7 +236,8 @@ const MemoTask = memo(
     prev.view.items === next.view.items &&
     prev.view.streaming === next.view.streaming &&
     prev.view.live === next.view.live &&
-    prev.changes === next.changes,
+    prev.changes === next.changes &&
+    prev.last === next.last,
 );
 
 function Between({ marks }: { marks: BetweenMark[] | undefined }) {
@@ -258,7 +266,7 @@ export function Transcript({
       <Between marks={marks?.top} />
       {views.map((v) => (
         <Fragment key={v.task.id}>
-          <MemoTask view={v} changes={changes?.get(v.task.id)} />
+          <MemoTask view={v} changes={changes?.get(v.task.id)} last={v === views[views.length - 1]} />
           <Between marks={marks?.after.get(v.task.id)} />
         </Fragment>
       ))}
