@@ -100,7 +100,12 @@ def test_edit_and_send_again_then_regenerate_the_last_answer(app_env: AppEnv, la
             [e["content"]["text"] for e in said if e.get("rewound_by")],
         )
 
-    app.wait("the task to finish", lambda: app.css("[data-testid=regenerate]"))
+    # Reopened later (a task the window watched live offers Regenerate once it is read
+    # back from the store).
+    app.wait("the task to finish", lambda: app.css("[data-testid=task][data-status=completed]") and len(app.css("[data-testid=task]")) == 3)
+    app.driver.refresh()
+    app.wait_loaded("session-view")
+    app.wait("Regenerate under the newest task", lambda: app.css("[data-testid=regenerate]"))
     assert users() == (["Write v1", "Now v3"], ["Now v2"])
     # Regenerate: the last message is set aside and sent again.
     app.css("[data-testid=regenerate]")[0].click()
