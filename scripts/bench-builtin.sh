@@ -4,7 +4,10 @@
 #      starts the server) against the server's own load, prompt and first-token times
 #      read from its log for the same request;
 #   2. memory: the server's RSS idle and while answering, the app's beside it;
-#   3. `models pull` from a local HTTP server against curl for the same file.
+#   3. `models pull` from a local HTTP server against curl for the same file;
+#   4. a 10-turn session in the running app (serve + webhook): the server's prompt time;
+#   5. time to first token on turn 1 and turn 10 of a session (scripts/bench_turns.py:
+#      a real ACP client, the built-in model), and a second session's first turn.
 # Needs scripts/setup-model-server.sh and a debug build (POCKETPILOT_BIN overrides).
 #   scripts/bench-builtin.sh [RUNS]      (default 3 runs of each)
 set -euo pipefail
@@ -144,4 +147,24 @@ print(f"  {len(rows)} requests in 10 turns")
 PY
   kill "$serve"; wait "$serve" 2>/dev/null || true
   unset POCKETPILOT_DATA_DIR
+
+  echo
+  echo "## 5. time to first token, turn by turn: one session of 10 prompts over ACP (stdio, the Python SDK), the built-in model, default settings"
+  d="$WORK/turns-acp"; mkdir -p "$d/ws" "$d/home"
+  printf 'Meeting notes, 2 December: the team agreed to ship the backup screen first,\nthen the export. Open question: who writes the release notes?\n' >"$d/ws/notes.txt"
+  bash "$ROOT/tests/setup-python.sh" >/dev/null
+  POCKETPILOT_DATA_DIR="$d/data" HOME="$d/home" "$ROOT/.venv-test/bin/python" "$ROOT/scripts/bench_turns.py" \
+    "$BIN" "$d/ws" "$d/turns.json" 10
+  python3 - "$d/turns.json" "$d/data/logs/llama-server.log" <<'PY'
+import json, re, sys
+rows = json.load(open(sys.argv[1]))
+log = open(sys.argv[2]).read()
+evals = re.findall(r"prompt eval time = +([0-9.]+) ms / +([0-9]+) tokens", log)
+def ms(x):
+    return "none streamed" if x is None else f"{x:.0f} ms"
+for r in rows:
+    print(f"  session {r['session']} turn {r['turn']:>2}: first token {ms(r['first_chunk_ms']):>8}, answer done {r['end_ms']:.0f} ms ({r['stop']})")
+print(f"  the server's log: {len(evals)} requests; tokens processed per request (the rest from its cache): "
+      + ", ".join(n for _, n in evals))
+PY
 } | tee "$OUT"

@@ -27,6 +27,24 @@ impl Harness {
     }
 }
 
+impl Harness {
+    fn wait_for_a_task(&self) {
+        let started = std::time::Instant::now();
+        while self
+            .json(&["tasks", "--json"])
+            .as_array()
+            .is_none_or(|t| t.is_empty())
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the run made no task within 60 s"
+            );
+            // sleep: the poll interval of a bounded wait for another process's commit.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 /// $1000 per million in and out, 600 + 400 tokens a turn: each turn costs exactly $1.
 const TURN_USD: f64 = 1.0;
 
@@ -81,6 +99,11 @@ fn cost_figures_survive_kill_9_and_count_each_answered_request_once() {
         } else {
             h.cmd(&["resume"]).spawn().unwrap()
         };
+        if i == 0 {
+            // A kill before the task exists leaves nothing to resume: on a loaded machine
+            // the first process can take longer than the spread to get that far.
+            h.wait_for_a_task();
+        }
         // sleep: the kill lands at a varying point of the run; the spread is the test.
         std::thread::sleep(Duration::from_millis(150 + (i * 97) % 300));
         // SAFETY: sending SIGKILL to our own child process.

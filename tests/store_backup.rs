@@ -89,6 +89,23 @@ fn a_damaged_store_is_refused_with_its_own_code_and_the_newest_backup_brings_it_
     bytes[len - 6 * 4096..].fill(0);
     std::fs::write(db(&h), &bytes).unwrap();
 
+    refused_until_restored(&h, &name, (kept, "The answer is 42."), lost);
+}
+
+/// The store's files as they are now (main, `-wal`, `-shm`; those that exist).
+fn store_files(h: &Harness) -> Vec<(String, Vec<u8>)> {
+    ["pocketpilot.db", "pocketpilot.db-wal", "pocketpilot.db-shm"]
+        .iter()
+        .filter_map(|f| Some((f.to_string(), std::fs::read(data(h).join(f)).ok()?)))
+        .collect()
+}
+
+/// A damaged store: every command is refused with its own code and the command that puts
+/// backup `name` back, `doctor` says so, nothing writes to any of its files, a restore
+/// asks first, and once confirmed it moves the files aside byte for byte and brings back
+/// the backup's state: task `kept` with its answer, not task `lost`.
+fn refused_until_restored(h: &Harness, name: &str, kept: (i64, &str), lost: i64) {
+    let damaged = store_files(h);
     for args in [&["tasks"][..], &["run", "--goal", "x"], &["backup", "now"]] {
         let out = h.output(args);
         let err = text(&out.stderr);
@@ -107,25 +124,36 @@ fn a_damaged_store_is_refused_with_its_own_code_and_the_newest_backup_brings_it_
         report.contains(&format!("pocketpilot backup restore {name}")),
         "{report}"
     );
-    assert_eq!(std::fs::read(db(&h)).unwrap(), bytes, "nothing wrote to it");
+    let unchanged = |what: &str| {
+        let now = store_files(h);
+        let names = |f: &[(String, Vec<u8>)]| -> Vec<(String, usize)> {
+            f.iter().map(|(n, b)| (n.clone(), b.len())).collect()
+        };
+        assert_eq!(names(&now), names(&damaged), "{what}");
+        assert!(now == damaged, "{what}: the bytes changed");
+    };
+    unchanged("nothing wrote to it");
 
     // Not on a terminal and without --yes: asked nothing, changed nothing.
-    let out = h.output(&["backup", "restore", &name]);
+    let out = h.output(&["backup", "restore", name]);
     assert_eq!(code(&out), EXIT_USAGE, "{}", text(&out.stderr));
-    assert_eq!(std::fs::read(db(&h)).unwrap(), bytes);
+    unchanged("a restore not confirmed");
 
-    let out = h.output(&["backup", "restore", &name, "--yes"]);
+    let out = h.output(&["backup", "restore", name, "--yes"]);
     let said = text(&out.stdout);
     assert!(out.status.success(), "{said}{}", text(&out.stderr));
     assert!(said.contains("moved to"), "{said}");
-    let aside: Vec<PathBuf> = std::fs::read_dir(data(&h).join("damaged"))
+    let aside: Vec<PathBuf> = std::fs::read_dir(data(h).join("damaged"))
         .unwrap()
-        .map(|e| e.unwrap().path().join("pocketpilot.db"))
+        .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(aside.len(), 1);
-    assert_eq!(std::fs::read(&aside[0]).unwrap(), bytes, "kept as it was");
+    for (file, bytes) in &damaged {
+        let kept_aside = std::fs::read(aside[0].join(file)).unwrap();
+        assert!(&kept_aside == bytes, "{file} kept as it was");
+    }
 
-    assert_eq!(answer(&h, kept), "The answer is 42.");
+    assert_eq!(answer(h, kept.0), kept.1);
     let gone = h.output(&["show", &lost.to_string(), "--json"]);
     assert_eq!(
         code(&gone),
@@ -134,6 +162,96 @@ fn a_damaged_store_is_refused_with_its_own_code_and_the_newest_backup_brings_it_
     );
     let doctor = text(&h.output(&["doctor"]).stdout);
     assert!(doctor.contains("store: whole"), "{doctor}");
+}
+
+/// The page that holds the root of `table`'s b-tree (1-based), read from a copy so the
+/// store itself is not opened.
+fn root_page(h: &Harness, table: &str) -> usize {
+    let copy = h.dir.path().join("schema-probe.db");
+    std::fs::copy(db(h), &copy).unwrap();
+    let c = rusqlite::Connection::open(&copy).unwrap();
+    let page: i64 = c
+        .query_row(
+            "SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(c);
+    std::fs::remove_file(&copy).unwrap();
+    usize::try_from(page).unwrap()
+}
+
+#[test]
+fn a_torn_page_is_found_at_open_nothing_writes_and_the_newest_backup_brings_it_back() {
+    let h = Harness::new(&[]);
+    let kept = task(&h, "first", "The answer is 42.");
+    let out = h.output(&["backup", "now"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let name = backups(&h)[0]["name"].as_str().unwrap().to_owned();
+    let lost = task(&h, "second", "Written after the backup.");
+
+    // A torn write: power went while the page of the tasks table's root was written, and
+    // only its first two sectors are the new bytes (here, noise); the rest is the old page.
+    let mut bytes = std::fs::read(db(&h)).unwrap();
+    let page_size = usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    let at = (root_page(&h, "tasks") - 1) * page_size;
+    assert!(at + page_size < bytes.len(), "a page inside the file");
+    let mut noise: u32 = 0x9E37_79B9;
+    for b in &mut bytes[at..at + 1024] {
+        noise ^= noise << 13;
+        noise ^= noise >> 17;
+        noise ^= noise << 5;
+        *b = noise.to_le_bytes()[0];
+    }
+    std::fs::write(db(&h), &bytes).unwrap();
+
+    refused_until_restored(&h, &name, (kept, "The answer is 42."), lost);
+}
+
+#[test]
+fn a_write_ahead_log_cut_short_after_a_crash_is_found_and_the_newest_backup_brings_it_back() {
+    let h = Harness::new(&[]);
+    let kept = task(&h, "first", "kept");
+    // `serve` keeps the store open, so what the next task commits stays in the log until a
+    // checkpoint; killed, it leaves the log and its index behind, as a crash does.
+    let mut serve = h
+        .cmd(&["serve", "--port", "0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut status = BufReader::new(serve.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("listening") {
+        line.clear();
+        assert!(status.read_line(&mut line).unwrap() > 0, "serve ended");
+    }
+    let dir = data(&h).join("backups");
+    wait_for("the daily backup", Duration::from_secs(30), || {
+        std::fs::read_dir(&dir).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".db"))
+        })
+    });
+    let name = backups(&h)[0]["name"].as_str().unwrap().to_owned();
+    let lost = task(&h, "second", "lost");
+    support::kill9(&mut serve);
+
+    // The log lost its tail (a copy that missed it, a disk that dropped it): one frame of
+    // those its index says were committed is left.
+    let wal = data(&h).join("pocketpilot.db-wal");
+    let log = std::fs::read(&wal).unwrap();
+    assert!(data(&h).join("pocketpilot.db-shm").exists(), "the index");
+    let page_size = u32::from_be_bytes([log[8], log[9], log[10], log[11]]) as usize;
+    let one_frame = 32 + 24 + page_size;
+    assert!(
+        log.len() > 2 * one_frame,
+        "the second task is in the log: {} bytes",
+        log.len()
+    );
+    std::fs::write(&wal, &log[..one_frame]).unwrap();
+
+    refused_until_restored(&h, &name, (kept, "kept"), lost);
 }
 
 #[test]

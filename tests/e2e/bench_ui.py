@@ -27,6 +27,7 @@ How each figure is taken:
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,6 +40,10 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.options import ArgOptions  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+# A store to start with, copied into each run's data dir: the big one of the store's bench
+# (STORE_OPEN_KEEP=FILE cargo bench -p pocketpilot-store --bench store_open), to see what
+# its `quick_check` at open costs the window.
+BIG_STORE = os.environ.get("BENCH_STORE")
 DELTAS = 2000
 DELTA_MS = 5
 
@@ -59,6 +64,8 @@ def fresh_env(root: Path) -> AppEnv:
         path.mkdir(parents=True, exist_ok=True)
         env[key] = str(path)
     (root / "run").chmod(0o700)
+    if BIG_STORE:
+        shutil.copyfile(BIG_STORE, root / "data" / "pocketpilot.db")
     env["POCKETPILOT_WEBHOOK_PORT"] = "0"
     return AppEnv(root=root, binary=app_binary(), env=env)
 
@@ -79,6 +86,16 @@ def start(app_env: AppEnv, script: Path | None) -> tuple[App, float, int]:
     app.wait("the app to load", lambda: app.css("[data-testid=app][data-loaded=true]"), timeout=30)
     pid, launched = stamp.read_text().split()
     return app, float(launched), int(pid)
+
+
+def store_wait_s(app: App) -> float:
+    """How long the page waited for the store's open and check (`storeProblem`, asked
+    before the first render): the time the window shows nothing because of the store."""
+    asked, answered = app.driver.execute_script(
+        "const m = n => performance.getEntriesByName(n)[0].startTime;"
+        "return [m('pp-store-asked'), m('pp-store-answered')];"
+    )
+    return (float(answered) - float(asked)) / 1000.0
 
 
 def first_paint_s(app: App, launched: float) -> tuple[float, float]:
@@ -220,6 +237,7 @@ def stream_text() -> str:
 def main() -> int:
     paints = []
     in_page = []
+    store_waits = []
     mem = None
     resp = None
     idle = None
@@ -234,6 +252,7 @@ def main() -> int:
                 total, page = first_paint_s(app, launched)
                 paints.append(total)
                 in_page.append(page)
+                store_waits.append(store_wait_s(app))
                 if i == RUNS - 1:
                     # sleep: memory is measured once the started app has settled, as a person finds it.
                     time.sleep(5)
@@ -245,6 +264,9 @@ def main() -> int:
     print(f"cold start to first paint (Xvfb, {RUNS} runs): median {statistics.median(paints):.2f} s, "
           f"min {min(paints):.2f} s, max {max(paints):.2f} s; "
           f"of which in the page (navigation start to the mark): median {statistics.median(in_page):.2f} s")
+    size = f"{os.path.getsize(BIG_STORE) / 1048576:.0f} MiB store" if BIG_STORE else "new store"
+    print(f"  the page waiting for the store's open and check ({size}): median {statistics.median(store_waits) * 1000:.0f} ms, "
+          f"max {max(store_waits) * 1000:.0f} ms")
     if mem:
         rss, pss, names, by_name = mem
         print(f"idle memory, app + WebKit processes ({', '.join(sorted(set(names)))}): "

@@ -16,9 +16,13 @@ const root = document.getElementById("app");
 if (root) {
   // A store that cannot be opened shows the recovery screen instead of the app; a failed
   // question (the shell is older or gone) is the usual app, whose calls report it.
+  // The marks around the question show how long the page waited for the store's check,
+  // which runs beside the window's start (tests/e2e/bench_ui.py reports it).
+  performance.mark("pp-store-asked");
   storeProblem()
     .catch(() => null)
     .then((problem) => {
+      performance.mark("pp-store-answered");
       render(problem ? <Recovery problem={problem} reload={() => location.reload()} /> : <App />, root);
       markFirstPaint();
     });

@@ -79,17 +79,26 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
         return ask(command, Why::ParseError);
     };
     let root = tree.root_node();
-    match deny_scan(root, command, deny, 0) {
+    // One walk over every node for both the deny rules and text the parser skipped.
+    let mut denied = DenyScan::new(root, command, deny, 0);
+    let mut gaps = Gaps::new(command);
+    walk(root, |node| {
+        gaps.visit(node);
+        denied.visit(node)
+    });
+    // When no command anywhere may be denied, the parts need no second look.
+    let parts_deny: &[Rule] = match denied.found {
         Deny::Yes { part, rule } => return Verdict::Denied { part, rule },
-        Deny::Maybe(_) | Deny::No => {}
-    }
-    let parts = match plain(root, command) {
+        Deny::Maybe(_) => deny,
+        Deny::No => &[],
+    };
+    let parts = match plain(root, command, gaps.skipped()) {
         Ok(parts) => parts,
         Err(reason) => return Verdict::Ask { reason },
     };
     let mut by = Vec::with_capacity(parts.len());
     for part in parts {
-        match covering_rule(&part, allow, deny) {
+        match covering_rule(&part, allow, parts_deny) {
             Ok(rule) => by.push((part.text, rule.clone())),
             Err(why) => return ask(part.text, why),
         }
@@ -99,7 +108,8 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
 
 /// The command's simple commands, when it is nothing but plain commands joined by the
 /// accepted operators and the parser and bash read it alike; else why not.
-fn plain(root: Node<'_>, command: &str) -> Result<Vec<Part>, AskReason> {
+/// `skipped`: text the parser dropped ([`Gaps`]), found by the caller's walk.
+fn plain(root: Node<'_>, command: &str, skipped: Option<String>) -> Result<Vec<Part>, AskReason> {
     if root.has_error() {
         return Err(AskReason::new(first_error(root, command), Why::ParseError));
     }
@@ -115,7 +125,7 @@ fn plain(root: Node<'_>, command: &str) -> Result<Vec<Part>, AskReason> {
     if let Some(at) = joining_continuation(command) {
         return Err(AskReason::new(at, Why::LineContinuation));
     }
-    if let Some(skipped) = skipped_text(root, command) {
+    if let Some(skipped) = skipped {
         return Err(AskReason::new(skipped, Why::Skipped));
     }
     let parts = plain_parts(root, command)?;
@@ -148,7 +158,13 @@ pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
     let Some(tree) = shell::parse(command) else {
         return Vec::new();
     };
-    let Ok(parts) = plain(tree.root_node(), command) else {
+    let root = tree.root_node();
+    let mut gaps = Gaps::new(command);
+    walk(root, |node| {
+        gaps.visit(node);
+        false
+    });
+    let Ok(parts) = plain(root, command, gaps.skipped()) else {
         return Vec::new();
     };
     let mut offered: Vec<Rule> = Vec::new();
@@ -431,37 +447,89 @@ impl Deny {
 /// match returns at once; a possible one is kept, as is a parse error, where a denied
 /// command could hide.
 fn deny_scan(root: Node<'_>, src: &str, deny: &[Rule], depth: usize) -> Deny {
-    let Some(first) = deny.first() else {
+    if deny.is_empty() {
         return Deny::No;
-    };
-    let mut found = if root.has_error() {
-        Deny::Maybe(first.clone())
-    } else {
-        Deny::No
-    };
+    }
+    let mut scan = DenyScan::new(root, src, deny, depth);
+    walk(root, |node| scan.visit(node));
+    scan.found
+}
+
+/// [`deny_scan`] one node at a time, so a walk can do other work alongside.
+struct DenyScan<'a> {
+    src: &'a str,
+    deny: &'a [Rule],
+    depth: usize,
+    found: Deny,
+}
+
+impl<'a> DenyScan<'a> {
+    fn new(root: Node<'_>, src: &'a str, deny: &'a [Rule], depth: usize) -> Self {
+        let found = match deny.first() {
+            Some(first) if root.has_error() => Deny::Maybe(first.clone()),
+            _ => Deny::No,
+        };
+        Self {
+            src,
+            deny,
+            depth,
+            found,
+        }
+    }
+
+    /// Looks at one node; true once a sure match is found (the walk may stop).
+    fn visit(&mut self, node: Node<'_>) -> bool {
+        if node.kind() == kind::COMMAND && may_be_denied(node, self.src, self.deny) {
+            let argv = shell::command_words(node, self.src);
+            let found = std::mem::replace(&mut self.found, Deny::No);
+            self.found =
+                found.or(|| deny_for(&argv, shell::text(node, self.src), self.deny, self.depth));
+        }
+        matches!(self.found, Deny::Yes { .. })
+    }
+}
+
+/// Visits every node in document order until `visit` returns true.
+fn walk(root: Node<'_>, mut visit: impl FnMut(Node<'_>) -> bool) {
     let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.kind() == kind::COMMAND {
-            let argv = shell::command_words(node, src);
-            found = found.or(|| deny_for(&argv, shell::text(node, src), deny, depth));
-            if matches!(found, Deny::Yes { .. }) {
-                return found;
-            }
+    loop {
+        if visit(cursor.node()) {
+            return;
         }
         if cursor.goto_first_child() || cursor.goto_next_sibling() {
             continue;
         }
         loop {
             if !cursor.goto_parent() {
-                break 'walk;
+                return;
             }
             if cursor.goto_next_sibling() {
                 break;
             }
         }
     }
-    found
+}
+
+/// Whether [`deny_for`] could find anything in this command, judged by its program alone:
+/// a program no deny rule names, that runs nothing from its arguments, is never denied,
+/// and its other words (a long command has hundreds) need not be read.
+fn may_be_denied(node: Node<'_>, src: &str, deny: &[Rule]) -> bool {
+    if deny.is_empty() {
+        return false;
+    }
+    let Some(name) = node.child_by_field_name(kind::FIELD_NAME) else {
+        return true;
+    };
+    match shell::value(name.named_child(0).unwrap_or(name), src) {
+        Value::Known(program) => {
+            let base = basename(&program);
+            base == "eval"
+                || WRAPPERS.contains(&base)
+                || RUNS_ARGUMENTS.contains(&base)
+                || deny.iter().any(|r| r.names_program(&program))
+        }
+        Value::Expands | Value::Dynamic { .. } => true,
+    }
 }
 
 /// Deny rules against one command's words, then against what it runs: the arguments of a
@@ -593,36 +661,49 @@ fn joining_continuation(command: &str) -> Option<String> {
 
 /// Text between the parser's tokens that is not a blank, a newline or a line
 /// continuation: the parser dropped it (it drops a backslash before a tab, for one),
-/// bash does not.
-fn skipped_text(root: Node<'_>, src: &str) -> Option<String> {
-    let gap_is_blank = |gap: &str| {
+/// bash does not. Fed every node in document order by a walk.
+struct Gaps<'a> {
+    src: &'a str,
+    covered_to: usize,
+    found: Option<String>,
+}
+
+impl<'a> Gaps<'a> {
+    fn new(src: &'a str) -> Self {
+        Self {
+            src,
+            covered_to: 0,
+            found: None,
+        }
+    }
+
+    fn blank(gap: &str) -> bool {
         gap.replace("\\\n", "")
             .chars()
             .all(|c| matches!(c, ' ' | '\t' | '\n'))
-    };
-    let mut covered_to = 0;
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        if node.child_count() == 0 {
-            let gap = src.get(covered_to..node.start_byte()).unwrap_or("");
-            if !gap_is_blank(gap) {
-                return Some(gap.trim().to_string());
-            }
-            covered_to = covered_to.max(node.end_byte());
+    }
+
+    fn visit(&mut self, node: Node<'_>) {
+        if self.found.is_some() || node.child_count() != 0 {
+            return;
         }
-        if cursor.goto_first_child() || cursor.goto_next_sibling() {
-            continue;
+        let gap = self
+            .src
+            .get(self.covered_to..node.start_byte())
+            .unwrap_or("");
+        if !Self::blank(gap) {
+            self.found = Some(gap.trim().to_string());
         }
-        loop {
-            if !cursor.goto_parent() {
-                let tail = src.get(covered_to..).unwrap_or("");
-                return (!gap_is_blank(tail)).then(|| tail.trim().to_string());
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
+        self.covered_to = self.covered_to.max(node.end_byte());
+    }
+
+    /// What was skipped, after the walk: the first gap, or the text after the last token.
+    fn skipped(self) -> Option<String> {
+        if self.found.is_some() {
+            return self.found;
         }
+        let tail = self.src.get(self.covered_to..).unwrap_or("");
+        (!Self::blank(tail)).then(|| tail.trim().to_string())
     }
 }
 

@@ -134,7 +134,7 @@ impl Rule {
         }
     }
 
-    fn names_program(&self, program: &str) -> bool {
+    pub(crate) fn names_program(&self, program: &str) -> bool {
         program == self.program
             || (!self.program.contains('/')
                 && program.rsplit('/').next() == Some(self.program.as_str()))

@@ -127,6 +127,11 @@ fn main() {
     );
     checks(data, &db, &mut out);
     copies(data, &db, size, &mut out);
+    // The window's bench starts the app on this store (tests/e2e/bench_ui.py, BENCH_STORE).
+    if let Some(keep) = std::env::var_os("STORE_OPEN_KEEP") {
+        std::fs::copy(&db, &keep).unwrap();
+        eprintln!("the store kept as {}", keep.to_string_lossy());
+    }
     print!("{out}");
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-results/store-open.txt");

@@ -61,13 +61,36 @@ pub fn check(db: &Path, supported: i64) -> Result<Health, rusqlite::Error> {
     if let Some(detail) = lost_log(db) {
         return Ok(Health::Damaged { detail });
     }
-    let conn = match Connection::open_with_flags(
+    // With no log beside it, the file is read as immutable: SQLite then creates no `-wal`
+    // or `-shm` beside a file that may be damaged. The answer counts only if nothing
+    // changed the file meanwhile (a process that opened it and checkpointed); else the
+    // usual read-only connection, which shares the log's index with a live writer.
+    let before = FileState::of(db);
+    if !before.has_log {
+        if let Ok(conn) = Connection::open_with_flags(
+            immutable_uri(db),
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        ) {
+            let health = judge(&conn, supported);
+            drop(conn);
+            if FileState::of(db) == before {
+                return health;
+            }
+        }
+    }
+    match Connection::open_with_flags(
         db,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     ) {
-        Ok(c) => c,
-        Err(e) => return damage_or(e),
-    };
+        Ok(conn) => judge(&conn, supported),
+        Err(e) => damage_or(e),
+    }
+}
+
+/// The schema version, then `quick_check`, on an open read-only connection.
+fn judge(conn: &Connection, supported: i64) -> Result<Health, rusqlite::Error> {
     let version: i64 = match conn.query_row("PRAGMA user_version", [], |r| r.get(0)) {
         Ok(v) => v,
         Err(e) => return damage_or(e),
@@ -75,11 +98,46 @@ pub fn check(db: &Path, supported: i64) -> Result<Health, rusqlite::Error> {
     if version > supported {
         return Ok(Health::Newer { found: version });
     }
-    match quick_check(&conn) {
+    match quick_check(conn) {
         Ok(None) => Ok(Health::Good { version }),
         Ok(Some(detail)) => Ok(Health::Damaged { detail }),
         Err(e) => damage_or(e),
     }
+}
+
+/// What tells whether another process touched the store during a check.
+#[derive(PartialEq, Eq)]
+struct FileState {
+    len: Option<u64>,
+    modified: Option<std::time::SystemTime>,
+    has_log: bool,
+}
+
+impl FileState {
+    fn of(db: &Path) -> Self {
+        let meta = std::fs::metadata(db).ok();
+        Self {
+            len: meta.as_ref().map(|m| m.len()),
+            modified: meta.and_then(|m| m.modified().ok()),
+            has_log: wal_path(db).exists() || shm_path(db).exists(),
+        }
+    }
+}
+
+/// `file:` URI for `db` with `immutable=1`; every byte but the unreserved ones and `/`
+/// percent-encoded, so no path can add a parameter.
+fn immutable_uri(db: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in db.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// `None` when `quick_check` says "ok", else its first findings.

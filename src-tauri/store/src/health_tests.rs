@@ -77,3 +77,27 @@ fn an_absent_or_empty_file_is_absent_and_text_is_damage() {
     std::fs::write(&db, b"not a database, only words".repeat(200)).unwrap();
     assert!(matches!(check(&db, 3).unwrap(), Health::Damaged { .. }));
 }
+
+#[test]
+fn a_closed_store_is_checked_without_a_log_or_index_appearing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A path a URI would misread unless encoded.
+    let sub = dir.path().join("a dir?x=1#%");
+    std::fs::create_dir(&sub).unwrap();
+    let (db, c) = wal_db(&sub);
+    c.execute_batch("PRAGMA user_version = 2").unwrap();
+    drop(c);
+    assert!(!wal_path(&db).exists() && !shm_path(&db).exists());
+    assert_eq!(check(&db, 3).unwrap(), Health::Good { version: 2 });
+    assert!(!wal_path(&db).exists(), "no -wal made by the check");
+    assert!(!shm_path(&db).exists(), "no -shm made by the check");
+
+    // Damaged: the table's page is noise.
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    bytes[page..page + 100].fill(0xA5);
+    std::fs::write(&db, &bytes).unwrap();
+    assert!(matches!(check(&db, 3).unwrap(), Health::Damaged { .. }));
+    assert!(!wal_path(&db).exists() && !shm_path(&db).exists());
+    assert_eq!(std::fs::read(&db).unwrap(), bytes);
+}
