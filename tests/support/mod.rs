@@ -1,6 +1,8 @@
 //! What the crash harnesses share: the real `pocketpilot` binary on a store of its own,
 //! started, asked and killed the way a person's machine would.
 #![allow(dead_code)]
+pub mod pty;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 
