@@ -43,7 +43,6 @@ pub fn wait_for(seen: &Mutex<Vec<u8>>, what: &str) {
     }
 }
 
-
 /// Everything the process writes to the terminal, gathered by a thread until it is gone.
 pub fn follow(controller: &File) -> Arc<Mutex<Vec<u8>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));

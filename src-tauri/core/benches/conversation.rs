@@ -47,7 +47,10 @@ fn fill(rt: &Runtime, session: i64, task: i64, n: usize) {
                         EntryKind::ToolResult,
                         json!({ "call_id": format!("old_{}", i - 1), "text": "some notes" }),
                     ),
-                    _ => (EntryKind::Assistant, json!({ "text": format!("answer {i}") })),
+                    _ => (
+                        EntryKind::Assistant,
+                        json!({ "text": format!("answer {i}") }),
+                    ),
                 };
                 kept.push(entries::append(c, session, Some(task), &kind, &content)?);
                 // At the end of a turn, so a call and its result go together.
@@ -120,9 +123,7 @@ fn main() {
         let rt = Runtime::open(&dir.path().join("data")).unwrap();
         // Warm up (the first run loads what every later run shares).
         run(&rt, dir.path(), 10, SHORT).await;
-        println!(
-            "per-request runtime CPU (user+sys, this process) against the session's length"
-        );
+        println!("per-request runtime CPU (user+sys, this process) against the session's length");
         println!("entries   one more request   run start   ({SHORT}- and {LONG}-request runs)");
         let mut per = Vec::new();
         for n in SIZES {
@@ -133,9 +134,12 @@ fn main() {
             per.push(ms(one));
             println!("{n:>7}   {:>12.3} ms   {:>8.2} ms", ms(one), ms(start));
         }
-        let (lo, hi) = per.iter().fold((f64::MAX, 0f64), |(lo, hi), x| {
-            (lo.min(*x), hi.max(*x))
-        });
-        println!("largest / smallest per request: {:.2}x (target: within 2x)", hi / lo);
+        let (lo, hi) = per
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+        println!(
+            "largest / smallest per request: {:.2}x (target: within 2x)",
+            hi / lo
+        );
     });
 }

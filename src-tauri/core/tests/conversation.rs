@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 
 /// A long answer, so that a few turns fill the window.
 fn long(what: &str) -> String {
-    format!("{what}: {}", "the quick brown fox jumps over the lazy dog; ".repeat(20))
+    format!(
+        "{what}: {}",
+        "the quick brown fox jumps over the lazy dog; ".repeat(20)
+    )
 }
 
 /// Turns that alternate: a call to the tools (a file read, and a command that takes a
@@ -108,7 +111,8 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
     let mut goals = Vec::new();
     for i in 2..=10 {
         let p = if i == 4 { &tools_only } else { &p };
-        let id = f.rt.submit(&task(&f, &format!("Question {i}"), p, Some(session)));
+        let id =
+            f.rt.submit(&task(&f, &format!("Question {i}"), p, Some(session)));
         let id = id.unwrap();
         if i == 4 {
             // A steer while the run's command runs: placed after the tools, mid-run.
@@ -187,14 +191,13 @@ async fn a_call_answered_by_a_person_is_finished_on_the_kept_view() {
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let session = f.rt.task(id).unwrap().session_id;
     // The approved write, then the read it was left with, each answered once.
-    let results: Vec<String> = f
-        .rt
-        .session_entries(session)
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.kind == EntryKind::ToolResult)
-        .map(|e| e.content["text"].as_str().unwrap().to_owned())
-        .collect();
+    let results: Vec<String> =
+        f.rt.session_entries(session)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == EntryKind::ToolResult)
+            .map(|e| e.content["text"].as_str().unwrap().to_owned())
+            .collect();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[1].contains("hi"), "{results:?}");
     assert_eq!(all_compared_equal(&f.rt, session), 2);

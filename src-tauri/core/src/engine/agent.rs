@@ -247,7 +247,13 @@ impl Agent {
             }
             let refused = text_calls.map(|t| t.broken).unwrap_or_default();
             match self
-                .finish_open_calls(&mut messages, (step, Left::Fresh), &refused, sink, &mut guard)
+                .finish_open_calls(
+                    &mut messages,
+                    (step, Left::Fresh),
+                    &refused,
+                    sink,
+                    &mut guard,
+                )
                 .await
             {
                 Ok(CallResult::Done) => after_tools = true,

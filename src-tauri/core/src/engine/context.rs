@@ -385,8 +385,8 @@ fn kept_view(
 ) -> Result<View, StoreError> {
     // Issue 18: the workspace's instructions, memories and skills, re-read every request
     // and kept verbatim by the planner (a compaction never summarises them).
-    let preamble = crate::policy::instructions::Preamble::load(c, workspace)?
-        .text_of(conversation.worked());
+    let preamble =
+        crate::policy::instructions::Preamble::load(c, workspace)?.text_of(conversation.worked());
     let rules = if is_lean(c, window)? {
         lean_system_prompt(workspace)
     } else {
@@ -873,7 +873,12 @@ impl SessionContext {
 
     /// The view of the next request: the kept conversation, caught up with what was
     /// committed since the last request (only that is read).
-    fn view(&self, window: u32, est: &Estimator, kinds: &ToolKinds) -> Result<View, ContextFailure> {
+    fn view(
+        &self,
+        window: u32,
+        est: &Estimator,
+        kinds: &ToolKinds,
+    ) -> Result<View, ContextFailure> {
         let task = Some(self.task_id);
         let (view, differs) = self.store.read(|c| {
             let mut conversation = lock(&self.conversation);
@@ -1176,7 +1181,9 @@ pub mod checks {
         let (session, task) = (ctx.session_id, Some(ctx.task_id));
         let fresh = rebuilt_with_kinds(c, session, task, &ctx.workspace, window, est, kinds)?;
         let mut all = lock(all());
-        let f = all.entry((ctx.store.path().to_owned(), session)).or_default();
+        let f = all
+            .entry((ctx.store.path().to_owned(), session))
+            .or_default();
         f.compared += 1;
         if &fresh == kept {
             return Ok(None);

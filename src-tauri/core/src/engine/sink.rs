@@ -54,7 +54,7 @@ pub trait EventSink: Send + Sync {
 /// A call left open by a run's last turn, as the store has it (see `EventSink::left_open`).
 #[derive(Debug)]
 pub enum LeftOpen {
-    Answered(crate::store::Approval),
+    Answered(Box<crate::store::Approval>),
     Interrupted(crate::store::ToolCallRecord),
 }
 

@@ -122,7 +122,7 @@ impl EventSink for Sink {
         Ok(match (approval, journal) {
             (_, Some(j)) if j.status.is_open() => Some(agent::LeftOpen::Interrupted(j)),
             (Some(a), None) if a.status != ApprovalStatus::Pending => {
-                Some(agent::LeftOpen::Answered(a))
+                Some(agent::LeftOpen::Answered(Box::new(a)))
             }
             _ => None,
         })
