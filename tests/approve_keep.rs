@@ -3,43 +3,27 @@
 //! workspace or the session, so the next such command runs without asking; a write's
 //! approval has no rule to keep and is left pending.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::process::{Command, Output, Stdio};
+mod support;
 
 use serde_json::{json, Value};
+use support::{text, Harness};
 
-struct Env {
-    dir: tempfile::TempDir,
+/// The shared harness, with what these tests add to it.
+struct Env(Harness);
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.0
+    }
 }
 
 impl Env {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        Self { dir }
+        Self(Harness::new(&[]))
     }
     fn ws(&self) -> String {
         self.dir.path().join("ws").display().to_string()
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
-            .args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
     }
     /// A run whose one call is `call`; its exit code.
     fn agent(&self, name: &str, call: Value, session: Option<&str>) -> i32 {
@@ -56,7 +40,7 @@ impl Env {
             Some(s) => args.extend(["--session", s]),
             None => args.extend(["--workspace", &ws]),
         }
-        self.run(&args).status.code().unwrap_or(-1)
+        self.output(&args).status.code().unwrap_or(-1)
     }
     fn pending(&self) -> Vec<Value> {
         self.json(&["approvals", "--json"])
@@ -64,10 +48,6 @@ impl Env {
             .unwrap()
             .clone()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn command(c: &str) -> Value {
@@ -79,7 +59,7 @@ fn approve_always_keeps_the_suggested_rule_for_the_workspace() {
     let e = Env::new();
     assert_eq!(e.agent("a.json", command("touch a.txt"), None), 3);
     let id = e.pending()[0]["id"].to_string();
-    let out = e.run(&["approve", &id, "--always"]);
+    let out = e.output(&["approve", &id, "--always"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("keeping `touch *` in this workspace"),
@@ -110,7 +90,7 @@ fn approve_for_session_keeps_a_named_rule_for_that_session_only() {
     std::fs::write(&p, turns.to_string()).unwrap();
     let provider = format!("scripted:{}", p.display());
     let ws = e.ws();
-    let first = e.run(&[
+    let first = e.output(&[
         "run",
         "--workspace",
         &ws,
@@ -122,7 +102,7 @@ fn approve_for_session_keeps_a_named_rule_for_that_session_only() {
     assert_eq!(first.status.code(), Some(3));
     let session = e.json(&["tasks", "--json"])[0]["session_id"].to_string();
     let id = e.pending()[0]["id"].to_string();
-    let out = e.run(&["approve", &id, "--for-session", "--rule", "touch a.txt"]);
+    let out = e.output(&["approve", &id, "--for-session", "--rule", "touch a.txt"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rules = e.json(&["policy", "list", "--workspace", &ws, "--json"]);
     assert_eq!(rules[0]["rule"], "touch a.txt");
@@ -138,9 +118,9 @@ fn approve_for_session_keeps_a_named_rule_for_that_session_only() {
         "--provider",
         &provider,
     ];
-    assert_eq!(e.run(&again).status.code(), Some(0));
+    assert_eq!(e.output(&again).status.code(), Some(0));
     assert_eq!(
-        e.run(&again).status.code(),
+        e.output(&again).status.code(),
         Some(3),
         "touch c.txt has no rule"
     );
@@ -154,7 +134,7 @@ fn a_write_has_no_rule_to_keep_and_stays_pending() {
     let write = json!({ "name": "write_file", "arguments": { "path": "n.txt", "content": "x" } });
     assert_eq!(e.agent("w.json", write, None), 3);
     let id = e.pending()[0]["id"].to_string();
-    let out = e.run(&["approve", &id, "--always"]);
+    let out = e.output(&["approve", &id, "--always"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("not for a command"),

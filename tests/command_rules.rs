@@ -3,23 +3,26 @@
 //! an uncovered part that asks (naming the part), the same refused once `rm` is denied,
 //! and `policy explain` saying why, all read back from the store through the CLI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod support;
 
 use serde_json::{json, Value};
+use support::{of_type, text, Harness};
 
-struct Env {
-    dir: tempfile::TempDir,
+/// The shared harness, with what these tests add to it.
+struct Env(Harness);
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.0
+    }
 }
 
 impl Env {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws/y")).unwrap();
-        Self { dir }
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        let h = Harness::new(&[]);
+        std::fs::create_dir_all(h.ws().join("y")).unwrap();
+        Self(h)
     }
     fn ws_arg(&self) -> String {
         self.ws().display().to_string()
@@ -33,19 +36,8 @@ impl Env {
         std::fs::write(&p, turns.to_string()).unwrap();
         format!("scripted:{}", p.display())
     }
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
-            .args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
+        let out = self.output(args);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -54,14 +46,11 @@ impl Env {
         );
         text(&out.stdout)
     }
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.ok(args)).unwrap()
-    }
     /// Runs `command` as the scripted model's one call; the exit code and the task id.
     fn agent_runs(&self, name: &str, command: &str) -> (i32, i64) {
         let provider = self.script(name, command);
         let ws = self.ws_arg();
-        let out = self.run(&[
+        let out = self.output(&[
             "run",
             "--workspace",
             &ws,
@@ -79,14 +68,6 @@ impl Env {
             .unwrap()
             .clone()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 fn call_id(events: &[Value]) -> String {
@@ -114,7 +95,7 @@ fn a_rule_lets_its_command_run_a_compound_asks_and_a_deny_refuses() {
     let listed = e.json(&["policy", "list", "--workspace", &ws, "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 1);
     // Not a rule: refused, nothing stored.
-    let bad = e.run(&["policy", "add", "cargo test $(x)", "--workspace", &ws]);
+    let bad = e.output(&["policy", "add", "cargo test $(x)", "--workspace", &ws]);
     assert_ne!(bad.status.code(), Some(0));
     assert_eq!(
         e.json(&["policy", "list", "--workspace", &ws, "--json"])
@@ -157,7 +138,7 @@ fn a_rule_lets_its_command_run_a_compound_asks_and_a_deny_refuses() {
     assert!(why.contains("outcome: asked"), "{why}");
     let id = pending[0]["id"].as_i64().unwrap().to_string();
     assert_eq!(
-        e.run(&["reject", &id, "--reason", "no"]).status.code(),
+        e.output(&["reject", &id, "--reason", "no"]).status.code(),
         Some(0)
     );
 
@@ -194,7 +175,9 @@ fn a_rule_lets_its_command_run_a_compound_asks_and_a_deny_refuses() {
     assert_eq!(code, 3);
     // The capability rules keep their subcommands beside the command rules.
     assert_eq!(
-        e.run(&["policy", "show", "--workspace", &ws]).status.code(),
+        e.output(&["policy", "show", "--workspace", &ws])
+            .status
+            .code(),
         Some(0)
     );
 }

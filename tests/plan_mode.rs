@@ -4,54 +4,35 @@
 //! run without asking, its steps ticked; a write and a command beyond the plan ask; a
 //! rejected plan runs nothing; a plan written as Markdown instead of `submit_plan` is read.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod support;
 
 use serde_json::{json, Value};
+use support::{of_type, text, Harness};
 
-struct Env {
-    dir: tempfile::TempDir,
+/// The shared harness, with what these tests add to it.
+struct Env(Harness);
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.0
+    }
 }
 
 impl Env {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        std::fs::write(dir.path().join("ws/README.md"), "The project.\n").unwrap();
-        Self { dir }
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
+        let h = Harness::new(&[]);
+        std::fs::write(h.ws().join("README.md"), "The project.\n").unwrap();
+        Self(h)
     }
     fn script(&self, turns: Value) -> String {
         let p = self.dir.path().join("script.json");
         std::fs::write(&p, turns.to_string()).unwrap();
         format!("scripted:{}", p.display())
     }
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
-            .args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
     fn code(&self, args: &[&str]) -> (i32, String) {
-        let out = self.run(args);
+        let out = self.output(args);
         (out.status.code().unwrap_or(-1), text(&out.stderr))
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
     }
     fn plan_run(&self, provider: &str) -> (i32, String, i64) {
         let ws = self.ws().display().to_string();
@@ -77,14 +58,6 @@ impl Env {
     fn tasks(&self) -> Vec<Value> {
         self.json(&["tasks", "--json"]).as_array().unwrap().clone()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 fn call(name: &str, arguments: Value) -> Value {

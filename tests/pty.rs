@@ -3,51 +3,13 @@
 //! (a line overwrite, a screen redraw, OSC 52 clipboard write, a bidi override), and what
 //! reaches the terminal shows each of them as visible text: no raw escape byte at all.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+mod support;
+use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+
+use support::pty::{follow, openpty, wait_for};
 
 use serde_json::json;
-
-/// A pseudo-terminal: (controller, the process's side).
-fn openpty() -> (File, OwnedFd) {
-    let (mut controller, mut terminal) = (0, 0);
-    // SAFETY: openpty writes two new descriptors into the out-parameters; the name, termios
-    // and window size may be null.
-    let rc = unsafe {
-        libc::openpty(
-            &mut controller,
-            &mut terminal,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors are fresh and owned by nobody else.
-    unsafe {
-        (
-            File::from_raw_fd(controller),
-            OwnedFd::from_raw_fd(terminal),
-        )
-    }
-}
-
-fn wait_for(seen: &Mutex<Vec<u8>>, what: &str) {
-    let t0 = Instant::now();
-    while !String::from_utf8_lossy(&seen.lock().unwrap()).contains(what) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the terminal never showed {what:?}; it showed:\n{}",
-            String::from_utf8_lossy(&seen.lock().unwrap())
-        );
-        // sleep: the poll interval of the bounded wait for the terminal's output.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn an_approval_prompt_shows_escape_sequences_visibly_and_sends_none_raw() {
@@ -81,19 +43,7 @@ fn an_approval_prompt_shows_escape_sequences_visibly_and_sends_none_raw() {
         .stderr(Stdio::from(terminal))
         .spawn()
         .unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut reader = controller.try_clone().unwrap();
-    let sink = seen.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        // Ends with EIO once the child and every copy of its side are gone.
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
+    let seen = follow(&controller);
     wait_for(&seen, "Approve?");
     controller.write_all(b"n\n").unwrap();
     wait_for(&seen, "Reason:");

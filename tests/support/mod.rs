@@ -1,6 +1,8 @@
 //! What the crash harnesses share: the real `pocketpilot` binary on a store of its own,
 //! started, asked and killed the way a person's machine would.
 #![allow(dead_code)]
+pub mod pty;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -31,6 +33,9 @@ impl Harness {
             .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
             .env("HOME", self.dir.path())
             .envs(self.env.iter().copied())
+            // A model configured in the developer's environment never reaches a test's runs.
+            .env_remove("POCKETPILOT_BASE_URL")
+            .env_remove("POCKETPILOT_MODEL")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -50,6 +55,16 @@ impl Harness {
         );
         serde_json::from_slice(&out.stdout).unwrap()
     }
+}
+
+/// A process's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The events of `kind` among a task's (`show --json`).
+pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 pub fn kill9(child: &mut Child) {

@@ -73,6 +73,16 @@ pub fn since_head(c: &Connection, session_id: i64) -> Result<Vec<Entry>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The session's entries committed after entry `after` (rewound ones too, marked): what a
+/// run that holds the rest in memory reads to catch up, at the cost of what is new.
+pub fn after(c: &Connection, session_id: i64, after: i64) -> Result<Vec<Entry>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM entries WHERE session_id = ?1 AND id > ?2 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map(params![session_id, after], from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// The entries of a session's tasks from `first_task` on, in order: what the window shows
 /// for its newest tasks. Looked up per task (`entries_task`), so the cost follows the
 /// tasks shown, not the length of the session.

@@ -3,7 +3,8 @@
 //! is committed before the tool runs).
 //!
 //! ```text
-//! finish the last turn's calls that have no result (after an approval or a crash)
+//! finish the last turn's calls that have no result: an answered approval or a call cut
+//! off by a crash as the store says (`EventSink::left_open`), the rest as fresh calls
 //! for step in start..=max_steps:
 //!     turn = model(messages)        # deltas streamed; tools only from the complete turn
 //!     no tool calls, calls written as text → the turn's calls (`tool_call_repaired`)
@@ -22,7 +23,7 @@ use pocketpilot_model::{
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 
 use crate::engine::orchestrator::{self, CallEnv, Handled, Origin};
-pub use crate::engine::sink::{Boundary, EventSink, RecordError};
+pub use crate::engine::sink::{Boundary, EventSink, LeftOpen, RecordError};
 use crate::event::RuntimeEvent;
 use crate::policy::repetition::RepetitionGuard;
 
@@ -104,6 +105,14 @@ use crate::engine::context::{ContextFailure, Prepared, SessionContext, MAX_OVERF
 pub use crate::engine::transcript::{system_prompt, wrap_untrusted};
 use pocketpilot_protocol::CompactionCause;
 
+/// How the open calls of a turn are decided: at a run's start, those of its last turn
+/// (`Recover(turn)`) as the store says they stand first; after a model turn, all fresh.
+#[derive(Clone, Copy)]
+enum Left {
+    Recover(u32),
+    Fresh,
+}
+
 enum CallResult {
     Done,
     NeedsApproval,
@@ -140,8 +149,9 @@ impl Agent {
         self.tools.specs()
     }
 
-    /// Runs from `start_step`. `messages` is the whole context (system prompt first);
-    /// `used` is the task's token usage so far.
+    /// Runs from `start_step`. `messages` is the whole context (system prompt first), as
+    /// the run found the session; `used` is the task's token usage so far. The calls its
+    /// last turn left open are finished first, here and only here.
     pub async fn run(
         &self,
         mut messages: Vec<Message>,
@@ -153,8 +163,9 @@ impl Agent {
         let mut after_tools = !open_calls(&messages).is_empty()
             || messages.last().is_some_and(|m| m.role == Role::Tool);
         let mut guard = RepetitionGuard::new(self.limits.repeat_limit);
+        let left = Left::Recover(start_step.saturating_sub(1));
         match self
-            .finish_open_calls(&mut messages, step_of_last, &[], sink, &mut guard)
+            .finish_open_calls(&mut messages, (step_of_last, left), &[], sink, &mut guard)
             .await
         {
             Ok(CallResult::Done) => {}
@@ -236,7 +247,13 @@ impl Agent {
             }
             let refused = text_calls.map(|t| t.broken).unwrap_or_default();
             match self
-                .finish_open_calls(&mut messages, step, &refused, sink, &mut guard)
+                .finish_open_calls(
+                    &mut messages,
+                    (step, Left::Fresh),
+                    &refused,
+                    sink,
+                    &mut guard,
+                )
                 .await
             {
                 Ok(CallResult::Done) => after_tools = true,
@@ -323,16 +340,31 @@ impl Agent {
     /// `refused`: calls written as text that could not be read, answered with what was
     /// wrong (after a crash they are unknown here, and the orchestrator refuses them: their
     /// name or arguments are not a runnable call).
+    /// At a run's start (`Left::Recover`), the leading calls the store shows answered or
+    /// cut off are carried out as such (see [`Agent::recovered`]); from the first that is
+    /// neither, every call is a fresh one.
     async fn finish_open_calls(
         &self,
         messages: &mut Vec<Message>,
-        step: u32,
+        (step, mut left): (u32, Left),
         refused: &[BrokenCall],
         sink: &dyn EventSink,
         guard: &mut RepetitionGuard,
     ) -> Result<CallResult, AgentOutcome> {
         let mut submitted: Option<String> = None;
         for call in open_calls(messages) {
+            if let Left::Recover(turn) = left {
+                match self.recovered(&call, turn, sink).await {
+                    Ok(Some(Handled::NeedsApproval)) => return Ok(CallResult::NeedsApproval),
+                    Ok(Some(Handled::Done(text) | Handled::PlanSubmitted(text))) => {
+                        let text = wrap_untrusted("tool result", &text);
+                        messages.push(Message::tool_result(call.id.clone(), text));
+                        continue;
+                    }
+                    Ok(None) => left = Left::Fresh,
+                    Err(error) => return Err(AgentOutcome::RecordFailed { error }),
+                }
+            }
             if self.ctx.cancel.is_cancelled() {
                 return Err(AgentOutcome::Cancelled);
             }
@@ -380,6 +412,29 @@ impl Agent {
             ));
         }
         Ok(submitted.map_or(CallResult::Done, CallResult::PlanSubmitted))
+    }
+
+    /// A call left open when the run starts, carried out as the store says it stands: an
+    /// answered approval (approved: the call runs, guarded again by the tool; rejected:
+    /// the model is told), or a call the journal shows started and never finished (a
+    /// crash: re-run if replay-safe, otherwise the model is told it was interrupted).
+    /// `None`: neither, a fresh call.
+    async fn recovered(
+        &self,
+        call: &ToolCall,
+        turn: u32,
+        sink: &dyn EventSink,
+    ) -> Result<Option<Handled>, RecordError> {
+        let Some(left) = sink.left_open(turn, call)? else {
+            return Ok(None);
+        };
+        let origin = match &left {
+            LeftOpen::Answered(a) => Origin::Answered(a),
+            LeftOpen::Interrupted(j) => Origin::Interrupted(j),
+        };
+        orchestrator::carry_out(&self.call_env(), call, origin, sink)
+            .await
+            .map(Some)
     }
 
     /// A response without `tool_calls` whose text holds calls becomes a response with
@@ -619,8 +674,10 @@ pub(crate) async fn model_request(
             Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
             Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
             Err(
-                e
-                @ (ContextFailure::NoTask | ContextFailure::Provider(_) | ContextFailure::Busy(_)),
+                e @ (ContextFailure::NoTask
+                | ContextFailure::Provider(_)
+                | ContextFailure::Busy(_)
+                | ContextFailure::Differs(_)),
             ) => {
                 return Err(TurnError::Model(ProviderError::InvalidResponse(
                     e.to_string(),

@@ -5,9 +5,12 @@
 //! fails. A request known to exceed the window is never sent; a refusal for length is
 //! answered by compacting harder, at most twice.
 //!
-//! The view is rebuilt from the store every request (not from the agent's in-memory
+//! The view is made from what the store committed (not from the agent's in-memory
 //! messages) so a fresh run, a resumed one and one after a crash see the same thing, and
-//! a compaction committed before a kill -9 is what the next run starts from.
+//! a compaction committed before a kill -9 is what the next run starts from. A run reads
+//! the session once, when it starts, and keeps it as its [`Conversation`], extended with
+//! each commit: a request costs what its view holds, not the session's length. What it
+//! sends is byte for byte what a fresh read of the store ([`build_view`]) would give.
 //!
 //! A compaction with a summary is one entry (`compaction`) written with its
 //! `context_compacted` event in one transaction (the recorder calls [`apply_compacted`]).
@@ -31,6 +34,8 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::config::ProviderSettings;
+pub use crate::engine::conversation::Conversation;
+pub(crate) use crate::engine::conversation::{ids_of, replaces_of};
 use crate::engine::provider;
 use crate::engine::sink::EventSink;
 use crate::engine::transcript::{lean_system_prompt, system_prompt, wrap_untrusted};
@@ -64,6 +69,9 @@ pub enum ContextFailure {
     Provider(String),
     #[error("session {0} has a run in progress: compact it when it is idle")]
     Busy(i64),
+    /// See [`VERIFY_ENV`].
+    #[error("{0}")]
+    Differs(String),
 }
 
 impl ContextFailure {
@@ -76,6 +84,7 @@ impl ContextFailure {
             ContextFailure::NoTask => ErrorKind::NotFound,
             ContextFailure::Provider(_) => ErrorKind::ModelConfig,
             ContextFailure::Busy(_) => ErrorKind::ConversationBusy,
+            ContextFailure::Differs(_) => ErrorKind::Record,
         }
     }
 }
@@ -332,6 +341,7 @@ fn window_of(found: ContextWindow, model: &str) -> Window {
 
 /// The model's view of a session, item by item (ids are entry ids), with each entry's
 /// place (a summary sits where the first entry it replaces was).
+#[derive(Debug, PartialEq)]
 pub struct View {
     pub items: Vec<Item>,
     places: HashMap<u64, i64>,
@@ -359,11 +369,49 @@ pub fn build_view(
     est: &Estimator,
 ) -> Result<View, StoreError> {
     let kinds = ToolKinds::of(&pocketpilot_tools::Registry::builtin());
-    view_with_kinds(c, session_id, task_id, workspace, window, est, &kinds)
+    let conversation = Conversation::open(c, session_id)?;
+    kept_view(c, &conversation, task_id, workspace, window, est, &kinds)
 }
 
-/// [`build_view`] for a run whose tools are `kinds` (its MCP tools too).
-fn view_with_kinds(
+/// The view of a run's kept conversation (see [`Conversation`]).
+fn kept_view(
+    c: &Connection,
+    conversation: &Conversation,
+    task_id: Option<i64>,
+    workspace: &str,
+    window: u32,
+    est: &Estimator,
+    kinds: &ToolKinds,
+) -> Result<View, StoreError> {
+    // Issue 18: the workspace's instructions, memories and skills, re-read every request
+    // and kept verbatim by the planner (a compaction never summarises them).
+    let preamble =
+        crate::policy::instructions::Preamble::load(c, workspace)?.text_of(conversation.worked());
+    let rules = if is_lean(c, window)? {
+        lean_system_prompt(workspace)
+    } else {
+        system_prompt(workspace)
+    };
+    let all = conversation.entries();
+    Ok(view_of(all, task_id, window, est, rules, preamble, kinds))
+}
+
+/// The view a fresh read of the store gives, the way the view was made before a run kept
+/// its conversation: every entry since the last reset, the replaced ones filtered here.
+/// What the kept view is checked against.
+pub fn rebuilt_view(
+    c: &Connection,
+    session_id: i64,
+    task_id: Option<i64>,
+    workspace: &str,
+    window: u32,
+    est: &Estimator,
+) -> Result<View, StoreError> {
+    let kinds = ToolKinds::of(&pocketpilot_tools::Registry::builtin());
+    rebuilt_with_kinds(c, session_id, task_id, workspace, window, est, &kinds)
+}
+
+fn rebuilt_with_kinds(
     c: &Connection,
     session_id: i64,
     task_id: Option<i64>,
@@ -373,8 +421,6 @@ fn view_with_kinds(
     kinds: &ToolKinds,
 ) -> Result<View, StoreError> {
     let all = entries::since_head(c, session_id)?;
-    // Issue 18: the workspace's instructions, memories and skills, re-read every request
-    // and kept verbatim by the planner (a compaction never summarises them).
     let preamble = crate::policy::instructions::Preamble::load(c, workspace)?
         .text(crate::policy::instructions::calls_of_entries(&all).iter());
     let rules = if is_lean(c, window)? {
@@ -602,19 +648,6 @@ fn merge_old_instructions(items: &mut Vec<Item>) -> bool {
     true
 }
 
-pub(crate) fn replaces_of(e: &Entry) -> Vec<i64> {
-    ids_of(e, "replaces")
-}
-
-/// A list of entry ids in a compaction entry; absent in entries written before it was kept.
-pub(crate) fn ids_of(e: &Entry, field: &str) -> Vec<i64> {
-    e.content
-        .get(field)
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|v| v.as_i64()).collect())
-        .unwrap_or_default()
-}
-
 /// As the transcript does: a call with no result is answered with an error when the
 /// conversation went on after it (models refuse a call left open).
 fn close_unanswered(items: Vec<Item>) -> Vec<Item> {
@@ -732,6 +765,8 @@ pub struct SessionContext {
     cache_key: String,
     template: Option<TemplateFamily>,
     state: Mutex<State>,
+    /// The run's conversation, kept as entries are committed (see [`Conversation`]).
+    conversation: Mutex<Conversation>,
 }
 
 impl SessionContext {
@@ -741,12 +776,13 @@ impl SessionContext {
         (s.estimator.clone(), s.lean)
     }
 
-    /// The context of a run with `provider`; `None` for a provider that neither declares
-    /// a window nor has a server to ask for one (a script written before budgets): its
-    /// requests are sent as they are.
+    /// The context of a run with `provider`, keeping `conversation` (the session as the
+    /// run found it) from now on; `None` for a provider that neither declares a window nor
+    /// has a server to ask for one (a script written before budgets): its requests are
+    /// sent as they are.
     pub async fn for_run(
         store: Arc<Store>,
-        session_id: i64,
+        conversation: Conversation,
         task_id: i64,
         workspace: &str,
         provider: &dyn Provider,
@@ -755,7 +791,7 @@ impl SessionContext {
             return Ok(None);
         }
         let facts = facts_of(provider).await;
-        let ctx = Self::with_facts(store, session_id, task_id, workspace, facts)?;
+        let ctx = Self::with_facts(store, conversation, task_id, workspace, facts)?;
         Ok(Some(Arc::new(ctx)))
     }
 
@@ -769,16 +805,18 @@ impl SessionContext {
         settings: &ProviderSettings,
     ) -> Result<Self, StoreError> {
         let facts = model_facts(spec, settings).await;
-        Self::with_facts(store, session_id, task_id, workspace, facts)
+        let conversation = store.read(|c| Conversation::open(c, session_id))?;
+        Self::with_facts(store, conversation, task_id, workspace, facts)
     }
 
     fn with_facts(
         store: Arc<Store>,
-        session_id: i64,
+        conversation: Conversation,
         task_id: i64,
         workspace: &str,
         facts: ModelFacts,
     ) -> Result<Self, StoreError> {
+        let session_id = conversation.session_id();
         let (stored, lean): (Option<Calibration>, bool) = store.read(|c| {
             Ok((
                 settings::get(c, &calibration_key(&facts.model))?,
@@ -825,11 +863,38 @@ impl SessionContext {
                 instructions_elided,
                 tool_kinds: ToolKinds::of(&pocketpilot_tools::Registry::builtin()),
             }),
+            conversation: Mutex::new(conversation),
         })
     }
 
     pub fn window(&self) -> Window {
         lock(&self.state).window
+    }
+
+    /// The view of the next request: the kept conversation, caught up with what was
+    /// committed since the last request (only that is read).
+    fn view(
+        &self,
+        window: u32,
+        est: &Estimator,
+        kinds: &ToolKinds,
+    ) -> Result<View, ContextFailure> {
+        let task = Some(self.task_id);
+        let (view, differs) = self.store.read(|c| {
+            let mut conversation = lock(&self.conversation);
+            conversation.catch_up(c)?;
+            let view = kept_view(c, &conversation, task, &self.workspace, window, est, kinds)?;
+            drop(conversation);
+            let differs = match checks::on() {
+                true => checks::compare(c, self, (window, est, kinds), &view)?,
+                false => None,
+            };
+            Ok((view, differs))
+        })?;
+        match differs {
+            Some(said) => Err(ContextFailure::Differs(said)),
+            None => Ok(view),
+        }
     }
 
     /// The family of the chat template the model server named, when it named one.
@@ -861,17 +926,7 @@ impl SessionContext {
                 s.tool_kinds.clone(),
             )
         };
-        let view = self.store.read(|c| {
-            view_with_kinds(
-                c,
-                self.session_id,
-                Some(self.task_id),
-                &self.workspace,
-                window.tokens,
-                &est,
-                &kinds,
-            )
-        })?;
+        let view = self.view(window.tokens, &est, &kinds)?;
         let budget = budget_for(window.tokens, reserve, &est, extra_margin, force_below);
         let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
         let mut view = view;
@@ -1071,3 +1126,74 @@ impl SessionContext {
 #[cfg(test)]
 #[path = "context_tests.rs"]
 mod tests;
+
+/// The kept view checked against a fresh read of the store ([`rebuilt_view`]) at every
+/// request: off unless the environment sets [`VERIFY_ENV`] (the end-to-end tests of a
+/// crashed and resumed binary) or a test turns it on ([`checks::compare_every_request`]).
+/// A difference fails the request, so no test passes over one.
+pub const VERIFY_ENV: &str = "POCKETPILOT_VERIFY_VIEW";
+
+pub mod checks {
+    use super::*;
+
+    /// What the comparisons found in one session.
+    #[derive(Debug, Default, Clone)]
+    pub struct Found {
+        pub compared: u64,
+        pub differing: Vec<String>,
+    }
+
+    fn switch() -> &'static AtomicBool {
+        static ON: OnceLock<AtomicBool> = OnceLock::new();
+        ON.get_or_init(|| AtomicBool::new(std::env::var_os(VERIFY_ENV).is_some()))
+    }
+
+    /// From now on, in this process, every request's view is compared (see [`VERIFY_ENV`]).
+    pub fn compare_every_request() {
+        switch().store(true, Ordering::SeqCst);
+    }
+
+    pub(super) fn on() -> bool {
+        switch().load(Ordering::Relaxed)
+    }
+
+    /// By store file and session.
+    type Sessions = HashMap<(std::path::PathBuf, i64), Found>;
+
+    fn all() -> &'static Mutex<Sessions> {
+        static F: OnceLock<Mutex<Sessions>> = OnceLock::new();
+        F.get_or_init(Default::default)
+    }
+
+    /// What was compared in the requests of `session_id` of the store at `store` so far.
+    pub fn found(store: &std::path::Path, session_id: i64) -> Found {
+        let key = (store.to_owned(), session_id);
+        lock(all()).get(&key).cloned().unwrap_or_default()
+    }
+
+    /// Compares `kept` with a fresh read; the difference, if any, as a sentence.
+    pub(super) fn compare(
+        c: &Connection,
+        ctx: &SessionContext,
+        (window, est, kinds): (u32, &Estimator, &ToolKinds),
+        kept: &View,
+    ) -> Result<Option<String>, StoreError> {
+        let (session, task) = (ctx.session_id, Some(ctx.task_id));
+        let fresh = rebuilt_with_kinds(c, session, task, &ctx.workspace, window, est, kinds)?;
+        let mut all = lock(all());
+        let f = all
+            .entry((ctx.store.path().to_owned(), session))
+            .or_default();
+        f.compared += 1;
+        if &fresh == kept {
+            return Ok(None);
+        }
+        let said = format!(
+            "request {} of session {session}: the kept view differs from the store's\nkept  {:?}\nfresh {:?}",
+            f.compared, kept.items, fresh.items
+        );
+        tracing::error!("{said}");
+        f.differing.push(said.clone());
+        Ok(Some(said))
+    }
+}

@@ -143,16 +143,24 @@ async fn a_runs_context_follows_the_window_its_provider_reports() {
         }
     );
     assert!(!facts.counted, "a script's usage is no count");
-    let ctx = SessionContext::for_run(store.clone(), 1, 1, "/w", &declared)
-        .await
-        .unwrap()
-        .expect("a declared window gives the run a context");
+    let ctx = SessionContext::for_run(
+        store.clone(),
+        Conversation::of(1, Vec::new()),
+        1,
+        "/w",
+        &declared,
+    )
+    .await
+    .unwrap()
+    .expect("a declared window gives the run a context");
     assert_eq!(ctx.window().tokens, 2048);
 
     let bare = script(dir.path(), "bare.json", json!([ { "text": "Hi." } ]));
-    assert!(SessionContext::for_run(store, 1, 1, "/w", &bare)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        SessionContext::for_run(store, Conversation::of(1, Vec::new()), 1, "/w", &bare)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(facts_of(&bare).await.window.source, WindowOrigin::Assumed);
 }

@@ -39,6 +39,23 @@ pub trait EventSink: Send + Sync {
     fn money_out(&self) -> Result<Option<crate::policy::cost::MoneyOut>, RecordError> {
         Ok(None)
     }
+    /// At a run's start, how a call its last turn (`turn`) left open stands in the store:
+    /// its approval answered, or started before a crash and never finished; `None` for
+    /// neither (a fresh call). Sinks outside a run have none.
+    fn left_open(
+        &self,
+        _turn: u32,
+        _call: &pocketpilot_model::ToolCall,
+    ) -> Result<Option<LeftOpen>, RecordError> {
+        Ok(None)
+    }
+}
+
+/// A call left open by a run's last turn, as the store has it (see `EventSink::left_open`).
+#[derive(Debug)]
+pub enum LeftOpen {
+    Answered(Box<crate::store::Approval>),
+    Interrupted(crate::store::ToolCallRecord),
 }
 
 /// What the `postTools` boundary decided.

@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use pocketpilot_model::{ProviderSpec, Usage};
+use pocketpilot_model::{Message, ProviderSpec, Usage};
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::config::{workspace_rules_key, Limits, ProviderSettings};
 use crate::engine::agent::{self, Agent, AgentLimits, AgentOutcome, EventSink, RecordError};
+use crate::engine::conversation::Conversation;
 use crate::engine::lease::SessionLease;
-use crate::engine::orchestrator::{self, Handled, Origin};
 use crate::engine::plan::PlanScope;
 use crate::engine::provider;
 use crate::engine::recorder::{Claim, Recorder};
@@ -107,6 +107,25 @@ impl EventSink for Sink {
             let task = tasks::get(c, self.task_id)?;
             crate::policy::cost::money_out(c, &task, &self.limits, now)
         })?)
+    }
+    fn left_open(
+        &self,
+        turn: u32,
+        call: &pocketpilot_model::ToolCall,
+    ) -> Result<Option<agent::LeftOpen>, RecordError> {
+        let (approval, journal) = self.store.read(|c| {
+            Ok((
+                approvals::for_call(c, self.task_id, turn.into(), &call.id)?,
+                tool_calls::get(c, self.task_id, turn.into(), &call.id)?,
+            ))
+        })?;
+        Ok(match (approval, journal) {
+            (_, Some(j)) if j.status.is_open() => Some(agent::LeftOpen::Interrupted(j)),
+            (Some(a), None) if a.status != ApprovalStatus::Pending => {
+                Some(agent::LeftOpen::Answered(Box::new(a)))
+            }
+            _ => None,
+        })
     }
 }
 
@@ -228,7 +247,7 @@ async fn run_registered(
     })?;
     // Started (so it can pause), and paused at once if the disk is full already.
     sink.space.check()?;
-    let (agent, mcp_session) =
+    let (agent, mcp_session, messages) =
         build_agent(cx, &sink, &task, provider, &limits, &settings, &cancel).await?;
     let watcher = watch_cancel_requests(
         cx.store.clone(),
@@ -238,7 +257,15 @@ async fn run_registered(
     );
     let started = Instant::now();
     let resumed = task.status == TaskStatus::Running;
-    let outcome = drive_agent(cx, &agent, &sink, &task, (&limits, resumed), &cancel).await;
+    let outcome = drive_agent(
+        cx,
+        (&agent, messages),
+        &sink,
+        &task,
+        (&limits, resumed),
+        &cancel,
+    )
+    .await;
     watcher.abort();
     let full = disk_full(outcome.as_ref(), &sink.space);
     if full.is_some() {
@@ -360,7 +387,9 @@ fn run_grants(task: &tasks::Task) -> Vec<String> {
     task.grants.iter().map(ToString::to_string).collect()
 }
 
-/// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run.
+/// The provider, tools (built-in and the run's MCP servers'), policy and grants of a run,
+/// and its conversation: the session read once, the agent's messages and its context's
+/// kept view both made from that one read.
 async fn build_agent(
     cx: &RunContext,
     sink: &Sink,
@@ -369,7 +398,7 @@ async fn build_agent(
     limits: &Limits,
     settings: &ProviderSettings,
     cancel: &CancellationToken,
-) -> Result<(Agent, Option<pocketpilot_mcp::McpSession>), RecordError> {
+) -> Result<(Agent, Option<pocketpilot_mcp::McpSession>, Vec<Message>), RecordError> {
     let session = cx.store.read(|c| sessions::get(c, task.session_id))?;
     let rules: PolicyRules = cx
         .store
@@ -428,10 +457,13 @@ async fn build_agent(
         &mut user_grants,
     )?;
     let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
+    // The one read of the session's transcript in a run (after the plan-mode note).
+    let since_head = cx.store.read(|c| entries::since_head(c, session.id))?;
+    let messages = transcript::to_messages(&ctx.workspace.display().to_string(), &since_head);
     // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
     let context = crate::engine::context::SessionContext::for_run(
         cx.store.clone(),
-        session.id,
+        Conversation::of(session.id, since_head),
         task.id,
         &session.workspace,
         provider.as_ref(),
@@ -487,7 +519,7 @@ async fn build_agent(
             }
         },
     };
-    Ok((agent, mcp_session))
+    Ok((agent, mcp_session, messages))
 }
 
 /// The run's plan mode, and the approved plan it carries out. A planning run's transcript
@@ -515,12 +547,12 @@ fn plan_scope(
     Ok((PlanScope::Planning, None))
 }
 
-/// Finishes the calls left open (approved, rejected, interrupted), then runs the agent on
-/// the session's context, within the time budget and until cancelled. `None`: the budget
-/// ran out.
+/// Runs the agent on the session's conversation (`messages`, as the run found it: the
+/// agent finishes the calls left open first), within the time budget and until cancelled.
+/// `None`: the budget ran out.
 async fn drive_agent(
     cx: &RunContext,
-    agent: &Agent,
+    (agent, mut messages): (&Agent, Vec<Message>),
     sink: &Sink,
     task: &tasks::Task,
     (limits, resumed): (&Limits, bool),
@@ -529,23 +561,10 @@ async fn drive_agent(
     let budget_ms = (with_extra(limits, task).max_task_seconds * 1000)
         .saturating_sub(task.active_ms.max(0) as u64);
     let work = async {
-        match recover_open_calls(cx, agent, sink, task).await {
-            Ok(false) => {}
-            Ok(true) => return AgentOutcome::WaitingApproval,
-            Err(error) => return AgentOutcome::RecordFailed { error },
-        }
-        let context = cx.store.read(|c| {
-            Ok((
-                entries::since_head(c, task.session_id)?,
-                tasks::get(c, task.id)?,
-            ))
-        });
-        let (entries, current) = match context {
+        let current = match cx.store.read(|c| tasks::get(c, task.id)) {
             Ok(found) => found,
             Err(e) => return AgentOutcome::RecordFailed { error: e.into() },
         };
-        let workspace = agent.ctx.workspace.display().to_string();
-        let mut messages = transcript::to_messages(&workspace, &entries);
         // A run starting on its goal (not resumed, not continued after an approval).
         if current.step_count == 0 && !resumed {
             let first_of_session = match cx
@@ -788,42 +807,4 @@ fn cancelled() -> RuntimeEvent {
     RuntimeEvent::TaskCancelled {
         reason: "cancelled by the user".into(),
     }
-}
-
-/// Before the agent continues a run, the calls of its last turn that have no result are
-/// looked at in order, each through the orchestrator: an answered approval is carried out
-/// (approved: the call runs, guarded again by the tool; rejected: the model is told); a
-/// call the journal shows as started but never finished (a crash) is re-run if it is
-/// replay-safe, otherwise the model is told it was interrupted. The first call that is
-/// none of these is left to the agent, which decides it as a fresh call.
-async fn recover_open_calls(
-    cx: &RunContext,
-    agent: &Agent,
-    sink: &Sink,
-    task: &tasks::Task,
-) -> Result<bool, RecordError> {
-    let entries = cx.store.read(|c| entries::since_head(c, task.session_id))?;
-    let workspace = agent.ctx.workspace.display().to_string();
-    let messages = transcript::to_messages(&workspace, &entries);
-    for call in agent::open_calls(&messages) {
-        let (approval, journal) = cx.store.read(|c| {
-            Ok((
-                approvals::for_call(c, task.id, task.step_count, &call.id)?,
-                tool_calls::get(c, task.id, task.step_count, &call.id)?,
-            ))
-        })?;
-        let origin = match (&approval, &journal) {
-            (_, Some(j)) if j.status.is_open() => Origin::Interrupted(j),
-            (Some(a), None) if a.status != ApprovalStatus::Pending => Origin::Answered(a),
-            _ => return Ok(false),
-        };
-        // Each has a result once carried out, except an approved diff whose file changed
-        // since: it is asked again, and the run waits for that answer.
-        if orchestrator::carry_out(&agent.call_env(), &call, origin, sink).await?
-            == Handled::NeedsApproval
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }

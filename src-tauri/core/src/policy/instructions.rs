@@ -81,16 +81,26 @@ impl Preamble {
     /// The instruction files for the directories `calls` worked in, root first and nearest
     /// last.
     pub fn files<'a>(&self, calls: impl Iterator<Item = &'a ToolCall>) -> Vec<LoadedFile> {
+        self.files_of(&WorkedPaths::of(calls))
+    }
+
+    /// [`Preamble::files`] for the paths a conversation's calls named.
+    pub fn files_of(&self, paths: &WorkedPaths) -> Vec<LoadedFile> {
         let Some(guard) = &self.root else {
             return Vec::new();
         };
-        instruction_files(guard, &worked_dirs(guard, calls))
+        instruction_files(guard, &paths.dirs(guard))
     }
 
     /// The system message's text; `None` when there is nothing to say.
     pub fn text<'a>(&self, calls: impl Iterator<Item = &'a ToolCall>) -> Option<String> {
+        self.text_of(&WorkedPaths::of(calls))
+    }
+
+    /// [`Preamble::text`] for the paths a conversation's calls named.
+    pub fn text_of(&self, paths: &WorkedPaths) -> Option<String> {
         let mut parts = Vec::new();
-        let files = self.files(calls);
+        let files = self.files_of(paths);
         if !files.is_empty() {
             parts.push(instructions_part(&files));
         }
@@ -167,23 +177,55 @@ pub fn worked_dirs<'a>(
     guard: &WorkspaceGuard,
     calls: impl Iterator<Item = &'a ToolCall>,
 ) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = vec![PathBuf::new()];
-    for call in calls {
+    WorkedPaths::of(calls).dirs(guard)
+}
+
+/// The `path` and `cwd` arguments of a conversation's calls, each once, in the order first
+/// named. A run keeps them as its calls are made, so finding its directories costs the
+/// distinct paths, not the length of the session. Resolved against the workspace when
+/// asked ([`WorkedPaths::dirs`]): a directory made since counts at once.
+#[derive(Debug, Clone, Default)]
+pub struct WorkedPaths {
+    order: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl WorkedPaths {
+    pub fn of<'a>(calls: impl Iterator<Item = &'a ToolCall>) -> Self {
+        let mut paths = Self::default();
+        for call in calls {
+            paths.add(call);
+        }
+        paths
+    }
+
+    pub fn add(&mut self, call: &ToolCall) {
         let Ok(args) = serde_json::from_str::<serde_json::Value>(&call.arguments) else {
-            continue;
+            return;
         };
         for key in ["path", "cwd"] {
             let Some(raw) = args.get(key).and_then(|v| v.as_str()) else {
                 continue;
             };
+            if self.seen.insert(raw.to_owned()) {
+                self.order.push(raw.to_owned());
+            }
+        }
+    }
+
+    /// The workspace root, then each named path's directory once (a path named again
+    /// resolves the same, so asking once per distinct path is the same answer).
+    pub fn dirs(&self, guard: &WorkspaceGuard) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = vec![PathBuf::new()];
+        for raw in &self.order {
             if let Some(dir) = dir_of(guard, raw) {
                 if !dirs.contains(&dir) {
                     dirs.push(dir);
                 }
             }
         }
+        dirs
     }
-    dirs
 }
 
 fn dir_of(guard: &WorkspaceGuard, raw: &str) -> Option<PathBuf> {
