@@ -150,10 +150,10 @@ PY
 
   echo
   echo "## 5. time to first token, turn by turn: one session of 10 prompts over ACP (stdio, the Python SDK), the built-in model, default settings"
-  d="$WORK/turns-acp"; mkdir -p "$d/ws" "$d/home"
+  d="$WORK/turns-acp"; mkdir -p "$d/ws"
   printf 'Meeting notes, 2 December: the team agreed to ship the backup screen first,\nthen the export. Open question: who writes the release notes?\n' >"$d/ws/notes.txt"
   bash "$ROOT/tests/setup-python.sh" >/dev/null
-  POCKETPILOT_DATA_DIR="$d/data" HOME="$d/home" "$ROOT/.venv-test/bin/python" "$ROOT/scripts/bench_turns.py" \
+  POCKETPILOT_DATA_DIR="$d/data" "$ROOT/.venv-test/bin/python" "$ROOT/scripts/bench_turns.py" \
     "$BIN" "$d/ws" "$d/turns.json" 10
   python3 - "$d/turns.json" "$d/data/logs/llama-server.log" <<'PY'
 import json, re, sys

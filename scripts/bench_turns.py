@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from acp_client import BOUND, Editor, bounded  # noqa: E402
+from acp_client import BOUND, Editor, bounded  # noqa: E402,F401
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block  # noqa: E402
 from acp.schema import ClientCapabilities  # noqa: E402
 
@@ -46,7 +46,11 @@ async def prompt(conn, editor, session, text):
     if not done:
         raise SystemExit(f"no first chunk and no end for {text!r}")
     ttft = (time.perf_counter() - t0) * 1000.0 if first in done else None
-    reply = await bounded("prompt end", task)
+    # A small model on two cores may take minutes to finish a long answer.
+    try:
+        reply = await asyncio.wait_for(task, 900)
+    except asyncio.TimeoutError:
+        raise SystemExit(f"the answer to {text!r} did not end within 900 s")
     first.cancel()
     return {"ask": text, "first_chunk_ms": ttft, "end_ms": (time.perf_counter() - t0) * 1000.0,
             "stop": str(reply.stop_reason)}
