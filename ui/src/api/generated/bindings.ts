@@ -124,7 +124,7 @@ export const commands = {
 	 */
 	rewindSession: (sessionId: number, toEntry: number, keepTheirs: boolean) => __TAURI_INVOKE<RewindReport>("rewind_session", { sessionId, toEntry, keepTheirs }),
 	/**  A new session from before one of the person's messages. */
-	forkSession: (sessionId: number, atEntry: number, place: ForkPlace) => __TAURI_INVOKE<Fork>("fork_session", { sessionId, atEntry, place }),
+	forkSession: (sessionId: number, atEntry: number, place: ForkPlace | null) => __TAURI_INVOKE<Fork>("fork_session", { sessionId, atEntry, place }),
 	changeSettings: () => __TAURI_INVOKE<ChangeSettings>("change_settings"),
 	setChangeSettings: (settings: ChangeSettings) => __TAURI_INVOKE<null>("set_change_settings", { settings }),
 	/**  Whether a model is configured; the window leads to the settings screen when not. */
