@@ -733,7 +733,14 @@ fn a_fork_without_a_flag_is_a_worktree_in_a_git_work_tree_and_a_copy_elsewhere()
     git(&ws, &["init", "-q"]);
     git(&ws, &["add", "-A"]);
     git(&ws, &["commit", "-qm", "start"]);
-    let s = e.task(None, &ws, "first", 0, vec![write_call("one.txt", "1\n")], None);
+    let s = e.task(
+        None,
+        &ws,
+        "first",
+        0,
+        vec![write_call("one.txt", "1\n")],
+        None,
+    );
     e.task(Some(s), &ws, "second", 2, vec![], None);
     let second = e.message(s, "second").to_string();
     let original = snapshot(&ws);
@@ -753,7 +760,9 @@ fn a_fork_without_a_flag_is_a_worktree_in_a_git_work_tree_and_a_copy_elsewhere()
         .find(|w| w.lines().next() == Some(&format!("worktree {}", fws.display())))
         .unwrap_or_else(|| panic!("no worktree {} in:\n{list}", fws.display()));
     assert!(
-        entry.lines().any(|l| l == format!("branch refs/heads/{branch}")),
+        entry
+            .lines()
+            .any(|l| l == format!("branch refs/heads/{branch}")),
         "{entry}"
     );
     assert_eq!(
@@ -765,7 +774,11 @@ fn a_fork_without_a_flag_is_a_worktree_in_a_git_work_tree_and_a_copy_elsewhere()
     // as one.txt is, does not).
     assert_eq!(std::fs::read(fws.join("a.txt")).unwrap(), b"alpha\nbeta\n");
     assert!(!fws.join("one.txt").exists());
-    assert_eq!(snapshot(&ws), original, "the original's files are untouched");
+    assert_eq!(
+        snapshot(&ws),
+        original,
+        "the original's files are untouched"
+    );
 
     // A workspace below the repository's top: the worktree is of the whole repository,
     // the new session works in the same folder inside it, and the CLI says so.

@@ -60,30 +60,7 @@ impl Runtime {
         place: Option<ForkPlace>,
         path: Option<PathBuf>,
     ) -> Result<Fork> {
-        let (session, entry, seen) = self.store.read(|c| {
-            Ok((
-                sessions::get(c, session_id)?,
-                entries::get(c, at_entry)?,
-                entries::since_head(c, session_id)?,
-            ))
-        })?;
-        if !entry.is_some_and(|e| {
-            e.session_id == session_id && e.kind == EntryKind::User && e.rewound_by.is_none()
-        }) {
-            return Err(RuntimeError::InvalidArguments(format!(
-                "entry {at_entry} is not one of the person's messages in session {session_id} (`pocketpilot session show {session_id}` lists them)"
-            )));
-        }
-        if let Some(open) = self
-            .store
-            .read(|c| tasks::open_for_session(c, session_id))?
-        {
-            return Err(RuntimeError::SessionActive {
-                session_id,
-                task_id: open.id,
-                status: open.status,
-            });
-        }
+        let (session, seen) = self.fork_point(session_id, at_entry)?;
         let plan = plan(Path::new(&session.workspace), place)?;
         // The new session's id names its folder, so the row comes first; a failed copy
         // takes it away again.
@@ -91,8 +68,7 @@ impl Runtime {
         let new_id = self
             .store
             .write(|tx| sessions::insert(tx, &title, &session.workspace))?;
-        let (workspace, branch) = match make(&plan, Path::new(&session.workspace), new_id, path)
-        {
+        let (workspace, branch) = match make(&plan, Path::new(&session.workspace), new_id, path) {
             Ok(m) => m,
             Err(e) => {
                 self.store
@@ -131,6 +107,40 @@ impl Runtime {
             branch,
             entries: n,
         })
+    }
+
+    /// The session and the entries the model sees, when `at_entry` is one of the person's
+    /// messages in it (not set aside) and no task of the session is open.
+    fn fork_point(
+        &self,
+        session_id: i64,
+        at_entry: i64,
+    ) -> Result<(sessions::Session, Vec<entries::Entry>)> {
+        let (session, entry, seen) = self.store.read(|c| {
+            Ok((
+                sessions::get(c, session_id)?,
+                entries::get(c, at_entry)?,
+                entries::since_head(c, session_id)?,
+            ))
+        })?;
+        if !entry.is_some_and(|e| {
+            e.session_id == session_id && e.kind == EntryKind::User && e.rewound_by.is_none()
+        }) {
+            return Err(RuntimeError::InvalidArguments(format!(
+                "entry {at_entry} is not one of the person's messages in session {session_id} (`pocketpilot session show {session_id}` lists them)"
+            )));
+        }
+        if let Some(open) = self
+            .store
+            .read(|c| tasks::open_for_session(c, session_id))?
+        {
+            return Err(RuntimeError::SessionActive {
+                session_id,
+                task_id: open.id,
+                status: open.status,
+            });
+        }
+        Ok((session, seen))
     }
 }
 
@@ -236,7 +246,10 @@ fn repo_of(ws: &Path) -> std::result::Result<Repo, String> {
         .output()
         .map_err(|e| format!("git could not be run ({e})"))?;
     if !head.status.success() {
-        return Err(format!("the repository at {} has no commit yet", top.display()));
+        return Err(format!(
+            "the repository at {} has no commit yet",
+            top.display()
+        ));
     }
     if !prefix.is_empty() {
         let tracked = git(&top)
