@@ -702,3 +702,114 @@ fn a_fork_outside_git_is_a_copy_and_same_shares_the_folder() {
         ws.display().to_string()
     );
 }
+
+/// `path` with its symlinks resolved (as git names a worktree).
+fn real(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap()
+}
+
+/// The new session's id in what `session fork` printed: `session N: a fork of …`.
+fn new_session(said: &str) -> i64 {
+    said.strip_prefix("session ")
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no session id in {said:?}"))
+}
+
+/// The workspace the store gives session `s`.
+fn workspace_of(e: &Env, s: i64) -> PathBuf {
+    let show = e.json(&["session", "show", &s.to_string(), "--json"]);
+    PathBuf::from(show["session"]["workspace"].as_str().unwrap())
+}
+
+/// Without `--worktree`, `--copy` or `--same` the runtime chooses, as it does for the
+/// window (which never names a place): a workspace inside a git work tree gets a worktree
+/// on a new branch, registered with the original repository; a plain folder a copy.
+#[test]
+fn a_fork_without_a_flag_is_a_worktree_in_a_git_work_tree_and_a_copy_elsewhere() {
+    let e = Env::new();
+    let ws = e.ws();
+    fill(&ws);
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "start"]);
+    let s = e.task(
+        None,
+        &ws,
+        "first",
+        0,
+        vec![write_call("one.txt", "1\n")],
+        None,
+    );
+    e.task(Some(s), &ws, "second", 2, vec![], None);
+    let second = e.message(s, "second").to_string();
+    let original = snapshot(&ws);
+
+    let fork = e.json(&["session", "fork", &s.to_string(), "--at", &second, "--json"]);
+    assert_eq!(fork["place"], "worktree", "{fork}");
+    let f = fork["session_id"].as_i64().unwrap();
+    let branch = format!("pocketpilot/fork-{f}");
+    assert_eq!(fork["branch"], branch.as_str());
+    let fws = PathBuf::from(fork["workspace"].as_str().unwrap());
+    assert_eq!(fws, real(&e.path(&format!("ws-fork-{f}"))));
+    assert_eq!(workspace_of(&e, f), fws, "the new session works there");
+    // The original repository knows the worktree and its branch.
+    let list = git(&ws, &["worktree", "list", "--porcelain"]);
+    let entry = list
+        .split("\n\n")
+        .find(|w| w.lines().next() == Some(&format!("worktree {}", fws.display())))
+        .unwrap_or_else(|| panic!("no worktree {} in:\n{list}", fws.display()));
+    assert!(
+        entry
+            .lines()
+            .any(|l| l == format!("branch refs/heads/{branch}")),
+        "{entry}"
+    );
+    assert_eq!(
+        git(&fws, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        branch
+    );
+    // The worktree holds the workspace as it was: what was committed and what the first
+    // task wrote since (a change to a tracked file would come along; an untracked file,
+    // as one.txt is, does not).
+    assert_eq!(std::fs::read(fws.join("a.txt")).unwrap(), b"alpha\nbeta\n");
+    assert!(!fws.join("one.txt").exists());
+    assert_eq!(
+        snapshot(&ws),
+        original,
+        "the original's files are untouched"
+    );
+
+    // A workspace below the repository's top: the worktree is of the whole repository,
+    // the new session works in the same folder inside it, and the CLI says so.
+    let sub = ws.join("tree");
+    let t = e.task(None, &sub, "in tree", 0, vec![], None);
+    let at = e.message(t, "in tree").to_string();
+    let said = e.ok(&["session", "fork", &t.to_string(), "--at", &at]);
+    let g = new_session(&said);
+    let gws = real(&e.path(&format!("ws-fork-{g}"))).join("tree");
+    assert!(
+        said.contains(&format!(
+            "in a git worktree on branch pocketpilot/fork-{g} at {}",
+            gws.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(workspace_of(&e, g), gws);
+    assert_eq!(std::fs::read(gws.join("one.txt")).unwrap(), b"one\n");
+
+    // A plain folder: a copy, whole.
+    let plain = e.path("plain");
+    fill(&plain);
+    let p = e.task(None, &plain, "plain", 0, vec![], None);
+    let at = e.message(p, "plain").to_string();
+    let said = e.ok(&["session", "fork", &p.to_string(), "--at", &at]);
+    let c = new_session(&said);
+    let copy = workspace_of(&e, c);
+    assert_eq!(real(&copy), real(&e.path(&format!("plain-fork-{c}"))));
+    assert!(
+        said.contains(&format!("in a copy at {}", copy.display())),
+        "{said}"
+    );
+    assert_eq!(snapshot(&copy), snapshot(&plain));
+}

@@ -1,6 +1,6 @@
 //! The change review commands (issue 16): what each task changed, its diffs, undo and
 //! redo, and the journal's retention settings. Each is one call into core.
-use pocketpilot_core::api::rewind::{Fork, ForkPlace};
+use pocketpilot_core::api::fork::{Fork, ForkPlace};
 use pocketpilot_core::engine::changes::rewind::RewindReport;
 use pocketpilot_core::engine::changes::undo::{Options, Target, TaskChanges};
 use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
@@ -75,14 +75,16 @@ pub async fn rewind_session(
     call(&state, move |rt| rt.rewind(session_id, to_entry, opts)).await
 }
 
-/// A new session from before one of the person's messages.
+/// A new session from before one of the person's messages. No `place`: the runtime
+/// chooses (a git worktree for a workspace in a git work tree, else a copy) and the reply
+/// says which.
 #[tauri::command]
 #[specta::specta]
 pub async fn fork_session(
     state: State<'_, AppState>,
     session_id: i64,
     at_entry: i64,
-    place: ForkPlace,
+    place: Option<ForkPlace>,
 ) -> Result<Fork> {
     call(&state, move |rt| {
         rt.fork_session(session_id, at_entry, place, None)

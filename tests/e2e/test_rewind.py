@@ -1,9 +1,13 @@
 """Rewind in the window: under one of the person's earlier messages, "Rewind to here"
 (confirmed) puts the files back as they were before it and sets that message and what
-followed aside (shown struck through); the message can then be sent again."""
+followed aside (shown struck through); the message can then be sent again. "Fork from here"
+starts a new session in a place the runtime chose: a git worktree in a git workspace."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+from pathlib import Path
 
 from conftest import App, AppEnv
 
@@ -77,6 +81,8 @@ def test_edit_and_send_again_then_regenerate_the_last_answer(app_env: AppEnv, la
     app: App = launch(app_env.script("app", [{"text": "-"}, {"text": "-"}, {"text": "Done with v3."}]))
     app.wait("the session", lambda: app.css("[data-testid=session-item]"))
     app.css("[data-testid=session-item]")[0].click()
+    # A mark on this page: gone if anything reloads it.
+    app.driver.execute_script("window.e2eSamePage = 'edit'")
     app.wait_count("[data-testid=edit-resend]", 2)[1].click()
     confirm = app.wait_css("[data-testid=rewind-confirm]")
     assert confirm.text == "Rewind and edit", confirm.text
@@ -100,15 +106,82 @@ def test_edit_and_send_again_then_regenerate_the_last_answer(app_env: AppEnv, la
             [e["content"]["text"] for e in said if e.get("rewound_by")],
         )
 
-    # Reopened later (a task the window watched live offers Regenerate once it is read
-    # back from the store).
-    app.wait("the task to finish", lambda: app.css("[data-testid=task][data-status=completed]") and len(app.css("[data-testid=task]")) == 3)
-    app.driver.refresh()
-    app.wait_loaded("session-view")
-    app.wait("Regenerate under the newest task", lambda: app.css("[data-testid=regenerate]"))
+    # The task the window watched live offers going back as soon as it ended, in the same
+    # page (never reloaded or reopened): its view gave way to what the store read back.
+    app.wait("the task to finish", lambda: len(app.css("[data-testid=task]")) == 3 and app.css("[data-testid=task]")[-1].get_attribute("data-status") == "completed")
+    app.wait("Regenerate under the newest task", lambda: app.css("[data-testid=task]:last-of-type [data-testid=regenerate]"))
+    app.wait_count("[data-testid=task]:last-of-type [data-testid=edit-resend]", 1)
+    app.wait_count("[data-testid=task]:last-of-type [data-testid=rewind-here]", 1)
+    assert app.driver.execute_script("return window.e2eSamePage") == "edit", "the page was reloaded"
     assert users() == (["Write v1", "Now v3"], ["Now v2"])
+    app.screenshot("offered-after-the-live-run")
     # Regenerate: the last message is set aside and sent again.
     app.css("[data-testid=regenerate]")[0].click()
     app.wait("sent again", lambda: users() == (["Write v1", "Now v3"], ["Now v2", "Now v3"]))
     app.wait("the new answer", lambda: app.texts("[data-testid=assistant-message]:not([data-rewound=true])")[-1:] == ["Done with v3."])
     app.screenshot("regenerated")
+
+
+def git(cwd: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0, f"git {args}: {out.stderr}"
+    return out.stdout
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file under `root` with its bytes (git's and the runtime's own folders aside)."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not {".git", ".pocketpilot"} & set(p.relative_to(root).parts)
+    }
+
+
+def test_fork_from_here_in_a_git_workspace_makes_a_worktree(app_env: AppEnv, launch) -> None:
+    ws = app_env.workspace("repo")
+    (ws / "notes.txt").write_text("v0\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "start")
+    first = app_env.script("first", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "v1\n"}}]},
+        {"text": "Wrote v1."},
+    ])
+    app_env.cli("run", "--workspace", str(ws), "--goal", "Write v1", "--provider", f"scripted:{first}", "--allow", "fs:write")
+    session = json.loads(app_env.cli("tasks", "--json").stdout)[0]["session_id"]
+    second = app_env.script("second", [{"text": "-"}, {"text": "-"}, {"text": "Nothing to do."}])
+    app_env.cli("run", "--session", str(session), "--goal", "Now v2", "--provider", f"scripted:{second}")
+    before = files(ws)
+
+    app: App = launch()
+    app.wait("the session", lambda: app.css("[data-testid=session-item]"))
+    app.css("[data-testid=session-item]")[0].click()
+    # The window names no place: the runtime sees the git work tree and makes a worktree.
+    app.wait_count("[data-testid=fork-here]", 2)[1].click()
+    said = app.wait("the fork's words", lambda: next(iter(app.texts("[data-testid=rewind-done]")), None))
+    app.screenshot("forked-into-a-worktree")
+    found = re.search(r"Forked into a git worktree on branch (pocketpilot/fork-(\d+)) at (\S+) \(session (\d+)\)\.", said)
+    assert found, said
+    branch, n, where, fork = found.group(1), found.group(2), Path(found.group(3)), int(found.group(4))
+    assert n == str(fork) and where == ws.resolve().with_name(f"repo-fork-{fork}"), said
+
+    # The original repository has the worktree, on its new branch; the new session works in it.
+    listed = git(ws, "worktree", "list", "--porcelain").split("\n\n")
+    assert any(f"worktree {where}" in w and f"branch refs/heads/{branch}" in w for w in listed), listed
+    assert git(where, "rev-parse", "--abbrev-ref", "HEAD").strip() == branch
+    shown = json.loads(app_env.cli("session", "show", str(fork), "--json").stdout)
+    assert shown["session"]["workspace"] == str(where)
+    assert [e["content"]["text"] for e in shown["entries"] if e["kind"] == "user"] == ["Write v1"]
+    # The files as they were at the fork (the first task's uncommitted change carried over),
+    # and the original's untouched.
+    assert (where / "notes.txt").read_text() == "v1\n"
+    assert files(ws) == before
+
+    # "Open it": the new session, in its worktree.
+    app.css("[data-testid=rewind-done] a")[0].click()
+    app.wait_attr("[data-testid=session-view]", "data-session-id", str(fork))
+    app.wait("the worktree in the header", lambda: str(where) in app.texts(".view-head .workspace"))
+    app.screenshot("the-fork-opened")

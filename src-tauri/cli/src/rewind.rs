@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use pocketpilot_core::api::rewind::ForkPlace;
+use pocketpilot_core::api::fork::{Fork, ForkPlace};
 use pocketpilot_core::api::service::Runtime;
 
 use super::changes::{print_report, HowArgs};
@@ -33,17 +33,19 @@ pub struct ForkArgs {
     /// everything before it.
     #[arg(long = "at")]
     pub at: i64,
-    /// Work in a `git worktree` on a new branch (the default in a git workspace).
+    /// Work in a `git worktree` on a new branch (without a flag: chosen for a workspace
+    /// inside a git work tree).
     #[arg(long)]
     pub worktree: bool,
-    /// Work in a copy of the workspace (reflinks where the filesystem has them; the
-    /// default elsewhere).
+    /// Work in a copy of the workspace (reflinks where the filesystem has them; without a
+    /// flag: chosen elsewhere).
     #[arg(long)]
     pub copy: bool,
     /// Work in the same folder as the original session.
     #[arg(long)]
     pub same: bool,
-    /// Where the worktree or copy goes (default: beside the workspace).
+    /// Where the worktree or copy goes (default: beside the workspace; for a worktree,
+    /// beside the repository's top folder).
     #[arg(long)]
     pub path: Option<PathBuf>,
     #[arg(long)]
@@ -78,18 +80,12 @@ pub fn rewind(rt: &Arc<Runtime>, a: RewindArgs) -> Result<ExitCode, CliError> {
 }
 
 pub fn fork(rt: &Arc<Runtime>, a: ForkArgs) -> Result<ExitCode, CliError> {
+    // No flag: the runtime chooses (a worktree in a git work tree, a copy elsewhere).
     let place = match (a.worktree, a.copy, a.same) {
-        (true, _, _) => ForkPlace::Worktree,
-        (_, true, _) => ForkPlace::Copy,
-        (_, _, true) => ForkPlace::Same,
-        _ => {
-            let ws = rt.session(a.session)?.workspace;
-            if std::path::Path::new(&ws).join(".git").exists() {
-                ForkPlace::Worktree
-            } else {
-                ForkPlace::Copy
-            }
-        }
+        (true, _, _) => Some(ForkPlace::Worktree),
+        (_, true, _) => Some(ForkPlace::Copy),
+        (_, _, true) => Some(ForkPlace::Same),
+        _ => None,
     };
     let fork = rt.fork_session(a.session, a.at, place, a.path)?;
     if a.json {
@@ -97,17 +93,26 @@ pub fn fork(rt: &Arc<Runtime>, a: ForkArgs) -> Result<ExitCode, CliError> {
     } else {
         let _ = writeln!(
             std::io::stdout(),
-            "session {}: a fork of session {} before entry {} ({} entries), working in {}{}",
+            "session {}: a fork of session {} before entry {} ({} entries), {}",
             fork.session_id,
             fork.from_session,
             fork.at_entry,
             fork.entries,
-            shown(&fork.workspace),
-            fork.branch
-                .as_deref()
-                .map(|b| format!(" on branch {}", shown(b)))
-                .unwrap_or_default()
+            where_it_works(&fork)
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The place the fork made, in words.
+fn where_it_works(fork: &Fork) -> String {
+    let at = shown(&fork.workspace);
+    match fork.place {
+        ForkPlace::Worktree => format!(
+            "in a git worktree on branch {} at {at}",
+            shown(fork.branch.as_deref().unwrap_or_default())
+        ),
+        ForkPlace::Copy => format!("in a copy at {at}"),
+        ForkPlace::Same => format!("in the same folder, {at}"),
+    }
 }

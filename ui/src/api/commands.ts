@@ -294,11 +294,12 @@ export const undoTask = (taskId: number, keepTheirs: boolean) => commands.undoTa
 export const redoUndo = (undoId: number) => commands.redoUndo(undoId);
 
 // Back to one of the person's messages: rewind the session there (conversation and files),
-// or fork a new session from there.
+// or fork a new session from there. A fork with no place is placed by the runtime (a git
+// worktree for a workspace in a git work tree, else a copy); its reply says which.
 export const rewindSession = (sessionId: number, toEntry: number, keepTheirs: boolean) =>
   commands.rewindSession(sessionId, toEntry, keepTheirs);
 
-export const forkSession = (sessionId: number, atEntry: number, place: Wire.ForkPlace) =>
+export const forkSession = (sessionId: number, atEntry: number, place: Wire.ForkPlace | null = null) =>
   commands.forkSession(sessionId, atEntry, place);
 
 export const changeSettings = () => commands.changeSettings();

@@ -7,6 +7,7 @@ pub mod context;
 pub mod cost;
 pub mod data;
 pub mod export;
+pub mod fork;
 pub mod hooks;
 pub mod local;
 pub mod local_servers;

@@ -123,8 +123,12 @@ export const commands = {
 	 *  files together; files changed since refuse it unless `keep_theirs`.
 	 */
 	rewindSession: (sessionId: number, toEntry: number, keepTheirs: boolean) => __TAURI_INVOKE<RewindReport>("rewind_session", { sessionId, toEntry, keepTheirs }),
-	/**  A new session from before one of the person's messages. */
-	forkSession: (sessionId: number, atEntry: number, place: ForkPlace) => __TAURI_INVOKE<Fork>("fork_session", { sessionId, atEntry, place }),
+	/**
+	 *  A new session from before one of the person's messages. No `place`: the runtime
+	 *  chooses (a git worktree for a workspace in a git work tree, else a copy) and the reply
+	 *  says which.
+	 */
+	forkSession: (sessionId: number, atEntry: number, place: ForkPlace | null) => __TAURI_INVOKE<Fork>("fork_session", { sessionId, atEntry, place }),
 	changeSettings: () => __TAURI_INVOKE<ChangeSettings>("change_settings"),
 	setChangeSettings: (settings: ChangeSettings) => __TAURI_INVOKE<null>("set_change_settings", { settings }),
 	/**  Whether a model is configured; the window leads to the settings screen when not. */
@@ -750,7 +754,9 @@ export type Fork = {
 	session_id: number,
 	from_session: number,
 	at_entry: number,
+	/**  The place made: the one asked for, or the runtime's choice when none was. */
 	place: ForkPlace,
+	/**  The new session's workspace (absolute). */
 	workspace: string,
 	/**  The new branch, for a worktree. */
 	branch: string | null,
@@ -760,7 +766,7 @@ export type Fork = {
 
 /**  Where a fork works. */
 export type ForkPlace = 
-/**  A `git worktree` on a new branch (the workspace must be a git repository). */
+/**  A `git worktree` on a new branch (the workspace must be in a git work tree). */
 "worktree" | 
 /**  A copy of the workspace folder (reflinks where the filesystem has them). */
 "copy" | 

@@ -2,11 +2,13 @@
 // messages; the first is a rewind that then puts the message in the box to edit. A rewind puts
 // the conversation and the files back to before the message (the runtime refuses it when
 // a file was changed since, naming the files; the person can keep theirs and rewind the
-// rest); a fork starts a new session from there in a worktree or a copy.
+// rest); a fork starts a new session from there in a place the runtime chooses (a git
+// worktree for a workspace in a git work tree, else a copy), and says which.
 import { useContext, useState } from "preact/hooks";
 import { errorMessage, forkSession, redoUndo, rewindSession } from "../../api/commands";
 import { hrefOf } from "../../lib/route";
 import { ComposerContext } from "./composerDraft";
+import { forkSaid } from "./forkWords";
 
 /** Why the person goes back: to rewind only, or to edit the message and send it again. */
 type Purpose = "rewind" | "edit";
@@ -69,8 +71,8 @@ export function RewindActions({ sessionId, entryId, text }: Props) {
   const fork = async () => {
     setBusy(true);
     try {
-      const f = await forkSession(sessionId, entryId, "copy");
-      setStep({ at: "done", text: `Forked into session ${f.session_id} (${f.workspace}).`, href: hrefOf({ name: "session", id: f.session_id }) });
+      const f = await forkSession(sessionId, entryId);
+      setStep({ at: "done", text: forkSaid(f), href: hrefOf({ name: "session", id: f.session_id }) });
     } catch (e) {
       setStep({ at: "failed", text: errorMessage(e) });
     } finally {
@@ -138,4 +140,19 @@ export function RewindActions({ sessionId, entryId, text }: Props) {
         </div>
       );
   }
+}
+
+/**
+ * The room the actions take, held under a message that cannot go back yet (its run is still
+ * going): when the run ends and they are offered, nothing below moves, so the person's place
+ * in the transcript stays where it was.
+ */
+export function RewindSpace() {
+  return (
+    <div class="msg-actions rewind-space" aria-hidden="true">
+      <button type="button" class="link" tabIndex={-1} disabled>
+        Edit and send again
+      </button>
+    </div>
+  );
 }

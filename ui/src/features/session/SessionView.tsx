@@ -84,7 +84,9 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
   const scroller = useRef<HTMLDivElement>(null);
   const last = s.views[s.views.length - 1];
   const paused = s.views.find((v) => v.task.status === "paused")?.task ?? null;
-  const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}`;
+  // Also when the newest task is handed from its live run to the store's history (its
+  // actions come): a view at the end stays there.
+  const tail = `${s.views.length}:${last?.items.length ?? 0}:${last?.streaming?.length ?? 0}:${last?.live ?? ""}`;
   const leaveBottom = useStickToBottom(scroller, tail);
   // Plan mode: the session's newest plan, read again as the transcript moves (a step ticked
   // comes with its tool call), and the composer's toggle (the session's setting).

@@ -10,7 +10,7 @@ import type { Item } from "../stream/items";
 import type { TaskView } from "./useSession";
 import { ToolCard } from "./ToolCard";
 import { AnswerActions, Regenerate } from "./MessageActions";
-import { RewindActions } from "./RewindActions";
+import { RewindActions, RewindSpace } from "./RewindActions";
 import { Notice } from "./Notice";
 import type { TaskChanges } from "../../api/generated/bindings";
 import { ChangesLine } from "../changes/ChangesLine";
@@ -61,7 +61,11 @@ function ItemView({ item, retryText, rewindable }: { item: Item; retryText: stri
       return (
         <>
           <div class="msg user" data-testid="user-message">{item.text}</div>
-          {rewindable !== null && item.entryId !== undefined && <RewindActions sessionId={rewindable} entryId={item.entryId} text={item.text} />}
+          {rewindable !== null && item.entryId !== undefined ? (
+            <RewindActions sessionId={rewindable} entryId={item.entryId} text={item.text} />
+          ) : (
+            <RewindSpace />
+          )}
         </>
       );
     case "assistant":
@@ -202,9 +206,13 @@ function TaskSection({ view, changes, last }: { view: TaskView; changes: TaskCha
       : null;
   return (
     <section class="task" data-testid="task" data-task-id={task.id} data-status={task.status}>
-      {items.map((item) => (
-        // An anchor without a box: a search hit scrolls to the item by its key.
-        <div class="item-anchor" data-item-key={item.key} key={item.key}>
+      {items.map((item, at) => (
+        // An anchor without a box: a search hit scrolls to the item by its key. Keyed by
+        // place, not by that key: a task's items only ever grow at the end, and the same
+        // item is drawn first by the live run, then by the store's history under another
+        // key once the run ends; by place its nodes stay (an opened output, a copy's
+        // "Copied"), and nothing is drawn twice over.
+        <div class="item-anchor" data-item-key={item.key} key={at}>
           <MemoItem item={item} retryText={retryText} rewindable={rewindable} />
         </div>
       ))}

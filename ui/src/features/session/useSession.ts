@@ -1,7 +1,9 @@
 // A session's state for its view: tasks and entries from the store, plus a live reducer
 // for each task that has not ended. A finished task is drawn from the store's entries;
-// a task watched live is drawn from its reducer (which closes on a terminal event). The
-// two are never mixed for one task, so no text is shown twice.
+// a task watched live is drawn from its reducer (which closes on a terminal event) until
+// the store, read again after the run ended, says it ended too: then from its entries,
+// which carry the ids a rewind, an edit or a regenerate goes back to (views.ts). The two
+// are never mixed for one task, so no text is shown twice.
 //
 // A session opens at its newest tasks (PAGE of them) and grows by PAGE older ones on
 // request, so a long session opens as fast as a short one.
@@ -17,16 +19,9 @@ import { historyItems } from "../stream/history";
 import type { Item, PendingApproval } from "../stream/items";
 import { initialLive, type LiveState } from "../stream/reducer";
 import { isTerminalStatus } from "../stream/terminal";
+import { handOverCache, sessionViews, type TaskView } from "./views";
 
-export interface TaskView {
-  task: Task;
-  items: Item[];
-  streaming: string | null;
-  live: boolean;
-  /** The step the run is at and the tokens it used (live: from its events). */
-  steps: number;
-  tokens: number;
-}
+export type { TaskView };
 
 export interface SessionState {
   views: TaskView[];
@@ -167,50 +162,12 @@ export function useSession(sessionId: number): SessionState {
     for (const task of tasks) m.set(task.id, historyItems(task, entries, failed.get(task.id)));
     return m;
   }, [tasks, entries, failures]);
+  // A task watched live keeps its live state after it ends; its history takes over from
+  // it once read back (views.ts), the same arrays while neither changes.
+  const handed = useRef(handOverCache());
 
-  const views: TaskView[] = tasks.map((task) => {
-    const l = live[task.id];
-    // The reducer replays the task from its first event, so its status is current.
-    if (l) {
-      const steps = Math.max(l.steps, task.step_count);
-      return { task: { ...task, status: l.status }, items: l.items, streaming: l.streaming, live: true, steps, tokens: l.tokens };
-    }
-    const tokens = task.prompt_tokens + task.completion_tokens;
-    return { task, items: history.get(task.id) ?? [], streaming: null, live: false, steps: task.step_count, tokens };
-  });
-  // A task created from this view may be live before the task list has it.
-  for (const l of Object.values(live)) {
-    if (!tasks.some((t) => t.id === l.taskId)) {
-      const task = placeholderTask(l.taskId, sessionId, l);
-      views.push({ task, items: l.items, streaming: l.streaming, live: true, steps: l.steps, tokens: l.tokens });
-    }
-  }
+  const views = sessionViews(sessionId, tasks, live, history, handed.current);
   const busy = Object.values(live).find((l) => !l.closed);
   const approval = Object.values(live).find((l) => l.approval)?.approval ?? null;
   return { views, busyTask: busy?.taskId ?? null, approval, error, loaded, earlier, entries, showEarlier, refresh, watch };
-}
-
-function placeholderTask(id: number, sessionId: number, l: LiveState): Task {
-  return {
-    id,
-    session_id: sessionId,
-    goal: "",
-    trigger: "chat",
-    provider: null,
-    follow_up_of: null,
-    status: l.status,
-    step_count: 0,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    active_ms: 0,
-    grants: [],
-    mcp: [],
-    final_answer: l.finalAnswer,
-    error: null,
-    created_at: "",
-    started_at: null,
-    finished_at: null,
-    extra: { steps: 0, seconds: 0, tokens: 0, usd: 0 },
-    pause: null,
-  };
 }
