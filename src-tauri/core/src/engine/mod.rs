@@ -7,6 +7,7 @@ pub mod admission;
 pub mod agent;
 pub mod changes;
 pub mod context;
+pub mod editors;
 pub mod feed;
 pub mod hooks;
 pub mod inbox;
