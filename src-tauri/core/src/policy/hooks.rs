@@ -247,7 +247,7 @@ pub struct Loaded {
 pub fn load(store: &Store, workspace: &Path, person: Option<&Path>) -> Result<Loaded, StoreError> {
     let mut loaded = Loaded::default();
     if let Some(path) = person {
-        match HooksFile::read(&path, HookScope::Person) {
+        match HooksFile::read(path, HookScope::Person) {
             Ok(Some(f)) => {
                 loaded.problems.extend(f.problems);
                 loaded.hooks.extend(f.hooks);
