@@ -213,3 +213,103 @@ fn the_python_sdk_drives_a_session_through_approvals_a_kill_and_a_cancel() {
         .unwrap()
         .is_empty());
 }
+
+/// Runs `tests/acp_client.py` with `mode` (e.g. `--files`) on `script`; what it saw.
+fn client_report(h: &Harness, script: &Value, mode: &[&str]) -> Value {
+    let script_file = h.dir.path().join("script.json");
+    std::fs::write(&script_file, script.to_string()).unwrap();
+    let report = h.dir.path().join("report.json");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_client.py");
+    let out = Command::new(python())
+        .arg(&client)
+        .arg(env!("CARGO_BIN_EXE_pocketpilot"))
+        .arg(h.ws())
+        .arg(&script_file)
+        .arg(&report)
+        .args(mode)
+        .env("POCKETPILOT_DATA_DIR", h.dir.path().join("data"))
+        .env("HOME", h.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the client failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap()
+}
+
+/// What the call's `tool_call_update` said it returned.
+fn call_output(step: &Value) -> String {
+    updates(step, "tool_call_update")
+        .iter()
+        .find_map(|u| u["rawOutput"].as_str())
+        .unwrap_or_else(|| panic!("no output in {step}"))
+        .to_owned()
+}
+
+#[test]
+fn an_editor_that_offers_its_files_gets_the_reads_and_the_approved_writes() {
+    let h = Harness::new(&[]);
+    let notes = h.ws().join("notes.txt");
+    std::fs::write(&notes, "on disk\n").unwrap();
+    let seen = client_report(
+        &h,
+        &json!([
+            { "tool_calls": [{ "name": "read_file", "arguments": { "path": "notes.txt" } }] },
+            { "text": "Read." },
+            { "tool_calls": [{ "name": "write_file", "arguments": { "path": "notes.txt", "content": "written by the agent\n" } }] },
+            { "text": "Written." },
+            { "tool_calls": [{ "name": "read_file", "arguments": { "path": "notes.txt" } }] },
+            { "text": "Read again." }
+        ]),
+        &["--files"],
+    );
+    let notes_path = notes.display().to_string();
+
+    // The read asked the editor, and the agent got its unsaved buffer, not the disk.
+    let read = &seen["read"];
+    assert_eq!(read["stop"], "end_turn");
+    assert_eq!(read["reads"].as_array().unwrap().len(), 1);
+    assert_eq!(read["reads"][0]["path"], notes_path.as_str());
+    assert_eq!(call_output(read), "unsaved text in the editor\n");
+
+    // The write asked the person first (PocketPilot's approval, with its diff), then went
+    // to the editor; the disk holds it too, so commands and undo see it.
+    let write = &seen["write"];
+    assert_eq!(write["stop"], "end_turn");
+    assert_eq!(write["permissions"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        write["writes"],
+        json!([{ "path": notes_path, "content": "written by the agent\n" }])
+    );
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "written by the agent\n"
+    );
+
+    // Turned off (`--editor-files off`): the disk is read and the editor is not asked.
+    let off = &seen["read_off"];
+    assert_eq!(off["stop"], "end_turn");
+    assert!(off["reads"].as_array().unwrap().is_empty());
+    assert_eq!(call_output(off), "written by the agent\n");
+
+    // The change journal recorded the editor's write: undo brings the disk's text back.
+    let tasks = h.json(&["tasks", "--json"]);
+    let write_task = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["goal"] == "write notes")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let undo = h.output(&["undo", &write_task.to_string()]);
+    assert!(
+        undo.status.success(),
+        "{}",
+        String::from_utf8_lossy(&undo.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "on disk\n");
+}

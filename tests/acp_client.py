@@ -1,7 +1,7 @@
 """A real third-party ACP client (the `agent-client-protocol` Python SDK from PyPI) driving
 `pocketpilot acp` over stdio. Run by tests/acp.rs with the test venv's Python:
 
-    acp_client.py BINARY WORKSPACE SCRIPT REPORT [--bench N]
+    acp_client.py BINARY WORKSPACE SCRIPT REPORT [--bench N | --files]
 
 It plays one editor session and writes what it saw to REPORT (JSON); the Rust test checks
 it and the store. The steps:
@@ -14,6 +14,8 @@ it and the store. The steps:
   5. a command allowed always (a command rule): the same command later asks no more;
   6. a slow prompt cancelled with session/cancel after its first chunk.
 With --bench N it instead times N prompts to their first chunk (see bench-results/acp.txt).
+With --files it plays an editor that offers its file methods over in-memory buffers that
+differ from the disk (see `files` below).
 """
 
 import asyncio
@@ -24,7 +26,14 @@ import sys
 import time
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, ClientCapabilities, RequestPermissionResponse
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
 
 # Every wait is bounded, and says what never came.
 BOUND = 60.0
@@ -64,6 +73,26 @@ class Editor:
         return out
 
 
+class BufferEditor(Editor):
+    """An editor that offers fs/read_text_file and fs/write_text_file over its open
+    buffers (path -> text, unsaved: the disk is never touched here)."""
+
+    def __init__(self, buffers):
+        super().__init__()
+        self.buffers = buffers
+        self.reads = []
+        self.writes = []
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.reads.append({"path": path, "line": line, "limit": limit})
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.writes.append({"path": path, "content": content})
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
+
 def cli(binary, *args):
     out = subprocess.run([binary, *args], capture_output=True, text=True, check=True)
     return out.stdout
@@ -76,14 +105,17 @@ async def bounded(what, aw):
         raise SystemExit(f"{what} never came")
 
 
-async def start(editor, binary, script):
+async def start(editor, binary, script, capabilities=None, args=()):
     # The SDK passes a trimmed environment by default: the data dir must go along.
     env = {k: v for k, v in os.environ.items() if k.startswith("POCKETPILOT_") or k == "HOME"}
-    cm = spawn_agent_process(editor, binary, "acp", "--provider", f"scripted:{script}", env=env)
+    cm = spawn_agent_process(editor, binary, "acp", "--provider", f"scripted:{script}", *args, env=env)
     conn, proc = await cm.__aenter__()
     init = await bounded(
         "initialize",
-        conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()),
+        conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=capabilities or ClientCapabilities(),
+        ),
     )
     return cm, conn, proc, init
 
@@ -149,6 +181,42 @@ async def story(binary, ws, script, report):
         json.dump(seen, f, indent=1)
 
 
+async def files(binary, ws, script, report):
+    """An editor whose buffer of notes.txt differs from the disk:
+    1. with the default settings, the agent's read_file gets the buffer, and its approved
+       write_file arrives at the editor (fs/write_text_file);
+    2. with `--editor-files off`, a new agent on the same session reads the disk and asks
+       the editor nothing."""
+    notes = os.path.join(ws, "notes.txt")
+    editor = BufferEditor({notes: "unsaved text in the editor\n"})
+    offered = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+    seen = {}
+    cm, conn, proc, _ = await start(editor, binary, script, offered)
+    session = (await bounded("session/new", conn.new_session(cwd=ws))).session_id
+    seen["session"] = session
+    r = await bounded("the read", conn.prompt(session_id=session, prompt=[text_block("read notes")]))
+    seen["read"] = {"stop": r.stop_reason, "updates": editor.take(), "reads": editor.reads}
+    r = await bounded("the write", conn.prompt(session_id=session, prompt=[text_block("write notes")]))
+    seen["write"] = {
+        "stop": r.stop_reason,
+        "updates": editor.take(),
+        "permissions": editor.permissions,
+        "writes": editor.writes,
+    }
+    await cm.__aexit__(None, None, None)
+
+    # The person turned the editor's files off: the disk is read, the editor not asked.
+    editor = BufferEditor({notes: "edited again in the editor\n"})
+    cm, conn, proc, _ = await start(editor, binary, script, offered, ["--editor-files", "off"])
+    await bounded("session/load", conn.load_session(cwd=ws, session_id=session))
+    editor.take()
+    r = await bounded("the read (off)", conn.prompt(session_id=session, prompt=[text_block("read again")]))
+    seen["read_off"] = {"stop": r.stop_reason, "updates": editor.take(), "reads": editor.reads}
+    await cm.__aexit__(None, None, None)
+    with open(report, "w") as f:
+        json.dump(seen, f, indent=1)
+
+
 async def bench(binary, ws, script, report, n):
     """Prompt → first streamed text, n times each way:
     - acp_warm: session/prompt → first agent_message_chunk, one agent process and session;
@@ -195,5 +263,7 @@ if __name__ == "__main__":
     binary, ws, script, report = sys.argv[1:5]
     if len(sys.argv) > 6 and sys.argv[5] == "--bench":
         asyncio.run(bench(binary, ws, script, report, int(sys.argv[6])))
+    elif len(sys.argv) > 5 and sys.argv[5] == "--files":
+        asyncio.run(files(binary, ws, script, report))
     else:
         asyncio.run(story(binary, ws, script, report))

@@ -389,3 +389,95 @@ fn a_person_hook_needs_no_consent_and_a_prompt_hook_can_refuse_the_goal() {
         "the refused goal reached the model"
     );
 }
+
+#[test]
+fn pre_compact_fires_for_the_persons_compact_now_with_trigger_manual() {
+    let h = Harness::new(&[]);
+    let config = h.dir.path().join(".config/pocketpilot");
+    std::fs::create_dir_all(&config).unwrap();
+    // Keeps what it was given, in the workspace (the only place it may write).
+    std::fs::write(
+        config.join("hooks.json"),
+        json!({ "hooks": { "PreCompact": [{ "hooks": [{ "type": "command",
+            "command": "cat > \"$CLAUDE_PROJECT_DIR/pre-compact.json\"" }] }] } })
+        .to_string(),
+    )
+    .unwrap();
+    let (p, _log) = model(
+        &h,
+        "compact",
+        json!([{ "text": "An answer to keep." }, { "text": "A summary of the session." }]),
+    );
+    let out = exec(&h, "say something", &p, &[]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let lines = json_lines(&out);
+    // The run itself never compacted: no PreCompact yet.
+    assert!(hook_runs(&lines).is_empty(), "{lines:?}");
+    assert!(!h.ws().join("pre-compact.json").exists());
+    let session = h.json(&["sessions", "--json"])[0]["id"].as_i64().unwrap();
+
+    // The person's "compact now" (the CLI's `session compact`).
+    let out = h.output(&["session", "compact", &session.to_string(), "--json"]);
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let given: Value =
+        serde_json::from_str(&std::fs::read_to_string(h.ws().join("pre-compact.json")).unwrap())
+            .unwrap();
+    assert_eq!(given["hook_event_name"], "PreCompact");
+    assert_eq!(given["trigger"], "manual");
+    assert_eq!(given["session_id"], session.to_string());
+
+    // Recorded like any hook's run, under the session's task.
+    let task = h.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let shown = h.json(&["show", &task.to_string(), "--json"]);
+    let ran: Vec<&Value> = shown["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "hook_ran")
+        .collect();
+    assert_eq!(ran.len(), 1, "{shown}");
+    assert_eq!(ran[0]["payload"]["hook_event"], "PreCompact");
+    assert_eq!(ran[0]["payload"]["outcome"], "ok");
+}
+
+#[test]
+fn an_in_process_eval_never_runs_the_evaluating_persons_own_hooks() {
+    let h = Harness::new(&[]);
+    // The person who runs the evals has a hook that refuses every goal.
+    let config = h.dir.path().join(".config");
+    std::fs::create_dir_all(config.join("pocketpilot")).unwrap();
+    std::fs::write(
+        config.join("pocketpilot/hooks.json"),
+        json!({ "hooks": { "UserPromptSubmit": [{ "hooks": [{ "type": "command",
+            "command": "echo 'not from this machine' >&2; exit 2" }] }] } })
+        .to_string(),
+    )
+    .unwrap();
+    let cases = h.dir.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/cases/01_happy.json"),
+        cases.join("01_happy.json"),
+    )
+    .unwrap();
+    let out = h
+        .cmd(&[
+            "eval",
+            "--cases",
+            &cases.display().to_string(),
+            "--filter",
+            "happy_plain_answer",
+            "--json",
+        ])
+        .env("XDG_CONFIG_HOME", &config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 passed, 0 failed"),
+        "{}",
+        text(&out.stderr)
+    );
+}

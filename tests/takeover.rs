@@ -303,3 +303,106 @@ fn frozen_past_the_lease(mcp_server: Option<&std::path::Path>) {
     );
     assert!(mark(&read_marks(), "end", "c0").is_none());
 }
+
+/// A run whose first call's `PreToolUse` hook (the person's, once) sleeps 30 s; returns
+/// the worker and the hook's live processes (sh and sleep, by pid and start time).
+fn run_stuck_in_a_hook(h: &Harness) -> (Child, Vec<(i32, u64, String)>) {
+    let config = h.dir.path().join(".config/pocketpilot");
+    std::fs::create_dir_all(&config).unwrap();
+    let hook = "[ -e hook-ran ] && exit 0; touch hook-ran; echo start hook $(date +%s%N) >> marks.txt; \
+                sleep 30; echo end hook $(date +%s%N) >> marks.txt";
+    std::fs::write(
+        config.join("hooks.json"),
+        json!({ "hooks": { "PreToolUse": [{ "hooks": [{ "type": "command",
+            "command": hook, "timeout": 120 }] }] } })
+        .to_string(),
+    )
+    .unwrap();
+    let turns = vec![
+        json!({ "text": "first", "tool_calls": [{ "name": "run_command",
+            "arguments": { "command": "echo start c0 $(date +%s%N) >> marks.txt" } }] }),
+        json!({ "text": "all done" }),
+    ];
+    let script = h.dir.path().join("script.json");
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let ws = h.ws().display().to_string();
+    let provider = format!("scripted:{}", script.display());
+    let first = h
+        .cmd(&[
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            "sleep in a hook",
+            "--provider",
+            &provider,
+            "--allow",
+            "shell:execute",
+        ])
+        .env("XDG_CONFIG_HOME", h.dir.path().join(".config"))
+        .spawn()
+        .unwrap();
+    let marks = h.ws().join("marks.txt");
+    wait_for("the hook starts", Duration::from_secs(30), || {
+        mark(&std::fs::read_to_string(&marks).unwrap_or_default(), "start", "hook").is_some()
+    });
+    let mut doomed = Vec::new();
+    wait_for("the hook sleeps", Duration::from_secs(30), || {
+        doomed = tree(first.id() as i32);
+        doomed.iter().any(|(_, _, name)| name == "sleep")
+    });
+    (first, doomed)
+}
+
+#[test]
+fn a_frozen_workers_hook_is_killed_by_the_process_that_takes_the_session_over() {
+    let h = Harness::new(&[("POCKETPILOT_LEASE_TTL_MS", "1500")]);
+    let (mut first, doomed) = run_stuck_in_a_hook(&h);
+    signal(&first, libc::SIGSTOP);
+    // sleep: the frozen worker's lease must expire (TTL_MS on the wall clock) before
+    // another process may take the session over.
+    std::thread::sleep(Duration::from_millis(TTL_MS + 500));
+    let mut resumer = h
+        .cmd(&["resume"])
+        .env("XDG_CONFIG_HOME", h.dir.path().join(".config"))
+        .spawn()
+        .unwrap();
+    let resumed = wait_exit(&mut resumer, Duration::from_secs(60)).expect("resume never ended");
+    assert!(resumed.success());
+    // The hook was recorded under the lease like a command: the new holder killed it.
+    for (pid, started, name) in &doomed {
+        assert!(!running(*pid, *started), "the hook's {name} ({pid}) still runs");
+    }
+    let marks = std::fs::read_to_string(h.ws().join("marks.txt")).unwrap();
+    assert!(mark(&marks, "start", "c0").is_some(), "{marks}");
+    assert!(mark(&marks, "end", "hook").is_none(), "{marks}");
+    let task = h.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let (shown, _) = events(&h, task);
+    assert_eq!(shown["task"]["status"], "completed", "{shown}");
+    signal(&first, libc::SIGCONT);
+    assert!(wait_exit(&mut first, Duration::from_secs(30)).is_some());
+}
+
+#[test]
+fn a_hook_is_killed_with_its_run_on_cancel_and_with_its_process_on_kill_9() {
+    let h = Harness::new(&[]);
+    let (mut first, doomed) = run_stuck_in_a_hook(&h);
+    let task = h.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let out = h.output(&["cancel", &task.to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    wait_for("the hook's processes end on cancel", Duration::from_secs(10), || {
+        doomed.iter().all(|(p, s, _)| !running(*p, *s))
+    });
+    assert!(wait_exit(&mut first, Duration::from_secs(30)).is_some());
+    let (shown, _) = events(&h, task);
+    assert_eq!(shown["task"]["status"], "cancelled", "{shown}");
+
+    // The worker killed mid-hook: nothing of the hook outlives it.
+    let h = Harness::new(&[]);
+    let (mut first, doomed) = run_stuck_in_a_hook(&h);
+    signal(&first, libc::SIGKILL);
+    let _ = first.wait();
+    wait_for("the hook's processes end with the worker", Duration::from_secs(10), || {
+        doomed.iter().all(|(p, s, _)| !running(*p, *s))
+    });
+}

@@ -13,8 +13,13 @@ use crate::{AcpError, Options, Shared};
 
 /// Serves ACP on stdin/stdout until the client closes it.
 pub async fn serve(rt: Arc<Runtime>, options: Options) -> Result<(), AcpError> {
-    let shared = Shared { rt, options };
-    let (s1, s2, s3, s4, s5) = (
+    let shared = Shared {
+        rt,
+        options,
+        client_fs: Arc::default(),
+    };
+    let (s0, s1, s2, s3, s4, s5) = (
+        shared.clone(),
         shared.clone(),
         shared.clone(),
         shared.clone(),
@@ -27,13 +32,15 @@ pub async fn serve(rt: Arc<Runtime>, options: Options) -> Result<(), AcpError> {
         .on_receive_request(
             async move |init: acp::InitializeRequest,
                         responder: Responder<acp::InitializeResponse>,
-                        _cx| { responder.respond(initialize(&init)) },
+                        _cx| { responder.respond(initialize(&s0, &init)) },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |req: acp::NewSessionRequest,
                         responder: Responder<acp::NewSessionResponse>,
-                        _cx| { responder.respond_with_result(new_session(&s1, &req)) },
+                        cx: ConnectionTo<Client>| {
+                responder.respond_with_result(new_session(&s1, &cx, &req))
+            },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -91,7 +98,9 @@ async fn answer_prompt(
     Ok(())
 }
 
-fn initialize(init: &acp::InitializeRequest) -> acp::InitializeResponse {
+fn initialize(shared: &Shared, init: &acp::InitializeRequest) -> acp::InitializeResponse {
+    *shared.client_fs.lock().unwrap_or_else(|p| p.into_inner()) =
+        init.client_capabilities.fs.clone();
     // We speak v1; a client asking for a newer one gets v1 back and decides.
     let version = std::cmp::min(init.protocol_version, ProtocolVersion::V1);
     acp::InitializeResponse::new(version)
@@ -111,6 +120,7 @@ pub fn session_of(id: &acp::SessionId) -> Result<i64, Error> {
 
 fn new_session(
     shared: &Shared,
+    cx: &ConnectionTo<Client>,
     req: &acp::NewSessionRequest,
 ) -> Result<acp::NewSessionResponse, Error> {
     let title = format!(
@@ -125,6 +135,7 @@ fn new_session(
         .open_session(&req.cwd, &title)
         .map_err(runtime_error)?;
     tracing::info!(session_id = session.id, "ACP session opened");
+    crate::files::attach(shared, cx, session.id);
     Ok(acp::NewSessionResponse::new(session.id.to_string()))
 }
 
@@ -136,6 +147,7 @@ fn load_session(
 ) -> Result<acp::LoadSessionResponse, Error> {
     let session = session_of(&req.session_id)?;
     shared.rt.session(session).map_err(runtime_error)?;
+    crate::files::attach(shared, cx, session);
     let tasks = shared.rt.session_tasks(session).map_err(runtime_error)?;
     let send = |update: acp::SessionUpdate| {
         cx.send_notification(acp::SessionNotification::new(

@@ -73,6 +73,11 @@ pub enum Command {
         /// `scripted:FILE` plays model turns from a file; default: the configured model.
         #[arg(long)]
         provider: Option<String>,
+        /// Use the editor's file methods when it offers them: reads see its unsaved
+        /// buffers, approved writes go to it (`on`, the default, or `off`; also
+        /// `POCKETPILOT_ACP_EDITOR_FILES`).
+        #[arg(long, env = "POCKETPILOT_ACP_EDITOR_FILES", default_value = "on")]
+        editor_files: OnOff,
     },
     /// List recent tasks.
     Tasks {
@@ -280,9 +285,13 @@ async fn dispatch(
     match command {
         Command::Run(args) => run::run(rt, args).await,
         Command::Exec(args) => exec::exec(rt, args).await,
-        Command::Acp { provider } => {
+        Command::Acp {
+            provider,
+            editor_files,
+        } => {
             let options = pocketpilot_acp::Options {
                 provider: absolute_provider(provider),
+                editor_files: editor_files == OnOff::On,
             };
             pocketpilot_acp::serve(rt.clone(), options)
                 .await
@@ -354,6 +363,13 @@ async fn dispatch(
             }),
         ),
     }
+}
+
+/// A setting that is on or off.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -79,7 +79,7 @@
 //!     new `pocketpilot resume TASK` process, and so on for each kill; the last resume
 //!     runs to the end.
 //! - `setup.hooks_consent` consents to the workspace's hooks file as laid out;
-//!   `setup.person_hooks` is the person's hooks file for a child run (under its HOME).
+//!   `setup.person_hooks` is the person's hooks file, for in-process and child runs alike (under the case's HOME; the evaluating person's own is never read).
 //! - `expect.usage` checks the recorded cost figures: `total_usd`,
 //!   `today_unattended_usd`, `turns`, and `one_per_recorded_turn` (the cost rows are
 //!   exactly the tasks' recorded `model_turn_completed` events, their costs adding up).

@@ -169,16 +169,14 @@ fn prepare(case: &Case, opts: &RunOptions) -> Result<(CaseEnv, Snapshot), CaseEr
     if let Some(hooks) = &setup.person_hooks {
         let mut hooks = hooks.clone();
         expand(&mut hooks, &vars);
-        write(
-            &root.join(".config/pocketpilot/hooks.json"),
-            &hooks.to_string(),
-        )?;
+        write(&person_hooks_file(&root), &hooks.to_string())?;
     }
     let before = Snapshot {
         workspace: score::snapshot(&workspace, Some(&data)),
         outside: score::snapshot(&outside, None),
     };
-    let rt = Runtime::open(&data)?;
+    // The person's config is the case's (its own HOME), never the evaluating person's.
+    let rt = Runtime::open_with_config(&data, Some(person_hooks_file(&root)))?;
     configure(&rt, setup, opts, &workspace, &vars)?;
     let script = root.join("script.json");
     let mut body = case.script.clone();
@@ -941,6 +939,12 @@ fn record_crashed_turn(
     Ok(())
 }
 
+/// The case's person's hooks file: under its own HOME, as `setup.person_hooks` lays it out
+/// and a child run finds it (`XDG_CONFIG_HOME` is the case's `.config`).
+fn person_hooks_file(root: &Path) -> PathBuf {
+    root.join(".config/pocketpilot/hooks.json")
+}
+
 /// Drops the runtime (once its workers let go of it) and opens the store again.
 async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, CaseError> {
     let old = lock(&env.rt).take();
@@ -950,7 +954,8 @@ async fn restart(env: &CaseEnv) -> Result<Arc<Runtime>, CaseError> {
             env.note("the old runtime was still in use when it was restarted".into());
         }
     }
-    let rt = Runtime::open(&env.data).map_err(|e| CaseError::context("reopening the store", e))?;
+    let rt = Runtime::open_with_config(&env.data, Some(person_hooks_file(&env.root)))
+        .map_err(|e| CaseError::context("reopening the store", e))?;
     *lock(&env.rt) = Some(rt.clone());
     Ok(rt)
 }

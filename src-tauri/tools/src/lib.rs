@@ -8,9 +8,11 @@
 //!   symlink swapped in after the guard's check cannot win.
 //! - `policy`: the pure decision `allow | require_approval | deny` for a capability.
 //! - `skills`: skills found in the workspace and the person's skills directory.
+//! - `editor`: an editor's file methods (ACP), which the file tools use when offered.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
+pub mod editor;
 pub mod guard;
 pub mod links;
 pub mod policy;

@@ -64,6 +64,9 @@ pub struct ToolContext {
     pub sandbox: CommandSandbox,
     /// Where `load_skill` finds skills, and which are switched off.
     pub skills: crate::skills::SkillSources,
+    /// The editor driving this run, when it offers its file methods and the person lets
+    /// them be used (`pocketpilot acp`): reads and approved writes go through it.
+    pub editor: Option<std::sync::Arc<dyn crate::editor::EditorFiles>>,
 }
 
 impl ToolContext {
@@ -75,7 +78,23 @@ impl ToolContext {
             base_env: None,
             sandbox: CommandSandbox::for_this_user(),
             skills: crate::skills::SkillSources::for_this_user(),
+            editor: None,
         }
+    }
+
+    pub fn with_editor(mut self, editor: std::sync::Arc<dyn crate::editor::EditorFiles>) -> Self {
+        self.editor = Some(editor);
+        self
+    }
+
+    /// The editor, when reads go through it.
+    pub fn editor_reads(&self) -> Option<&dyn crate::editor::EditorFiles> {
+        self.editor.as_deref().filter(|e| e.reads())
+    }
+
+    /// The editor, when writes go through it.
+    pub fn editor_writes(&self) -> Option<&dyn crate::editor::EditorFiles> {
+        self.editor.as_deref().filter(|e| e.writes())
     }
 
     pub fn with_skills(mut self, skills: crate::skills::SkillSources) -> Self {

@@ -174,37 +174,59 @@ impl crate::api::service::Runtime {
         })?;
         let before = est.request(&view.messages(), &tools, None).tokens;
         let sink = self.recorder.task_sink(task.id);
-        // Aim at half the view; what must stay verbatim may need more, so step up.
-        for share in [0.5, 0.7, 0.9] {
-            let below = (f64::from(before) * share) as u32;
-            match ctx
-                .prepare(
-                    provider.as_ref(),
-                    &tools,
-                    0,
-                    Some(below),
-                    CompactionCause::Manual,
-                    &sink,
-                )
-                .await
-            {
-                Ok(prepared) => {
-                    return Ok(CompactReport {
-                        task_id: task.id,
-                        tokens_before: before,
-                        tokens_after: prepared.estimate,
-                        compacted: prepared.compacted,
-                    })
-                }
-                Err(ContextFailure::NothingFits(_)) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(CompactReport {
-            task_id: task.id,
-            tokens_before: before,
-            tokens_after: before,
-            compacted: false,
-        })
+        // The person's compaction is announced to the hooks as such (`trigger: manual`).
+        crate::engine::hooks::pre_compact_manual(
+            &self.store,
+            self.data_dir(),
+            self.person_hooks_file(),
+            session_id,
+            &session.workspace,
+            &sink,
+        )
+        .await?;
+        compact_below(&ctx, provider.as_ref(), &tools, before, task.id, &sink).await
     }
+}
+
+/// Compacts the view to half of `before` tokens, stepping up when what must stay
+/// verbatim needs more.
+async fn compact_below(
+    ctx: &SessionContext,
+    provider: &dyn pocketpilot_model::Provider,
+    tools: &[pocketpilot_model::ToolSpec],
+    before: u32,
+    task_id: i64,
+    sink: &dyn crate::engine::sink::EventSink,
+) -> Result<CompactReport, ContextFailure> {
+    for share in [0.5, 0.7, 0.9] {
+        let below = (f64::from(before) * share) as u32;
+        match ctx
+            .prepare(
+                provider,
+                tools,
+                0,
+                Some(below),
+                CompactionCause::Manual,
+                sink,
+            )
+            .await
+        {
+            Ok(prepared) => {
+                return Ok(CompactReport {
+                    task_id,
+                    tokens_before: before,
+                    tokens_after: prepared.estimate,
+                    compacted: prepared.compacted,
+                })
+            }
+            Err(ContextFailure::NothingFits(_)) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(CompactReport {
+        task_id,
+        tokens_before: before,
+        tokens_after: before,
+        compacted: false,
+    })
 }

@@ -15,7 +15,9 @@ impl Runtime {
         let workspace = canonical_workspace(Path::new(workspace))?;
         let consented = hooks::consented_hash(&self.store, &workspace)?;
         let mut files = Vec::new();
-        let person = hooks::person_file().map(|p| (p, HookScope::Person));
+        let person = self
+            .person_hooks_file()
+            .map(|p| (p.to_owned(), HookScope::Person));
         let ws = Some((
             hooks::workspace_file(Path::new(&workspace)),
             HookScope::Workspace,

@@ -227,10 +227,22 @@ pub struct Runtime {
     runs: Arc<RunRegistry>,
     /// This process's identity in session leases.
     holder: String,
+    /// Editors attached to sessions here (`pocketpilot acp`), whose file methods runs use.
+    editors: Arc<crate::engine::editors::Editors>,
+    /// The person's hooks file; `None` for a runtime isolated from the person's
+    /// configuration (evals).
+    person_hooks: Option<PathBuf>,
 }
 
 impl Runtime {
     pub fn open(data_dir: &Path) -> Result<Arc<Self>> {
+        Self::open_with_config(data_dir, crate::policy::hooks::person_file())
+    }
+
+    /// A runtime whose person's hooks file is `person_hooks` (or none), whatever the
+    /// environment's configuration directory holds: an eval's runtime must not run the
+    /// evaluating person's own hooks.
+    pub fn open_with_config(data_dir: &Path, person_hooks: Option<PathBuf>) -> Result<Arc<Self>> {
         let store = Arc::new(Store::open_in_dir(data_dir)?);
         let limits = Limits::load(&store)?;
         let recorder = Recorder::new(store.clone(), Duration::from_millis(limits.delta_window_ms));
@@ -241,6 +253,8 @@ impl Runtime {
             data_dir: data_dir.to_owned(),
             runs: Arc::new(RunRegistry::default()),
             holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
+            editors: Arc::default(),
+            person_hooks,
         });
         // An undo, redo or rewind a crash cut off completes before anything reads the
         // files or the conversation it was changing.
@@ -533,7 +547,28 @@ impl Runtime {
             recorder: self.recorder.clone(),
             runs: self.runs.clone(),
             data_dir: self.data_dir.clone(),
+            editors: self.editors.clone(),
+            person_hooks: self.person_hooks.clone(),
         }
+    }
+
+    /// The person's hooks file this runtime uses (`None`: isolated from it).
+    pub fn person_hooks_file(&self) -> Option<&Path> {
+        self.person_hooks.as_deref()
+    }
+
+    /// Runs of `session_id` made by this process read and write files through `editor`
+    /// (an ACP client's file methods), after the guard and the approvals as always.
+    pub fn attach_editor(
+        &self,
+        session_id: i64,
+        editor: Arc<dyn pocketpilot_tools::editor::EditorFiles>,
+    ) {
+        self.editors.attach(session_id, editor);
+    }
+
+    pub fn detach_editor(&self, session_id: i64) {
+        self.editors.detach(session_id);
     }
 
     async fn work_session(self: &Arc<Self>, lease: &Arc<SessionLease>) -> Result<()> {

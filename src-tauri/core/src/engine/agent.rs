@@ -743,15 +743,12 @@ pub(crate) async fn model_request(
 /// The `PreCompact` hooks, once the view is planned compacted and before it is sent: they
 /// can look and record, not stop it (as in Claude Code, exit 2 only shows stderr).
 async fn pre_compact(agent: &Agent, sink: &dyn EventSink) -> Result<(), TurnError> {
-    let mut fields = serde_json::Map::new();
-    fields.insert("trigger".into(), "auto".into());
-    fields.insert("custom_instructions".into(), "".into());
     agent
         .hooks
         .fire(
             pocketpilot_protocol::HookEvent::PreCompact,
             None,
-            fields,
+            crate::engine::hooks::pre_compact_fields("auto"),
             &agent.ctx,
             sink,
         )

@@ -275,6 +275,57 @@ impl RunHooks {
     }
 }
 
+/// The fields of a `PreCompact` input: `trigger` is `auto` (the run's own compaction) or
+/// `manual` (the person's "compact now"), as in Claude Code's contract.
+pub fn pre_compact_fields(trigger: &str) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("trigger".into(), trigger.into());
+    fields.insert("custom_instructions".into(), "".into());
+    fields
+}
+
+/// The `PreCompact` hooks of a compaction the person asked for (`trigger: manual`), run
+/// before it outside any run: in the session's workspace, confined as its commands are
+/// (no grant widens them), recorded through `sink`. They can look and record, not stop it.
+pub async fn pre_compact_manual(
+    store: &crate::store::Store,
+    data_dir: &std::path::Path,
+    person: Option<&std::path::Path>,
+    session_id: i64,
+    workspace: &str,
+    sink: &dyn EventSink,
+) -> Result<(), RecordError> {
+    let loaded = rules::load(store, std::path::Path::new(workspace), person)?;
+    let hooks = RunHooks::new(loaded, session_id);
+    hooks.announce(sink)?;
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let mut ctx = ToolContext::new(
+        PathBuf::from(workspace),
+        crate::engine::changes::forbidden_dirs(data_dir),
+        tokio_util::sync::CancellationToken::new(),
+    );
+    if let Some(env) = crate::engine::worker::agent_env() {
+        ctx = ctx.with_base_env(env);
+    }
+    ctx = ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
+        store,
+        workspace,
+        &[],
+    )?);
+    hooks
+        .fire(
+            HookEvent::PreCompact,
+            None,
+            pre_compact_fields("manual"),
+            &ctx,
+            sink,
+        )
+        .await?;
+    Ok(())
+}
+
 fn cap(s: &str) -> String {
     let s = s.trim();
     if s.len() <= MESSAGE_CAP {
@@ -297,12 +348,24 @@ enum Ran {
     Failed(String),
 }
 
-/// `sh -c COMMAND` in the workspace, confined, with `input` on stdin.
+/// With a watched run: the shell waits for the word `run` (its process recorded under the
+/// session's lease first), then becomes `sh -c COMMAND`, the rest of stdin (the event's
+/// JSON) still its input. The gate closing without the word means "do not run".
+const GATED: &str = r#"IFS= read -r go && [ "$go" = run ] && exec /bin/sh -c "$1"; exit 125"#;
+
+/// `sh -c COMMAND` in the workspace, confined, with `input` on stdin. Within a run, its
+/// process (the sandbox supervisor, the root of its tree) is recorded under the session's
+/// lease like a command's, so a process that takes the session over kills it; cancel and
+/// the timeout close the lifeline, which kills the whole tree.
 async fn run_one(hook: &Hook, input: &[u8], ctx: &ToolContext) -> Ran {
+    let watch = pocketpilot_tools::builtin::run_command::process_watch();
     let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&hook.command)
-        .current_dir(&ctx.workspace)
+    if watch.is_some() {
+        cmd.args(["-c", GATED, "pocketpilot-hook", &hook.command]);
+    } else {
+        cmd.arg("-c").arg(&hook.command);
+    }
+    cmd.current_dir(&ctx.workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -318,6 +381,46 @@ async fn run_one(hook: &Hook, input: &[u8], ctx: &ToolContext) -> Ran {
         Err(e) => return Ran::Failed(format!("cannot start sh: {e}")),
     };
     drop(cmd);
+    let mut stdin_bytes = Vec::with_capacity(input.len() + 4);
+    let watched = match (watch, child.id()) {
+        (Some(w), Some(pid)) => match w.started(pid) {
+            Ok(()) => {
+                stdin_bytes.extend_from_slice(b"run\n");
+                Some((w, pid))
+            }
+            Err(e) => {
+                end_tree(&mut sandbox, &mut child).await;
+                return Ran::Failed(format!("not run: its process could not be recorded ({e})"));
+            }
+        },
+        _ => None,
+    };
+    stdin_bytes.extend_from_slice(input);
+    let ran = supervise(hook, &stdin_bytes, ctx, &mut sandbox, &mut child).await;
+    drop(sandbox);
+    if let Some((w, pid)) = watched {
+        w.ended(pid);
+    }
+    ran
+}
+
+/// Closes the lifeline (the supervisor kills the tree) and waits for the supervisor.
+async fn end_tree(sandbox: &mut pocketpilot_sandbox::CallGuard, child: &mut tokio::process::Child) {
+    sandbox.end();
+    if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+}
+
+/// Feeds the hook its input and waits for it, its timeout or the run's cancel.
+async fn supervise(
+    hook: &Hook,
+    input: &[u8],
+    ctx: &ToolContext,
+    sandbox: &mut pocketpilot_sandbox::CallGuard,
+    child: &mut tokio::process::Child,
+) -> Ran {
     let writer = child.stdin.take().map(|mut stdin| {
         let input = input.to_vec();
         // A hook that never reads its input must not hold the run up: written apart.
@@ -333,30 +436,19 @@ async fn run_one(hook: &Hook, input: &[u8], ctx: &ToolContext) -> Ran {
         _ = tokio::time::sleep(timeout) => None,
         _ = ctx.cancel.cancelled() => None,
     };
-    let status = match ended {
-        Some(s) => s,
-        None => {
-            // Closing the lifeline kills the hook's whole tree.
-            sandbox.end();
-            if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-            }
-            if let Some(w) = writer {
-                w.abort();
-            }
-            if ctx.cancel.is_cancelled() {
-                return Ran::Failed("cancelled with its run".into());
-            }
-            return Ran::TimedOut;
-        }
-    };
     if let Some(w) = writer {
         w.abort();
     }
+    let Some(status) = ended else {
+        // Closing the lifeline kills the hook's whole tree.
+        end_tree(sandbox, child).await;
+        if ctx.cancel.is_cancelled() {
+            return Ran::Failed("cancelled with its run".into());
+        }
+        return Ran::TimedOut;
+    };
     let stdout = drained(out).await;
     let stderr = drained(err).await;
-    drop(sandbox);
     match status {
         Ok(s) => Ran::Exited {
             code: s.code(),

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod changes;
 pub mod context;
 pub mod conversation;
+pub mod editors;
 pub mod feed;
 pub mod hooks;
 pub mod inbox;

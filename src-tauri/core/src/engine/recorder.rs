@@ -251,7 +251,9 @@ impl Recorder {
         let ch = self.channel(task_id);
         let mut guard = lock(&ch);
         guard.pending.push_str(text);
-        let window_passed = guard.last_flush.is_some_and(|t| t.elapsed() >= self.window);
+        // The first text of a task goes out at once: a prompt's first chunk (the figure an
+        // editor or a script waits on) never waits a window; what follows is coalesced.
+        let window_passed = guard.last_flush.is_none_or(|t| t.elapsed() >= self.window);
         if self.window.is_zero() || window_passed {
             Self::flush_locked(task_id, &mut guard);
             return;

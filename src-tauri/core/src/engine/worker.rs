@@ -33,6 +33,11 @@ pub struct RunContext {
     pub recorder: Arc<Recorder>,
     pub runs: Arc<RunRegistry>,
     pub data_dir: PathBuf,
+    /// Editors attached to sessions in this process (ACP).
+    pub editors: Arc<crate::engine::editors::Editors>,
+    /// The person's hooks file; `None`: none (an eval's runtime, isolated from the
+    /// evaluating person's configuration).
+    pub person_hooks: Option<PathBuf>,
 }
 
 /// Records a run's events, each only while this process still holds the session's lease.
@@ -438,6 +443,9 @@ async fn build_agent(
     if let Some(env) = agent_env() {
         ctx = ctx.with_base_env(env);
     }
+    if let Some(editor) = cx.editors.of(session.id) {
+        ctx = ctx.with_editor(editor);
+    }
     // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
     let all_grants: Vec<String> = grants.iter().chain(&user_grants).cloned().collect();
     ctx = ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
@@ -493,7 +501,11 @@ async fn build_agent(
         }
     };
     // The person's hooks, and the workspace's when the person consented to its file.
-    let hooks = crate::policy::hooks::load(&cx.store, std::path::Path::new(&session.workspace))?;
+    let hooks = crate::policy::hooks::load(
+        &cx.store,
+        std::path::Path::new(&session.workspace),
+        cx.person_hooks.as_deref(),
+    )?;
     let hooks = Arc::new(crate::engine::hooks::RunHooks::new(hooks, session.id));
     hooks.announce(sink)?;
     let agent = Agent {

@@ -243,10 +243,11 @@ pub struct Loaded {
     pub problems: Vec<String>,
 }
 
-pub fn load(store: &Store, workspace: &Path) -> Result<Loaded, StoreError> {
+/// `person`: the person's hooks file (`person_file()`, or none in an eval's runtime).
+pub fn load(store: &Store, workspace: &Path, person: Option<&Path>) -> Result<Loaded, StoreError> {
     let mut loaded = Loaded::default();
-    if let Some(path) = person_file() {
-        match HooksFile::read(&path, HookScope::Person) {
+    if let Some(path) = person {
+        match HooksFile::read(path, HookScope::Person) {
             Ok(Some(f)) => {
                 loaded.problems.extend(f.problems);
                 loaded.hooks.extend(f.hooks);

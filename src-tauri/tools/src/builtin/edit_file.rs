@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    check_content, content_sha256, current_text, diff_cap, guard_and_sandbox, parse_args,
+    check_content, content_sha256, current_text, diff_cap, guard_and_sandbox, parse_args, put_text,
     unified_diff,
 };
 use crate::tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
@@ -170,9 +170,15 @@ impl Tool for EditFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args = Self::args(&args)?;
         let planned = Self::plan(&args, ctx)?;
-        planned
-            .sandbox
-            .write_atomic(&planned.path, planned.new.as_bytes())?;
+        // Exactly the approved diff's result, through the editor when it takes writes.
+        put_text(
+            ctx,
+            &planned.sandbox,
+            &planned.path,
+            &planned.rel,
+            &planned.new,
+        )
+        .await?;
         Ok(ToolOutput {
             text: format!(
                 "edited {} ({} edits applied)",

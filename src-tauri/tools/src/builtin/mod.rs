@@ -142,6 +142,35 @@ pub(crate) fn unified_diff(rel: &str, old: Option<&str>, new: &str) -> String {
         .to_string()
 }
 
+/// Puts the approved `text` in the file at `path` (already guarded). With an editor that
+/// takes writes, the editor gets it first (its buffer shows it); the disk must then hold
+/// it too, so commands and the change journal (which scans the disk around the call, and
+/// undo restores) see what was written: an editor that only changed its buffer has the
+/// same text written here.
+pub(crate) async fn put_text(
+    ctx: &ToolContext,
+    sandbox: &Sandbox,
+    path: &std::path::Path,
+    rel: &str,
+    text: &str,
+) -> Result<(), ToolError> {
+    if let Some(editor) = ctx.editor_writes() {
+        editor.write_text(path, text).await.map_err(|e| {
+            ToolError::Failed(format!(
+                "the editor did not take the write of {rel}: {e}; nothing was written"
+            ))
+        })?;
+        let cap = text.len() as u64 + 1;
+        if let Ok(Some(head)) = sandbox.read_if_exists(path, cap) {
+            if head.total_len == text.len() as u64 && head.bytes == text.as_bytes() {
+                return Ok(());
+            }
+        }
+    }
+    sandbox.write_atomic(path, text.as_bytes())?;
+    Ok(())
+}
+
 /// The largest existing file write/edit will read back for a diff or an edit.
 pub(crate) const fn diff_cap() -> u64 {
     MAX_DIFF_INPUT_BYTES

@@ -82,6 +82,15 @@ impl Tool for ReadFile {
         let path = guard.resolve_file(&args.path)?;
         let rel = guard.relative(&path);
         let (file, total_len) = sandbox.open_file(&path)?;
+        // The guard and the sandbox passed on the disk's file; an editor that offers
+        // reads gives its buffer's text, saved or not.
+        let (file, total_len): (Box<dyn Read + Send>, u64) = match editor_text(ctx, &path).await {
+            Some(text) => {
+                let len = text.len() as u64;
+                (Box::new(std::io::Cursor::new(text.into_bytes())), len)
+            }
+            None => (Box::new(file), total_len),
+        };
         let ranged = args.start_line.is_some() || args.max_lines.is_some();
         let (bytes, truncated) = if ranged {
             let start = args.start_line.unwrap_or(1) - 1;
@@ -121,9 +130,22 @@ impl Tool for ReadFile {
     }
 }
 
+/// The editor's text of `path`, when reads go through one. An editor that cannot say
+/// (the file is not one it can open) leaves the read to the disk.
+async fn editor_text(ctx: &ToolContext, path: &std::path::Path) -> Option<String> {
+    let editor = ctx.editor_reads()?;
+    match editor.read_text(path).await {
+        Ok(text) => Some(text),
+        Err(e) => {
+            tracing::info!(path = %path.display(), error = %e, "the editor could not read it: read from the disk");
+            None
+        }
+    }
+}
+
 /// Skips `start` lines, then collects up to `take` lines or `READ_CAP_BYTES`. Scanning
 /// stops after `MAX_SCAN_BYTES` so a huge file cannot make one call slow.
-fn read_lines(file: std::fs::File, start: usize, take: usize) -> std::io::Result<(Vec<u8>, bool)> {
+fn read_lines(file: impl Read, start: usize, take: usize) -> std::io::Result<(Vec<u8>, bool)> {
     let mut reader = BufReader::new(file.take(MAX_SCAN_BYTES));
     let mut out = Vec::new();
     let mut line = Vec::new();

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    check_content, content_sha256, diff_cap, guard_and_sandbox, looks_binary, parse_args,
+    check_content, content_sha256, diff_cap, guard_and_sandbox, looks_binary, parse_args, put_text,
     unified_diff,
 };
 use crate::tool::{Effect, Tool, ToolContext, ToolError, ToolOutput};
@@ -99,7 +99,7 @@ impl Tool for WriteFile {
         let path = guard.resolve_for_write(&args.path)?;
         let rel = guard.relative(&path);
         let existed = std::fs::symlink_metadata(&path).is_ok();
-        sandbox.write_atomic(&path, args.content.as_bytes())?;
+        put_text(ctx, &sandbox, &path, &rel, &args.content).await?;
         let verb = if existed { "replaced" } else { "created" };
         Ok(ToolOutput {
             text: format!("{verb} {rel} ({} bytes)", args.content.len()),
