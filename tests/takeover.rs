@@ -309,7 +309,8 @@ fn frozen_past_the_lease(mcp_server: Option<&std::path::Path>) {
 fn run_stuck_in_a_hook(h: &Harness) -> (Child, Vec<(i32, u64, String)>) {
     let config = h.dir.path().join(".config/pocketpilot");
     std::fs::create_dir_all(&config).unwrap();
-    let hook = "[ -e hook-ran ] && exit 0; touch hook-ran; echo start hook $(date +%s%N) >> marks.txt; \
+    let hook =
+        "[ -e hook-ran ] && exit 0; touch hook-ran; echo start hook $(date +%s%N) >> marks.txt; \
                 sleep 30; echo end hook $(date +%s%N) >> marks.txt";
     std::fs::write(
         config.join("hooks.json"),
@@ -344,7 +345,12 @@ fn run_stuck_in_a_hook(h: &Harness) -> (Child, Vec<(i32, u64, String)>) {
         .unwrap();
     let marks = h.ws().join("marks.txt");
     wait_for("the hook starts", Duration::from_secs(30), || {
-        mark(&std::fs::read_to_string(&marks).unwrap_or_default(), "start", "hook").is_some()
+        mark(
+            &std::fs::read_to_string(&marks).unwrap_or_default(),
+            "start",
+            "hook",
+        )
+        .is_some()
     });
     let mut doomed = Vec::new();
     wait_for("the hook sleeps", Duration::from_secs(30), || {
@@ -371,7 +377,10 @@ fn a_frozen_workers_hook_is_killed_by_the_process_that_takes_the_session_over() 
     assert!(resumed.success());
     // The hook was recorded under the lease like a command: the new holder killed it.
     for (pid, started, name) in &doomed {
-        assert!(!running(*pid, *started), "the hook's {name} ({pid}) still runs");
+        assert!(
+            !running(*pid, *started),
+            "the hook's {name} ({pid}) still runs"
+        );
     }
     let marks = std::fs::read_to_string(h.ws().join("marks.txt")).unwrap();
     assert!(mark(&marks, "start", "c0").is_some(), "{marks}");
@@ -390,9 +399,11 @@ fn a_hook_is_killed_with_its_run_on_cancel_and_with_its_process_on_kill_9() {
     let task = h.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
     let out = h.output(&["cancel", &task.to_string()]);
     assert!(out.status.success(), "{out:?}");
-    wait_for("the hook's processes end on cancel", Duration::from_secs(10), || {
-        doomed.iter().all(|(p, s, _)| !running(*p, *s))
-    });
+    wait_for(
+        "the hook's processes end on cancel",
+        Duration::from_secs(10),
+        || doomed.iter().all(|(p, s, _)| !running(*p, *s)),
+    );
     assert!(wait_exit(&mut first, Duration::from_secs(30)).is_some());
     let (shown, _) = events(&h, task);
     assert_eq!(shown["task"]["status"], "cancelled", "{shown}");
@@ -402,7 +413,9 @@ fn a_hook_is_killed_with_its_run_on_cancel_and_with_its_process_on_kill_9() {
     let (mut first, doomed) = run_stuck_in_a_hook(&h);
     signal(&first, libc::SIGKILL);
     let _ = first.wait();
-    wait_for("the hook's processes end with the worker", Duration::from_secs(10), || {
-        doomed.iter().all(|(p, s, _)| !running(*p, *s))
-    });
+    wait_for(
+        "the hook's processes end with the worker",
+        Duration::from_secs(10),
+        || doomed.iter().all(|(p, s, _)| !running(*p, *s)),
+    );
 }
