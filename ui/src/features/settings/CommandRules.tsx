@@ -102,7 +102,7 @@ export function CommandRulesSection({ workspaces }: { workspaces: string[] }) {
             </table>
           )}
           <div class="row">
-            <select data-testid="command-rule-kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as CommandRuleKind)}>
+            <select data-testid="command-rule-kind" aria-label="Allow or deny" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as CommandRuleKind)}>
               <option value="allow">Allow</option>
               <option value="deny">Deny</option>
             </select>
