@@ -208,7 +208,7 @@ fn start_services(handle: &tauri::AppHandle, runtime: Arc<Runtime>) {
 #[allow(clippy::print_stderr)]
 pub fn run_desktop() -> ExitCode {
     #[cfg(target_os = "linux")]
-    pocketpilot_core::engine::worker::keep_from_agents(webkit_env());
+    pocketpilot_core::engine::agent_env::keep_from_agents(webkit_env());
     let data_dir = pocketpilot_core::config::data_dir();
     let _log = pocketpilot_core::logging::init(&data_dir);
     // "Restore…" in Settings → Data restarts the app: the backup goes back before the

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use pocketpilot_test_support as support;
 
-use pocketpilot_core::{engine::worker, ApprovalAnswer, TaskStatus};
+use pocketpilot_core::{engine::agent_env, ApprovalAnswer, TaskStatus};
 use serde_json::json;
 use support::*;
 
@@ -13,7 +13,7 @@ async fn commands_the_agent_runs_do_not_inherit_the_windows_own_settings() {
     // Before anything else runs in this process (one test, one thread so far).
     std::env::set_var("PP_WINDOW_ONLY_SETTING", "window");
     std::env::set_var("PP_PERSON_SETTING", "person");
-    worker::keep_from_agents(vec!["PP_WINDOW_ONLY_SETTING".into()]);
+    agent_env::keep_from_agents(vec!["PP_WINDOW_ONLY_SETTING".into()]);
 
     let f = Fixture::new();
     let p = f.script(

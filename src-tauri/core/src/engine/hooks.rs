@@ -306,7 +306,7 @@ pub async fn pre_compact_manual(
         crate::engine::changes::forbidden_dirs(data_dir),
         tokio_util::sync::CancellationToken::new(),
     );
-    if let Some(env) = crate::engine::worker::agent_env() {
+    if let Some(env) = crate::engine::agent_env::agent_env() {
         ctx = ctx.with_base_env(env);
     }
     ctx = ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(

@@ -5,6 +5,7 @@
 //! and MCP servers a run uses. It imports `policy` and the crates below, never `api`.
 pub mod admission;
 pub mod agent;
+pub mod agent_env;
 pub mod changes;
 pub mod context;
 pub mod conversation;

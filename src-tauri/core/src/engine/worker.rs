@@ -1,8 +1,7 @@
 //! The worker: runs one task on its own tokio task. Provider, tools and policy are built
 //! here for every run — never cached across runs, because workspace and policy differ.
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pocketpilot_model::{Message, ProviderSpec, Usage};
@@ -440,7 +439,7 @@ async fn build_agent(
         forbidden_dirs(&cx.data_dir),
         cancel.clone(),
     );
-    if let Some(env) = agent_env() {
+    if let Some(env) = crate::engine::agent_env::agent_env() {
         ctx = ctx.with_base_env(env);
     }
     if let Some(editor) = cx.editors.of(session.id) {
@@ -752,7 +751,7 @@ async fn connect_mcp(
         whitelist,
         secrets: crate::engine::mcp::secrets(&servers),
         workspace: Some(PathBuf::from(workspace)),
-        base_env: agent_env(),
+        base_env: crate::engine::agent_env::agent_env(),
         forbidden: forbidden_dirs(&cx.data_dir),
     };
     let session = pocketpilot_mcp::connect(&servers, &options).await;
@@ -761,26 +760,6 @@ async fn connect_mcp(
     }
     session.register_into(tools);
     Ok(Some(session))
-}
-
-/// Variables this process set for itself (the window's WebKit and GTK settings), kept out
-/// of what the agent starts: a command or MCP server gets the environment the person
-/// launched PocketPilot with, not a GTK without GL or a WebKit without JIT.
-static APP_ONLY_ENV: OnceLock<Vec<OsString>> = OnceLock::new();
-
-/// Names the variables the app set for itself (see [`APP_ONLY_ENV`]); once, at start.
-pub fn keep_from_agents(names: Vec<OsString>) {
-    let _ = APP_ONLY_ENV.set(names);
-}
-
-/// The environment for what the agent starts; `None`: this process's, unchanged.
-pub fn agent_env() -> Option<Vec<(OsString, OsString)>> {
-    let hidden = APP_ONLY_ENV.get().filter(|h| !h.is_empty())?;
-    Some(
-        std::env::vars_os()
-            .filter(|(name, _)| !hidden.contains(name))
-            .collect(),
-    )
 }
 
 /// A cancel may come from another process sharing the data directory (`pocketpilot
