@@ -195,6 +195,7 @@ fn rewind_held(
         session_id,
         task_id,
         workspace: &workspace,
+        scope: "{\"type\":\"workspace\"}".into(),
         reverts: active.iter().map(|s| s.id).collect(),
         brings_back: Vec::new(),
         conversation: Conversation::SetAside {
@@ -263,6 +264,7 @@ pub fn recover(store: &Store, data_dir: &Path) -> Result<usize, ChangeError> {
             session_id: set.session_id,
             task_id: set.task_id,
             workspace: &set.workspace,
+            scope: set.scope.clone(),
             reverts: set.reverts.clone(),
             brings_back,
             conversation,

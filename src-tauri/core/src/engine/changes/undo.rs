@@ -3,6 +3,13 @@
 //! transition per path, inverted, planned against the disk (conflicts refuse) and applied;
 //! the undo is itself a change set, so it can be redone. The session's next turn sees a
 //! `system` entry saying what the person reverted.
+//!
+//! An undo of some files of a task (`Target::Files`) reverts the task's changes to those
+//! paths only. It marks no set `undone_by` (the sets are only partly reverted): its row
+//! names the paths in its scope, and a path counts as undone while an applied undo that
+//! changed it is not redone (`undone_paths`). The task's undo then leaves those paths
+//! out, and redoing the file undo brings back just those files.
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use pocketpilot_changes::diff;
@@ -25,8 +32,29 @@ pub enum Target {
         task_id: i64,
         call_id: Option<String>,
     },
+    /// Some files of a task: everything its calls did to these paths.
+    Files { task_id: i64, paths: Vec<String> },
     /// A session's from task `from_task` on (that task included).
     Session { session_id: i64, from_task: i64 },
+}
+
+/// What an undo's row says it covered (its `scope`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum UndoScope {
+    /// Whole change sets (a task, a call, a session's tasks): they are marked `undone_by`.
+    Workspace,
+    /// Only these paths of a task; no set is marked.
+    Files { paths: Vec<String> },
+}
+
+impl UndoScope {
+    fn of(set: &ChangeSet) -> UndoScope {
+        serde_json::from_str(&set.scope).unwrap_or(UndoScope::Workspace)
+    }
+    fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{\"type\":\"workspace\"}".into())
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,6 +76,9 @@ impl Target {
                 task_id,
                 call_id: Some(c),
             } => format!("call {c} of task {task_id}"),
+            Target::Files { task_id, paths } => {
+                format!("{} of task {task_id}", paths.join(", "))
+            }
             Target::Session {
                 session_id,
                 from_task,
@@ -67,6 +98,10 @@ fn call_sets(
 ) -> Result<Vec<ChangeSet>, ChangeError> {
     let read = |store: &Store| -> Result<Vec<ChangeSet>, ChangeError> {
         Ok(store.read(|c| match target {
+            Target::Files { task_id, .. } => {
+                tasks::get(c, *task_id)?;
+                change_sets::of_task(c, *task_id, ChangeSetKind::Call)
+            }
             Target::Task { task_id, call_id } => {
                 tasks::get(c, *task_id)?;
                 let all = change_sets::of_task(c, *task_id, ChangeSetKind::Call)?;
@@ -122,6 +157,39 @@ pub(super) fn guard_for(data_dir: &Path, workspace: &str) -> Result<WorkspaceGua
         .map_err(|e| ChangeError::Workspace(workspace.to_owned(), e.to_string()))
 }
 
+/// The paths of `sets` an undo still in effect reverted (applied, not redone), each with
+/// that undo and whether it was an undo of those files alone.
+fn undone_paths(
+    store: &Store,
+    sets: &[ChangeSet],
+) -> Result<BTreeMap<String, (i64, bool)>, ChangeError> {
+    let mut out = BTreeMap::new();
+    let Some(first) = sets.first() else {
+        return Ok(out);
+    };
+    let set_ids: Vec<i64> = sets.iter().map(|s| s.id).collect();
+    let task_ids: Vec<i64> = sets.iter().map(|s| s.task_id).collect();
+    let undos = store.read(|c| change_sets::in_session(c, first.session_id))?;
+    for u in undos.iter().filter(|u| {
+        u.kind == ChangeSetKind::Undo
+            && u.status == ChangeSetStatus::Applied
+            && u.undone_by.is_none()
+    }) {
+        let files = matches!(UndoScope::of(u), UndoScope::Files { .. });
+        let covers = if files {
+            task_ids.contains(&u.task_id)
+        } else {
+            u.reverts.iter().any(|id| set_ids.contains(id))
+        };
+        if covers {
+            for c in &u.changes {
+                out.insert(c.path.clone(), (u.id, files));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Undoes `target`'s changes (see the module doc).
 pub fn undo(
     store: &Store,
@@ -134,31 +202,87 @@ pub fn undo(
     if sets.is_empty() {
         return Err(ChangeError::Nothing(what));
     }
-    let active: Vec<&ChangeSet> = sets.iter().filter(|s| s.undone_by.is_none()).collect();
-    if active.is_empty() {
-        let by = sets
-            .iter()
+    let undone = undone_paths(store, &sets)?;
+    let last_undo = || {
+        sets.iter()
             .filter_map(|s| s.undone_by)
+            .chain(undone.values().map(|(id, _)| *id))
             .max()
-            .unwrap_or_default();
-        return Err(ChangeError::AlreadyUndone { what, by });
+            .unwrap_or_default()
+    };
+    if let Target::Files { task_id, paths } = target {
+        for p in paths {
+            if !sets.iter().any(|s| s.changes.iter().any(|c| &c.path == p)) {
+                return Err(ChangeError::Nothing(format!("{p} in task {task_id}")));
+            }
+            if let Some((by, _)) = undone.get(p) {
+                return Err(ChangeError::AlreadyUndone {
+                    what: format!("{p} of task {task_id}"),
+                    by: *by,
+                });
+            }
+        }
     }
-    if active.iter().any(|s| s.status == ChangeSetStatus::Pruned) {
+    // Which sets are still in effect is known per path for a file undo (checked above:
+    // a set undone as a whole may have had such a path brought back by a redo).
+    let active: Vec<&ChangeSet> = match target {
+        Target::Files { .. } => sets.iter().collect(),
+        _ => sets.iter().filter(|s| s.undone_by.is_none()).collect(),
+    };
+    if active.is_empty() {
+        return Err(ChangeError::AlreadyUndone {
+            what,
+            by: last_undo(),
+        });
+    }
+    // A file undo takes its paths from every set; any other undo leaves out the paths a
+    // file undo already reverted.
+    let wanted = |c: &Change| match target {
+        Target::Files { paths, .. } => paths.contains(&c.path),
+        _ => !matches!(undone.get(&c.path), Some((_, true))),
+    };
+    let touched: Vec<&ChangeSet> = active
+        .iter()
+        .copied()
+        .filter(|s| s.changes.iter().any(wanted))
+        .collect();
+    if touched.iter().any(|s| s.status == ChangeSetStatus::Pruned) {
         return Err(ChangeError::Pruned(what));
     }
-    let transitions: Vec<Change> = diff::collapse(active.iter().map(|s| s.changes.as_slice()))
+    let kept: Vec<Vec<Change>> = touched
+        .iter()
+        .map(|s| s.changes.iter().filter(|c| wanted(c)).cloned().collect())
+        .collect();
+    let transitions: Vec<Change> = diff::collapse(kept.iter().map(Vec::as_slice))
         .iter()
         .map(Change::inverted)
         .collect();
+    if transitions.is_empty() {
+        return Err(ChangeError::AlreadyUndone {
+            what,
+            by: last_undo(),
+        });
+    }
     let first = active[0];
     let mut task_ids: Vec<i64> = active.iter().map(|s| s.task_id).collect();
     task_ids.dedup();
+    let (scope, reverts) = match target {
+        // Only partly reverted: no set is marked, the row names its paths.
+        Target::Files { paths, .. } => (
+            UndoScope::Files {
+                paths: paths.clone(),
+            },
+            Vec::new(),
+        ),
+        _ => (UndoScope::Workspace, active.iter().map(|s| s.id).collect()),
+    };
     let act = Act {
         kind: ChangeSetKind::Undo,
         session_id: first.session_id,
         task_id: first.task_id,
         workspace: &first.workspace,
-        reverts: active.iter().map(|s| s.id).collect(),
+        scope: scope.json(),
+        reverts,
         brings_back: Vec::new(),
         conversation: Conversation::Untouched,
         message_what: match target {
@@ -166,6 +290,7 @@ pub fn undo(
                 call_id: Some(c),
                 task_id,
             } => format!("tool call {c} of task {task_id}"),
+            Target::Files { .. } => what.clone(),
             _ => tasks_phrase(&task_ids),
         },
     };
@@ -200,6 +325,7 @@ pub fn redo(
         session_id: u.session_id,
         task_id: u.task_id,
         workspace: &u.workspace,
+        scope: UndoScope::Workspace.json(),
         reverts: vec![u.id],
         brings_back: u.reverts.clone(),
         conversation: match u.rewind_to {
@@ -241,6 +367,8 @@ pub(super) struct Act<'a> {
     pub session_id: i64,
     pub task_id: i64,
     pub workspace: &'a str,
+    /// The row's scope: JSON of `UndoScope`.
+    pub scope: String,
     /// Sets this one reverts (marked `undone_by` it).
     pub reverts: Vec<i64>,
     /// Sets a redo brings back (their `undone_by` cleared).
@@ -282,7 +410,7 @@ pub(super) fn carry(
                 kind: act.kind,
                 status: ChangeSetStatus::Applying,
                 workspace: act.workspace,
-                scope: "{\"type\":\"workspace\"}",
+                scope: &act.scope,
                 pre_index: None,
                 changes: &kept_changes,
                 reverts: &act.reverts,
@@ -433,8 +561,21 @@ pub fn list(store: &Store, data_dir: &Path, target: &Target) -> Result<ChangeLis
             .find(|s| s.changes.iter().any(|c| c.path == path))
             .and_then(|s| s.call_id.clone())
     };
-    let files = diff::file_changes(&collapsed, &blobs, &call_of);
-    let (undoable, undone_by) = undoable(&sets, files.is_empty());
+    let mut files = diff::file_changes(&collapsed, &blobs, &call_of);
+    let undone = undone_paths(store, &sets)?;
+    for f in &mut files {
+        f.undone_by = undone
+            .get(&f.path)
+            .or_else(|| f.from.as_ref().and_then(|p| undone.get(p)))
+            .map(|(id, _)| *id);
+    }
+    let (mut undoable, mut undone_by) = undoable(&sets, files.is_empty());
+    // Every file undone one by one: the task is undone too (its last file undo is the
+    // one a redo takes back first).
+    if undoable == Undoable::Yes && files.iter().all(|f| f.undone_by.is_some()) {
+        undoable = Undoable::Undone;
+        undone_by = files.iter().filter_map(|f| f.undone_by).max();
+    }
     let mut task_ids: Vec<i64> = sets.iter().map(|s| s.task_id).collect();
     task_ids.dedup();
     Ok(ChangeList {
