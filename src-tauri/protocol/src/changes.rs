@@ -104,7 +104,6 @@ pub struct FileChange {
     pub call_id: Option<String>,
     /// The undo (of the task, or of this file alone) that reverted this file and still
     /// holds: the file is as it was before the task, the diff is what was undone.
-    #[serde(default)]
     pub undone_by: Option<i64>,
 }
 

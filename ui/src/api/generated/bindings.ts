@@ -759,7 +759,7 @@ export type FileChange = {
 	 *  The undo (of the task, or of this file alone) that reverted this file and still
 	 *  holds: the file is as it was before the task, the diff is what was undone.
 	 */
-	undone_by?: number | null,
+	undone_by: number | null,
 };
 
 /**
