@@ -1,6 +1,7 @@
 """The review panel for daily use: undo one file as well as the whole task, the diffs
 showing what an undo left, one status line, "Open in editor" through the desktop's default
-app, Esc closing it back to the changes line."""
+app, Esc closing it back to the changes line; and "Instructions in effect" opening each
+file read-only with "Edit in editor"."""
 from __future__ import annotations
 
 import json
@@ -108,3 +109,30 @@ def test_one_file_undone_from_the_panel_then_the_rest_with_one_status_line(app_e
     app.wait("focus on the changes line", lambda: focused(app) == "changes-line")
     app.screenshot("closed-with-esc")
 
+
+def test_an_instruction_file_opens_read_only_and_in_the_editor(app_env: AppEnv, launch) -> None:
+    ws = app_env.workspace("site")
+    text = "Run the tests with make check.\nKeep answers short.\n"
+    (ws / "AGENTS.md").write_text(text)
+    script = app_env.script("hello", [{"text": "Hello."}])
+    app_env.cli("run", "--workspace", str(ws), "--goal", "Say hello", "--provider", f"scripted:{script}")
+    log = fake_opener(app_env)
+
+    app: App = launch()
+    app.wait("the session", lambda: app.css("[data-testid=session-item]"))
+    app.css("[data-testid=session-item]")[0].click()
+    app.wait_css("[data-testid=open-rules]").click()
+    app.wait_loaded("rules-view")
+    app.wait_css("[data-testid=instruction-file][data-path='AGENTS.md'] [data-testid=open-instruction]").click()
+    app.wait_css("[data-testid=instruction-viewer]")
+    app.wait_equal("the file's text", lambda: app.driver.execute_script(
+        "const e = document.querySelector('[data-testid=instruction-text]'); return e && e.textContent;"), text)
+    app.screenshot("instruction-read-only")
+
+    app.css("[data-testid=edit-instruction]")[0].click()
+    app.wait("the opener called with AGENTS.md", lambda: str((ws / "AGENTS.md").resolve()) in opened(log))
+    assert (ws / "AGENTS.md").read_text() == text, "viewing never writes"
+
+    ActionChains(app.driver).send_keys(Keys.ESCAPE).perform()
+    app.wait("the viewer closed", lambda: not app.css("[data-testid=instruction-viewer]"))
+    app.wait("focus back on the file", lambda: focused(app) == "open-instruction")
