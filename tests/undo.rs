@@ -705,3 +705,39 @@ fn one_file_of_a_task_is_undone_and_redone_alone_and_the_task_undo_does_the_rest
     let missing = e.run(&["undo", &t, "--path", "nope.txt"]);
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
 }
+
+#[test]
+fn a_task_whose_files_were_all_undone_one_by_one_reads_as_undone() {
+    let e = Env::new();
+    fill(&e.ws());
+    let before = snapshot(&e.ws(), false);
+    let task = e.task(
+        "two.json",
+        vec![
+            json!({ "name": "write_file", "arguments": { "path": "a.txt", "content": "A\n" } }),
+            json!({ "name": "write_file", "arguments": { "path": "b.txt", "content": "B\n" } }),
+        ],
+    );
+    let t = task.to_string();
+    e.ok(&["undo", &t, "--path", "a.txt"]);
+    let last = e.json(&["undo", &t, "--path", "b.txt", "--json"])["id"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(snapshot(&e.ws(), false), before);
+    let list = e.json(&["changes", &t, "--json"]);
+    assert_eq!(list["undoable"], "undone", "{list}");
+    assert_eq!(list["undone_by"], last);
+    let again = e.run(&["undo", &t]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("already undone"));
+    e.ok(&["redo", &last.to_string()]);
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("b.txt")).unwrap(),
+        "B\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("a.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    assert_eq!(e.json(&["changes", &t, "--json"])["undoable"], "yes");
+}

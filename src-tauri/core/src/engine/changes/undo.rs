@@ -7,7 +7,7 @@
 //! An undo of some files of a task (`Target::Files`) reverts the task's changes to those
 //! paths only. It marks no set `undone_by` (the sets are only partly reverted): its row
 //! names the paths in its scope, and a path counts as undone while an applied undo that
-//! changed it is not redone (`undone_paths`). The task's undo then leaves those paths
+//! changed it is not redone ([`Undone`]). The task's undo then leaves those paths
 //! out, and redoing the file undo brings back just those files.
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -157,37 +157,65 @@ pub(super) fn guard_for(data_dir: &Path, workspace: &str) -> Result<WorkspaceGua
         .map_err(|e| ChangeError::Workspace(workspace.to_owned(), e.to_string()))
 }
 
-/// The paths of `sets` an undo still in effect reverted (applied, not redone), each with
-/// that undo and whether it was an undo of those files alone.
-fn undone_paths(
-    store: &Store,
-    sets: &[ChangeSet],
-) -> Result<BTreeMap<String, (i64, bool)>, ChangeError> {
-    let mut out = BTreeMap::new();
-    let Some(first) = sets.first() else {
-        return Ok(out);
-    };
-    let set_ids: Vec<i64> = sets.iter().map(|s| s.id).collect();
-    let task_ids: Vec<i64> = sets.iter().map(|s| s.task_id).collect();
-    let undos = store.read(|c| change_sets::in_session(c, first.session_id))?;
-    for u in undos.iter().filter(|u| {
-        u.kind == ChangeSetKind::Undo
-            && u.status == ChangeSetStatus::Applied
-            && u.undone_by.is_none()
-    }) {
-        let files = matches!(UndoScope::of(u), UndoScope::Files { .. });
-        let covers = if files {
-            task_ids.contains(&u.task_id)
-        } else {
-            u.reverts.iter().any(|id| set_ids.contains(id))
+/// What undos still in effect (applied, not redone) reverted among some call sets.
+#[derive(Debug, Default)]
+pub(super) struct Undone {
+    /// Per path: the latest such undo that changed it (of whole sets or of files alone).
+    by_path: BTreeMap<String, i64>,
+    /// Per task and path: the undo of those files alone that reverted it.
+    file_undos: BTreeMap<(i64, String), i64>,
+}
+
+impl Undone {
+    /// Reads the undos of the sets' session that cover them.
+    pub(super) fn of(store: &Store, sets: &[ChangeSet]) -> Result<Undone, ChangeError> {
+        let Some(first) = sets.first() else {
+            return Ok(Undone::default());
         };
-        if covers {
+        let undos = store.read(|c| change_sets::in_session(c, first.session_id))?;
+        Ok(Undone::among(&undos, sets))
+    }
+
+    /// `undos`: any of the session's sets (the others are skipped).
+    fn among(undos: &[ChangeSet], sets: &[ChangeSet]) -> Undone {
+        let mut out = Undone::default();
+        for u in undos.iter().filter(|u| {
+            u.kind == ChangeSetKind::Undo
+                && u.status == ChangeSetStatus::Applied
+                && u.undone_by.is_none()
+        }) {
+            let files = matches!(UndoScope::of(u), UndoScope::Files { .. });
+            let covers = if files {
+                sets.iter().any(|s| s.task_id == u.task_id)
+            } else {
+                sets.iter().any(|s| u.reverts.contains(&s.id))
+            };
+            if !covers {
+                continue;
+            }
             for c in &u.changes {
-                out.insert(c.path.clone(), (u.id, files));
+                out.by_path.insert(c.path.clone(), u.id);
+                if files {
+                    out.file_undos.insert((u.task_id, c.path.clone()), u.id);
+                }
             }
         }
+        out
     }
-    Ok(out)
+
+    fn path(&self, path: &str) -> Option<i64> {
+        self.by_path.get(path).copied()
+    }
+
+    /// The changes of `set` an undo of files alone has not already reverted: what an undo
+    /// of whole sets (a task, a session's tasks, a rewind) still has to revert.
+    pub(super) fn left_in(&self, set: &ChangeSet) -> Vec<Change> {
+        set.changes
+            .iter()
+            .filter(|c| !self.file_undos.contains_key(&(set.task_id, c.path.clone())))
+            .cloned()
+            .collect()
+    }
 }
 
 /// Undoes `target`'s changes (see the module doc).
@@ -202,26 +230,18 @@ pub fn undo(
     if sets.is_empty() {
         return Err(ChangeError::Nothing(what));
     }
-    let undone = undone_paths(store, &sets)?;
-    let last_undo = || {
-        sets.iter()
+    let undone = Undone::of(store, &sets)?;
+    let already = || ChangeError::AlreadyUndone {
+        what: what.clone(),
+        by: sets
+            .iter()
             .filter_map(|s| s.undone_by)
-            .chain(undone.values().map(|(id, _)| *id))
+            .chain(undone.by_path.values().copied())
             .max()
-            .unwrap_or_default()
+            .unwrap_or_default(),
     };
     if let Target::Files { task_id, paths } = target {
-        for p in paths {
-            if !sets.iter().any(|s| s.changes.iter().any(|c| &c.path == p)) {
-                return Err(ChangeError::Nothing(format!("{p} in task {task_id}")));
-            }
-            if let Some((by, _)) = undone.get(p) {
-                return Err(ChangeError::AlreadyUndone {
-                    what: format!("{p} of task {task_id}"),
-                    by: *by,
-                });
-            }
-        }
+        files_undoable(*task_id, paths, &sets, &undone)?;
     }
     // Which sets are still in effect is known per path for a file undo (checked above:
     // a set undone as a whole may have had such a path brought back by a redo).
@@ -229,41 +249,13 @@ pub fn undo(
         Target::Files { .. } => sets.iter().collect(),
         _ => sets.iter().filter(|s| s.undone_by.is_none()).collect(),
     };
-    if active.is_empty() {
-        return Err(ChangeError::AlreadyUndone {
-            what,
-            by: last_undo(),
-        });
-    }
-    // A file undo takes its paths from every set; any other undo leaves out the paths a
-    // file undo already reverted.
-    let wanted = |c: &Change| match target {
-        Target::Files { paths, .. } => paths.contains(&c.path),
-        _ => !matches!(undone.get(&c.path), Some((_, true))),
+    let Some(first) = active.first() else {
+        return Err(already());
     };
-    let touched: Vec<&ChangeSet> = active
-        .iter()
-        .copied()
-        .filter(|s| s.changes.iter().any(wanted))
-        .collect();
-    if touched.iter().any(|s| s.status == ChangeSetStatus::Pruned) {
-        return Err(ChangeError::Pruned(what));
-    }
-    let kept: Vec<Vec<Change>> = touched
-        .iter()
-        .map(|s| s.changes.iter().filter(|c| wanted(c)).cloned().collect())
-        .collect();
-    let transitions: Vec<Change> = diff::collapse(kept.iter().map(Vec::as_slice))
-        .iter()
-        .map(Change::inverted)
-        .collect();
+    let transitions = transitions_of(target, &active, &undone, &what)?;
     if transitions.is_empty() {
-        return Err(ChangeError::AlreadyUndone {
-            what,
-            by: last_undo(),
-        });
+        return Err(already());
     }
-    let first = active[0];
     let mut task_ids: Vec<i64> = active.iter().map(|s| s.task_id).collect();
     task_ids.dedup();
     let (scope, reverts) = match target {
@@ -295,6 +287,63 @@ pub fn undo(
         },
     };
     carry(store, data_dir, &act, &transitions, opts)
+}
+
+/// Each path of a file undo is one the task changed and that no undo still holds.
+fn files_undoable(
+    task_id: i64,
+    paths: &[String],
+    sets: &[ChangeSet],
+    undone: &Undone,
+) -> Result<(), ChangeError> {
+    for p in paths {
+        if !sets.iter().any(|s| s.changes.iter().any(|c| &c.path == p)) {
+            return Err(ChangeError::Nothing(format!("{p} in task {task_id}")));
+        }
+        if let Some(by) = undone.path(p) {
+            return Err(ChangeError::AlreadyUndone {
+                what: format!("{p} of task {task_id}"),
+                by,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The inverted transitions an undo of `target` applies: a file undo's paths from every
+/// set; for any other undo, what file undos have not already reverted.
+fn transitions_of(
+    target: &Target,
+    active: &[&ChangeSet],
+    undone: &Undone,
+    what: &str,
+) -> Result<Vec<Change>, ChangeError> {
+    let kept: Vec<(&ChangeSet, Vec<Change>)> = active
+        .iter()
+        .map(|s| {
+            let left = match target {
+                Target::Files { paths, .. } => s
+                    .changes
+                    .iter()
+                    .filter(|c| paths.contains(&c.path))
+                    .cloned()
+                    .collect(),
+                _ => undone.left_in(s),
+            };
+            (*s, left)
+        })
+        .filter(|(_, left)| !left.is_empty())
+        .collect();
+    if kept
+        .iter()
+        .any(|(s, _)| s.status == ChangeSetStatus::Pruned)
+    {
+        return Err(ChangeError::Pruned(what.to_owned()));
+    }
+    Ok(diff::collapse(kept.iter().map(|(_, c)| c.as_slice()))
+        .iter()
+        .map(Change::inverted)
+        .collect())
 }
 
 /// Redoes an undo: its transitions the other way round, with the same conflict checks.
@@ -562,12 +611,11 @@ pub fn list(store: &Store, data_dir: &Path, target: &Target) -> Result<ChangeLis
             .and_then(|s| s.call_id.clone())
     };
     let mut files = diff::file_changes(&collapsed, &blobs, &call_of);
-    let undone = undone_paths(store, &sets)?;
+    let undone = Undone::of(store, &sets)?;
     for f in &mut files {
         f.undone_by = undone
-            .get(&f.path)
-            .or_else(|| f.from.as_ref().and_then(|p| undone.get(p)))
-            .map(|(id, _)| *id);
+            .path(&f.path)
+            .or_else(|| f.from.as_deref().and_then(|p| undone.path(p)));
     }
     let (mut undoable, mut undone_by) = undoable(&sets, files.is_empty());
     // Every file undone one by one: the task is undone too (its last file undo is the
@@ -606,7 +654,12 @@ fn undoable(sets: &[ChangeSet], no_files: bool) -> (Undoable, Option<i64>) {
 /// Per task of a session: how many files its calls changed and whether it can be undone
 /// (for "N files changed" under each answer). Tasks without changes are left out.
 pub fn summaries(store: &Store, session_id: i64) -> Result<Vec<TaskChanges>, ChangeError> {
-    let sets = store.read(|c| change_sets::of_session(c, session_id, 0, ChangeSetKind::Call))?;
+    let (sets, undos) = store.read(|c| {
+        Ok((
+            change_sets::of_session(c, session_id, 0, ChangeSetKind::Call)?,
+            change_sets::in_session(c, session_id)?,
+        ))
+    })?;
     let mut out: Vec<TaskChanges> = Vec::new();
     let mut by_task: std::collections::BTreeMap<i64, Vec<ChangeSet>> = Default::default();
     for s in sets {
@@ -614,15 +667,23 @@ pub fn summaries(store: &Store, session_id: i64) -> Result<Vec<TaskChanges>, Cha
     }
     for (task_id, sets) in by_task {
         let collapsed = diff::collapse(sets.iter().map(|s| s.changes.as_slice()));
-        let files = collapsed
+        let file_paths: Vec<&str> = collapsed
             .iter()
             .filter(|c| {
                 matches!(c.before, Some(Node::File { .. } | Node::Symlink { .. }))
                     || matches!(c.after, Some(Node::File { .. } | Node::Symlink { .. }))
             })
-            .count() as u32;
+            .map(|c| c.path.as_str())
+            .collect();
+        let files = file_paths.len() as u32;
         let pending = sets.iter().any(|s| s.status == ChangeSetStatus::Pending);
-        let (undoable, undone_by) = undoable(&sets, files == 0 && !pending);
+        let (mut undoable, mut undone_by) = undoable(&sets, files == 0 && !pending);
+        // Every file undone one by one: the task reads as undone, as in its change list.
+        let undone = Undone::among(&undos, &sets);
+        if undoable == Undoable::Yes && file_paths.iter().all(|p| undone.path(p).is_some()) {
+            undoable = Undoable::Undone;
+            undone_by = file_paths.iter().filter_map(|p| undone.path(p)).max();
+        }
         out.push(TaskChanges {
             task_id,
             files,
