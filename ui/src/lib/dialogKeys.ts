@@ -1,4 +1,5 @@
 // Keyboard for a modal panel: Esc closes it, Tab stays inside it.
+import { useEffect } from "preact/hooks";
 
 /** The focusable elements of `root`, in tab order. */
 export function focusables(root: HTMLElement): HTMLElement[] {
@@ -21,4 +22,21 @@ export function modalKeyDown(e: KeyboardEvent, root: HTMLElement | null, onClose
     e.preventDefault();
     items[next].focus();
   }
+}
+
+/**
+ * While a modal is open, Esc closes it wherever focus is: a button that goes away after
+ * an action (Undo this file, once done) leaves focus on the page body, outside the modal.
+ */
+export function useEscapeAnywhere(onClose: () => void): void {
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && !e.defaultPrevented) {
+        e.preventDefault();
+        onClose();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [onClose]);
 }

@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorMessage, openTaskFile, redoUndo, taskChanges, undoFiles, undoTask } from "../../api/commands";
 import type { ChangeList, FileChange, Node, UndoReport } from "../../api/generated/bindings";
-import { modalKeyDown } from "../../lib/dialogKeys";
+import { modalKeyDown, useEscapeAnywhere } from "../../lib/dialogKeys";
 import { visible } from "../approvals/hidden";
 import { diffLineClass, filesChanged, undoSentence } from "./diff";
 import "./changes.css";
@@ -36,7 +36,8 @@ function nodeText(n: Node | null): string {
   }
 }
 
-/** Where the file is now: after an undo, as before the task; else as the task left it. */
+/** Whether the file is there now: after an undo, as before the task (a renamed file back
+ * at its old path); else as the task left it. */
 function existsNow(f: FileChange): boolean {
   return f.undone_by !== null ? f.before !== null : f.after !== null;
 }
@@ -137,6 +138,7 @@ export function ReviewPanel({ taskId, onClose }: { taskId: number; onClose: () =
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const dialog = useRef<HTMLDivElement>(null);
+  useEscapeAnywhere(onClose);
   const load = async () => {
     try {
       setList(await taskChanges(taskId));
@@ -166,6 +168,10 @@ export function ReviewPanel({ taskId, onClose }: { taskId: number; onClose: () =
       setError(errorMessage(e));
     } finally {
       setBusy(false);
+      // The button pressed may be gone (a file once undone has no Undo): keep focus inside.
+      requestAnimationFrame(() => {
+        if (!dialog.current?.contains(document.activeElement)) dialog.current?.focus();
+      });
     }
   };
   const open = async (path: string) => {
@@ -212,7 +218,7 @@ export function ReviewPanel({ taskId, onClose }: { taskId: number; onClose: () =
             redoOwn={f.undone_by !== null && perUndo.get(f.undone_by) === 1 && files.length > 1 ? f.undone_by : null}
             onUndo={() => act(() => undoFiles(taskId, pathsOf(f), false), pathsOf(f))}
             onRedo={(id) => act(() => redoUndo(id))}
-            onOpen={() => open(f.path)}
+            onOpen={() => open(f.undone_by !== null && f.from ? f.from : f.path)}
           />
         ))}
         {list?.undoable === "pruned" && (

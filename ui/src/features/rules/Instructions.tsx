@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorMessage, instructionText, openInstruction } from "../../api/commands";
 import type { InstructionFile, InstructionText } from "../../api/generated/bindings";
-import { modalKeyDown } from "../../lib/dialogKeys";
+import { modalKeyDown, useEscapeAnywhere } from "../../lib/dialogKeys";
 import { visible } from "../approvals/hidden";
 import "./rules.css";
 
@@ -13,6 +13,7 @@ function InstructionViewer({ file, where, onClose }: { file: string; where: Wher
   const [text, setText] = useState<InstructionText | null>(null);
   const [error, setError] = useState<string | null>(null);
   const dialog = useRef<HTMLDivElement>(null);
+  useEscapeAnywhere(onClose);
   useEffect(() => {
     instructionText(where.workspace, where.sessionId, file).then(setText, (e) => setError(errorMessage(e)));
     dialog.current?.focus();
