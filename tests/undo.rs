@@ -600,3 +600,144 @@ fn a_folder_a_command_swapped_for_a_symlink_is_undone_without_writing_through_it
         "nothing written through the link"
     );
 }
+
+#[test]
+fn one_file_of_a_task_is_undone_and_redone_alone_and_the_task_undo_does_the_rest() {
+    let e = Env::new();
+    fill(&e.ws());
+    let before = snapshot(&e.ws(), false);
+    let task = e.task(
+        "files.json",
+        vec![
+            // The same file changed by two calls: the file undo takes back both.
+            json!({ "name": "write_file", "arguments": { "path": "a.txt", "content": "first\n" } }),
+            json!({ "name": "edit_file", "arguments": { "path": "notes.md", "edits": [{ "old_text": "foo here", "new_text": "bar here" }] } }),
+            sh("echo second >> a.txt && chmod 755 a.txt && rm data.bin"),
+            json!({ "name": "write_file", "arguments": { "path": "new/c.txt", "content": "c\n" } }),
+        ],
+    );
+    let done = snapshot(&e.ws(), false);
+    let t = task.to_string();
+
+    let report = e.json(&["undo", &t, "--path", "a.txt", "--json"]);
+    let file_undo = report["id"].as_i64().unwrap();
+    assert_eq!(report["restored"], json!(["a.txt"]), "{report}");
+    // a.txt is back byte for byte (and its mode); every other file is as the task left it.
+    let now = snapshot(&e.ws(), false);
+    assert_eq!(now["a.txt"], before["a.txt"]);
+    let mut expected = done.clone();
+    expected.insert("a.txt".into(), before["a.txt"].clone());
+    assert_eq!(now, expected);
+
+    // The list marks that file undone, and only it; the task can still be undone.
+    let list = e.json(&["changes", &t, "--json"]);
+    assert_eq!(list["undoable"], "yes");
+    for f in list["files"].as_array().unwrap() {
+        let want = if f["path"] == "a.txt" {
+            json!(file_undo)
+        } else {
+            Value::Null
+        };
+        assert_eq!(f["undone_by"], want, "{f}");
+    }
+    let again = e.run(&["undo", &t, "--path", "a.txt"]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("already undone"));
+
+    // Redo brings just that file back.
+    e.ok(&["redo", &file_undo.to_string()]);
+    assert_eq!(snapshot(&e.ws(), false), done);
+
+    // A file the person changed since is refused with its versions, then kept if asked.
+    std::fs::write(e.ws().join("notes.md"), "the person's notes\n").unwrap();
+    let out = e.run(&["undo", &t, "--path", "notes.md"]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("changed since: notes.md"), "{said}");
+    assert!(said.contains("+the person's notes"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("notes.md")).unwrap(),
+        "the person's notes\n"
+    );
+    std::fs::write(e.ws().join("notes.md"), &done["notes.md"].2).unwrap();
+
+    // Undo a.txt again, then the task: the task's undo restores only what is left, and
+    // the whole workspace is as before the task.
+    let report = e.json(&["undo", &t, "--path", "a.txt", "--json"]);
+    let file_undo = report["id"].as_i64().unwrap();
+    let report = e.json(&["undo", &t, "--json"]);
+    let task_undo = report["id"].as_i64().unwrap();
+    let restored = report["restored"].as_array().unwrap();
+    assert!(!restored.contains(&json!("a.txt")), "{report}");
+    assert!(restored.contains(&json!("notes.md")), "{report}");
+    assert!(restored.contains(&json!("data.bin")), "{report}");
+    assert_eq!(snapshot(&e.ws(), false), before);
+    let list = e.json(&["changes", &t, "--json"]);
+    assert_eq!(list["undoable"], "undone");
+    for f in list["files"].as_array().unwrap() {
+        let by = if f["path"] == "a.txt" {
+            file_undo
+        } else {
+            task_undo
+        };
+        assert_eq!(f["undone_by"], by, "{f}");
+    }
+
+    // Redoing the task's undo leaves a.txt undone; redoing the file's brings it back.
+    e.ok(&["redo", &task_undo.to_string()]);
+    assert_eq!(snapshot(&e.ws(), false), expected);
+    e.ok(&["redo", &file_undo.to_string()]);
+    assert_eq!(snapshot(&e.ws(), false), done);
+
+    // The model is told which file was reverted.
+    let session = e.json(&["tasks", "--json"])[0]["session_id"]
+        .as_i64()
+        .unwrap();
+    let told = e
+        .json(&["session", "show", &session.to_string(), "--json"])
+        .to_string();
+    assert!(
+        told.contains(&format!(
+            "The person reverted the changes of a.txt of task {task}"
+        )),
+        "{told}"
+    );
+    let missing = e.run(&["undo", &t, "--path", "nope.txt"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
+}
+
+#[test]
+fn a_task_whose_files_were_all_undone_one_by_one_reads_as_undone() {
+    let e = Env::new();
+    fill(&e.ws());
+    let before = snapshot(&e.ws(), false);
+    let task = e.task(
+        "two.json",
+        vec![
+            json!({ "name": "write_file", "arguments": { "path": "a.txt", "content": "A\n" } }),
+            json!({ "name": "write_file", "arguments": { "path": "b.txt", "content": "B\n" } }),
+        ],
+    );
+    let t = task.to_string();
+    e.ok(&["undo", &t, "--path", "a.txt"]);
+    let last = e.json(&["undo", &t, "--path", "b.txt", "--json"])["id"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(snapshot(&e.ws(), false), before);
+    let list = e.json(&["changes", &t, "--json"]);
+    assert_eq!(list["undoable"], "undone", "{list}");
+    assert_eq!(list["undone_by"], last);
+    let again = e.run(&["undo", &t]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("already undone"));
+    e.ok(&["redo", &last.to_string()]);
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("b.txt")).unwrap(),
+        "B\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws().join("a.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    assert_eq!(e.json(&["changes", &t, "--json"])["undoable"], "yes");
+}

@@ -4,7 +4,7 @@ use pocketpilot_core::api::fork::{Fork, ForkPlace};
 use pocketpilot_core::engine::changes::rewind::RewindReport;
 use pocketpilot_core::engine::changes::undo::{Options, Target, TaskChanges};
 use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
-use tauri::State;
+use tauri::{AppHandle, State};
 
 use super::wire::CommandError;
 use super::{call, AppState};
@@ -49,6 +49,38 @@ pub async fn undo_task(
         keep_theirs,
     };
     call(&state, move |rt| rt.undo(&target, opts)).await
+}
+
+/// Undoes what a task did to some of its files only; the same conflict check as a task's
+/// undo, and it can be redone.
+#[tauri::command]
+#[specta::specta]
+pub async fn undo_files(
+    state: State<'_, AppState>,
+    task_id: i64,
+    paths: Vec<String>,
+    keep_theirs: bool,
+) -> Result<UndoReport> {
+    let target = Target::Files { task_id, paths };
+    let opts = Options {
+        dry_run: false,
+        keep_theirs,
+    };
+    call(&state, move |rt| rt.undo(&target, opts)).await
+}
+
+/// Opens a file of a task's workspace in the desktop's default app. The runtime resolves
+/// it and refuses anything outside that workspace.
+#[tauri::command]
+#[specta::specta]
+pub async fn open_task_file(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    task_id: i64,
+    path: String,
+) -> Result<()> {
+    let real = call(&state, move |rt| rt.task_file(task_id, &path)).await?;
+    super::open_in_desktop(&app, &real)
 }
 
 /// Redoes an undo.

@@ -71,6 +71,23 @@ where
     }
 }
 
+/// Hands a path the runtime already checked to the desktop's default app (the opener
+/// plugin: `xdg-open` and its kin on Linux).
+fn open_in_desktop(
+    app: &tauri::AppHandle,
+    path: &std::path::Path,
+) -> Result<(), wire::CommandError> {
+    use tauri_plugin_opener::OpenerExt;
+    app.opener()
+        .open_path(path.to_string_lossy(), None::<&str>)
+        .map_err(|e| {
+            wire::CommandError::new(
+                pocketpilot_protocol::ErrorKind::Io,
+                format!("no app could open {}: {e}", path.display()),
+            )
+        })
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -231,6 +248,7 @@ pub fn run_desktop() -> ExitCode {
         )
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
         .manage(recovery::Recovery::new(&data_dir));
     let result = builder
         .invoke_handler(ipc.invoke_handler())

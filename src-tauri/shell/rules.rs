@@ -1,7 +1,7 @@
 //! The "Instructions in effect" screen's commands (issue 18): the workspace's instruction
 //! files, memories and skills. Each: one call into core (`rules_api`), its error mapped.
-use pocketpilot_protocol::{HooksFileInfo, Memory, MemoryScope, RulesInEffect};
-use tauri::State;
+use pocketpilot_protocol::{HooksFileInfo, InstructionText, Memory, MemoryScope, RulesInEffect};
+use tauri::{AppHandle, State};
 
 use super::wire::CommandError;
 use super::{call, AppState};
@@ -18,6 +18,38 @@ pub async fn rules_in_effect(
     session: Option<i64>,
 ) -> Result<RulesInEffect> {
     call(&state, move |rt| rt.rules_in_effect(&workspace, session)).await
+}
+
+/// One instruction file in effect, to read in the window; any other path is refused.
+#[tauri::command]
+#[specta::specta]
+pub async fn instruction_text(
+    state: State<'_, AppState>,
+    workspace: String,
+    session: Option<i64>,
+    path: String,
+) -> Result<InstructionText> {
+    call(&state, move |rt| {
+        rt.instruction_text(&workspace, session, &path)
+    })
+    .await
+}
+
+/// Opens one instruction file in effect in the desktop's default app.
+#[tauri::command]
+#[specta::specta]
+pub async fn open_instruction(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    workspace: String,
+    session: Option<i64>,
+    path: String,
+) -> Result<()> {
+    let file = call(&state, move |rt| {
+        rt.instruction_text(&workspace, session, &path)
+    })
+    .await?;
+    super::open_in_desktop(&app, std::path::Path::new(&file.absolute))
 }
 
 #[tauri::command]

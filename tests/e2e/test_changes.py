@@ -53,15 +53,15 @@ def test_review_panel_undo_and_redo(app_env: AppEnv, launch) -> None:
     app.wait("the confirmation shown", confirm.is_displayed)
     app.screenshot("undo-confirmation")
     app.css("[data-testid=confirm-undo]")[0].click()
-    app.wait_css("[data-testid=undo-done]")
+    app.wait_texts("[data-testid=undo-status]", ["Undid 3 files."])
     assert (ws / "notes.txt").read_text() == "old line\nkept line\n"
     assert (ws / "gone.txt").read_text() == "deleted by the task\n"
     assert not (ws / "made.txt").exists()
-    app.wait_css("[data-testid=undone-note]")
+    app.wait_count("[data-testid=change-file][data-undone=true]", 3)
     app.screenshot("undone")
 
     app.css("[data-testid=redo]")[0].click()
-    app.wait("the redo", lambda: "Redone" in " ".join(app.texts("[data-testid=undo-done]")))
+    app.wait_texts("[data-testid=undo-status]", ["Redid 3 files."])
     assert (ws / "notes.txt").read_text() == "new line\nkept line\n"
     assert (ws / "made.txt").read_text() == "made\n"
     assert not (ws / "gone.txt").exists()

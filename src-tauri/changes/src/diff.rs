@@ -105,6 +105,7 @@ pub fn file_changes(
             after: c.after.clone().filter(|n| !matches!(n, Node::Dir { .. })),
             diff: None,
             call_id: call_of(&c.path),
+            undone_by: None,
         };
         if let (None, Some(Node::File { hash, .. })) = (&c.before, &c.after) {
             if let Some(old) = deleted_by_hash.remove(hash.as_str()) {

@@ -43,6 +43,15 @@ pub struct UndoArgs {
     /// Only this tool call of the task.
     #[arg(long, requires = "task")]
     pub call: Option<String>,
+    /// Only this file of the task (a path relative to its workspace, as `changes` lists
+    /// it); may be given more than once. The task's other files stay as they are.
+    #[arg(
+        long = "path",
+        value_name = "PATH",
+        requires = "task",
+        conflicts_with = "call"
+    )]
+    pub paths: Vec<String>,
     /// With `--after TASK`: everything this session's tasks changed after that task.
     #[arg(long, conflicts_with = "task", requires = "after")]
     pub session: Option<i64>,
@@ -142,7 +151,11 @@ fn print_list(list: &ChangeList) {
             (FileChangeKind::Renamed, Some(from)) => format!("{from} -> {}", f.path),
             _ => f.path.clone(),
         };
-        let _ = writeln!(out, "{:<9} {}", f.kind.as_str(), shown(&name));
+        let undone = f
+            .undone_by
+            .map(|u| format!("  (undone: undo {u})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{:<9} {}{undone}", f.kind.as_str(), shown(&name));
     }
     for f in &list.files {
         if let Some(d) = &f.diff {
@@ -153,6 +166,10 @@ fn print_list(list: &ChangeList) {
 
 pub fn undo(rt: &Arc<Runtime>, a: UndoArgs) -> Result<ExitCode, CliError> {
     let target = match (a.task, a.session, a.after) {
+        (Some(task_id), None, _) if !a.paths.is_empty() => Target::Files {
+            task_id,
+            paths: a.paths,
+        },
         (Some(task_id), None, _) => Target::Task {
             task_id,
             call_id: a.call,
@@ -163,7 +180,7 @@ pub fn undo(rt: &Arc<Runtime>, a: UndoArgs) -> Result<ExitCode, CliError> {
         },
         _ => {
             return Err(CliError::Usage(
-                "give a TASK [--call CALL], or --session SESSION --after TASK".into(),
+                "give a TASK [--call CALL | --path PATH], or --session SESSION --after TASK".into(),
             ))
         }
     };

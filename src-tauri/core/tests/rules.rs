@@ -124,3 +124,31 @@ async fn no_tool_writes_or_deletes_in_the_pocketpilot_folder() {
     );
     assert!(!f.ws(".pocketpilot/new.md").exists());
 }
+
+#[test]
+fn only_an_instruction_file_in_effect_is_read_for_the_window() {
+    let f = Fixture::new();
+    std::fs::write(f.ws("AGENTS.md"), RULE).unwrap();
+    std::fs::create_dir_all(f.ws("lib")).unwrap();
+    std::fs::write(
+        f.ws("lib/AGENTS.md"),
+        "not in effect: no session worked here",
+    )
+    .unwrap();
+    std::fs::write(f.ws("secret.txt"), "private").unwrap();
+    let ws = f.workspace.to_str().unwrap();
+    let shown = f.rt.instruction_text(ws, None, "AGENTS.md").unwrap();
+    assert_eq!(shown.text, RULE);
+    assert_eq!(
+        std::path::PathBuf::from(&shown.absolute),
+        std::fs::canonicalize(f.ws("AGENTS.md")).unwrap()
+    );
+    for other in ["lib/AGENTS.md", "secret.txt", "../AGENTS.md", "/etc/passwd"] {
+        let e = f.rt.instruction_text(ws, None, other).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            pocketpilot_protocol::ErrorKind::OutsideWorkspace,
+            "{other}: {e}"
+        );
+    }
+}

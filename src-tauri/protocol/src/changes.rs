@@ -102,6 +102,9 @@ pub struct FileChange {
     /// contents that were pruned.
     pub diff: Option<String>,
     pub call_id: Option<String>,
+    /// The undo (of the task, or of this file alone) that reverted this file and still
+    /// holds: the file is as it was before the task, the diff is what was undone.
+    pub undone_by: Option<i64>,
 }
 
 /// The changes of a task (or of one call, or of a session after a point).

@@ -63,8 +63,8 @@ pub use feed::Change;
 pub use local::{LocalModelForm, LocalServerStatus, ModelOrigin, ModelRow, PullProgressEvent};
 pub use plan::{Plan, PlanContent, PlanSource, PlanStatus};
 pub use rules::{
-    HookInfo, HooksFileInfo, InstructionFile, Memory, MemoryScope, RulesInEffect, SkillInfo,
-    SkillSource,
+    HookInfo, HooksFileInfo, InstructionFile, InstructionText, Memory, MemoryScope, RulesInEffect,
+    SkillInfo, SkillSource,
 };
 pub use settings::{
     BuiltinModel, EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings,

@@ -47,6 +47,18 @@ pub struct InstructionFile {
     pub truncated: bool,
 }
 
+/// One instruction file in effect, as the window shows it read-only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct InstructionText {
+    /// As listed: relative to the workspace root.
+    pub path: String,
+    /// Where it is on disk (resolved), for the desktop's editor.
+    pub absolute: String,
+    /// Its text as it is on disk now (not cut at the size cap; invalid UTF-8 replaced).
+    pub text: String,
+}
+
 /// A skill found on disk, and whether the person switched it off.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

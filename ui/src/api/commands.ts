@@ -241,6 +241,14 @@ export const deleteMcpServer = (name: string, workspace: string | null) =>
 // The workspace's rules: instructions in effect, memories, skills (issue 18).
 export const rulesInEffect = (workspace: string, session: number | null): Promise<Wire.RulesInEffect> =>
   commands.rulesInEffect(workspace, session);
+
+/** One instruction file in effect, read now; any path not in that list is refused. */
+export const instructionText = (workspace: string, session: number | null, path: string): Promise<Wire.InstructionText> =>
+  commands.instructionText(workspace, session, path);
+
+/** Opens one instruction file in effect in the desktop's default app. */
+export const openInstruction = (workspace: string, session: number | null, path: string) =>
+  commands.openInstruction(workspace, session, path);
 export const addMemory = (scope: Wire.MemoryScope, workspace: string | null, text: string): Promise<Wire.Memory> =>
   commands.addMemory(scope, workspace, text);
 export const editMemory = (id: number, text: string): Promise<Wire.Memory> => commands.editMemory(id, text);
@@ -292,6 +300,13 @@ export const taskChanges = (taskId: number) => commands.taskChanges(taskId);
 export const undoTask = (taskId: number, keepTheirs: boolean) => commands.undoTask(taskId, keepTheirs);
 
 export const redoUndo = (undoId: number) => commands.redoUndo(undoId);
+
+/** Undoes what a task did to these files only (paths as its change list names them). */
+export const undoFiles = (taskId: number, paths: string[], keepTheirs: boolean) =>
+  commands.undoFiles(taskId, paths, keepTheirs);
+
+/** Opens a file of the task's workspace in the desktop's default app (checked in Rust). */
+export const openTaskFile = (taskId: number, path: string) => commands.openTaskFile(taskId, path);
 
 // Back to one of the person's messages: rewind the session there (conversation and files),
 // or fork a new session from there. A fork with no place is placed by the runtime (a git

@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod local;
 pub mod local_servers;
 pub mod money;
+pub mod open;
 pub mod open_session;
 pub mod pause;
 pub mod plan;

@@ -68,6 +68,10 @@ pub enum RuntimeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Changes(#[from] crate::engine::changes::ChangeError),
+    /// A path the window asked to open or show that is not one it may: outside the
+    /// workspace, or not an instruction file in effect.
+    #[error("{path} cannot be opened: {why}")]
+    NotOpenable { path: String, why: String },
     #[error("session {session_id} is still working (task {task_id} is {}): stop that task first, then delete the session", doing(*.status))]
     SessionActive {
         session_id: i64,
@@ -97,6 +101,7 @@ impl RuntimeError {
             RuntimeError::Inbox(e) => e.kind(),
             RuntimeError::Store(e) => store_kind(e),
             RuntimeError::Changes(e) => e.kind(),
+            RuntimeError::NotOpenable { .. } => ErrorKind::OutsideWorkspace,
             RuntimeError::SessionActive { .. } => ErrorKind::SessionActive,
             RuntimeError::StillFull { .. } => ErrorKind::DiskFull,
         }

@@ -116,6 +116,16 @@ export const commands = {
 	taskChanges: (taskId: number) => __TAURI_INVOKE<ChangeList>("task_changes", { taskId }),
 	/**  Undoes a task's changes; files changed since refuse it unless `keep_theirs`. */
 	undoTask: (taskId: number, keepTheirs: boolean) => __TAURI_INVOKE<UndoReport>("undo_task", { taskId, keepTheirs }),
+	/**
+	 *  Undoes what a task did to some of its files only; the same conflict check as a task's
+	 *  undo, and it can be redone.
+	 */
+	undoFiles: (taskId: number, paths: string[], keepTheirs: boolean) => __TAURI_INVOKE<UndoReport>("undo_files", { taskId, paths, keepTheirs }),
+	/**
+	 *  Opens a file of a task's workspace in the desktop's default app. The runtime resolves
+	 *  it and refuses anything outside that workspace.
+	 */
+	openTaskFile: (taskId: number, path: string) => __TAURI_INVOKE<null>("open_task_file", { taskId, path }),
 	/**  Redoes an undo. */
 	redoUndo: (undoId: number) => __TAURI_INVOKE<UndoReport>("redo_undo", { undoId }),
 	/**
@@ -226,6 +236,10 @@ export const commands = {
 	 *  directories its agent worked in.
 	 */
 	rulesInEffect: (workspace: string, session: number | null) => __TAURI_INVOKE<RulesInEffect>("rules_in_effect", { workspace, session }),
+	/**  One instruction file in effect, to read in the window; any other path is refused. */
+	instructionText: (workspace: string, session: number | null, path: string) => __TAURI_INVOKE<InstructionText>("instruction_text", { workspace, session, path }),
+	/**  Opens one instruction file in effect in the desktop's default app. */
+	openInstruction: (workspace: string, session: number | null, path: string) => __TAURI_INVOKE<null>("open_instruction", { workspace, session, path }),
 	addMemory: (scope: MemoryScope, workspace: string | null, text: string) => __TAURI_INVOKE<Memory>("add_memory", { scope, workspace, text }),
 	editMemory: (id: number, text: string) => __TAURI_INVOKE<Memory>("edit_memory", { id, text }),
 	deleteMemory: (id: number) => __TAURI_INVOKE<null>("delete_memory", { id }),
@@ -741,6 +755,11 @@ export type FileChange = {
 	 */
 	diff: string | null,
 	call_id: string | null,
+	/**
+	 *  The undo (of the task, or of this file alone) that reverted this file and still
+	 *  holds: the file is as it was before the task, the diff is what was undone.
+	 */
+	undone_by: number | null,
 };
 
 /**
@@ -857,6 +876,16 @@ export type InstructionFile = {
 	bytes: number,
 	/**  Cut at the size cap (a marker says so in the text the model reads). */
 	truncated: boolean,
+};
+
+/**  One instruction file in effect, as the window shows it read-only. */
+export type InstructionText = {
+	/**  As listed: relative to the workspace root. */
+	path: string,
+	/**  Where it is on disk (resolved), for the desktop's editor. */
+	absolute: string,
+	/**  Its text as it is on disk now (not cut at the size cap; invalid UTF-8 replaced). */
+	text: string,
 };
 
 /**

@@ -23,7 +23,7 @@ export function RulesView({ sessionId, workspace }: { sessionId: number; workspa
       {error && <div class="notice error" role="alert">{error}</div>}
       {rules && (
         <div class="scroll">
-          <Instructions files={rules.instructions} />
+          <Instructions files={rules.instructions} workspace={workspace} sessionId={sessionId} />
           <Memories
             memories={rules.memories}
             workspace={rules.workspace}

@@ -173,7 +173,11 @@ fn rewind_held(
             "session {session_id} after entry {to_entry}"
         )));
     }
-    let transitions: Vec<Change> = diff::collapse(active.iter().map(|s| s.changes.as_slice()))
+    // Files already undone one by one are as before their task: left out, so the rewind's
+    // redo does not bring them back while their own undo still holds.
+    let undone = undo::Undone::of(store, &sets)?;
+    let left: Vec<Vec<Change>> = active.iter().map(|s| undone.left_in(s)).collect();
+    let transitions: Vec<Change> = diff::collapse(left.iter().map(Vec::as_slice))
         .iter()
         .map(Change::inverted)
         .collect();
@@ -195,6 +199,7 @@ fn rewind_held(
         session_id,
         task_id,
         workspace: &workspace,
+        scope: "{\"type\":\"workspace\"}".into(),
         reverts: active.iter().map(|s| s.id).collect(),
         brings_back: Vec::new(),
         conversation: Conversation::SetAside {
@@ -263,6 +268,7 @@ pub fn recover(store: &Store, data_dir: &Path) -> Result<usize, ChangeError> {
             session_id: set.session_id,
             task_id: set.task_id,
             workspace: &set.workspace,
+            scope: set.scope.clone(),
             reverts: set.reverts.clone(),
             brings_back,
             conversation,

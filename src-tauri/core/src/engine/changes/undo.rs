@@ -3,6 +3,13 @@
 //! transition per path, inverted, planned against the disk (conflicts refuse) and applied;
 //! the undo is itself a change set, so it can be redone. The session's next turn sees a
 //! `system` entry saying what the person reverted.
+//!
+//! An undo of some files of a task (`Target::Files`) reverts the task's changes to those
+//! paths only. It marks no set `undone_by` (the sets are only partly reverted): its row
+//! names the paths in its scope, and a path counts as undone while an applied undo that
+//! changed it is not redone ([`Undone`]). The task's undo then leaves those paths
+//! out, and redoing the file undo brings back just those files.
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use pocketpilot_changes::diff;
@@ -25,8 +32,29 @@ pub enum Target {
         task_id: i64,
         call_id: Option<String>,
     },
+    /// Some files of a task: everything its calls did to these paths.
+    Files { task_id: i64, paths: Vec<String> },
     /// A session's from task `from_task` on (that task included).
     Session { session_id: i64, from_task: i64 },
+}
+
+/// What an undo's row says it covered (its `scope`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum UndoScope {
+    /// Whole change sets (a task, a call, a session's tasks): they are marked `undone_by`.
+    Workspace,
+    /// Only these paths of a task; no set is marked.
+    Files { paths: Vec<String> },
+}
+
+impl UndoScope {
+    fn of(set: &ChangeSet) -> UndoScope {
+        serde_json::from_str(&set.scope).unwrap_or(UndoScope::Workspace)
+    }
+    fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{\"type\":\"workspace\"}".into())
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,6 +76,9 @@ impl Target {
                 task_id,
                 call_id: Some(c),
             } => format!("call {c} of task {task_id}"),
+            Target::Files { task_id, paths } => {
+                format!("{} of task {task_id}", paths.join(", "))
+            }
             Target::Session {
                 session_id,
                 from_task,
@@ -67,6 +98,10 @@ fn call_sets(
 ) -> Result<Vec<ChangeSet>, ChangeError> {
     let read = |store: &Store| -> Result<Vec<ChangeSet>, ChangeError> {
         Ok(store.read(|c| match target {
+            Target::Files { task_id, .. } => {
+                tasks::get(c, *task_id)?;
+                change_sets::of_task(c, *task_id, ChangeSetKind::Call)
+            }
             Target::Task { task_id, call_id } => {
                 tasks::get(c, *task_id)?;
                 let all = change_sets::of_task(c, *task_id, ChangeSetKind::Call)?;
@@ -122,6 +157,67 @@ pub(super) fn guard_for(data_dir: &Path, workspace: &str) -> Result<WorkspaceGua
         .map_err(|e| ChangeError::Workspace(workspace.to_owned(), e.to_string()))
 }
 
+/// What undos still in effect (applied, not redone) reverted among some call sets.
+#[derive(Debug, Default)]
+pub(super) struct Undone {
+    /// Per path: the latest such undo that changed it (of whole sets or of files alone).
+    by_path: BTreeMap<String, i64>,
+    /// Per task and path: the undo of those files alone that reverted it.
+    file_undos: BTreeMap<(i64, String), i64>,
+}
+
+impl Undone {
+    /// Reads the undos of the sets' session that cover them.
+    pub(super) fn of(store: &Store, sets: &[ChangeSet]) -> Result<Undone, ChangeError> {
+        let Some(first) = sets.first() else {
+            return Ok(Undone::default());
+        };
+        let undos = store.read(|c| change_sets::in_session(c, first.session_id))?;
+        Ok(Undone::among(&undos, sets))
+    }
+
+    /// `undos`: any of the session's sets (the others are skipped).
+    fn among(undos: &[ChangeSet], sets: &[ChangeSet]) -> Undone {
+        let mut out = Undone::default();
+        for u in undos.iter().filter(|u| {
+            u.kind == ChangeSetKind::Undo
+                && u.status == ChangeSetStatus::Applied
+                && u.undone_by.is_none()
+        }) {
+            let files = matches!(UndoScope::of(u), UndoScope::Files { .. });
+            let covers = if files {
+                sets.iter().any(|s| s.task_id == u.task_id)
+            } else {
+                sets.iter().any(|s| u.reverts.contains(&s.id))
+            };
+            if !covers {
+                continue;
+            }
+            for c in &u.changes {
+                out.by_path.insert(c.path.clone(), u.id);
+                if files {
+                    out.file_undos.insert((u.task_id, c.path.clone()), u.id);
+                }
+            }
+        }
+        out
+    }
+
+    fn path(&self, path: &str) -> Option<i64> {
+        self.by_path.get(path).copied()
+    }
+
+    /// The changes of `set` an undo of files alone has not already reverted: what an undo
+    /// of whole sets (a task, a session's tasks, a rewind) still has to revert.
+    pub(super) fn left_in(&self, set: &ChangeSet) -> Vec<Change> {
+        set.changes
+            .iter()
+            .filter(|c| !self.file_undos.contains_key(&(set.task_id, c.path.clone())))
+            .cloned()
+            .collect()
+    }
+}
+
 /// Undoes `target`'s changes (see the module doc).
 pub fn undo(
     store: &Store,
@@ -134,31 +230,51 @@ pub fn undo(
     if sets.is_empty() {
         return Err(ChangeError::Nothing(what));
     }
-    let active: Vec<&ChangeSet> = sets.iter().filter(|s| s.undone_by.is_none()).collect();
-    if active.is_empty() {
-        let by = sets
+    let undone = Undone::of(store, &sets)?;
+    let already = || ChangeError::AlreadyUndone {
+        what: what.clone(),
+        by: sets
             .iter()
             .filter_map(|s| s.undone_by)
+            .chain(undone.by_path.values().copied())
             .max()
-            .unwrap_or_default();
-        return Err(ChangeError::AlreadyUndone { what, by });
+            .unwrap_or_default(),
+    };
+    if let Target::Files { task_id, paths } = target {
+        files_undoable(*task_id, paths, &sets, &undone)?;
     }
-    if active.iter().any(|s| s.status == ChangeSetStatus::Pruned) {
-        return Err(ChangeError::Pruned(what));
+    // Which sets are still in effect is known per path for a file undo (checked above:
+    // a set undone as a whole may have had such a path brought back by a redo).
+    let active: Vec<&ChangeSet> = match target {
+        Target::Files { .. } => sets.iter().collect(),
+        _ => sets.iter().filter(|s| s.undone_by.is_none()).collect(),
+    };
+    let Some(first) = active.first() else {
+        return Err(already());
+    };
+    let transitions = transitions_of(target, &active, &undone, &what)?;
+    if transitions.is_empty() {
+        return Err(already());
     }
-    let transitions: Vec<Change> = diff::collapse(active.iter().map(|s| s.changes.as_slice()))
-        .iter()
-        .map(Change::inverted)
-        .collect();
-    let first = active[0];
     let mut task_ids: Vec<i64> = active.iter().map(|s| s.task_id).collect();
     task_ids.dedup();
+    let (scope, reverts) = match target {
+        // Only partly reverted: no set is marked, the row names its paths.
+        Target::Files { paths, .. } => (
+            UndoScope::Files {
+                paths: paths.clone(),
+            },
+            Vec::new(),
+        ),
+        _ => (UndoScope::Workspace, active.iter().map(|s| s.id).collect()),
+    };
     let act = Act {
         kind: ChangeSetKind::Undo,
         session_id: first.session_id,
         task_id: first.task_id,
         workspace: &first.workspace,
-        reverts: active.iter().map(|s| s.id).collect(),
+        scope: scope.json(),
+        reverts,
         brings_back: Vec::new(),
         conversation: Conversation::Untouched,
         message_what: match target {
@@ -166,10 +282,68 @@ pub fn undo(
                 call_id: Some(c),
                 task_id,
             } => format!("tool call {c} of task {task_id}"),
+            Target::Files { .. } => what.clone(),
             _ => tasks_phrase(&task_ids),
         },
     };
     carry(store, data_dir, &act, &transitions, opts)
+}
+
+/// Each path of a file undo is one the task changed and that no undo still holds.
+fn files_undoable(
+    task_id: i64,
+    paths: &[String],
+    sets: &[ChangeSet],
+    undone: &Undone,
+) -> Result<(), ChangeError> {
+    for p in paths {
+        if !sets.iter().any(|s| s.changes.iter().any(|c| &c.path == p)) {
+            return Err(ChangeError::Nothing(format!("{p} in task {task_id}")));
+        }
+        if let Some(by) = undone.path(p) {
+            return Err(ChangeError::AlreadyUndone {
+                what: format!("{p} of task {task_id}"),
+                by,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The inverted transitions an undo of `target` applies: a file undo's paths from every
+/// set; for any other undo, what file undos have not already reverted.
+fn transitions_of(
+    target: &Target,
+    active: &[&ChangeSet],
+    undone: &Undone,
+    what: &str,
+) -> Result<Vec<Change>, ChangeError> {
+    let kept: Vec<(&ChangeSet, Vec<Change>)> = active
+        .iter()
+        .map(|s| {
+            let left = match target {
+                Target::Files { paths, .. } => s
+                    .changes
+                    .iter()
+                    .filter(|c| paths.contains(&c.path))
+                    .cloned()
+                    .collect(),
+                _ => undone.left_in(s),
+            };
+            (*s, left)
+        })
+        .filter(|(_, left)| !left.is_empty())
+        .collect();
+    if kept
+        .iter()
+        .any(|(s, _)| s.status == ChangeSetStatus::Pruned)
+    {
+        return Err(ChangeError::Pruned(what.to_owned()));
+    }
+    Ok(diff::collapse(kept.iter().map(|(_, c)| c.as_slice()))
+        .iter()
+        .map(Change::inverted)
+        .collect())
 }
 
 /// Redoes an undo: its transitions the other way round, with the same conflict checks.
@@ -200,6 +374,7 @@ pub fn redo(
         session_id: u.session_id,
         task_id: u.task_id,
         workspace: &u.workspace,
+        scope: UndoScope::Workspace.json(),
         reverts: vec![u.id],
         brings_back: u.reverts.clone(),
         conversation: match u.rewind_to {
@@ -241,6 +416,8 @@ pub(super) struct Act<'a> {
     pub session_id: i64,
     pub task_id: i64,
     pub workspace: &'a str,
+    /// The row's scope: JSON of `UndoScope`.
+    pub scope: String,
     /// Sets this one reverts (marked `undone_by` it).
     pub reverts: Vec<i64>,
     /// Sets a redo brings back (their `undone_by` cleared).
@@ -282,7 +459,7 @@ pub(super) fn carry(
                 kind: act.kind,
                 status: ChangeSetStatus::Applying,
                 workspace: act.workspace,
-                scope: "{\"type\":\"workspace\"}",
+                scope: &act.scope,
                 pre_index: None,
                 changes: &kept_changes,
                 reverts: &act.reverts,
@@ -433,8 +610,20 @@ pub fn list(store: &Store, data_dir: &Path, target: &Target) -> Result<ChangeLis
             .find(|s| s.changes.iter().any(|c| c.path == path))
             .and_then(|s| s.call_id.clone())
     };
-    let files = diff::file_changes(&collapsed, &blobs, &call_of);
-    let (undoable, undone_by) = undoable(&sets, files.is_empty());
+    let mut files = diff::file_changes(&collapsed, &blobs, &call_of);
+    let undone = Undone::of(store, &sets)?;
+    for f in &mut files {
+        f.undone_by = undone
+            .path(&f.path)
+            .or_else(|| f.from.as_deref().and_then(|p| undone.path(p)));
+    }
+    let (mut undoable, mut undone_by) = undoable(&sets, files.is_empty());
+    // Every file undone one by one: the task is undone too (its last file undo is the
+    // one a redo takes back first).
+    if undoable == Undoable::Yes && files.iter().all(|f| f.undone_by.is_some()) {
+        undoable = Undoable::Undone;
+        undone_by = files.iter().filter_map(|f| f.undone_by).max();
+    }
     let mut task_ids: Vec<i64> = sets.iter().map(|s| s.task_id).collect();
     task_ids.dedup();
     Ok(ChangeList {
@@ -465,7 +654,12 @@ fn undoable(sets: &[ChangeSet], no_files: bool) -> (Undoable, Option<i64>) {
 /// Per task of a session: how many files its calls changed and whether it can be undone
 /// (for "N files changed" under each answer). Tasks without changes are left out.
 pub fn summaries(store: &Store, session_id: i64) -> Result<Vec<TaskChanges>, ChangeError> {
-    let sets = store.read(|c| change_sets::of_session(c, session_id, 0, ChangeSetKind::Call))?;
+    let (sets, undos) = store.read(|c| {
+        Ok((
+            change_sets::of_session(c, session_id, 0, ChangeSetKind::Call)?,
+            change_sets::in_session(c, session_id)?,
+        ))
+    })?;
     let mut out: Vec<TaskChanges> = Vec::new();
     let mut by_task: std::collections::BTreeMap<i64, Vec<ChangeSet>> = Default::default();
     for s in sets {
@@ -473,15 +667,23 @@ pub fn summaries(store: &Store, session_id: i64) -> Result<Vec<TaskChanges>, Cha
     }
     for (task_id, sets) in by_task {
         let collapsed = diff::collapse(sets.iter().map(|s| s.changes.as_slice()));
-        let files = collapsed
+        let file_paths: Vec<&str> = collapsed
             .iter()
             .filter(|c| {
                 matches!(c.before, Some(Node::File { .. } | Node::Symlink { .. }))
                     || matches!(c.after, Some(Node::File { .. } | Node::Symlink { .. }))
             })
-            .count() as u32;
+            .map(|c| c.path.as_str())
+            .collect();
+        let files = file_paths.len() as u32;
         let pending = sets.iter().any(|s| s.status == ChangeSetStatus::Pending);
-        let (undoable, undone_by) = undoable(&sets, files == 0 && !pending);
+        let (mut undoable, mut undone_by) = undoable(&sets, files == 0 && !pending);
+        // Every file undone one by one: the task reads as undone, as in its change list.
+        let undone = Undone::among(&undos, &sets);
+        if undoable == Undoable::Yes && file_paths.iter().all(|p| undone.path(p).is_some()) {
+            undoable = Undoable::Undone;
+            undone_by = file_paths.iter().filter_map(|p| undone.path(p)).max();
+        }
         out.push(TaskChanges {
             task_id,
             files,
