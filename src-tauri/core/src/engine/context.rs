@@ -443,11 +443,7 @@ fn view_of(
     preamble: Option<String>,
     kinds: &ToolKinds,
 ) -> View {
-    let replaced: HashSet<i64> = all
-        .iter()
-        .filter(|e| e.kind == EntryKind::Compaction)
-        .flat_map(|e| replaces_of(e).into_iter())
-        .collect();
+    let replaced = replaced_by_compactions(all);
     let mut placed: Vec<(i64, Item)> = vec![(i64::MIN, Item::system_rules(0, rules))];
     if let Some(text) = preamble {
         placed.push((
@@ -455,53 +451,59 @@ fn view_of(
             Item::workspace_instructions(PREAMBLE_ID, text),
         ));
     }
-    let mut calls: HashMap<String, ToolCall> = HashMap::new();
-    let mut goal_seen = false;
-    let cap = (window / 4).max(64);
-    for e in all.iter().filter(|e| !replaced.contains(&e.id)) {
+    let mut items = EntryItems {
+        task_id,
+        goal_seen: false,
+        calls: HashMap::new(),
+        cap: (window / 4).max(64),
+        est,
+        kinds,
+    };
+    placed.extend(
+        all.iter()
+            .filter(|e| !replaced.contains(&e.id))
+            .filter_map(|e| items.placed(e)),
+    );
+    // Stable: a summary placed at an entry's position comes before that entry.
+    placed.sort_by_key(|(at, _)| *at);
+    let places: HashMap<u64, i64> = placed.iter().map(|(at, i)| (i.id, *at)).collect();
+    View {
+        items: close_unanswered(placed.into_iter().map(|(_, i)| i).collect()),
+        places,
+    }
+}
+
+/// The entries that a compaction in `all` stands for.
+fn replaced_by_compactions(all: &[Entry]) -> HashSet<i64> {
+    all.iter()
+        .filter(|e| e.kind == EntryKind::Compaction)
+        .flat_map(|e| replaces_of(e).into_iter())
+        .collect()
+}
+
+/// Turns a session's entries, read in order, into the view's items: the task's first
+/// person message is its goal, and a tool result is paired with the call made before it.
+struct EntryItems<'a> {
+    task_id: Option<i64>,
+    goal_seen: bool,
+    calls: HashMap<String, ToolCall>,
+    /// Most tokens one tool result keeps.
+    cap: u32,
+    est: &'a Estimator,
+    kinds: &'a ToolKinds,
+}
+
+impl EntryItems<'_> {
+    /// The item that `e` shows as, and the entry id it is placed at; `None` for an entry
+    /// the model does not see.
+    fn placed(&mut self, e: &Entry) -> Option<(i64, Item)> {
         let id = e.id as u64;
         let text = text_of(e);
         let item = match &e.kind {
-            EntryKind::User => {
-                if !goal_seen && task_id.is_some() && e.task_id == task_id {
-                    goal_seen = true;
-                    Item::goal(id, text)
-                } else {
-                    Item::person(id, text)
-                }
-            }
+            EntryKind::User => self.person(e, text),
             EntryKind::System => Item::workspace_instructions(id, text),
-            EntryKind::Assistant => {
-                let tc: Vec<ToolCall> = e
-                    .content
-                    .get("tool_calls")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .unwrap_or_default();
-                for call in &tc {
-                    calls.insert(call.id.clone(), call.clone());
-                }
-                Item::assistant(id, text, tc)
-            }
-            EntryKind::ToolResult => {
-                let call_id = e
-                    .content
-                    .get("call_id")
-                    .and_then(|t| t.as_str())
-                    .unwrap_or("");
-                let call = calls.get(call_id).cloned().unwrap_or_else(|| ToolCall {
-                    id: call_id.to_owned(),
-                    name: "tool".into(),
-                    arguments: "{}".into(),
-                });
-                let capped = cap_tool_output_tokens(text, cap, est).text;
-                Item::tool_result(
-                    id,
-                    &call,
-                    kinds.get(&call.name),
-                    wrap_untrusted("tool result", &capped),
-                )
-            }
+            EntryKind::Assistant => self.assistant(e, text),
+            EntryKind::ToolResult => self.tool_result(e, text),
             EntryKind::Reset if !text.is_empty() => Item::person(id, text),
             EntryKind::Compaction => {
                 let at = e
@@ -509,19 +511,58 @@ fn view_of(
                     .get("placed_at")
                     .and_then(|v| v.as_i64())
                     .unwrap_or(e.id);
-                placed.push((at, Item::summary(id, text)));
-                continue;
+                return Some((at, Item::summary(id, text)));
             }
-            EntryKind::Reset | EntryKind::Written(_) => continue,
+            EntryKind::Reset | EntryKind::Written(_) => return None,
         };
-        placed.push((e.id, item));
+        Some((e.id, item))
     }
-    // Stable: a summary placed at an entry's position comes before that entry.
-    placed.sort_by_key(|(at, _)| *at);
-    let places: HashMap<u64, i64> = placed.iter().map(|(at, i)| (i.id, *at)).collect();
-    View {
-        items: close_unanswered(placed.into_iter().map(|(_, i)| i).collect()),
-        places,
+
+    fn person(&mut self, e: &Entry, text: &str) -> Item {
+        let id = e.id as u64;
+        if !self.goal_seen && self.task_id.is_some() && e.task_id == self.task_id {
+            self.goal_seen = true;
+            Item::goal(id, text)
+        } else {
+            Item::person(id, text)
+        }
+    }
+
+    fn assistant(&mut self, e: &Entry, text: &str) -> Item {
+        let tc: Vec<ToolCall> = e
+            .content
+            .get("tool_calls")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        for call in &tc {
+            self.calls.insert(call.id.clone(), call.clone());
+        }
+        Item::assistant(e.id as u64, text, tc)
+    }
+
+    fn tool_result(&self, e: &Entry, text: &str) -> Item {
+        let call_id = e
+            .content
+            .get("call_id")
+            .and_then(|t| t.as_str())
+            .unwrap_or("");
+        let call = self
+            .calls
+            .get(call_id)
+            .cloned()
+            .unwrap_or_else(|| ToolCall {
+                id: call_id.to_owned(),
+                name: "tool".into(),
+                arguments: "{}".into(),
+            });
+        let capped = cap_tool_output_tokens(text, self.cap, self.est).text;
+        Item::tool_result(
+            e.id as u64,
+            &call,
+            self.kinds.get(&call.name),
+            wrap_untrusted("tool result", &capped),
+        )
     }
 }
 
