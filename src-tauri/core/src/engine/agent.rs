@@ -120,6 +120,39 @@ enum CallResult {
     PlanSubmitted(String),
 }
 
+/// What a step leaves for the next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// The turn's calls were handled: steers may join before the next turn.
+    AfterTools,
+    /// A `Stop` hook asked the agent to go on.
+    AfterHook,
+}
+
+/// What one step works on: the conversation, the task's usage and the repetition guard.
+struct Turn<'a> {
+    step: u32,
+    messages: &'a mut Vec<Message>,
+    used: &'a mut Usage,
+    guard: &'a mut RepetitionGuard,
+}
+
+/// After a turn's calls: the run goes on once they are done, waits for an approval, or
+/// ends with a submitted plan.
+fn go_on_after(result: CallResult, sink: &dyn EventSink) -> Result<(), AgentOutcome> {
+    match result {
+        CallResult::Done => Ok(()),
+        CallResult::NeedsApproval => Err(AgentOutcome::WaitingApproval),
+        CallResult::PlanSubmitted(plan) => Err(completed(plan, sink)),
+    }
+}
+
+impl From<RecordError> for AgentOutcome {
+    fn from(error: RecordError) -> Self {
+        AgentOutcome::RecordFailed { error }
+    }
+}
+
 impl From<crate::policy::cost::MoneyOut> for AgentOutcome {
     fn from(out: crate::policy::cost::MoneyOut) -> Self {
         AgentOutcome::MoneyBudget {
@@ -164,113 +197,135 @@ impl Agent {
             || messages.last().is_some_and(|m| m.role == Role::Tool);
         let mut guard = RepetitionGuard::new(self.limits.repeat_limit);
         let left = Left::Recover(start_step.saturating_sub(1));
-        match self
+        let finished = self
             .finish_open_calls(&mut messages, (step_of_last, left), &[], sink, &mut guard)
-            .await
-        {
-            Ok(CallResult::Done) => {}
-            Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
-            Ok(CallResult::PlanSubmitted(plan)) => return completed(plan, sink),
-            Err(outcome) => return outcome,
+            .await;
+        if let Err(outcome) = finished.and_then(|r| go_on_after(r, sink)) {
+            return outcome;
         }
         for step in start_step..=self.limits.max_steps {
-            if self.ctx.cancel.is_cancelled() {
-                return AgentOutcome::Cancelled;
-            }
-            if after_tools {
-                if let Err(outcome) = place_steers(&mut messages, sink) {
-                    return outcome;
-                }
-            }
-            match sink.money_out() {
-                Ok(Some(out)) => return out.into(),
-                Ok(None) => {}
-                Err(error) => return AgentOutcome::RecordFailed { error },
-            }
-            if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
-                return AgentOutcome::RecordFailed { error: e };
-            }
-            // Budgeted, compacted and retried on a refusal for length (see `model_request`).
-            let response = match model_request(self, &messages, sink).await {
-                Ok(r) => r,
-                Err(e) => return e.into(),
-            };
-            // Made calls before the turn is recorded: the stored turn carries them, so a
-            // resumed run replays the same calls and the server is sent proper ones back.
-            let (response, text_calls) = self.repair_text_calls(response);
-            if let Err(e) = sink.emit(RuntimeEvent::ModelTurnCompleted {
+            let mut turn = Turn {
                 step,
-                text: response.text.clone(),
-                tool_calls: response.tool_calls.clone(),
-                finish_reason: response.finish_reason.clone(),
-                usage: response.usage,
-                cached_prompt_tokens: response.cached_prompt_tokens,
-                model: Some(self.provider.label()),
-                cost_usd: None,
-            }) {
-                return AgentOutcome::RecordFailed { error: e };
-            }
-            if let Some(u) = response.usage {
-                used.add(u);
-            }
-            if let Err(error) = record_repairs(&text_calls, sink) {
-                return AgentOutcome::RecordFailed { error };
-            }
-            messages.push(Message::assistant(
-                response.text.clone(),
-                response.tool_calls.clone(),
-            ));
-            if let Some(limit) = self.limits.max_tokens {
-                if used.total_tokens > limit {
-                    return AgentOutcome::TokenBudget {
-                        used: used.total_tokens,
-                        limit,
-                    };
-                }
-            }
-            if response.tool_calls.is_empty() {
-                match self.stop_hooks(&mut messages, &response.text, sink).await {
-                    Ok(true) => {
-                        after_tools = false;
-                        continue;
-                    }
-                    Ok(false) => {}
-                    Err(error) => return AgentOutcome::RecordFailed { error },
-                }
-                // A planning run that wrote its plan instead of submitting it.
-                if let Err(error) =
-                    crate::engine::plan::from_answer(&self.plan, &response.text, sink)
-                {
-                    return AgentOutcome::RecordFailed { error };
-                }
-                return completed(response.text, sink);
-            }
-            let refused = text_calls.map(|t| t.broken).unwrap_or_default();
-            match self
-                .finish_open_calls(
-                    &mut messages,
-                    (step, Left::Fresh),
-                    &refused,
-                    sink,
-                    &mut guard,
-                )
-                .await
-            {
-                Ok(CallResult::Done) => after_tools = true,
-                Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
-                Ok(CallResult::PlanSubmitted(plan)) => return completed(plan, sink),
+                messages: &mut messages,
+                used: &mut used,
+                guard: &mut guard,
+            };
+            match self.step(&mut turn, after_tools, sink).await {
+                Ok(next) => after_tools = next == Next::AfterTools,
                 Err(outcome) => return outcome,
-            }
-            guard.observe_turn(&response);
-            if let Some(repeated) = guard.tripped() {
-                return AgentOutcome::Repeating {
-                    repeated: repeated.clone(),
-                };
             }
         }
         AgentOutcome::StepsExhausted {
             steps: self.limits.max_steps,
         }
+    }
+
+    /// One step: the model's turn, then its calls. `Err` holds how the run ends.
+    async fn step(
+        &self,
+        turn: &mut Turn<'_>,
+        after_tools: bool,
+        sink: &dyn EventSink,
+    ) -> Result<Next, AgentOutcome> {
+        self.before_turn(turn.step, turn.messages, after_tools, sink)?;
+        // Budgeted, compacted and retried on a refusal for length (see `model_request`).
+        let response = model_request(self, turn.messages, sink).await?;
+        // Made calls before the turn is recorded: the stored turn carries them, so a
+        // resumed run replays the same calls and the server is sent proper ones back.
+        let (response, text_calls) = self.repair_text_calls(response);
+        self.record_turn(turn, &response, &text_calls, sink)?;
+        if let Some(limit) = self.limits.max_tokens {
+            if turn.used.total_tokens > limit {
+                return Err(AgentOutcome::TokenBudget {
+                    used: turn.used.total_tokens,
+                    limit,
+                });
+            }
+        }
+        if response.tool_calls.is_empty() {
+            return self.answer(turn.messages, response.text, sink).await;
+        }
+        let refused = text_calls.map(|t| t.broken).unwrap_or_default();
+        let step = (turn.step, Left::Fresh);
+        let finished = self
+            .finish_open_calls(turn.messages, step, &refused, sink, turn.guard)
+            .await?;
+        go_on_after(finished, sink)?;
+        turn.guard.observe_turn(&response);
+        if let Some(repeated) = turn.guard.tripped() {
+            return Err(AgentOutcome::Repeating {
+                repeated: repeated.clone(),
+            });
+        }
+        Ok(Next::AfterTools)
+    }
+
+    /// Before a model turn: a cancel or a queued reset ends the run, steers join the
+    /// context after tools ran, a spent money budget pauses it; then the turn starts.
+    fn before_turn(
+        &self,
+        step: u32,
+        messages: &mut Vec<Message>,
+        after_tools: bool,
+        sink: &dyn EventSink,
+    ) -> Result<(), AgentOutcome> {
+        if self.ctx.cancel.is_cancelled() {
+            return Err(AgentOutcome::Cancelled);
+        }
+        if after_tools {
+            place_steers(messages, sink)?;
+        }
+        if let Some(out) = sink.money_out()? {
+            return Err(out.into());
+        }
+        sink.emit(RuntimeEvent::ModelTurnStarted { step })?;
+        Ok(())
+    }
+
+    /// The model's turn recorded (with the calls made from its text), counted and added
+    /// to the conversation.
+    fn record_turn(
+        &self,
+        turn: &mut Turn<'_>,
+        response: &ModelResponse,
+        text_calls: &Option<TextCalls>,
+        sink: &dyn EventSink,
+    ) -> Result<(), RecordError> {
+        sink.emit(RuntimeEvent::ModelTurnCompleted {
+            step: turn.step,
+            text: response.text.clone(),
+            tool_calls: response.tool_calls.clone(),
+            finish_reason: response.finish_reason.clone(),
+            usage: response.usage,
+            cached_prompt_tokens: response.cached_prompt_tokens,
+            model: Some(self.provider.label()),
+            cost_usd: None,
+        })?;
+        if let Some(u) = response.usage {
+            turn.used.add(u);
+        }
+        record_repairs(text_calls, sink)?;
+        turn.messages.push(Message::assistant(
+            response.text.clone(),
+            response.tool_calls.clone(),
+        ));
+        Ok(())
+    }
+
+    /// A turn without calls: the run completes with its text, unless a `Stop` hook asks
+    /// it to go on.
+    async fn answer(
+        &self,
+        messages: &mut Vec<Message>,
+        text: String,
+        sink: &dyn EventSink,
+    ) -> Result<Next, AgentOutcome> {
+        if self.stop_hooks(messages, &text, sink).await? {
+            return Ok(Next::AfterHook);
+        }
+        // A planning run that wrote its plan instead of submitting it.
+        crate::engine::plan::from_answer(&self.plan, &text, sink)?;
+        Err(completed(text, sink))
     }
 
     /// The hooks of a run's start, before the model is first asked: `SessionStart` for a
