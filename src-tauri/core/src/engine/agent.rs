@@ -706,56 +706,23 @@ pub(crate) async fn model_request(
         };
     };
     let tools = agent.tools.specs();
-    let mut extra_margin = 0u32;
-    let mut cause = CompactionCause::BeforeRequest;
-    let mut last_sent: Option<Vec<Message>> = None;
-    let mut last_counted: Option<Vec<Message>> = None;
-    let mut attempt = 0u32;
+    let mut tries = Tries::default();
     loop {
         let cancel = &agent.ctx.cancel;
         let prepared = tokio::select! {
-            p = ctx.prepare(agent.provider.as_ref(), &tools, extra_margin, None, cause, sink) => p,
+            p = ctx.prepare(agent.provider.as_ref(), &tools, tries.extra_margin, None, tries.cause, sink) => p,
             _ = cancel.cancelled() => return Err(TurnError::Cancelled),
         };
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(ContextFailure::NothingFits(e)) => {
-                return Err(TurnError::Model(ProviderError::ContextOverflow {
-                    requested: None,
-                    window: Some(ctx.window().tokens),
-                    message: e.to_string(),
-                }))
-            }
-            Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
-            Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
-            Err(
-                e @ (ContextFailure::NoTask
-                | ContextFailure::Provider(_)
-                | ContextFailure::Busy(_)
-                | ContextFailure::Differs(_)),
-            ) => {
-                return Err(TurnError::Model(ProviderError::InvalidResponse(
-                    e.to_string(),
-                )))
-            }
-        };
+        let prepared = prepared.map_err(|e| unprepared(ctx, e))?;
         // Where the server counts before a request is sent (llama.cpp), a request it would
         // refuse is planned again at once, from its exact figure, and never sent.
-        if attempt < MAX_OVERFLOW_RETRIES {
+        if tries.attempt < MAX_OVERFLOW_RETRIES {
             if let Some(n) = counted_over(ctx, agent, &prepared, &tools).await {
-                // The count anchors the next plan, which then sees the request's true
-                // size; only a request already compacted (or planned the same again)
-                // needs the tighter margin a refusal gets.
-                if prepared.compacted || last_counted.as_ref() == Some(&prepared.messages) {
-                    extra_margin =
-                        extra_margin.saturating_add(ctx.refused(Some(n), None, &prepared.budget));
-                }
-                last_counted = Some(prepared.messages);
-                attempt += 1;
+                tries.counted_over(ctx, n, prepared);
                 continue;
             }
         }
-        if last_sent.as_ref() == Some(&prepared.messages) {
+        if tries.last_sent.as_ref() == Some(&prepared.messages) {
             return Err(TurnError::Model(ProviderError::ContextOverflow {
                 requested: None,
                 window: Some(ctx.window().tokens),
@@ -773,24 +740,92 @@ pub(crate) async fn model_request(
             }
             Err(TurnError::Model(ProviderError::ContextOverflow {
                 requested, window, ..
-            })) if attempt < MAX_OVERFLOW_RETRIES => {
+            })) if tries.attempt < MAX_OVERFLOW_RETRIES => {
                 ctx.observe(&prepared, &tools, None);
                 tracing::info!(
                     ?requested,
                     ?window,
-                    attempt,
+                    attempt = tries.attempt,
                     "refused for length: compacting harder"
                 );
-                extra_margin =
-                    extra_margin.saturating_add(ctx.refused(requested, window, &prepared.budget));
-                cause = CompactionCause::Overflow;
-                last_sent = Some(prepared.messages);
-                attempt += 1;
+                tries.refused(ctx, (requested, window), prepared);
             }
             Err(e) => {
                 ctx.observe(&prepared, &tools, None);
                 return Err(e);
             }
+        }
+    }
+}
+
+/// The attempts at one model request: how much tighter the next plan is, and what was
+/// already counted too big or refused, so that the same request is not tried again.
+struct Tries {
+    extra_margin: u32,
+    cause: CompactionCause,
+    last_sent: Option<Vec<Message>>,
+    last_counted: Option<Vec<Message>>,
+    attempt: u32,
+}
+
+impl Default for Tries {
+    fn default() -> Self {
+        Tries {
+            extra_margin: 0,
+            cause: CompactionCause::BeforeRequest,
+            last_sent: None,
+            last_counted: None,
+            attempt: 0,
+        }
+    }
+}
+
+impl Tries {
+    /// The server counted `prepared` at `n` tokens, over the window.
+    fn counted_over(&mut self, ctx: &SessionContext, n: u32, prepared: Prepared) {
+        // The count anchors the next plan, which then sees the request's true size; only
+        // a request already compacted (or planned the same again) needs the tighter
+        // margin a refusal gets.
+        if prepared.compacted || self.last_counted.as_ref() == Some(&prepared.messages) {
+            self.extra_margin =
+                self.extra_margin
+                    .saturating_add(ctx.refused(Some(n), None, &prepared.budget));
+        }
+        self.last_counted = Some(prepared.messages);
+        self.attempt += 1;
+    }
+
+    /// The server refused `prepared` for length, saying the sizes it knew.
+    fn refused(
+        &mut self,
+        ctx: &SessionContext,
+        (requested, window): (Option<u32>, Option<u32>),
+        prepared: Prepared,
+    ) {
+        self.extra_margin =
+            self.extra_margin
+                .saturating_add(ctx.refused(requested, window, &prepared.budget));
+        self.cause = CompactionCause::Overflow;
+        self.last_sent = Some(prepared.messages);
+        self.attempt += 1;
+    }
+}
+
+/// A view that could not be prepared, as the model turn's failure.
+fn unprepared(ctx: &SessionContext, e: ContextFailure) -> TurnError {
+    match e {
+        ContextFailure::NothingFits(e) => TurnError::Model(ProviderError::ContextOverflow {
+            requested: None,
+            window: Some(ctx.window().tokens),
+            message: e.to_string(),
+        }),
+        ContextFailure::Record(e) => TurnError::Record(e),
+        ContextFailure::Store(e) => TurnError::Record(e.into()),
+        e @ (ContextFailure::NoTask
+        | ContextFailure::Provider(_)
+        | ContextFailure::Busy(_)
+        | ContextFailure::Differs(_)) => {
+            TurnError::Model(ProviderError::InvalidResponse(e.to_string()))
         }
     }
 }
