@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use pocketpilot_local::server::BusyGuard;
 use pocketpilot_model::{Message, ProviderSpec, Usage};
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -211,34 +212,12 @@ async fn run_registered(
         Ok(spec) => spec,
         Err(e) => return sink.finish(&no_model(e.to_string()), false),
     };
-    let mut settings = ProviderSettings::load(&cx.store)?;
-    // The built-in model when nothing else is set up; a configured provider always wins.
-    // The guard keeps its server from the idle stop until this run ends.
-    let mut _local_busy = None;
-    if spec.is_configured() && !settings.is_configured() {
-        match crate::engine::local_model::endpoint(&cx.data_dir, &cx.store).await {
-            Ok(Some((local, busy))) => {
-                settings = local;
-                _local_busy = Some(busy);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let failed = RuntimeEvent::TaskFailed {
-                    error: e.to_string(),
-                    kind: ErrorKind::LocalModel,
-                    summary: Some(ErrorKind::LocalModel.plain_sentence(None)),
-                };
-                return sink.finish(&failed, false);
-            }
-        }
-    }
-    // The output reserve the context budget keeps free is what the model may write: sent
-    // to the model server as `max_tokens`, so that a long answer cannot run past the
-    // window the budget kept.
-    if spec.is_configured() && settings.max_tokens.is_none() {
-        let facts = crate::engine::context::server_facts(&settings).await;
-        settings.max_tokens = Some(facts.output_reserve);
-    }
+    let settings = ProviderSettings::load(&cx.store)?;
+    // The guard keeps the built-in model's server from the idle stop until this run ends.
+    let (settings, _local_busy) = match model_server(cx, &spec, settings).await {
+        Ok(found) => found,
+        Err(failed) => return sink.finish(&failed, false),
+    };
     let provider = match provider::build_spec(&spec, &settings) {
         Ok(p) => p,
         Err(e) => return sink.finish(&no_model(e.to_string()), false),
@@ -285,6 +264,57 @@ async fn run_registered(
     }
     // A run stopped because another process took the session over records nothing more.
     lease.check()?;
+    add_active_time(cx, task_id, started)?;
+    if let Some(full) = full {
+        return Err(RecordError::DiskFull(full));
+    }
+    // The configured server, named in a failure's plain sentence (a scripted run has none).
+    let server = match spec {
+        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
+        ProviderSpec::Scripted(_) => None,
+    };
+    record_end(cx, &sink, &task, outcome, (&limits, server.as_deref()))?;
+    prune_changes(cx);
+    Ok(())
+}
+
+/// The settings of the run's model server: the built-in model's when nothing else is set
+/// up (a configured provider always wins), with the guard that keeps it running; `Err`:
+/// the event that fails the run when the built-in model cannot start.
+async fn model_server(
+    cx: &RunContext,
+    spec: &ProviderSpec,
+    mut settings: ProviderSettings,
+) -> Result<(ProviderSettings, Option<BusyGuard>), RuntimeEvent> {
+    let mut local_busy = None;
+    if spec.is_configured() && !settings.is_configured() {
+        match crate::engine::local_model::endpoint(&cx.data_dir, &cx.store).await {
+            Ok(Some((local, busy))) => {
+                settings = local;
+                local_busy = Some(busy);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                return Err(RuntimeEvent::TaskFailed {
+                    error: e.to_string(),
+                    kind: ErrorKind::LocalModel,
+                    summary: Some(ErrorKind::LocalModel.plain_sentence(None)),
+                })
+            }
+        }
+    }
+    // The output reserve the context budget keeps free is what the model may write: sent
+    // to the model server as `max_tokens`, so that a long answer cannot run past the
+    // window the budget kept.
+    if spec.is_configured() && settings.max_tokens.is_none() {
+        let facts = crate::engine::context::server_facts(&settings).await;
+        settings.max_tokens = Some(facts.output_reserve);
+    }
+    Ok((settings, local_busy))
+}
+
+/// The run's time added to the task's; on a full disk it is left out, not the run's end.
+fn add_active_time(cx: &RunContext, task_id: i64, started: Instant) -> Result<(), RecordError> {
     let elapsed = started.elapsed().as_millis() as u64;
     match cx
         .store
@@ -293,32 +323,36 @@ async fn run_registered(
         Err(e) if e.is_disk_full() => tracing::warn!(error = %e, "the run's time was not added"),
         done => done?,
     }
-    if let Some(full) = full {
-        return Err(RecordError::DiskFull(full));
-    }
+    Ok(())
+}
+
+/// Records how the run ended or paused after `outcome`, unless it only waits for an
+/// approval; `server` names the configured model server in a failure's sentence.
+fn record_end(
+    cx: &RunContext,
+    sink: &Sink,
+    task: &tasks::Task,
+    outcome: Option<AgentOutcome>,
+    (limits, server): (&Limits, Option<&str>),
+) -> Result<(), RecordError> {
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
-    let limits = with_extra(&limits, &task);
-    // The configured server, named in a failure's plain sentence (a scripted run has none).
-    let server = match spec {
-        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
-        ProviderSpec::Scripted(_) => None,
+    let limits = with_extra(limits, task);
+    let Some(event) = terminal_event(outcome, &limits, server) else {
+        return Ok(());
     };
-    if let Some(event) = terminal_event(outcome, &limits, server.as_deref()) {
-        // A task the service already ended (cancelled while queued) stays as it is.
-        let ended = cx
-            .store
-            .read(|c| tasks::get(c, task_id))
-            .map(|t| t.status.is_terminal())
-            .unwrap_or(true);
-        let paused = event.kind() == crate::event::EventKind::RunPaused;
-        if !ended && paused {
-            // Paused, not ended: the run's inputs stay placed for when it continues.
-            sink.emit(event)?;
-        } else if !ended {
-            sink.finish(&event, ended_by_reset)?;
-        }
+    // A task the service already ended (cancelled while queued) stays as it is.
+    let ended = cx
+        .store
+        .read(|c| tasks::get(c, task.id))
+        .map(|t| t.status.is_terminal())
+        .unwrap_or(true);
+    let paused = event.kind() == crate::event::EventKind::RunPaused;
+    if !ended && paused {
+        // Paused, not ended: the run's inputs stay placed for when it continues.
+        sink.emit(event)?;
+    } else if !ended {
+        sink.finish(&event, ended_by_reset)?;
     }
-    prune_changes(cx);
     Ok(())
 }
 
