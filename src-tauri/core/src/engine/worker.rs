@@ -136,6 +136,17 @@ impl EventSink for Sink {
 }
 
 impl Sink {
+    fn new(cx: &RunContext, task_id: i64, lease: &Arc<SessionLease>, limits: &Limits) -> Self {
+        Sink {
+            recorder: cx.recorder.clone(),
+            store: cx.store.clone(),
+            task_id,
+            lease: lease.clone(),
+            limits: limits.clone(),
+            space: Space::new(&cx.data_dir),
+        }
+    }
+
     /// Ends the run (see `Recorder::finish_run`), unless the lease is lost.
     fn finish(&self, terminal: &RuntimeEvent, ended_by_reset: bool) -> Result<(), RecordError> {
         self.lease.check()?;
@@ -189,23 +200,11 @@ async fn run_registered(
     cancel: CancellationToken,
 ) -> Result<(), RecordError> {
     let task = cx.store.read(|c| tasks::get(c, task_id))?;
-    if task.status.is_terminal() {
-        return Ok(());
-    }
-    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
-    // nothing, also after a crash: nothing to ask the model server either.
-    if task.status.needs_person() && !cancel.is_cancelled() {
+    if nothing_to_run(&task, &cancel) {
         return Ok(());
     }
     let limits = Limits::load(&cx.store)?;
-    let sink = Sink {
-        recorder: cx.recorder.clone(),
-        store: cx.store.clone(),
-        task_id,
-        lease: lease.clone(),
-        limits: limits.clone(),
-        space: Space::new(&cx.data_dir),
-    };
+    let sink = Sink::new(cx, task_id, lease, &limits);
     // Room to record a pause, should the disk fill up during the run.
     sink.space.ensure_reserve();
     let spec = match ProviderSpec::from_stored(task.provider.as_deref()) {
@@ -257,10 +256,7 @@ async fn run_registered(
         sink.space.release_reserve();
     }
     if let Some(mcp) = mcp_session {
-        for p in mcp.stopped_servers().into_iter().filter(|_| full.is_none()) {
-            sink.emit(mcp_problem(p))?;
-        }
-        mcp.shutdown().await;
+        close_mcp(mcp, &sink, full.is_none()).await?;
     }
     // A run stopped because another process took the session over records nothing more.
     lease.check()?;
@@ -268,14 +264,24 @@ async fn run_registered(
     if let Some(full) = full {
         return Err(RecordError::DiskFull(full));
     }
-    // The configured server, named in a failure's plain sentence (a scripted run has none).
-    let server = match spec {
-        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
-        ProviderSpec::Scripted(_) => None,
-    };
+    let server = configured_server(&spec, &settings);
     record_end(cx, &sink, &task, outcome, (&limits, server.as_deref()))?;
     prune_changes(cx);
     Ok(())
+}
+
+/// An ended task has nothing to run; nor has one waiting for a person (an approval, or
+/// a pause: issue 19), also after a crash: nothing to ask the model server either.
+fn nothing_to_run(task: &tasks::Task, cancel: &CancellationToken) -> bool {
+    task.status.is_terminal() || (task.status.needs_person() && !cancel.is_cancelled())
+}
+
+/// The configured server, named in a failure's plain sentence (a scripted run has none).
+fn configured_server(spec: &ProviderSpec, settings: &ProviderSettings) -> Option<String> {
+    match spec {
+        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
+        ProviderSpec::Scripted(_) => None,
+    }
 }
 
 /// The settings of the run's model server: the built-in model's when nothing else is set
@@ -311,6 +317,20 @@ async fn model_server(
         settings.max_tokens = Some(facts.output_reserve);
     }
     Ok((settings, local_busy))
+}
+
+/// Closes the run's MCP servers, first reporting those that stopped during it (unless
+/// the disk is full: `report` false).
+async fn close_mcp(
+    mcp: pocketpilot_mcp::McpSession,
+    sink: &Sink,
+    report: bool,
+) -> Result<(), RecordError> {
+    for p in mcp.stopped_servers().into_iter().filter(|_| report) {
+        sink.emit(mcp_problem(p))?;
+    }
+    mcp.shutdown().await;
+    Ok(())
 }
 
 /// The run's time added to the task's; on a full disk it is left out, not the run's end.
