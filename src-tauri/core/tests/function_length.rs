@@ -25,7 +25,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/core/benches/core.rs", "main"),
     ("src-tauri/core/benches/delta_gap.rs", "burst"),
     ("src-tauri/core/benches/recovery.rs", "main"),
-    ("src-tauri/core/src/engine/worker.rs", "build_agent"),
     ("src-tauri/local/src/models/pull.rs", "ModelStore::pull"),
     ("src-tauri/local/src/models/pull.rs", "ModelStore::attempt"),
     (

@@ -459,6 +459,106 @@ async fn build_agent(
     cancel: &CancellationToken,
 ) -> Result<(Agent, Option<pocketpilot_mcp::McpSession>, Vec<Message>), RecordError> {
     let session = cx.store.read(|c| sessions::get(c, task.session_id))?;
+    let policy = run_policy(cx, task, &session)?;
+    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
+    let all_grants: Vec<String> = policy
+        .grants
+        .iter()
+        .chain(&policy.user_grants)
+        .cloned()
+        .collect();
+    let mut ctx = tool_context(cx, &session, cancel, &all_grants)?;
+    let mut tools = Registry::builtin();
+    // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
+    let mut user_grants = run_grants(task);
+    let preamble = crate::policy::rules::prepare_run(
+        &cx.store,
+        task.id,
+        &session.workspace,
+        &mut ctx,
+        &mut tools,
+        &mut user_grants,
+    )?;
+    let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
+    // The one read of the session's transcript in a run (after the plan-mode note).
+    let since_head = cx.store.read(|c| entries::since_head(c, session.id))?;
+    let messages = transcript::to_messages(&ctx.workspace.display().to_string(), &since_head);
+    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
+    let context = crate::engine::context::SessionContext::for_run(
+        cx.store.clone(),
+        Conversation::of(session.id, since_head),
+        task.id,
+        &session.workspace,
+        provider.as_ref(),
+    )
+    .await?;
+    crate::engine::plan::register(&mut tools, &policy.plan);
+    // Small windows get the short tool specs, and tools the policy denies are not offered,
+    // nor, while planning, any tool but the reading ones.
+    crate::engine::context::offer_tools(&mut tools, context.as_deref(), &policy.rules);
+    tools.withhold_also(|t| policy.plan.refuses(t.capability()));
+    let changes = change_journal(cx, task, &ctx)?;
+    let hooks = run_hooks(cx, sink, &session)?;
+    let agent = Agent {
+        hooks,
+        context,
+        changes,
+        provider,
+        tools,
+        rules: policy.rules,
+        grants: policy.grants,
+        user_grants,
+        command_rules: policy.command_rules,
+        plan: policy.plan,
+        preamble: Some(preamble),
+        ctx,
+        limits: {
+            let l = with_extra(limits, task);
+            AgentLimits {
+                max_steps: l.max_steps,
+                max_tokens: l.max_task_tokens,
+                stream: settings.stream,
+                repeat_limit: l.repeat_limit,
+            }
+        },
+    };
+    Ok((agent, mcp_session, messages))
+}
+
+/// The person's hooks, and the workspace's when the person consented to its file;
+/// announced to the run.
+fn run_hooks(
+    cx: &RunContext,
+    sink: &Sink,
+    session: &sessions::Session,
+) -> Result<Arc<crate::engine::hooks::RunHooks>, RecordError> {
+    let hooks = crate::policy::hooks::load(
+        &cx.store,
+        std::path::Path::new(&session.workspace),
+        cx.person_hooks.as_deref(),
+    )?;
+    let hooks = Arc::new(crate::engine::hooks::RunHooks::new(hooks, session.id));
+    hooks.announce(sink)?;
+    Ok(hooks)
+}
+
+/// What a run may do: the workspace policy, its plan mode, its command rules and the
+/// grants the person gave.
+struct RunPolicy {
+    rules: PolicyRules,
+    plan: PlanScope,
+    command_rules: crate::policy::command_rules::RuleSet,
+    /// Given in the session's approvals.
+    grants: Vec<String>,
+    /// Given at the run's start.
+    user_grants: Vec<String>,
+}
+
+fn run_policy(
+    cx: &RunContext,
+    task: &tasks::Task,
+    session: &sessions::Session,
+) -> Result<RunPolicy, RecordError> {
     let rules: PolicyRules = cx
         .store
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
@@ -489,6 +589,23 @@ async fn build_agent(
         tracing::info!(task_id = task.id, trigger = %task.trigger, "a trigger's run: no grants");
         (Vec::new(), Vec::new())
     };
+    Ok(RunPolicy {
+        rules,
+        plan,
+        command_rules,
+        grants,
+        user_grants,
+    })
+}
+
+/// The tools' view of the run: its workspace, what they may not touch, its environment,
+/// the editor attached to the session and the sandbox of its commands.
+fn tool_context(
+    cx: &RunContext,
+    session: &sessions::Session,
+    cancel: &CancellationToken,
+    grants: &[String],
+) -> Result<ToolContext, RecordError> {
     let mut ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
         forbidden_dirs(&cx.data_dir),
@@ -500,92 +617,38 @@ async fn build_agent(
     if let Some(editor) = cx.editors.of(session.id) {
         ctx = ctx.with_editor(editor);
     }
-    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
-    let all_grants: Vec<String> = grants.iter().chain(&user_grants).cloned().collect();
-    ctx = ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
-        &cx.store,
-        &session.workspace,
-        &all_grants,
-    )?);
-    let mut tools = Registry::builtin();
-    // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
-    let mut user_grants = run_grants(task);
-    let preamble = crate::policy::rules::prepare_run(
-        &cx.store,
-        task.id,
-        &session.workspace,
-        &mut ctx,
-        &mut tools,
-        &mut user_grants,
-    )?;
-    let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
-    // The one read of the session's transcript in a run (after the plan-mode note).
-    let since_head = cx.store.read(|c| entries::since_head(c, session.id))?;
-    let messages = transcript::to_messages(&ctx.workspace.display().to_string(), &since_head);
-    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
-    let context = crate::engine::context::SessionContext::for_run(
-        cx.store.clone(),
-        Conversation::of(session.id, since_head),
-        task.id,
-        &session.workspace,
-        provider.as_ref(),
+    Ok(
+        ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
+            &cx.store,
+            &session.workspace,
+            grants,
+        )?),
     )
-    .await?;
-    crate::engine::plan::register(&mut tools, &plan);
-    // Small windows get the short tool specs, and tools the policy denies are not offered,
-    // nor, while planning, any tool but the reading ones.
-    crate::engine::context::offer_tools(&mut tools, context.as_deref(), &rules);
-    tools.withhold_also(|t| plan.refuses(t.capability()));
-    // Issue 16: without a journal the run still works; its changes are not undoable.
-    let changes = match crate::engine::changes::RunChanges::open(
+}
+
+/// Issue 16: the run's change journal. Without one the run still works, its changes not
+/// undoable; with no room for what undo keeps, the run pauses rather than run without.
+fn change_journal(
+    cx: &RunContext,
+    task: &tasks::Task,
+    ctx: &ToolContext,
+) -> Result<Option<Arc<crate::engine::changes::RunChanges>>, RecordError> {
+    match crate::engine::changes::RunChanges::open(
         cx.store.clone(),
         &cx.data_dir,
-        session.id,
+        task.session_id,
         task.id,
-        &ctx,
+        ctx,
     ) {
-        Ok(j) => Some(Arc::new(j)),
-        // No room for what undo keeps: the run pauses rather than run without undo.
+        Ok(j) => Ok(Some(Arc::new(j))),
         Err(crate::engine::changes::ChangeError::DiskFull(full)) => {
-            return Err(RecordError::DiskFull(full));
+            Err(RecordError::DiskFull(full))
         }
         Err(e) => {
             tracing::warn!(error = %e, "no change journal for this run");
-            None
+            Ok(None)
         }
-    };
-    // The person's hooks, and the workspace's when the person consented to its file.
-    let hooks = crate::policy::hooks::load(
-        &cx.store,
-        std::path::Path::new(&session.workspace),
-        cx.person_hooks.as_deref(),
-    )?;
-    let hooks = Arc::new(crate::engine::hooks::RunHooks::new(hooks, session.id));
-    hooks.announce(sink)?;
-    let agent = Agent {
-        hooks,
-        context,
-        changes,
-        provider,
-        tools,
-        rules,
-        grants,
-        user_grants,
-        command_rules,
-        plan,
-        preamble: Some(preamble),
-        ctx,
-        limits: {
-            let l = with_extra(limits, task);
-            AgentLimits {
-                max_steps: l.max_steps,
-                max_tokens: l.max_task_tokens,
-                stream: settings.stream,
-                repeat_limit: l.repeat_limit,
-            }
-        },
-    };
-    Ok((agent, mcp_session, messages))
+    }
 }
 
 /// The run's plan mode, and the approved plan it carries out. A planning run's transcript
