@@ -37,7 +37,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/sandbox/src/hints.rs", "Reach::hints"),
     ("src-tauri/shell/mod.rs", "run_desktop"),
     ("src-tauri/tools/src/guard.rs", "WorkspaceGuard::walk"),
-    ("src-tauri/triggers/src/serve.rs", "Supervisor::reconcile"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
