@@ -32,7 +32,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
         "Shared::supervise",
     ),
     ("src-tauri/model/benches/context.rs", "estimator_vs_server"),
-    ("src-tauri/sandbox/src/hints.rs", "Reach::hints"),
     ("src-tauri/shell/mod.rs", "run_desktop"),
     ("src-tauri/tools/src/guard.rs", "WorkspaceGuard::walk"),
 ];
