@@ -33,7 +33,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ),
     ("src-tauri/model/benches/context.rs", "estimator_vs_server"),
     ("src-tauri/shell/mod.rs", "run_desktop"),
-    ("src-tauri/tools/src/guard.rs", "WorkspaceGuard::walk"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
