@@ -25,8 +25,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/core/benches/core.rs", "main"),
     ("src-tauri/core/benches/delta_gap.rs", "burst"),
     ("src-tauri/core/benches/recovery.rs", "main"),
-    ("src-tauri/local/src/models/pull.rs", "ModelStore::pull"),
-    ("src-tauri/local/src/models/pull.rs", "ModelStore::attempt"),
     (
         "src-tauri/local/src/server/supervise.rs",
         "Shared::supervise",
