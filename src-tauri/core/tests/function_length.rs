@@ -25,10 +25,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/core/benches/core.rs", "main"),
     ("src-tauri/core/benches/delta_gap.rs", "burst"),
     ("src-tauri/core/benches/recovery.rs", "main"),
-    (
-        "src-tauri/local/src/server/supervise.rs",
-        "Shared::supervise",
-    ),
     ("src-tauri/model/benches/context.rs", "estimator_vs_server"),
     ("src-tauri/shell/mod.rs", "run_desktop"),
 ];
