@@ -24,7 +24,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/core/benches/delta_gap.rs", "burst"),
     ("src-tauri/core/benches/recovery.rs", "main"),
     ("src-tauri/model/benches/context.rs", "estimator_vs_server"),
-    ("src-tauri/shell/mod.rs", "run_desktop"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
