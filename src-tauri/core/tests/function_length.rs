@@ -21,7 +21,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/core/benches/compaction.rs", "main"),
     ("src-tauri/core/benches/concurrency.rs", "main"),
     ("src-tauri/core/benches/core.rs", "main"),
-    ("src-tauri/core/benches/delta_gap.rs", "burst"),
     ("src-tauri/core/benches/recovery.rs", "main"),
     ("src-tauri/model/benches/context.rs", "estimator_vs_server"),
 ];
