@@ -22,7 +22,6 @@ const NOT_YET_SPLIT: &[(&str, &str)] = &[
     ("src-tauri/core/benches/concurrency.rs", "main"),
     ("src-tauri/core/benches/core.rs", "main"),
     ("src-tauri/core/benches/recovery.rs", "main"),
-    ("src-tauri/model/benches/context.rs", "estimator_vs_server"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
