@@ -255,50 +255,10 @@ pub fn run_desktop() -> ExitCode {
         .setup(move |app| {
             let handle = app.handle().clone();
             desktop::show_unless_hidden(&handle);
-            tauri::async_runtime::spawn(async move {
-                let opened = tauri::async_runtime::spawn_blocking(move || opening.join()).await;
-                let recovery = handle.state::<recovery::Recovery>();
-                match opened {
-                    Ok(Ok(Ok(rt))) => {
-                        handle.manage(AppState::new(rt.clone()));
-                        recovery.set(recovery::Opening::Open);
-                        start_services(&handle, rt);
-                    }
-                    Ok(Ok(Err(e))) => match recovery::problem_of(&e, &data_dir) {
-                        // A damaged store, or one a newer build wrote: the recovery screen
-                        // (`recovery.rs`), even after a start at login, as the person has to
-                        // choose; nothing writes to it.
-                        Some(problem) => {
-                            tracing::error!(error = %e, "the store cannot be opened: the recovery screen");
-                            recovery.set(recovery::Opening::Problem(problem));
-                            tray::show_window(&handle);
-                        }
-                        None => {
-                            tracing::error!(error = %e, "the store cannot be opened");
-                            eprintln!("pocketpilot: {e}");
-                            handle.exit(1);
-                        }
-                    },
-                    Ok(Err(_)) | Err(_) => {
-                        tracing::error!("opening the store did not finish");
-                        eprintln!("pocketpilot: opening the store did not finish");
-                        handle.exit(1);
-                    }
-                }
-            });
+            tauri::async_runtime::spawn(take_store(handle, opening, data_dir));
             Ok(())
         })
-        .on_window_event(|window, event| {
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                let keep = window
-                    .try_state::<AppState>()
-                    .is_some_and(|state| tray::keep_in_tray(&state));
-                if keep {
-                    api.prevent_close();
-                    let _ = window.hide();
-                }
-            }
-        })
+        .on_window_event(keep_in_tray_on_close)
         .build(tauri::generate_context!())
         .map(|app| {
             app.run(|_, event| {
@@ -314,6 +274,59 @@ pub fn run_desktop() -> ExitCode {
         Err(e) => {
             eprintln!("pocketpilot: the window could not start: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// Once the store `opening` opened, the app's state and services start; a store that
+/// cannot be opened gets the recovery screen, or ends the app.
+// The last resort before any window exists: the terminal that started the app, if any.
+#[allow(clippy::print_stderr)]
+async fn take_store(
+    handle: tauri::AppHandle,
+    opening: std::thread::JoinHandle<Result<Arc<Runtime>, pocketpilot_core::RuntimeError>>,
+    data_dir: std::path::PathBuf,
+) {
+    let opened = tauri::async_runtime::spawn_blocking(move || opening.join()).await;
+    let recovery = handle.state::<recovery::Recovery>();
+    match opened {
+        Ok(Ok(Ok(rt))) => {
+            handle.manage(AppState::new(rt.clone()));
+            recovery.set(recovery::Opening::Open);
+            start_services(&handle, rt);
+        }
+        Ok(Ok(Err(e))) => match recovery::problem_of(&e, &data_dir) {
+            // A damaged store, or one a newer build wrote: the recovery screen
+            // (`recovery.rs`), even after a start at login, as the person has to choose;
+            // nothing writes to it.
+            Some(problem) => {
+                tracing::error!(error = %e, "the store cannot be opened: the recovery screen");
+                recovery.set(recovery::Opening::Problem(problem));
+                tray::show_window(&handle);
+            }
+            None => {
+                tracing::error!(error = %e, "the store cannot be opened");
+                eprintln!("pocketpilot: {e}");
+                handle.exit(1);
+            }
+        },
+        Ok(Err(_)) | Err(_) => {
+            tracing::error!("opening the store did not finish");
+            eprintln!("pocketpilot: opening the store did not finish");
+            handle.exit(1);
+        }
+    }
+}
+
+/// Closing the window hides it when the app stays in the tray.
+fn keep_in_tray_on_close(window: &tauri::Window, event: &WindowEvent) {
+    if let WindowEvent::CloseRequested { api, .. } = event {
+        let keep = window
+            .try_state::<AppState>()
+            .is_some_and(|state| tray::keep_in_tray(&state));
+        if keep {
+            api.prevent_close();
+            let _ = window.hide();
         }
     }
 }

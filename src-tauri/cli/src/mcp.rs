@@ -87,28 +87,7 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
             call_timeout_secs,
             command,
         } => {
-            let transport = match (url, command.split_first()) {
-                (Some(url), _) => McpTransport::Http { url },
-                (None, Some((cmd, args))) => McpTransport::Stdio {
-                    command: cmd.clone(),
-                    args: args.to_vec(),
-                    env: env
-                        .iter()
-                        .map(|e| {
-                            e.split_once('=')
-                                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                                .ok_or_else(|| {
-                                    CliError::Usage(format!("--env must be NAME=value, got `{e}`"))
-                                })
-                        })
-                        .collect::<Result<_, _>>()?,
-                },
-                (None, None) => {
-                    return Err(CliError::Usage(
-                        "give `--url URL` or `-- COMMAND ARGS…`".into(),
-                    ))
-                }
-            };
+            let transport = transport(url, &command, &env)?;
             let config = McpServerConfig {
                 name: name.clone(),
                 transport,
@@ -131,29 +110,7 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
             .map_err(config_error)?;
             let _ = writeln!(std::io::stdout(), "MCP server {} added", shown(&name));
         }
-        McpCommand::List { json } => {
-            let all = mcp::list(&rt.store)?;
-            if json {
-                print_json(&all);
-            } else {
-                let mut out = std::io::stdout().lock();
-                for s in all {
-                    let how = match &s.config.transport {
-                        McpTransport::Stdio { command, args, .. } => {
-                            format!("{command} {}", args.join(" "))
-                        }
-                        McpTransport::Http { url } => url.clone(),
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{:<16} {:<40} {}",
-                        shown(&s.config.name),
-                        shown(s.workspace.as_deref().unwrap_or("(every workspace)")),
-                        shown(&how)
-                    );
-                }
-            }
-        }
+        McpCommand::List { json } => list(rt, json)?,
         McpCommand::Delete { name, workspace } => {
             mcp::delete(&rt.store, &name, canonical(workspace)?.as_deref())
                 .map_err(config_error)?;
@@ -172,4 +129,58 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a server is reached: at `url`, or by running `command` (its first word the
+/// program) with the `NAME=value` pairs of `env`.
+fn transport(
+    url: Option<String>,
+    command: &[String],
+    env: &[String],
+) -> Result<McpTransport, CliError> {
+    Ok(match (url, command.split_first()) {
+        (Some(url), _) => McpTransport::Http { url },
+        (None, Some((cmd, args))) => McpTransport::Stdio {
+            command: cmd.clone(),
+            args: args.to_vec(),
+            env: env
+                .iter()
+                .map(|e| {
+                    e.split_once('=')
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .ok_or_else(|| {
+                            CliError::Usage(format!("--env must be NAME=value, got `{e}`"))
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+        },
+        (None, None) => {
+            return Err(CliError::Usage(
+                "give `--url URL` or `-- COMMAND ARGS…`".into(),
+            ))
+        }
+    })
+}
+
+fn list(rt: &Arc<Runtime>, json: bool) -> Result<(), CliError> {
+    let all = mcp::list(&rt.store)?;
+    if json {
+        print_json(&all);
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    for s in all {
+        let how = match &s.config.transport {
+            McpTransport::Stdio { command, args, .. } => format!("{command} {}", args.join(" ")),
+            McpTransport::Http { url } => url.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<16} {:<40} {}",
+            shown(&s.config.name),
+            shown(s.workspace.as_deref().unwrap_or("(every workspace)")),
+            shown(&how)
+        );
+    }
+    Ok(())
 }

@@ -105,11 +105,7 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
             workspace: w,
         } => {
             let d = dir(&d)?;
-            let ws = edit(w, &|s| {
-                if !s.extra_read.contains(&d) {
-                    s.extra_read.push(d.clone());
-                }
-            })?;
+            let ws = edit(w, &|s| add_once(&mut s.extra_read, &d))?;
             let _ = writeln!(out, "commands in {ws} may read {}", d.display());
         }
         SandboxCommand::AllowLinks {
@@ -117,11 +113,7 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
             workspace: w,
         } => {
             let d = dir(&d)?;
-            let ws = edit(w, &|s| {
-                if !s.link_stores.contains(&d) {
-                    s.link_stores.push(d.clone());
-                }
-            })?;
+            let ws = edit(w, &|s| add_once(&mut s.link_stores, &d))?;
             let _ = writeln!(
                 out,
                 "files in {ws} hard-linked into {} may be read",
@@ -133,11 +125,7 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
             workspace: w,
         } => {
             let d = dir(&d)?;
-            let ws = edit(w, &|s| {
-                if !s.extra_write.contains(&d) {
-                    s.extra_write.push(d.clone());
-                }
-            })?;
+            let ws = edit(w, &|s| add_once(&mut s.extra_write, &d))?;
             let _ = writeln!(out, "commands in {ws} may write {}", d.display());
         }
         SandboxCommand::Network {
@@ -146,18 +134,11 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
         } => {
             let on = matches!(switch, Switch::On);
             let ws = edit(w, &|s| s.network = on)?;
-            let _ = writeln!(
-                out,
-                "network for commands in {ws}: {}",
-                if on { "on" } else { "off" }
-            );
+            let state = if on { "on" } else { "off" };
+            let _ = writeln!(out, "network for commands in {ws}: {state}");
         }
         SandboxCommand::PassEnv { name, workspace: w } => {
-            let ws = edit(w, &|s| {
-                if !s.env_pass.contains(&name) {
-                    s.env_pass.push(name.clone());
-                }
-            })?;
+            let ws = edit(w, &|s| add_once(&mut s.env_pass, &name))?;
             let _ = writeln!(out, "commands in {} get ${}", shown(&ws), shown(&name));
         }
         SandboxCommand::Confine {
@@ -166,40 +147,52 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
         } => {
             let off = matches!(switch, Switch::Off);
             let ws = edit(w, &|s| s.no_sandbox = off)?;
-            let _ = writeln!(
-                out,
-                "{}",
-                if off {
-                    format!("commands in {ws} run NOT sandboxed (each one asks)")
-                } else {
-                    format!("commands in {ws} run sandboxed")
-                }
-            );
+            let how = if off {
+                "NOT sandboxed (each one asks)"
+            } else {
+                "sandboxed"
+            };
+            let _ = writeln!(out, "commands in {ws} run {how}");
         }
         SandboxCommand::Reset { workspace: w } => {
             let ws = workspace(w)?;
             rt.set_workspace_sandbox(&ws, &WorkspaceSandbox::default())?;
             let _ = writeln!(out, "the sandbox of {ws} is back to the defaults");
         }
-        SandboxCommand::Show { workspace: w, json } => {
-            let ws = workspace(w)?;
-            let settings = rt.workspace_sandbox(&ws)?;
-            if json {
-                print_json(&settings);
-                return Ok(ExitCode::SUCCESS);
-            }
-            let sandbox = rt.command_sandbox(&ws, &[])?;
-            let line = pocketpilot_core::policy::confinement::approval_line(
-                &pocketpilot_sandbox::probe(),
-                &sandbox,
-            );
-            let terminal = std::io::IsTerminal::is_terminal(&out);
-            let _ = writeln!(
-                out,
-                "{}",
-                super::approvals::sandbox_line(&shown(&line), terminal)
-            );
-        }
+        SandboxCommand::Show { workspace: w, json } => show(rt, w, json, &mut out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn add_once<T: PartialEq + Clone>(list: &mut Vec<T>, item: &T) {
+    if !list.contains(item) {
+        list.push(item.clone());
+    }
+}
+
+/// The workspace's sandbox settings (`json`), or the line an approval shows of them.
+fn show(
+    rt: &Arc<Runtime>,
+    w: Option<PathBuf>,
+    json: bool,
+    out: &mut std::io::StdoutLock<'_>,
+) -> Result<(), CliError> {
+    let ws = workspace(w)?;
+    let settings = rt.workspace_sandbox(&ws)?;
+    if json {
+        print_json(&settings);
+        return Ok(());
+    }
+    let sandbox = rt.command_sandbox(&ws, &[])?;
+    let line = pocketpilot_core::policy::confinement::approval_line(
+        &pocketpilot_sandbox::probe(),
+        &sandbox,
+    );
+    let terminal = std::io::IsTerminal::is_terminal(&*out);
+    let _ = writeln!(
+        out,
+        "{}",
+        super::approvals::sandbox_line(&shown(&line), terminal)
+    );
+    Ok(())
 }

@@ -10,6 +10,8 @@
 mod common;
 
 use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{ms, percentile};
@@ -26,53 +28,10 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
-    let script = dir.path().join("script.json");
-    let answer = format!(
-        "Answer: {}",
-        "the quick brown fox jumps over the lazy dog; ".repeat(25)
-    );
-    std::fs::write(
-        &script,
-        json!({ "context_window": 4096, "repeat_last": true, "turns": [ { "text": answer } ],
-                "summary": { "text": "Several long answers about a fox." } })
-        .to_string(),
-    )
-    .unwrap();
-    let provider = format!("scripted:{}", script.display());
+    let provider = scripted_model(dir.path());
     let rt = Runtime::open(&dir.path().join("data")).unwrap();
-    let mut plain: Vec<Duration> = Vec::new();
-    let mut compacting: Vec<Duration> = Vec::new();
-    let mut session = None;
-    let mut ids = Vec::new();
-    rt_tokio.block_on(async {
-        for i in 0..TURNS {
-            let task = NewTask {
-                goal: format!("question {i}: tell me more"),
-                workspace: Some(ws.clone()),
-                session_id: session,
-                trigger: pocketpilot_protocol::RunSource::Cli,
-                provider: Some(provider.clone()),
-                ..Default::default()
-            };
-            let t0 = Instant::now();
-            let id = rt.submit(&task).unwrap();
-            rt.wait_settled(id).await.unwrap();
-            let took = t0.elapsed();
-            session = Some(rt.task(id).unwrap().session_id);
-            ids.push(id);
-            let compacted = rt
-                .events(id)
-                .unwrap()
-                .iter()
-                .any(|e| e.kind().as_str() == "context_compacted");
-            if compacted {
-                compacting.push(took);
-            } else {
-                plain.push(took);
-            }
-        }
-    });
-    let session = session.unwrap();
+    let (mut plain, mut compacting, session, ids) =
+        rt_tokio.block_on(timed_turns(&rt, &ws, &provider));
     let turns = rt.context_turns(session).unwrap();
     let compactions = rt.compactions(session).unwrap().len();
     let mut out = String::new();
@@ -106,6 +65,74 @@ fn main() {
         "compactions: {compactions}; requests: {}; tasks not completed: {failed}",
         turns.len()
     );
+    write_request_sizes(&mut out, &turns);
+    print!("{out}");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-results/compaction.txt");
+    std::fs::write(&path, &out).unwrap();
+    println!("written to {}", path.display());
+}
+
+/// A scripted model with a small window that answers at length, and summarises at once.
+fn scripted_model(dir: &Path) -> String {
+    let script = dir.join("script.json");
+    let answer = format!(
+        "Answer: {}",
+        "the quick brown fox jumps over the lazy dog; ".repeat(25)
+    );
+    std::fs::write(
+        &script,
+        json!({ "context_window": 4096, "repeat_last": true, "turns": [ { "text": answer } ],
+                "summary": { "text": "Several long answers about a fox." } })
+        .to_string(),
+    )
+    .unwrap();
+    format!("scripted:{}", script.display())
+}
+
+/// [`TURNS`] questions in one session, each its own task: the time of each turn, those
+/// without a compaction apart from those with one; the session; the tasks.
+async fn timed_turns(
+    rt: &Arc<Runtime>,
+    ws: &Path,
+    provider: &str,
+) -> (Vec<Duration>, Vec<Duration>, i64, Vec<i64>) {
+    let mut plain: Vec<Duration> = Vec::new();
+    let mut compacting: Vec<Duration> = Vec::new();
+    let mut session = None;
+    let mut ids = Vec::new();
+    for i in 0..TURNS {
+        let task = NewTask {
+            goal: format!("question {i}: tell me more"),
+            workspace: Some(ws.to_path_buf()),
+            session_id: session,
+            trigger: pocketpilot_protocol::RunSource::Cli,
+            provider: Some(provider.to_owned()),
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let id = rt.submit(&task).unwrap();
+        rt.wait_settled(id).await.unwrap();
+        let took = t0.elapsed();
+        session = Some(rt.task(id).unwrap().session_id);
+        ids.push(id);
+        let compacted = rt
+            .events(id)
+            .unwrap()
+            .iter()
+            .any(|e| e.kind().as_str() == "context_compacted");
+        if compacted {
+            compacting.push(took);
+        } else {
+            plain.push(took);
+        }
+    }
+    (plain, compacting, session.unwrap(), ids)
+}
+
+/// The estimate of each request, by rows of 20, and whether it stayed flat and under the
+/// budget.
+fn write_request_sizes(out: &mut String, turns: &[pocketpilot_protocol::ContextTurn]) {
     let budget = turns.iter().map(|t| t.budget).max().unwrap_or(0);
     let max = turns.iter().map(|t| t.estimate).max().unwrap_or(0);
     let _ = writeln!(
@@ -127,9 +154,4 @@ fn main() {
         mean(&last50),
         max <= budget
     );
-    print!("{out}");
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-results/compaction.txt");
-    std::fs::write(&path, &out).unwrap();
-    println!("written to {}", path.display());
 }

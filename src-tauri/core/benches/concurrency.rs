@@ -9,6 +9,7 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{cpu_time, ms, status_kib, write_json};
@@ -43,23 +44,7 @@ fn main() {
     tokio.block_on(async {
         let dir = tempfile::tempdir().expect("tempdir");
         let rt = Runtime::open(&dir.path().join("data")).expect("open");
-        let mut specs = Vec::new();
-        for i in 0..RUNS {
-            let m = marker(i);
-            let ws = dir.path().join(format!("ws{i}"));
-            std::fs::create_dir_all(&ws).expect("ws");
-            std::fs::write(ws.join("own.txt"), format!("file of {m}\n")).expect("file");
-            let words: String = (0..40).map(|w| format!("{m} word{w} ")).collect();
-            let p = write_json(
-                &dir.path().join(format!("s{i}.json")),
-                &json!([
-                    { "text": words, "chunk_size": 16, "chunk_delay_ms": 1,
-                      "tool_calls": [{ "name": "read_file", "arguments": { "path": "own.txt" } }] },
-                    { "text": format!("answer of {m}"), "chunk_size": 4 }
-                ]),
-            );
-            specs.push((ws, p, words));
-        }
+        let specs = scripted_runs(dir.path());
         let rss_before = status_kib("VmRSS").unwrap_or(0);
         let cpu0 = cpu_time();
         let t0 = Instant::now();
@@ -100,33 +85,7 @@ fn main() {
         let cpu = cpu_time() - cpu0;
         let peak = status_kib("VmHWM").unwrap_or(0);
 
-        let mut completed = 0;
-        let mut crosstalk = Vec::new();
-        for (i, id) in ids.iter().enumerate() {
-            let m = marker(i);
-            let task = rt.task(*id).expect("task");
-            if task.status == TaskStatus::Completed {
-                completed += 1;
-            }
-            let own: BTreeSet<String> = [m.clone()].into_iter().collect();
-            let events: String = rt.events(*id).expect("events").iter().map(|e| e.payload().to_string()).collect();
-            let entries: String = rt
-                .session_entries(task.session_id)
-                .expect("entries")
-                .iter()
-                .map(|e| e.content.to_string())
-                .collect();
-            for (what, text) in [("events", events), ("transcript", entries), ("live deltas", live[i].clone())] {
-                let seen = markers(&text);
-                if seen != own {
-                    crosstalk.push(format!("run {i} {what}: {seen:?}"));
-                }
-            }
-            let expected_live = format!("{}answer of {m}", specs[i].2);
-            if live[i] != expected_live {
-                crosstalk.push(format!("run {i}: live text differs from what its model said"));
-            }
-        }
+        let (completed, crosstalk) = check_runs(&rt, &ids, &live, &specs);
         println!("concurrency: {RUNS} scripted runs (stream 40 chunks, 1 tool call, answer), one runtime");
         println!("  submitted (ids back)      {:>10.1} ms", ms(submitted));
         println!("  wall time, all terminal   {:>10.1} ms   ({:.0} runs/s)", ms(wall), RUNS as f64 / wall.as_secs_f64());
@@ -140,4 +99,76 @@ fn main() {
         assert_eq!(completed, RUNS);
         assert!(crosstalk.is_empty(), "cross-talk between runs");
     });
+}
+
+/// For each run: its workspace (with a file of its own), its model script (a streamed
+/// answer that reads the file, then a final answer) and the words it streams first.
+fn scripted_runs(dir: &Path) -> Vec<(PathBuf, String, String)> {
+    let mut specs = Vec::new();
+    for i in 0..RUNS {
+        let m = marker(i);
+        let ws = dir.join(format!("ws{i}"));
+        std::fs::create_dir_all(&ws).expect("ws");
+        std::fs::write(ws.join("own.txt"), format!("file of {m}\n")).expect("file");
+        let words: String = (0..40).map(|w| format!("{m} word{w} ")).collect();
+        let p = write_json(
+            &dir.join(format!("s{i}.json")),
+            &json!([
+                { "text": words, "chunk_size": 16, "chunk_delay_ms": 1,
+                  "tool_calls": [{ "name": "read_file", "arguments": { "path": "own.txt" } }] },
+                { "text": format!("answer of {m}"), "chunk_size": 4 }
+            ]),
+        );
+        specs.push((ws, p, words));
+    }
+    specs
+}
+
+/// How many runs completed, and every place where one run's text shows another's marker
+/// (its events, its transcript, its live deltas) or its live text is not its model's.
+fn check_runs(
+    rt: &Runtime,
+    ids: &[i64],
+    live: &[String],
+    specs: &[(PathBuf, String, String)],
+) -> (usize, Vec<String>) {
+    let mut completed = 0;
+    let mut crosstalk = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let m = marker(i);
+        let task = rt.task(*id).expect("task");
+        if task.status == TaskStatus::Completed {
+            completed += 1;
+        }
+        let own: BTreeSet<String> = [m.clone()].into_iter().collect();
+        let events: String = rt
+            .events(*id)
+            .expect("events")
+            .iter()
+            .map(|e| e.payload().to_string())
+            .collect();
+        let entries: String = rt
+            .session_entries(task.session_id)
+            .expect("entries")
+            .iter()
+            .map(|e| e.content.to_string())
+            .collect();
+        for (what, text) in [
+            ("events", events),
+            ("transcript", entries),
+            ("live deltas", live[i].clone()),
+        ] {
+            let seen = markers(&text);
+            if seen != own {
+                crosstalk.push(format!("run {i} {what}: {seen:?}"));
+            }
+        }
+        let expected_live = format!("{}answer of {m}", specs[i].2);
+        if live[i] != expected_live {
+            crosstalk.push(format!(
+                "run {i}: live text differs from what its model said"
+            ));
+        }
+    }
+    (completed, crosstalk)
 }

@@ -38,26 +38,10 @@ fn follow_up(session: i64, i: usize) -> Submit {
     }
 }
 
-async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
-    let ws = dir.join(format!("ws-{callers}"));
-    std::fs::create_dir_all(&ws).expect("ws");
-    let text = "streaming ".repeat(4_000);
-    let p = write_json(
-        &dir.join(format!("s-{callers}.json")),
-        &json!([{ "text": text, "chunk_size": 10, "chunk_delay_ms": 2 }]),
-    );
-    let id = rt
-        .submit(&NewTask {
-            goal: "talk for a while".into(),
-            workspace: Some(ws),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            provider: Some(p),
-            ..Default::default()
-        })
-        .expect("submit");
-    let session = rt.task(id).expect("task").session_id;
+/// When each delta of task `id` reached a subscriber, until its stream ends.
+fn delta_times(rt: &Arc<Runtime>, id: i64) -> tokio::task::JoinHandle<Vec<Instant>> {
     let mut sub = rt.subscribe(id, 0).expect("subscribe");
-    let watcher = tokio::spawn(async move {
+    tokio::spawn(async move {
         let mut times = Vec::new();
         while let Some(ev) = sub.next().await {
             if ev
@@ -68,7 +52,11 @@ async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
             }
         }
         times
-    });
+    })
+}
+
+/// Until task `id`'s model turn has started and streamed for a while.
+async fn wait_for_the_stream(rt: &Arc<Runtime>, id: i64) {
     while rt
         .events(id)
         .expect("events")
@@ -78,9 +66,11 @@ async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
+}
 
-    let before = rt.store.writer_stats();
-    let t0 = Instant::now();
+/// [`SUBMISSIONS`] follow-ups said into `session` by `callers` callers at once; the
+/// latency of each.
+async fn say_follow_ups(rt: &Arc<Runtime>, session: i64, callers: usize) -> Vec<Duration> {
     let mut clients = Vec::new();
     for c in 0..callers {
         let rt = rt.clone();
@@ -101,6 +91,33 @@ async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
     for c in clients {
         samples.extend(c.await.expect("client"));
     }
+    samples
+}
+
+async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
+    let ws = dir.join(format!("ws-{callers}"));
+    std::fs::create_dir_all(&ws).expect("ws");
+    let text = "streaming ".repeat(4_000);
+    let p = write_json(
+        &dir.join(format!("s-{callers}.json")),
+        &json!([{ "text": text, "chunk_size": 10, "chunk_delay_ms": 2 }]),
+    );
+    let id = rt
+        .submit(&NewTask {
+            goal: "talk for a while".into(),
+            workspace: Some(ws),
+            trigger: pocketpilot_protocol::RunSource::Cli,
+            provider: Some(p),
+            ..Default::default()
+        })
+        .expect("submit");
+    let session = rt.task(id).expect("task").session_id;
+    let watcher = delta_times(rt, id);
+    wait_for_the_stream(rt, id).await;
+
+    let before = rt.store.writer_stats();
+    let t0 = Instant::now();
+    let samples = say_follow_ups(rt, session, callers).await;
     let elapsed = t0.elapsed();
     let t1 = Instant::now();
     let groups = rt.store.writer_stats().groups - before.groups;

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{ms, write_json};
@@ -31,66 +32,7 @@ fn main() {
             &json!([{ "text": "(crashed turn)" }, { "text": "recovered" }]),
         );
         let t_setup = Instant::now();
-        let mut ids = Vec::new();
-        {
-            let rt = Runtime::open(&data).expect("open");
-            for i in 0..TASKS {
-                let id = rt
-                    .create_task(&NewTask {
-                        goal: format!("task {i}"),
-                        workspace: Some(ws.clone()),
-                        trigger: pocketpilot_protocol::RunSource::Cli,
-                        provider: Some(p.clone()),
-                        ..Default::default()
-                    })
-                    .expect("create");
-                let (name, args, cap, safe) = if i % 2 == 0 {
-                    ("read_file", json!({ "path": "notes.txt" }), "fs:read", true)
-                } else {
-                    (
-                        "write_file",
-                        json!({ "path": format!("out{i}.txt"), "content": "x" }),
-                        "fs:write",
-                        false,
-                    )
-                };
-                let call = ToolCall {
-                    id: "call_1".into(),
-                    name: name.into(),
-                    arguments: args.to_string(),
-                };
-                for ev in [
-                    RuntimeEvent::TaskStarted {
-                        provider: p.clone(),
-                        resumed: false,
-                    },
-                    RuntimeEvent::ModelTurnStarted { step: 1 },
-                    RuntimeEvent::ModelTurnCompleted {
-                        step: 1,
-                        text: String::new(),
-                        tool_calls: vec![call.clone()],
-                        finish_reason: Some("tool_calls".into()),
-                        usage: None,
-                        cached_prompt_tokens: None,
-                        model: None,
-                        cost_usd: None,
-                    },
-                    RuntimeEvent::ToolCallStarted {
-                        step: 1,
-                        call_id: call.id.clone(),
-                        name: name.into(),
-                        arguments: call.arguments.clone(),
-                        capability: Some(cap.into()),
-                        replay_safe: safe,
-                        decision: pocketpilot_protocol::Decision::Allow,
-                        decision_source: pocketpilot_protocol::DecisionSource::User,
-                    },
-                ] {
-                    rt.recorder.record(id, &ev).expect("record");
-                }
-                ids.push(id);
-            }
-        }
+        let ids = interrupted_tasks(&data, &ws, &p);
         let setup = t_setup.elapsed();
 
         let t0 = Instant::now();
@@ -98,45 +40,9 @@ fn main() {
         let opened = t0.elapsed();
         let sessions = rt.resume_all().expect("resume_all");
         let returned = t0.elapsed();
-        let deadline = Instant::now() + Duration::from_secs(600);
-        loop {
-            let left = rt
-                .store
-                .read(|c| {
-                    Ok(tasks::with_status(c, TaskStatus::Running)?.len()
-                        + tasks::with_status(c, TaskStatus::Queued)?.len())
-                })
-                .expect("count");
-            if left == 0 || Instant::now() > deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_all_terminal(&rt).await;
         let all = t0.elapsed();
-        let (mut reran, mut interrupted, mut completed) = (0, 0, 0);
-        for id in &ids {
-            let kinds: Vec<(String, serde_json::Value)> = rt
-                .events(*id)
-                .expect("events")
-                .into_iter()
-                .map(|e| (e.kind().as_str().to_owned(), e.payload()))
-                .collect();
-            if kinds
-                .iter()
-                .any(|(k, p)| k == "tool_call_completed" && p["name"] == "read_file")
-            {
-                reran += 1;
-            }
-            if kinds
-                .iter()
-                .any(|(k, p)| k == "tool_call_failed" && p["kind"] == "interrupted")
-            {
-                interrupted += 1;
-            }
-            if rt.task(*id).expect("task").status == TaskStatus::Completed {
-                completed += 1;
-            }
-        }
+        let (reran, interrupted, completed) = outcomes(&rt, &ids);
         let written = (0..TASKS)
             .filter(|i| ws.join(format!("out{i}.txt")).exists())
             .count();
@@ -164,4 +70,115 @@ fn main() {
         assert_eq!(completed, TASKS);
         assert_eq!((reran, interrupted, written), (TASKS / 2, TASKS / 2, 0));
     });
+}
+
+/// [`TASKS`] tasks recorded as a crash leaves them, each in the middle of one tool call:
+/// a read (safe to run again) for even ones, a write for odd ones.
+fn interrupted_tasks(data: &Path, ws: &Path, p: &str) -> Vec<i64> {
+    let mut ids = Vec::new();
+    let rt = Runtime::open(data).expect("open");
+    for i in 0..TASKS {
+        let id = rt
+            .create_task(&NewTask {
+                goal: format!("task {i}"),
+                workspace: Some(ws.to_path_buf()),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                provider: Some(p.to_owned()),
+                ..Default::default()
+            })
+            .expect("create");
+        let (name, args, cap, safe) = if i % 2 == 0 {
+            ("read_file", json!({ "path": "notes.txt" }), "fs:read", true)
+        } else {
+            (
+                "write_file",
+                json!({ "path": format!("out{i}.txt"), "content": "x" }),
+                "fs:write",
+                false,
+            )
+        };
+        let call = ToolCall {
+            id: "call_1".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        };
+        for ev in [
+            RuntimeEvent::TaskStarted {
+                provider: p.to_owned(),
+                resumed: false,
+            },
+            RuntimeEvent::ModelTurnStarted { step: 1 },
+            RuntimeEvent::ModelTurnCompleted {
+                step: 1,
+                text: String::new(),
+                tool_calls: vec![call.clone()],
+                finish_reason: Some("tool_calls".into()),
+                usage: None,
+                cached_prompt_tokens: None,
+                model: None,
+                cost_usd: None,
+            },
+            RuntimeEvent::ToolCallStarted {
+                step: 1,
+                call_id: call.id.clone(),
+                name: name.into(),
+                arguments: call.arguments.clone(),
+                capability: Some(cap.into()),
+                replay_safe: safe,
+                decision: pocketpilot_protocol::Decision::Allow,
+                decision_source: pocketpilot_protocol::DecisionSource::User,
+            },
+        ] {
+            rt.recorder.record(id, &ev).expect("record");
+        }
+        ids.push(id);
+    }
+    ids
+}
+
+/// Until no task is running or queued (ten minutes at most).
+async fn wait_all_terminal(rt: &Runtime) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let left = rt
+            .store
+            .read(|c| {
+                Ok(tasks::with_status(c, TaskStatus::Running)?.len()
+                    + tasks::with_status(c, TaskStatus::Queued)?.len())
+            })
+            .expect("count");
+        if left == 0 || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// How many of `ids` re-ran their read, had their write interrupted, and completed.
+fn outcomes(rt: &Runtime, ids: &[i64]) -> (usize, usize, usize) {
+    let (mut reran, mut interrupted, mut completed) = (0, 0, 0);
+    for id in ids {
+        let kinds: Vec<(String, serde_json::Value)> = rt
+            .events(*id)
+            .expect("events")
+            .into_iter()
+            .map(|e| (e.kind().as_str().to_owned(), e.payload()))
+            .collect();
+        if kinds
+            .iter()
+            .any(|(k, p)| k == "tool_call_completed" && p["name"] == "read_file")
+        {
+            reran += 1;
+        }
+        if kinds
+            .iter()
+            .any(|(k, p)| k == "tool_call_failed" && p["kind"] == "interrupted")
+        {
+            interrupted += 1;
+        }
+        if rt.task(*id).expect("task").status == TaskStatus::Completed {
+            completed += 1;
+        }
+    }
+    (reran, interrupted, completed)
 }

@@ -130,18 +130,7 @@ async fn estimator_vs_server(out: &mut String) {
         writeln!(out, "estimator vs llama.cpp: SKIPPED (the real model server is not built: scripts/setup-model-server.sh)").ok();
         return;
     };
-    let config = OpenAiConfig {
-        base_url: server.base_url(),
-        model: "smollm2".into(),
-        max_tokens: Some(1),
-        temperature: Some(0.0),
-        stream: false,
-        request_timeout: Duration::from_secs(120),
-        idle_timeout: Duration::from_secs(120),
-        max_retries: 0,
-        ..OpenAiConfig::default()
-    };
-    let provider = match OpenAiProvider::new(config) {
+    let provider = match OpenAiProvider::new(counting_config(server.base_url())) {
         Ok(p) => p,
         Err(e) => {
             writeln!(out, "estimator vs llama.cpp: cannot make the provider: {e}").ok();
@@ -198,6 +187,32 @@ async fn estimator_vs_server(out: &mut String) {
         elapsed.as_secs_f64()
     )
     .ok();
+    write_errors(out, first, [&anchored_err, &cold_err], c);
+}
+
+/// A request that has the server count its prompt and answer one token.
+fn counting_config(base_url: String) -> OpenAiConfig {
+    OpenAiConfig {
+        base_url,
+        model: "smollm2".into(),
+        max_tokens: Some(1),
+        temperature: Some(0.0),
+        stream: false,
+        request_timeout: Duration::from_secs(120),
+        idle_timeout: Duration::from_secs(120),
+        max_retries: 0,
+        ..OpenAiConfig::default()
+    }
+}
+
+/// The estimate's errors against the server's counts: the first request's, then the
+/// anchored and the cold estimates' percentiles (sorted), then what was learnt.
+fn write_errors(
+    out: &mut String,
+    first: Option<(u32, u64)>,
+    [anchored_err, cold_err]: [&Vec<f64>; 2],
+    c: pocketpilot_context::Calibration,
+) {
     if let Some((e, o)) = first {
         writeln!(
             out,
@@ -207,8 +222,8 @@ async fn estimator_vs_server(out: &mut String) {
         .ok();
     }
     for (name, errs) in [
-        ("anchored (previous count + new turn)", &anchored_err),
-        ("cold (whole request, calibrated)", &cold_err),
+        ("anchored (previous count + new turn)", anchored_err),
+        ("cold (whole request, calibrated)", cold_err),
     ] {
         writeln!(
             out,

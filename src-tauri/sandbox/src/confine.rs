@@ -134,109 +134,33 @@ pub fn confine(
     let enforce = policy.mode == Mode::Enforce;
     let k = kernel();
     if enforce {
-        if let SandboxStatus::NotSandboxed { reason } = probe() {
-            return Err(SandboxError::Unavailable { reason });
-        }
-        if !policy.network && !k.seccomp {
-            return Err(SandboxError::Unavailable {
-                reason: "seccomp is unavailable, so the network cannot be blocked".into(),
-            });
-        }
+        enforceable(policy, k.seccomp)?;
     } else {
         tracing::warn!("running without the sandbox (explicit \"no sandbox\" policy)");
     }
-
-    let tmp = tempfile::Builder::new()
-        .prefix("pocketpilot-call-")
-        .tempdir()
-        .map_err(|source| SandboxError::Io {
-            what: "cannot create the call's temp dir",
-            source,
-        })?;
-    let tmp_path = std::fs::canonicalize(tmp.path()).map_err(|source| SandboxError::Io {
-        what: "cannot resolve the call's temp dir",
-        source,
-    })?;
-
-    let mut write_roots = vec![workspace.clone(), tmp_path.clone()];
-    write_roots.extend(existing(&policy.extra_write));
-    let mut read_roots: Vec<PathBuf> = existing(
-        SYSTEM_READ_ROOTS
-            .iter()
-            .filter(|r| **r != "/etc")
-            .map(Path::new),
-    );
-    read_roots.extend(etc_entries());
-    read_roots.extend(existing(&policy.extra_read));
+    let (tmp, tmp_path) = call_tmp_dir()?;
+    let (write_roots, read_roots) = roots(policy, &workspace, &tmp_path);
     if enforce {
         check_deny(&policy.deny, &write_roots, &read_roots)?;
     }
-
-    let base: Vec<(OsString, OsString)> = match &policy.base_env {
-        Some(env) => env.clone(),
-        None => std::env::vars_os().collect(),
-    };
-    let env: Vec<(OsString, OsString)> = scrub_env(base, &policy.env_pass)
-        .into_iter()
-        .filter(|(k, _)| !matches!(k.to_str(), Some("TMPDIR" | "TMP" | "TEMP")))
-        .collect();
-    cmd.env_clear().envs(env);
-    for name in ["TMPDIR", "TMP", "TEMP"] {
-        cmd.env(name, &tmp_path);
-    }
+    set_env(cmd, policy, &tmp_path);
 
     let (lifeline_read, lifeline) = pipe()?;
-    let ruleset = if enforce {
-        Some(build_ruleset(
-            k.abi,
-            policy.network,
-            &write_roots,
-            &read_roots,
-        )?)
-    } else {
-        None
-    };
+    let ruleset = enforce
+        .then(|| build_ruleset(k.abi, policy.network, &write_roots, &read_roots))
+        .transpose()?;
     let use_mounts = enforce && mount_ns_enabled();
     let own_dir = workspace.join(crate::PROTECTED_DIR);
     let own_dir_absent = own_dir.symlink_metadata().is_err();
     if use_mounts && own_dir_absent {
-        // A folder that does not exist cannot be mounted read-only, and a command must
-        // not be the one to create it: make it (empty, private) so it can be.
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&own_dir) {
-            tracing::warn!(error = %e, "cannot create the workspace's .pocketpilot folder");
-        }
+        make_own_dir(&own_dir);
     }
-    let found = if enforce {
-        gitfind::find(&workspace)
-    } else {
-        Found::default()
-    };
-    let binds = protected_binds(&workspace, &write_roots, &found);
-    let protected: Vec<PathBuf> = binds
-        .iter()
-        .filter(|(_, read_only)| *read_only)
-        .map(|(p, _)| p.clone())
-        .collect();
-    let mounts = if use_mounts {
-        mount_plan(&binds, pid_ns_enabled())
-    } else {
-        None
-    };
-    if enforce && !use_mounts && !found.gitdirs.is_empty() {
-        tracing::info!("no user namespaces: git metadata is restored after the call");
-    }
-    let read_only: std::collections::BTreeSet<PathBuf> = if use_mounts {
-        protected.iter().cloned().collect()
-    } else {
-        Default::default()
-    };
-    let git_snapshot =
-        enforce.then(|| GitSnapshot::take(&workspace, &write_roots, &found, &read_only));
+    let protection = protect(&workspace, &write_roots, enforce, use_mounts);
     let plan = ChildPlan {
         ruleset_fd: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
         filter: enforce.then(|| bpf::program(policy.network)),
         lifeline: lifeline_read.as_raw_fd(),
-        mounts,
+        mounts: protection.mounts,
         proc_access: AccessFs::from_read(ABI::from(k.abi)).bits(),
     };
     cmd.process_group(0);
@@ -256,12 +180,135 @@ pub fn confine(
         reach: Reach {
             write: write_roots,
             read: read_roots,
-            protected: if use_mounts { protected } else { Vec::new() },
+            protected: if use_mounts {
+                protection.protected
+            } else {
+                Vec::new()
+            },
             network: policy.network,
         },
-        git_snapshot,
+        git_snapshot: protection.git_snapshot,
         own_dir_absent: (enforce && !use_mounts && own_dir_absent).then_some(own_dir),
     })
+}
+
+/// How the call keeps the git metadata and the workspace's own folder: read-only mounts
+/// where user namespaces work, a snapshot put back after the call otherwise.
+struct Protection {
+    /// The paths bound read-only.
+    protected: Vec<PathBuf>,
+    mounts: Option<MountPlan>,
+    git_snapshot: Option<GitSnapshot>,
+}
+
+fn protect(
+    workspace: &Path,
+    write_roots: &[PathBuf],
+    enforce: bool,
+    use_mounts: bool,
+) -> Protection {
+    let found = if enforce {
+        gitfind::find(workspace)
+    } else {
+        Found::default()
+    };
+    let binds = protected_binds(workspace, write_roots, &found);
+    let protected: Vec<PathBuf> = binds
+        .iter()
+        .filter(|(_, read_only)| *read_only)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mounts = if use_mounts {
+        mount_plan(&binds, pid_ns_enabled())
+    } else {
+        None
+    };
+    if enforce && !use_mounts && !found.gitdirs.is_empty() {
+        tracing::info!("no user namespaces: git metadata is restored after the call");
+    }
+    let read_only: std::collections::BTreeSet<PathBuf> = if use_mounts {
+        protected.iter().cloned().collect()
+    } else {
+        Default::default()
+    };
+    let git_snapshot =
+        enforce.then(|| GitSnapshot::take(workspace, write_roots, &found, &read_only));
+    Protection {
+        protected,
+        mounts,
+        git_snapshot,
+    }
+}
+
+/// Whether `policy` can be enforced here: the sandbox works, and the network can be
+/// blocked when it must be.
+fn enforceable(policy: &SandboxPolicy, seccomp: bool) -> Result<(), SandboxError> {
+    if let SandboxStatus::NotSandboxed { reason } = probe() {
+        return Err(SandboxError::Unavailable { reason });
+    }
+    if !policy.network && !seccomp {
+        return Err(SandboxError::Unavailable {
+            reason: "seccomp is unavailable, so the network cannot be blocked".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The call's private temp dir, and its resolved path.
+fn call_tmp_dir() -> Result<(tempfile::TempDir, PathBuf), SandboxError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("pocketpilot-call-")
+        .tempdir()
+        .map_err(|source| SandboxError::Io {
+            what: "cannot create the call's temp dir",
+            source,
+        })?;
+    let tmp_path = std::fs::canonicalize(tmp.path()).map_err(|source| SandboxError::Io {
+        what: "cannot resolve the call's temp dir",
+        source,
+    })?;
+    Ok((tmp, tmp_path))
+}
+
+/// Where the command may write (the workspace, its temp dir, the policy's extra ones)
+/// and read (the system's roots, `/etc` entry by entry, the policy's extra ones).
+fn roots(policy: &SandboxPolicy, workspace: &Path, tmp: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut write_roots = vec![workspace.to_path_buf(), tmp.to_path_buf()];
+    write_roots.extend(existing(&policy.extra_write));
+    let mut read_roots: Vec<PathBuf> = existing(
+        SYSTEM_READ_ROOTS
+            .iter()
+            .filter(|r| **r != "/etc")
+            .map(Path::new),
+    );
+    read_roots.extend(etc_entries());
+    read_roots.extend(existing(&policy.extra_read));
+    (write_roots, read_roots)
+}
+
+/// The command's environment: the scrubbed base, with the temp variables pointing at the
+/// call's own dir.
+fn set_env(cmd: &mut tokio::process::Command, policy: &SandboxPolicy, tmp: &Path) {
+    let base: Vec<(OsString, OsString)> = match &policy.base_env {
+        Some(env) => env.clone(),
+        None => std::env::vars_os().collect(),
+    };
+    let env: Vec<(OsString, OsString)> = scrub_env(base, &policy.env_pass)
+        .into_iter()
+        .filter(|(k, _)| !matches!(k.to_str(), Some("TMPDIR" | "TMP" | "TEMP")))
+        .collect();
+    cmd.env_clear().envs(env);
+    for name in ["TMPDIR", "TMP", "TEMP"] {
+        cmd.env(name, tmp);
+    }
+}
+
+/// A folder that does not exist cannot be mounted read-only, and a command must not be
+/// the one to create it: made here (empty, private) so it can be.
+fn make_own_dir(own_dir: &Path) {
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(own_dir) {
+        tracing::warn!(error = %e, "cannot create the workspace's .pocketpilot folder");
+    }
 }
 
 /// `/etc`'s entries but the hidden ones, resolved. An entry that resolves to a hidden

@@ -301,6 +301,28 @@ impl GitSnapshot {
                 reason,
             })
         };
+        self.restore_dotgits(&mut record);
+        self.restore_files(&mut record);
+        for (dir, saved) in &self.folders {
+            if !Self::parent_intact(dir) {
+                continue;
+            }
+            restore_folder(dir, saved, &mut record);
+        }
+        // What the call created: repositories it made keep working, without programs.
+        let found = gitfind::find(&self.workspace);
+        for gitdir in &found.gitdirs {
+            if self.gitdirs.contains(gitdir) || !self.inside(gitdir) {
+                continue;
+            }
+            check_new_repo(gitdir, &mut record);
+        }
+        out
+    }
+
+    /// The `.git` entries as they were: a file or link put back, a folder's replacement
+    /// removed (a folder itself cannot be brought back).
+    fn restore_dotgits(&self, record: &mut impl FnMut(&Path, RestoreAction, RestoreReason)) {
         for (path, saved) in &self.dotgits {
             let now = node(path);
             if now.as_ref() == Some(saved) {
@@ -336,6 +358,10 @@ impl GitSnapshot {
                 }
             }
         }
+    }
+
+    /// The protected files as they were: put back, or removed when the call made them.
+    fn restore_files(&self, record: &mut impl FnMut(&Path, RestoreAction, RestoreReason)) {
         for (path, saved) in &self.files {
             let now = node(path);
             if now == *saved {
@@ -358,21 +384,6 @@ impl GitSnapshot {
             };
             record(path, action, reason);
         }
-        for (dir, saved) in &self.folders {
-            if !Self::parent_intact(dir) {
-                continue;
-            }
-            restore_folder(dir, saved, &mut record);
-        }
-        // What the call created: repositories it made keep working, without programs.
-        let found = gitfind::find(&self.workspace);
-        for gitdir in &found.gitdirs {
-            if self.gitdirs.contains(gitdir) || !self.inside(gitdir) {
-                continue;
-            }
-            check_new_repo(gitdir, &mut record);
-        }
-        out
     }
 }
 

@@ -140,45 +140,8 @@ impl Reach {
                     continue;
                 }
                 named_path = true;
-                if self.protected.iter().any(|p| path.starts_with(p)) {
-                    push(
-                        format!(
-                            "blocked by the sandbox: write to {} (kept read-only)",
-                            path.display()
-                        ),
-                        &mut out,
-                    );
-                } else if self.write.iter().any(|r| path.starts_with(r)) {
-                    // Inside a write root: not the sandbox's doing.
-                } else if is_hidden_etc(path) {
-                    push(
-                        format!(
-                            "blocked by the sandbox: read of {} (kept unreadable to commands)",
-                            path.display()
-                        ),
-                        &mut out,
-                    );
-                } else if self.read.iter().any(|r| path.starts_with(r)) {
-                    let hint = if looks_write(line) {
-                        format!(
-                            "blocked by the sandbox: write to {} (writes are allowed only in the workspace)",
-                            path.display()
-                        )
-                    } else {
-                        format!(
-                            "blocked by the sandbox: access to {} (commands may only read there, outside the workspace)",
-                            path.display()
-                        )
-                    };
+                if let Some(hint) = self.path_hint(path, line) {
                     push(hint, &mut out);
-                } else {
-                    push(
-                        format!(
-                            "blocked by the sandbox: access to {} (outside the workspace and the paths this call may read)",
-                            path.display()
-                        ),
-                        &mut out,
-                    );
                 }
             }
             // A write refused with no path the sandbox can place (a relative name, such as
@@ -194,25 +157,61 @@ impl Reach {
             // at all ("PermissionError: [Errno 1] Operation not permitted").
             let bare_eperm = line.contains("Operation not permitted") || line.contains("EPERM");
             if !named_path && !self.network && (looks_network(line) || bare_eperm) {
-                let endpoint = endpoint_re().captures(line).and_then(|c| {
-                    match (c.get(1), c.get(2), c.get(3), c.get(4)) {
-                        (Some(h), Some(p), _, _) | (_, _, Some(h), Some(p)) => {
-                            Some(format!("{}:{}", h.as_str(), p.as_str()))
-                        }
-                        _ => None,
-                    }
-                });
-                let hint = match endpoint {
-                    Some(ep) => format!(
-                        "blocked by the sandbox: network connect to {ep} (this call has no network permission)"
-                    ),
-                    None => "blocked by the sandbox: network access (this call has no network permission)"
-                        .to_string(),
-                };
-                push(hint, &mut out);
+                push(network_hint(line), &mut out);
             }
         }
         out
+    }
+
+    /// Why the sandbox refused `path`, named in a refusal `line`; `None` when the path is
+    /// inside a write root, so the refusal is not the sandbox's doing.
+    fn path_hint(&self, path: &Path, line: &str) -> Option<String> {
+        let shown = path.display();
+        if self.protected.iter().any(|p| path.starts_with(p)) {
+            Some(format!(
+                "blocked by the sandbox: write to {shown} (kept read-only)"
+            ))
+        } else if self.write.iter().any(|r| path.starts_with(r)) {
+            None
+        } else if is_hidden_etc(path) {
+            Some(format!(
+                "blocked by the sandbox: read of {shown} (kept unreadable to commands)"
+            ))
+        } else if self.read.iter().any(|r| path.starts_with(r)) {
+            Some(if looks_write(line) {
+                format!(
+                    "blocked by the sandbox: write to {shown} (writes are allowed only in the workspace)"
+                )
+            } else {
+                format!(
+                    "blocked by the sandbox: access to {shown} (commands may only read there, outside the workspace)"
+                )
+            })
+        } else {
+            Some(format!(
+                "blocked by the sandbox: access to {shown} (outside the workspace and the paths this call may read)"
+            ))
+        }
+    }
+}
+
+/// A refused network access, with the endpoint when `line` names one.
+fn network_hint(line: &str) -> String {
+    let endpoint =
+        endpoint_re()
+            .captures(line)
+            .and_then(|c| match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+                (Some(h), Some(p), _, _) | (_, _, Some(h), Some(p)) => {
+                    Some(format!("{}:{}", h.as_str(), p.as_str()))
+                }
+                _ => None,
+            });
+    match endpoint {
+        Some(ep) => format!(
+            "blocked by the sandbox: network connect to {ep} (this call has no network permission)"
+        ),
+        None => "blocked by the sandbox: network access (this call has no network permission)"
+            .to_string(),
     }
 }
 

@@ -375,34 +375,13 @@ impl WorkspaceGuard {
                     }
                 }
                 Component::Normal(name) => {
-                    let candidate = current.join(name);
-                    let meta = match std::fs::symlink_metadata(&candidate) {
-                        Ok(meta) => meta,
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    let follow = follow_last || Some(i) != last_normal;
+                    match self.enter(&current, name, follow, was_inside, raw)? {
+                        Some(next) => current = next,
+                        None => {
                             missing_from = Some(i);
                             break;
                         }
-                        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-                            return Err(GuardError::NotADirectory {
-                                path: current.display().to_string(),
-                            });
-                        }
-                        Err(e) => return Err(GuardError::io(&candidate, &e)),
-                    };
-                    let is_last = Some(i) == last_normal;
-                    if meta.file_type().is_symlink() && (follow_last || !is_last) {
-                        current = match std::fs::canonicalize(&candidate) {
-                            Ok(real) => real,
-                            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                                return Err(escape(|path| GuardError::DanglingSymlink { path }));
-                            }
-                            Err(e) => return Err(GuardError::io(&candidate, &e)),
-                        };
-                        if was_inside && !self.inside(&current) {
-                            return Err(escape(|path| GuardError::SymlinkEscape { path }));
-                        }
-                    } else {
-                        current = candidate;
                     }
                 }
             }
@@ -417,7 +396,61 @@ impl WorkspaceGuard {
                 }
             }
         }
-        if !self.inside(&current) {
+        self.check_landing(raw, &current, exists)?;
+        Ok(Walked {
+            path: current,
+            exists,
+        })
+    }
+
+    /// One step of a walk into what exists: `current` joined with `name`, resolved when it
+    /// is a symlink to `follow` (which may not lead out of the workspace from inside it);
+    /// `None` when nothing is there.
+    fn enter(
+        &self,
+        current: &Path,
+        name: &std::ffi::OsStr,
+        follow: bool,
+        was_inside: bool,
+        raw: &str,
+    ) -> Result<Option<PathBuf>, GuardError> {
+        let candidate = current.join(name);
+        let meta = match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                return Err(GuardError::NotADirectory {
+                    path: current.display().to_string(),
+                });
+            }
+            Err(e) => return Err(GuardError::io(&candidate, &e)),
+        };
+        if !(meta.file_type().is_symlink() && follow) {
+            return Ok(Some(candidate));
+        }
+        let real = match std::fs::canonicalize(&candidate) {
+            Ok(real) => real,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(GuardError::DanglingSymlink {
+                    path: raw.to_string(),
+                });
+            }
+            Err(e) => return Err(GuardError::io(&candidate, &e)),
+        };
+        if was_inside && !self.inside(&real) {
+            return Err(GuardError::SymlinkEscape {
+                path: raw.to_string(),
+            });
+        }
+        Ok(Some(real))
+    }
+
+    /// Where a walk of `raw` landed must be inside the workspace and not forbidden, and a
+    /// path written as a folder must be one.
+    fn check_landing(&self, raw: &str, landed: &Path, exists: bool) -> Result<(), GuardError> {
+        let given = Path::new(raw);
+        let escape = |kind: fn(String) -> GuardError| kind(raw.to_string());
+        if !self.inside(landed) {
             // An absolute path that names the workspace lexically but lands elsewhere went
             // through a link; say so rather than "outside".
             let lexical = lexical_normalize(given);
@@ -426,18 +459,15 @@ impl WorkspaceGuard {
             }
             return Err(escape(|path| GuardError::OutsideWorkspace { path }));
         }
-        if self.is_forbidden(&current) {
+        if self.is_forbidden(landed) {
             return Err(escape(|path| GuardError::Forbidden { path }));
         }
-        if exists && raw.ends_with('/') && !current.is_dir() {
+        if exists && raw.ends_with('/') && !landed.is_dir() {
             return Err(GuardError::NotADirectory {
                 path: raw.to_string(),
             });
         }
-        Ok(Walked {
-            path: current,
-            exists,
-        })
+        Ok(())
     }
 }
 

@@ -189,6 +189,13 @@ impl Supervisor {
                 return;
             }
         };
+        self.reconcile_schedules(&schedules);
+        self.reconcile_watches(watches).await;
+    }
+
+    /// A runner for each schedule that is not paused, restarted when its definition
+    /// changed; the others stopped.
+    fn reconcile_schedules(&mut self, schedules: &[triggers::Schedule]) {
         let wanted: HashMap<i64, String> = schedules
             .iter()
             .filter(|s| !s.paused)
@@ -223,7 +230,11 @@ impl Supervisor {
                 },
             );
         }
+    }
 
+    /// A watcher for each watch that is not paused, restarted when its definition
+    /// changed; the others stopped.
+    async fn reconcile_watches(&mut self, watches: Vec<triggers::Watch>) {
         let wanted: HashMap<i64, (String, triggers::Watch)> = watches
             .into_iter()
             .filter(|w| !w.paused)

@@ -120,6 +120,39 @@ enum CallResult {
     PlanSubmitted(String),
 }
 
+/// What a step leaves for the next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// The turn's calls were handled: steers may join before the next turn.
+    AfterTools,
+    /// A `Stop` hook asked the agent to go on.
+    AfterHook,
+}
+
+/// What one step works on: the conversation, the task's usage and the repetition guard.
+struct Turn<'a> {
+    step: u32,
+    messages: &'a mut Vec<Message>,
+    used: &'a mut Usage,
+    guard: &'a mut RepetitionGuard,
+}
+
+/// After a turn's calls: the run goes on once they are done, waits for an approval, or
+/// ends with a submitted plan.
+fn go_on_after(result: CallResult, sink: &dyn EventSink) -> Result<(), AgentOutcome> {
+    match result {
+        CallResult::Done => Ok(()),
+        CallResult::NeedsApproval => Err(AgentOutcome::WaitingApproval),
+        CallResult::PlanSubmitted(plan) => Err(completed(plan, sink)),
+    }
+}
+
+impl From<RecordError> for AgentOutcome {
+    fn from(error: RecordError) -> Self {
+        AgentOutcome::RecordFailed { error }
+    }
+}
+
 impl From<crate::policy::cost::MoneyOut> for AgentOutcome {
     fn from(out: crate::policy::cost::MoneyOut) -> Self {
         AgentOutcome::MoneyBudget {
@@ -164,113 +197,135 @@ impl Agent {
             || messages.last().is_some_and(|m| m.role == Role::Tool);
         let mut guard = RepetitionGuard::new(self.limits.repeat_limit);
         let left = Left::Recover(start_step.saturating_sub(1));
-        match self
+        let finished = self
             .finish_open_calls(&mut messages, (step_of_last, left), &[], sink, &mut guard)
-            .await
-        {
-            Ok(CallResult::Done) => {}
-            Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
-            Ok(CallResult::PlanSubmitted(plan)) => return completed(plan, sink),
-            Err(outcome) => return outcome,
+            .await;
+        if let Err(outcome) = finished.and_then(|r| go_on_after(r, sink)) {
+            return outcome;
         }
         for step in start_step..=self.limits.max_steps {
-            if self.ctx.cancel.is_cancelled() {
-                return AgentOutcome::Cancelled;
-            }
-            if after_tools {
-                if let Err(outcome) = place_steers(&mut messages, sink) {
-                    return outcome;
-                }
-            }
-            match sink.money_out() {
-                Ok(Some(out)) => return out.into(),
-                Ok(None) => {}
-                Err(error) => return AgentOutcome::RecordFailed { error },
-            }
-            if let Err(e) = sink.emit(RuntimeEvent::ModelTurnStarted { step }) {
-                return AgentOutcome::RecordFailed { error: e };
-            }
-            // Budgeted, compacted and retried on a refusal for length (see `model_request`).
-            let response = match model_request(self, &messages, sink).await {
-                Ok(r) => r,
-                Err(e) => return e.into(),
-            };
-            // Made calls before the turn is recorded: the stored turn carries them, so a
-            // resumed run replays the same calls and the server is sent proper ones back.
-            let (response, text_calls) = self.repair_text_calls(response);
-            if let Err(e) = sink.emit(RuntimeEvent::ModelTurnCompleted {
+            let mut turn = Turn {
                 step,
-                text: response.text.clone(),
-                tool_calls: response.tool_calls.clone(),
-                finish_reason: response.finish_reason.clone(),
-                usage: response.usage,
-                cached_prompt_tokens: response.cached_prompt_tokens,
-                model: Some(self.provider.label()),
-                cost_usd: None,
-            }) {
-                return AgentOutcome::RecordFailed { error: e };
-            }
-            if let Some(u) = response.usage {
-                used.add(u);
-            }
-            if let Err(error) = record_repairs(&text_calls, sink) {
-                return AgentOutcome::RecordFailed { error };
-            }
-            messages.push(Message::assistant(
-                response.text.clone(),
-                response.tool_calls.clone(),
-            ));
-            if let Some(limit) = self.limits.max_tokens {
-                if used.total_tokens > limit {
-                    return AgentOutcome::TokenBudget {
-                        used: used.total_tokens,
-                        limit,
-                    };
-                }
-            }
-            if response.tool_calls.is_empty() {
-                match self.stop_hooks(&mut messages, &response.text, sink).await {
-                    Ok(true) => {
-                        after_tools = false;
-                        continue;
-                    }
-                    Ok(false) => {}
-                    Err(error) => return AgentOutcome::RecordFailed { error },
-                }
-                // A planning run that wrote its plan instead of submitting it.
-                if let Err(error) =
-                    crate::engine::plan::from_answer(&self.plan, &response.text, sink)
-                {
-                    return AgentOutcome::RecordFailed { error };
-                }
-                return completed(response.text, sink);
-            }
-            let refused = text_calls.map(|t| t.broken).unwrap_or_default();
-            match self
-                .finish_open_calls(
-                    &mut messages,
-                    (step, Left::Fresh),
-                    &refused,
-                    sink,
-                    &mut guard,
-                )
-                .await
-            {
-                Ok(CallResult::Done) => after_tools = true,
-                Ok(CallResult::NeedsApproval) => return AgentOutcome::WaitingApproval,
-                Ok(CallResult::PlanSubmitted(plan)) => return completed(plan, sink),
+                messages: &mut messages,
+                used: &mut used,
+                guard: &mut guard,
+            };
+            match self.step(&mut turn, after_tools, sink).await {
+                Ok(next) => after_tools = next == Next::AfterTools,
                 Err(outcome) => return outcome,
-            }
-            guard.observe_turn(&response);
-            if let Some(repeated) = guard.tripped() {
-                return AgentOutcome::Repeating {
-                    repeated: repeated.clone(),
-                };
             }
         }
         AgentOutcome::StepsExhausted {
             steps: self.limits.max_steps,
         }
+    }
+
+    /// One step: the model's turn, then its calls. `Err` holds how the run ends.
+    async fn step(
+        &self,
+        turn: &mut Turn<'_>,
+        after_tools: bool,
+        sink: &dyn EventSink,
+    ) -> Result<Next, AgentOutcome> {
+        self.before_turn(turn.step, turn.messages, after_tools, sink)?;
+        // Budgeted, compacted and retried on a refusal for length (see `model_request`).
+        let response = model_request(self, turn.messages, sink).await?;
+        // Made calls before the turn is recorded: the stored turn carries them, so a
+        // resumed run replays the same calls and the server is sent proper ones back.
+        let (response, text_calls) = self.repair_text_calls(response);
+        self.record_turn(turn, &response, &text_calls, sink)?;
+        if let Some(limit) = self.limits.max_tokens {
+            if turn.used.total_tokens > limit {
+                return Err(AgentOutcome::TokenBudget {
+                    used: turn.used.total_tokens,
+                    limit,
+                });
+            }
+        }
+        if response.tool_calls.is_empty() {
+            return self.answer(turn.messages, response.text, sink).await;
+        }
+        let refused = text_calls.map(|t| t.broken).unwrap_or_default();
+        let step = (turn.step, Left::Fresh);
+        let finished = self
+            .finish_open_calls(turn.messages, step, &refused, sink, turn.guard)
+            .await?;
+        go_on_after(finished, sink)?;
+        turn.guard.observe_turn(&response);
+        if let Some(repeated) = turn.guard.tripped() {
+            return Err(AgentOutcome::Repeating {
+                repeated: repeated.clone(),
+            });
+        }
+        Ok(Next::AfterTools)
+    }
+
+    /// Before a model turn: a cancel or a queued reset ends the run, steers join the
+    /// context after tools ran, a spent money budget pauses it; then the turn starts.
+    fn before_turn(
+        &self,
+        step: u32,
+        messages: &mut Vec<Message>,
+        after_tools: bool,
+        sink: &dyn EventSink,
+    ) -> Result<(), AgentOutcome> {
+        if self.ctx.cancel.is_cancelled() {
+            return Err(AgentOutcome::Cancelled);
+        }
+        if after_tools {
+            place_steers(messages, sink)?;
+        }
+        if let Some(out) = sink.money_out()? {
+            return Err(out.into());
+        }
+        sink.emit(RuntimeEvent::ModelTurnStarted { step })?;
+        Ok(())
+    }
+
+    /// The model's turn recorded (with the calls made from its text), counted and added
+    /// to the conversation.
+    fn record_turn(
+        &self,
+        turn: &mut Turn<'_>,
+        response: &ModelResponse,
+        text_calls: &Option<TextCalls>,
+        sink: &dyn EventSink,
+    ) -> Result<(), RecordError> {
+        sink.emit(RuntimeEvent::ModelTurnCompleted {
+            step: turn.step,
+            text: response.text.clone(),
+            tool_calls: response.tool_calls.clone(),
+            finish_reason: response.finish_reason.clone(),
+            usage: response.usage,
+            cached_prompt_tokens: response.cached_prompt_tokens,
+            model: Some(self.provider.label()),
+            cost_usd: None,
+        })?;
+        if let Some(u) = response.usage {
+            turn.used.add(u);
+        }
+        record_repairs(text_calls, sink)?;
+        turn.messages.push(Message::assistant(
+            response.text.clone(),
+            response.tool_calls.clone(),
+        ));
+        Ok(())
+    }
+
+    /// A turn without calls: the run completes with its text, unless a `Stop` hook asks
+    /// it to go on.
+    async fn answer(
+        &self,
+        messages: &mut Vec<Message>,
+        text: String,
+        sink: &dyn EventSink,
+    ) -> Result<Next, AgentOutcome> {
+        if self.stop_hooks(messages, &text, sink).await? {
+            return Ok(Next::AfterHook);
+        }
+        // A planning run that wrote its plan instead of submitting it.
+        crate::engine::plan::from_answer(&self.plan, &text, sink)?;
+        Err(completed(text, sink))
     }
 
     /// The hooks of a run's start, before the model is first asked: `SessionStart` for a
@@ -651,56 +706,23 @@ pub(crate) async fn model_request(
         };
     };
     let tools = agent.tools.specs();
-    let mut extra_margin = 0u32;
-    let mut cause = CompactionCause::BeforeRequest;
-    let mut last_sent: Option<Vec<Message>> = None;
-    let mut last_counted: Option<Vec<Message>> = None;
-    let mut attempt = 0u32;
+    let mut tries = Tries::default();
     loop {
         let cancel = &agent.ctx.cancel;
         let prepared = tokio::select! {
-            p = ctx.prepare(agent.provider.as_ref(), &tools, extra_margin, None, cause, sink) => p,
+            p = ctx.prepare(agent.provider.as_ref(), &tools, tries.extra_margin, None, tries.cause, sink) => p,
             _ = cancel.cancelled() => return Err(TurnError::Cancelled),
         };
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(ContextFailure::NothingFits(e)) => {
-                return Err(TurnError::Model(ProviderError::ContextOverflow {
-                    requested: None,
-                    window: Some(ctx.window().tokens),
-                    message: e.to_string(),
-                }))
-            }
-            Err(ContextFailure::Record(e)) => return Err(TurnError::Record(e)),
-            Err(ContextFailure::Store(e)) => return Err(TurnError::Record(e.into())),
-            Err(
-                e @ (ContextFailure::NoTask
-                | ContextFailure::Provider(_)
-                | ContextFailure::Busy(_)
-                | ContextFailure::Differs(_)),
-            ) => {
-                return Err(TurnError::Model(ProviderError::InvalidResponse(
-                    e.to_string(),
-                )))
-            }
-        };
+        let prepared = prepared.map_err(|e| unprepared(ctx, e))?;
         // Where the server counts before a request is sent (llama.cpp), a request it would
         // refuse is planned again at once, from its exact figure, and never sent.
-        if attempt < MAX_OVERFLOW_RETRIES {
+        if tries.attempt < MAX_OVERFLOW_RETRIES {
             if let Some(n) = counted_over(ctx, agent, &prepared, &tools).await {
-                // The count anchors the next plan, which then sees the request's true
-                // size; only a request already compacted (or planned the same again)
-                // needs the tighter margin a refusal gets.
-                if prepared.compacted || last_counted.as_ref() == Some(&prepared.messages) {
-                    extra_margin =
-                        extra_margin.saturating_add(ctx.refused(Some(n), None, &prepared.budget));
-                }
-                last_counted = Some(prepared.messages);
-                attempt += 1;
+                tries.counted_over(ctx, n, prepared);
                 continue;
             }
         }
-        if last_sent.as_ref() == Some(&prepared.messages) {
+        if tries.last_sent.as_ref() == Some(&prepared.messages) {
             return Err(TurnError::Model(ProviderError::ContextOverflow {
                 requested: None,
                 window: Some(ctx.window().tokens),
@@ -718,24 +740,92 @@ pub(crate) async fn model_request(
             }
             Err(TurnError::Model(ProviderError::ContextOverflow {
                 requested, window, ..
-            })) if attempt < MAX_OVERFLOW_RETRIES => {
+            })) if tries.attempt < MAX_OVERFLOW_RETRIES => {
                 ctx.observe(&prepared, &tools, None);
                 tracing::info!(
                     ?requested,
                     ?window,
-                    attempt,
+                    attempt = tries.attempt,
                     "refused for length: compacting harder"
                 );
-                extra_margin =
-                    extra_margin.saturating_add(ctx.refused(requested, window, &prepared.budget));
-                cause = CompactionCause::Overflow;
-                last_sent = Some(prepared.messages);
-                attempt += 1;
+                tries.refused(ctx, (requested, window), prepared);
             }
             Err(e) => {
                 ctx.observe(&prepared, &tools, None);
                 return Err(e);
             }
+        }
+    }
+}
+
+/// The attempts at one model request: how much tighter the next plan is, and what was
+/// already counted too big or refused, so that the same request is not tried again.
+struct Tries {
+    extra_margin: u32,
+    cause: CompactionCause,
+    last_sent: Option<Vec<Message>>,
+    last_counted: Option<Vec<Message>>,
+    attempt: u32,
+}
+
+impl Default for Tries {
+    fn default() -> Self {
+        Tries {
+            extra_margin: 0,
+            cause: CompactionCause::BeforeRequest,
+            last_sent: None,
+            last_counted: None,
+            attempt: 0,
+        }
+    }
+}
+
+impl Tries {
+    /// The server counted `prepared` at `n` tokens, over the window.
+    fn counted_over(&mut self, ctx: &SessionContext, n: u32, prepared: Prepared) {
+        // The count anchors the next plan, which then sees the request's true size; only
+        // a request already compacted (or planned the same again) needs the tighter
+        // margin a refusal gets.
+        if prepared.compacted || self.last_counted.as_ref() == Some(&prepared.messages) {
+            self.extra_margin =
+                self.extra_margin
+                    .saturating_add(ctx.refused(Some(n), None, &prepared.budget));
+        }
+        self.last_counted = Some(prepared.messages);
+        self.attempt += 1;
+    }
+
+    /// The server refused `prepared` for length, saying the sizes it knew.
+    fn refused(
+        &mut self,
+        ctx: &SessionContext,
+        (requested, window): (Option<u32>, Option<u32>),
+        prepared: Prepared,
+    ) {
+        self.extra_margin =
+            self.extra_margin
+                .saturating_add(ctx.refused(requested, window, &prepared.budget));
+        self.cause = CompactionCause::Overflow;
+        self.last_sent = Some(prepared.messages);
+        self.attempt += 1;
+    }
+}
+
+/// A view that could not be prepared, as the model turn's failure.
+fn unprepared(ctx: &SessionContext, e: ContextFailure) -> TurnError {
+    match e {
+        ContextFailure::NothingFits(e) => TurnError::Model(ProviderError::ContextOverflow {
+            requested: None,
+            window: Some(ctx.window().tokens),
+            message: e.to_string(),
+        }),
+        ContextFailure::Record(e) => TurnError::Record(e),
+        ContextFailure::Store(e) => TurnError::Record(e.into()),
+        e @ (ContextFailure::NoTask
+        | ContextFailure::Provider(_)
+        | ContextFailure::Busy(_)
+        | ContextFailure::Differs(_)) => {
+            TurnError::Model(ProviderError::InvalidResponse(e.to_string()))
         }
     }
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pocketpilot_context::{
     cap_tool_output_tokens, known_window, plan_compaction, plan_compaction_after, Action, Anchor,
-    Budget, Calibration, ContextError, Estimator, Item, Plan, PlanOptions,
+    Budget, Calibration, ContextError, Estimator, Item, NewSummary, Plan, PlanOptions,
 };
 use pocketpilot_model::openai::discover_server_model;
 use pocketpilot_model::{
@@ -443,11 +443,7 @@ fn view_of(
     preamble: Option<String>,
     kinds: &ToolKinds,
 ) -> View {
-    let replaced: HashSet<i64> = all
-        .iter()
-        .filter(|e| e.kind == EntryKind::Compaction)
-        .flat_map(|e| replaces_of(e).into_iter())
-        .collect();
+    let replaced = replaced_by_compactions(all);
     let mut placed: Vec<(i64, Item)> = vec![(i64::MIN, Item::system_rules(0, rules))];
     if let Some(text) = preamble {
         placed.push((
@@ -455,53 +451,59 @@ fn view_of(
             Item::workspace_instructions(PREAMBLE_ID, text),
         ));
     }
-    let mut calls: HashMap<String, ToolCall> = HashMap::new();
-    let mut goal_seen = false;
-    let cap = (window / 4).max(64);
-    for e in all.iter().filter(|e| !replaced.contains(&e.id)) {
+    let mut items = EntryItems {
+        task_id,
+        goal_seen: false,
+        calls: HashMap::new(),
+        cap: (window / 4).max(64),
+        est,
+        kinds,
+    };
+    placed.extend(
+        all.iter()
+            .filter(|e| !replaced.contains(&e.id))
+            .filter_map(|e| items.placed(e)),
+    );
+    // Stable: a summary placed at an entry's position comes before that entry.
+    placed.sort_by_key(|(at, _)| *at);
+    let places: HashMap<u64, i64> = placed.iter().map(|(at, i)| (i.id, *at)).collect();
+    View {
+        items: close_unanswered(placed.into_iter().map(|(_, i)| i).collect()),
+        places,
+    }
+}
+
+/// The entries that a compaction in `all` stands for.
+fn replaced_by_compactions(all: &[Entry]) -> HashSet<i64> {
+    all.iter()
+        .filter(|e| e.kind == EntryKind::Compaction)
+        .flat_map(|e| replaces_of(e).into_iter())
+        .collect()
+}
+
+/// Turns a session's entries, read in order, into the view's items: the task's first
+/// person message is its goal, and a tool result is paired with the call made before it.
+struct EntryItems<'a> {
+    task_id: Option<i64>,
+    goal_seen: bool,
+    calls: HashMap<String, ToolCall>,
+    /// Most tokens one tool result keeps.
+    cap: u32,
+    est: &'a Estimator,
+    kinds: &'a ToolKinds,
+}
+
+impl EntryItems<'_> {
+    /// The item that `e` shows as, and the entry id it is placed at; `None` for an entry
+    /// the model does not see.
+    fn placed(&mut self, e: &Entry) -> Option<(i64, Item)> {
         let id = e.id as u64;
         let text = text_of(e);
         let item = match &e.kind {
-            EntryKind::User => {
-                if !goal_seen && task_id.is_some() && e.task_id == task_id {
-                    goal_seen = true;
-                    Item::goal(id, text)
-                } else {
-                    Item::person(id, text)
-                }
-            }
+            EntryKind::User => self.person(e, text),
             EntryKind::System => Item::workspace_instructions(id, text),
-            EntryKind::Assistant => {
-                let tc: Vec<ToolCall> = e
-                    .content
-                    .get("tool_calls")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .unwrap_or_default();
-                for call in &tc {
-                    calls.insert(call.id.clone(), call.clone());
-                }
-                Item::assistant(id, text, tc)
-            }
-            EntryKind::ToolResult => {
-                let call_id = e
-                    .content
-                    .get("call_id")
-                    .and_then(|t| t.as_str())
-                    .unwrap_or("");
-                let call = calls.get(call_id).cloned().unwrap_or_else(|| ToolCall {
-                    id: call_id.to_owned(),
-                    name: "tool".into(),
-                    arguments: "{}".into(),
-                });
-                let capped = cap_tool_output_tokens(text, cap, est).text;
-                Item::tool_result(
-                    id,
-                    &call,
-                    kinds.get(&call.name),
-                    wrap_untrusted("tool result", &capped),
-                )
-            }
+            EntryKind::Assistant => self.assistant(e, text),
+            EntryKind::ToolResult => self.tool_result(e, text),
             EntryKind::Reset if !text.is_empty() => Item::person(id, text),
             EntryKind::Compaction => {
                 let at = e
@@ -509,19 +511,58 @@ fn view_of(
                     .get("placed_at")
                     .and_then(|v| v.as_i64())
                     .unwrap_or(e.id);
-                placed.push((at, Item::summary(id, text)));
-                continue;
+                return Some((at, Item::summary(id, text)));
             }
-            EntryKind::Reset | EntryKind::Written(_) => continue,
+            EntryKind::Reset | EntryKind::Written(_) => return None,
         };
-        placed.push((e.id, item));
+        Some((e.id, item))
     }
-    // Stable: a summary placed at an entry's position comes before that entry.
-    placed.sort_by_key(|(at, _)| *at);
-    let places: HashMap<u64, i64> = placed.iter().map(|(at, i)| (i.id, *at)).collect();
-    View {
-        items: close_unanswered(placed.into_iter().map(|(_, i)| i).collect()),
-        places,
+
+    fn person(&mut self, e: &Entry, text: &str) -> Item {
+        let id = e.id as u64;
+        if !self.goal_seen && self.task_id.is_some() && e.task_id == self.task_id {
+            self.goal_seen = true;
+            Item::goal(id, text)
+        } else {
+            Item::person(id, text)
+        }
+    }
+
+    fn assistant(&mut self, e: &Entry, text: &str) -> Item {
+        let tc: Vec<ToolCall> = e
+            .content
+            .get("tool_calls")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        for call in &tc {
+            self.calls.insert(call.id.clone(), call.clone());
+        }
+        Item::assistant(e.id as u64, text, tc)
+    }
+
+    fn tool_result(&self, e: &Entry, text: &str) -> Item {
+        let call_id = e
+            .content
+            .get("call_id")
+            .and_then(|t| t.as_str())
+            .unwrap_or("");
+        let call = self
+            .calls
+            .get(call_id)
+            .cloned()
+            .unwrap_or_else(|| ToolCall {
+                id: call_id.to_owned(),
+                name: "tool".into(),
+                arguments: "{}".into(),
+            });
+        let capped = cap_tool_output_tokens(text, self.cap, self.est).text;
+        Item::tool_result(
+            e.id as u64,
+            &call,
+            self.kinds.get(&call.name),
+            wrap_untrusted("tool result", &capped),
+        )
     }
 }
 
@@ -732,6 +773,7 @@ pub struct Prepared {
     pub compacted: bool,
 }
 
+#[derive(Clone)]
 struct State {
     window: Window,
     /// The window gets the lean first prompt (see [`is_lean`]).
@@ -747,6 +789,91 @@ struct State {
     instructions_elided: Vec<i64>,
     /// What the run's tools declare they do, for the hints in elided outputs.
     tool_kinds: ToolKinds,
+}
+
+/// What a compaction did to the view, as its event tells it.
+struct Compaction {
+    /// Tool results elided or capped.
+    elided: Vec<i64>,
+    instructions_elided: Vec<i64>,
+    summary: Option<String>,
+    fallback: bool,
+    /// The entries the summary stands for.
+    summarised: Vec<i64>,
+    /// Where the summary stands: where the first entry it replaces stood.
+    placed_at: i64,
+}
+
+impl Compaction {
+    fn of(plan: &Plan, summary: Option<&NewSummary>, places: &HashMap<u64, i64>) -> Self {
+        let elided = entries_where(plan, |a| {
+            matches!(a, Action::Elided { .. } | Action::Capped { .. })
+        });
+        let instructions_elided =
+            entries_where(plan, |a| matches!(a, Action::InstructionElided { .. }));
+        let Some(s) = summary else {
+            return Compaction {
+                elided,
+                instructions_elided,
+                summary: None,
+                fallback: false,
+                summarised: Vec::new(),
+                placed_at: 0,
+            };
+        };
+        let summarised: Vec<i64> = s
+            .replaces
+            .iter()
+            .filter(|id| is_entry(id))
+            .map(|id| *id as i64)
+            .collect();
+        let placed_at = s
+            .replaces
+            .iter()
+            .filter_map(|id| places.get(id))
+            .min()
+            .copied()
+            .unwrap_or(0);
+        Compaction {
+            elided,
+            instructions_elided,
+            summary: Some(s.text.clone()),
+            fallback: s.fallback,
+            summarised,
+            placed_at,
+        }
+    }
+
+    /// A summary, a compaction asked for, or elisions other than the last request's are
+    /// reported; the same elision again each turn is not.
+    fn worth_reporting(&self, last: &State, cause: CompactionCause) -> bool {
+        self.summary.is_some()
+            || self.instructions_elided != last.instructions_elided
+            || self.elided != last.last_elided
+            || cause != CompactionCause::BeforeRequest
+    }
+
+    fn event(
+        &self,
+        cause: CompactionCause,
+        tokens_before: u32,
+        tokens_after: u32,
+        window: Window,
+    ) -> RuntimeEvent {
+        RuntimeEvent::ContextCompacted {
+            cause,
+            tokens_before,
+            tokens_after,
+            window: window.tokens,
+            window_source: window.source,
+            elided: self.elided.clone(),
+            summarised: self.summarised.clone(),
+            instructions_elided: self.instructions_elided.clone(),
+            summary: self.summary.clone(),
+            fallback: self.fallback,
+            placed_at: self.placed_at,
+        }
+    }
 }
 
 /// A run's context accounting: the window, the calibrated estimator, the server's count
@@ -914,39 +1041,37 @@ impl SessionContext {
         cause: CompactionCause,
         sink: &dyn EventSink,
     ) -> Result<Prepared, ContextFailure> {
-        let (window, reserve, est, anchor, last_elided, instructions_before, kinds) = {
-            let s = lock(&self.state);
-            (
-                s.window,
-                s.output_reserve,
-                s.estimator.clone(),
-                s.anchor,
-                s.last_elided.clone(),
-                s.instructions_elided.clone(),
-                s.tool_kinds.clone(),
-            )
-        };
-        let view = self.view(window.tokens, &est, &kinds)?;
-        let budget = budget_for(window.tokens, reserve, &est, extra_margin, force_below);
-        let anchor = anchor.filter(|_| extra_margin == 0 && force_below.is_none());
-        let mut view = view;
-        let before: Vec<u64> = instructions_before.iter().map(|id| *id as u64).collect();
+        let last = lock(&self.state).clone();
+        let (window, est) = (last.window, &last.estimator);
+        let mut view = self.view(window.tokens, est, &last.tool_kinds)?;
+        let budget = budget_for(
+            window.tokens,
+            last.output_reserve,
+            est,
+            extra_margin,
+            force_below,
+        );
+        let anchor = last
+            .anchor
+            .filter(|_| extra_margin == 0 && force_below.is_none());
+        let before: Vec<u64> = last
+            .instructions_elided
+            .iter()
+            .map(|id| *id as u64)
+            .collect();
         // A compaction aimed below a target (the person's "Compact now") wants a summary.
         let plan = plan_view(
             &mut view,
             tools,
             &budget,
-            &est,
+            est,
             anchor.as_ref(),
             &before,
             force_below.is_some(),
         )?;
         if plan.is_noop() {
-            let done = plan.finish(None, &est);
-            let mut s = lock(&self.state);
-            s.last_elided.clear();
-            s.instructions_elided.clear();
-            drop(s);
+            let done = plan.finish(None, est);
+            self.remember_elided(Vec::new(), Vec::new());
             return Ok(Prepared {
                 messages: done.messages,
                 estimate: plan.estimate,
@@ -957,57 +1082,13 @@ impl SessionContext {
         }
         let tokens_before = est.request(&view.messages(), tools, None).tokens;
         let summary = summarise(provider, &plan).await;
-        let done = plan.finish(summary.as_deref(), &est);
-        let elided = entries_where(&plan, |a| {
-            matches!(a, Action::Elided { .. } | Action::Capped { .. })
-        });
-        let instructions_elided =
-            entries_where(&plan, |a| matches!(a, Action::InstructionElided { .. }));
-        let instructions_elided_ids = instructions_elided.clone();
-        let (summary_text, fallback, summarised, placed_at) = match &done.summary {
-            Some(s) => {
-                let ids: Vec<i64> = s
-                    .replaces
-                    .iter()
-                    .filter(|id| is_entry(id))
-                    .map(|id| *id as i64)
-                    .collect();
-                // The compaction stands where the first entry it replaces stood.
-                let at = s
-                    .replaces
-                    .iter()
-                    .filter_map(|id| view.places.get(id))
-                    .min()
-                    .copied()
-                    .unwrap_or(0);
-                (Some(s.text.clone()), s.fallback, ids, at)
-            }
-            None => (None, false, Vec::new(), 0),
-        };
-        let report = summary_text.is_some()
-            || instructions_elided != instructions_before
-            || elided != last_elided
-            || cause != CompactionCause::BeforeRequest;
-        if report {
-            sink.emit(RuntimeEvent::ContextCompacted {
-                cause,
-                tokens_before,
-                tokens_after: done.estimate,
-                window: window.tokens,
-                window_source: window.source,
-                elided: elided.clone(),
-                summarised,
-                instructions_elided,
-                summary: summary_text,
-                fallback,
-                placed_at,
-            })
-            .map_err(ContextFailure::Record)?;
+        let done = plan.finish(summary.as_deref(), est);
+        let compaction = Compaction::of(&plan, done.summary.as_ref(), &view.places);
+        if compaction.worth_reporting(&last, cause) {
+            let event = compaction.event(cause, tokens_before, done.estimate, window);
+            sink.emit(event).map_err(ContextFailure::Record)?;
         }
-        let mut s = lock(&self.state);
-        s.last_elided = elided;
-        s.instructions_elided = instructions_elided_ids;
-        drop(s);
+        self.remember_elided(compaction.elided, compaction.instructions_elided);
         Ok(Prepared {
             messages: done.messages,
             estimate: done.estimate,
@@ -1015,6 +1096,13 @@ impl SessionContext {
             window,
             compacted: true,
         })
+    }
+
+    /// What the last request elided, for the next to compare with.
+    fn remember_elided(&self, elided: Vec<i64>, instructions_elided: Vec<i64>) {
+        let mut s = lock(&self.state);
+        s.last_elided = elided;
+        s.instructions_elided = instructions_elided;
     }
 
     /// After an answer: the server's count calibrates the estimator and anchors the next

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pocketpilot_local::server::BusyGuard;
 use pocketpilot_model::{Message, ProviderSpec, Usage};
 use pocketpilot_tools::{PolicyRules, Registry, ToolContext};
 use tokio_util::sync::CancellationToken;
@@ -134,6 +135,17 @@ impl EventSink for Sink {
 }
 
 impl Sink {
+    fn new(cx: &RunContext, task_id: i64, lease: &Arc<SessionLease>, limits: &Limits) -> Self {
+        Sink {
+            recorder: cx.recorder.clone(),
+            store: cx.store.clone(),
+            task_id,
+            lease: lease.clone(),
+            limits: limits.clone(),
+            space: Space::new(&cx.data_dir),
+        }
+    }
+
     /// Ends the run (see `Recorder::finish_run`), unless the lease is lost.
     fn finish(&self, terminal: &RuntimeEvent, ended_by_reset: bool) -> Result<(), RecordError> {
         self.lease.check()?;
@@ -187,57 +199,23 @@ async fn run_registered(
     cancel: CancellationToken,
 ) -> Result<(), RecordError> {
     let task = cx.store.read(|c| tasks::get(c, task_id))?;
-    if task.status.is_terminal() {
-        return Ok(());
-    }
-    // Waiting for a person (an approval, or a pause: issue 19) costs nothing and runs
-    // nothing, also after a crash: nothing to ask the model server either.
-    if task.status.needs_person() && !cancel.is_cancelled() {
+    if nothing_to_run(&task, &cancel) {
         return Ok(());
     }
     let limits = Limits::load(&cx.store)?;
-    let sink = Sink {
-        recorder: cx.recorder.clone(),
-        store: cx.store.clone(),
-        task_id,
-        lease: lease.clone(),
-        limits: limits.clone(),
-        space: Space::new(&cx.data_dir),
-    };
+    let sink = Sink::new(cx, task_id, lease, &limits);
     // Room to record a pause, should the disk fill up during the run.
     sink.space.ensure_reserve();
     let spec = match ProviderSpec::from_stored(task.provider.as_deref()) {
         Ok(spec) => spec,
         Err(e) => return sink.finish(&no_model(e.to_string()), false),
     };
-    let mut settings = ProviderSettings::load(&cx.store)?;
-    // The built-in model when nothing else is set up; a configured provider always wins.
-    // The guard keeps its server from the idle stop until this run ends.
-    let mut _local_busy = None;
-    if spec.is_configured() && !settings.is_configured() {
-        match crate::engine::local_model::endpoint(&cx.data_dir, &cx.store).await {
-            Ok(Some((local, busy))) => {
-                settings = local;
-                _local_busy = Some(busy);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let failed = RuntimeEvent::TaskFailed {
-                    error: e.to_string(),
-                    kind: ErrorKind::LocalModel,
-                    summary: Some(ErrorKind::LocalModel.plain_sentence(None)),
-                };
-                return sink.finish(&failed, false);
-            }
-        }
-    }
-    // The output reserve the context budget keeps free is what the model may write: sent
-    // to the model server as `max_tokens`, so that a long answer cannot run past the
-    // window the budget kept.
-    if spec.is_configured() && settings.max_tokens.is_none() {
-        let facts = crate::engine::context::server_facts(&settings).await;
-        settings.max_tokens = Some(facts.output_reserve);
-    }
+    let settings = ProviderSettings::load(&cx.store)?;
+    // The guard keeps the built-in model's server from the idle stop until this run ends.
+    let (settings, _local_busy) = match model_server(cx, &spec, settings).await {
+        Ok(found) => found,
+        Err(failed) => return sink.finish(&failed, false),
+    };
     let provider = match provider::build_spec(&spec, &settings) {
         Ok(p) => p,
         Err(e) => return sink.finish(&no_model(e.to_string()), false),
@@ -277,13 +255,85 @@ async fn run_registered(
         sink.space.release_reserve();
     }
     if let Some(mcp) = mcp_session {
-        for p in mcp.stopped_servers().into_iter().filter(|_| full.is_none()) {
-            sink.emit(mcp_problem(p))?;
-        }
-        mcp.shutdown().await;
+        close_mcp(mcp, &sink, full.is_none()).await?;
     }
     // A run stopped because another process took the session over records nothing more.
     lease.check()?;
+    add_active_time(cx, task_id, started)?;
+    if let Some(full) = full {
+        return Err(RecordError::DiskFull(full));
+    }
+    let server = configured_server(&spec, &settings);
+    record_end(cx, &sink, &task, outcome, (&limits, server.as_deref()))?;
+    prune_changes(cx);
+    Ok(())
+}
+
+/// An ended task has nothing to run; nor has one waiting for a person (an approval, or
+/// a pause: issue 19), also after a crash: nothing to ask the model server either.
+fn nothing_to_run(task: &tasks::Task, cancel: &CancellationToken) -> bool {
+    task.status.is_terminal() || (task.status.needs_person() && !cancel.is_cancelled())
+}
+
+/// The configured server, named in a failure's plain sentence (a scripted run has none).
+fn configured_server(spec: &ProviderSpec, settings: &ProviderSettings) -> Option<String> {
+    match spec {
+        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
+        ProviderSpec::Scripted(_) => None,
+    }
+}
+
+/// The settings of the run's model server: the built-in model's when nothing else is set
+/// up (a configured provider always wins), with the guard that keeps it running; `Err`:
+/// the event that fails the run when the built-in model cannot start.
+async fn model_server(
+    cx: &RunContext,
+    spec: &ProviderSpec,
+    mut settings: ProviderSettings,
+) -> Result<(ProviderSettings, Option<BusyGuard>), RuntimeEvent> {
+    let mut local_busy = None;
+    if spec.is_configured() && !settings.is_configured() {
+        match crate::engine::local_model::endpoint(&cx.data_dir, &cx.store).await {
+            Ok(Some((local, busy))) => {
+                settings = local;
+                local_busy = Some(busy);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                return Err(RuntimeEvent::TaskFailed {
+                    error: e.to_string(),
+                    kind: ErrorKind::LocalModel,
+                    summary: Some(ErrorKind::LocalModel.plain_sentence(None)),
+                })
+            }
+        }
+    }
+    // The output reserve the context budget keeps free is what the model may write: sent
+    // to the model server as `max_tokens`, so that a long answer cannot run past the
+    // window the budget kept.
+    if spec.is_configured() && settings.max_tokens.is_none() {
+        let facts = crate::engine::context::server_facts(&settings).await;
+        settings.max_tokens = Some(facts.output_reserve);
+    }
+    Ok((settings, local_busy))
+}
+
+/// Closes the run's MCP servers, first reporting those that stopped during it (unless
+/// the disk is full: `report` false).
+async fn close_mcp(
+    mcp: pocketpilot_mcp::McpSession,
+    sink: &Sink,
+    report: bool,
+) -> Result<(), RecordError> {
+    for p in mcp.stopped_servers().into_iter().filter(|_| report) {
+        sink.emit(mcp_problem(p))?;
+    }
+    mcp.shutdown().await;
+    Ok(())
+}
+
+/// The run's time added to the task's; on a full disk it is left out, not the run's end.
+fn add_active_time(cx: &RunContext, task_id: i64, started: Instant) -> Result<(), RecordError> {
     let elapsed = started.elapsed().as_millis() as u64;
     match cx
         .store
@@ -292,32 +342,36 @@ async fn run_registered(
         Err(e) if e.is_disk_full() => tracing::warn!(error = %e, "the run's time was not added"),
         done => done?,
     }
-    if let Some(full) = full {
-        return Err(RecordError::DiskFull(full));
-    }
+    Ok(())
+}
+
+/// Records how the run ended or paused after `outcome`, unless it only waits for an
+/// approval; `server` names the configured model server in a failure's sentence.
+fn record_end(
+    cx: &RunContext,
+    sink: &Sink,
+    task: &tasks::Task,
+    outcome: Option<AgentOutcome>,
+    (limits, server): (&Limits, Option<&str>),
+) -> Result<(), RecordError> {
     let ended_by_reset = matches!(outcome, Some(AgentOutcome::EndedByReset));
-    let limits = with_extra(&limits, &task);
-    // The configured server, named in a failure's plain sentence (a scripted run has none).
-    let server = match spec {
-        ProviderSpec::Configured => settings.base_url.as_deref().and_then(server_of),
-        ProviderSpec::Scripted(_) => None,
+    let limits = with_extra(limits, task);
+    let Some(event) = terminal_event(outcome, &limits, server) else {
+        return Ok(());
     };
-    if let Some(event) = terminal_event(outcome, &limits, server.as_deref()) {
-        // A task the service already ended (cancelled while queued) stays as it is.
-        let ended = cx
-            .store
-            .read(|c| tasks::get(c, task_id))
-            .map(|t| t.status.is_terminal())
-            .unwrap_or(true);
-        let paused = event.kind() == crate::event::EventKind::RunPaused;
-        if !ended && paused {
-            // Paused, not ended: the run's inputs stay placed for when it continues.
-            sink.emit(event)?;
-        } else if !ended {
-            sink.finish(&event, ended_by_reset)?;
-        }
+    // A task the service already ended (cancelled while queued) stays as it is.
+    let ended = cx
+        .store
+        .read(|c| tasks::get(c, task.id))
+        .map(|t| t.status.is_terminal())
+        .unwrap_or(true);
+    let paused = event.kind() == crate::event::EventKind::RunPaused;
+    if !ended && paused {
+        // Paused, not ended: the run's inputs stay placed for when it continues.
+        sink.emit(event)?;
+    } else if !ended {
+        sink.finish(&event, ended_by_reset)?;
     }
-    prune_changes(cx);
     Ok(())
 }
 
@@ -404,6 +458,106 @@ async fn build_agent(
     cancel: &CancellationToken,
 ) -> Result<(Agent, Option<pocketpilot_mcp::McpSession>, Vec<Message>), RecordError> {
     let session = cx.store.read(|c| sessions::get(c, task.session_id))?;
+    let policy = run_policy(cx, task, &session)?;
+    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
+    let all_grants: Vec<String> = policy
+        .grants
+        .iter()
+        .chain(&policy.user_grants)
+        .cloned()
+        .collect();
+    let mut ctx = tool_context(cx, &session, cancel, &all_grants)?;
+    let mut tools = Registry::builtin();
+    // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
+    let mut user_grants = run_grants(task);
+    let preamble = crate::policy::rules::prepare_run(
+        &cx.store,
+        task.id,
+        &session.workspace,
+        &mut ctx,
+        &mut tools,
+        &mut user_grants,
+    )?;
+    let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
+    // The one read of the session's transcript in a run (after the plan-mode note).
+    let since_head = cx.store.read(|c| entries::since_head(c, session.id))?;
+    let messages = transcript::to_messages(&ctx.workspace.display().to_string(), &since_head);
+    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
+    let context = crate::engine::context::SessionContext::for_run(
+        cx.store.clone(),
+        Conversation::of(session.id, since_head),
+        task.id,
+        &session.workspace,
+        provider.as_ref(),
+    )
+    .await?;
+    crate::engine::plan::register(&mut tools, &policy.plan);
+    // Small windows get the short tool specs, and tools the policy denies are not offered,
+    // nor, while planning, any tool but the reading ones.
+    crate::engine::context::offer_tools(&mut tools, context.as_deref(), &policy.rules);
+    tools.withhold_also(|t| policy.plan.refuses(t.capability()));
+    let changes = change_journal(cx, task, &ctx)?;
+    let hooks = run_hooks(cx, sink, &session)?;
+    let agent = Agent {
+        hooks,
+        context,
+        changes,
+        provider,
+        tools,
+        rules: policy.rules,
+        grants: policy.grants,
+        user_grants,
+        command_rules: policy.command_rules,
+        plan: policy.plan,
+        preamble: Some(preamble),
+        ctx,
+        limits: {
+            let l = with_extra(limits, task);
+            AgentLimits {
+                max_steps: l.max_steps,
+                max_tokens: l.max_task_tokens,
+                stream: settings.stream,
+                repeat_limit: l.repeat_limit,
+            }
+        },
+    };
+    Ok((agent, mcp_session, messages))
+}
+
+/// The person's hooks, and the workspace's when the person consented to its file;
+/// announced to the run.
+fn run_hooks(
+    cx: &RunContext,
+    sink: &Sink,
+    session: &sessions::Session,
+) -> Result<Arc<crate::engine::hooks::RunHooks>, RecordError> {
+    let hooks = crate::policy::hooks::load(
+        &cx.store,
+        std::path::Path::new(&session.workspace),
+        cx.person_hooks.as_deref(),
+    )?;
+    let hooks = Arc::new(crate::engine::hooks::RunHooks::new(hooks, session.id));
+    hooks.announce(sink)?;
+    Ok(hooks)
+}
+
+/// What a run may do: the workspace policy, its plan mode, its command rules and the
+/// grants the person gave.
+struct RunPolicy {
+    rules: PolicyRules,
+    plan: PlanScope,
+    command_rules: crate::policy::command_rules::RuleSet,
+    /// Given in the session's approvals.
+    grants: Vec<String>,
+    /// Given at the run's start.
+    user_grants: Vec<String>,
+}
+
+fn run_policy(
+    cx: &RunContext,
+    task: &tasks::Task,
+    session: &sessions::Session,
+) -> Result<RunPolicy, RecordError> {
     let rules: PolicyRules = cx
         .store
         .read(|c| settings::get(c, &workspace_rules_key(&session.workspace)))?
@@ -434,6 +588,23 @@ async fn build_agent(
         tracing::info!(task_id = task.id, trigger = %task.trigger, "a trigger's run: no grants");
         (Vec::new(), Vec::new())
     };
+    Ok(RunPolicy {
+        rules,
+        plan,
+        command_rules,
+        grants,
+        user_grants,
+    })
+}
+
+/// The tools' view of the run: its workspace, what they may not touch, its environment,
+/// the editor attached to the session and the sandbox of its commands.
+fn tool_context(
+    cx: &RunContext,
+    session: &sessions::Session,
+    cancel: &CancellationToken,
+    grants: &[String],
+) -> Result<ToolContext, RecordError> {
     let mut ctx = ToolContext::new(
         PathBuf::from(&session.workspace),
         forbidden_dirs(&cx.data_dir),
@@ -445,92 +616,38 @@ async fn build_agent(
     if let Some(editor) = cx.editors.of(session.id) {
         ctx = ctx.with_editor(editor);
     }
-    // issue 14: the OS sandbox of this run's commands (network only with `net:network`).
-    let all_grants: Vec<String> = grants.iter().chain(&user_grants).cloned().collect();
-    ctx = ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
-        &cx.store,
-        &session.workspace,
-        &all_grants,
-    )?);
-    let mut tools = Registry::builtin();
-    // Issue 18 hook: skills, `remember`, the auto-accept grant and the run's preamble.
-    let mut user_grants = run_grants(task);
-    let preamble = crate::policy::rules::prepare_run(
-        &cx.store,
-        task.id,
-        &session.workspace,
-        &mut ctx,
-        &mut tools,
-        &mut user_grants,
-    )?;
-    let mcp_session = connect_mcp(cx, sink, task, &session.workspace, &mut tools).await?;
-    // The one read of the session's transcript in a run (after the plan-mode note).
-    let since_head = cx.store.read(|c| entries::since_head(c, session.id))?;
-    let messages = transcript::to_messages(&ctx.workspace.display().to_string(), &since_head);
-    // Issue 13 hook: the run's context window, estimator and compaction (context.rs).
-    let context = crate::engine::context::SessionContext::for_run(
-        cx.store.clone(),
-        Conversation::of(session.id, since_head),
-        task.id,
-        &session.workspace,
-        provider.as_ref(),
+    Ok(
+        ctx.with_sandbox(crate::policy::confinement::load_command_sandbox(
+            &cx.store,
+            &session.workspace,
+            grants,
+        )?),
     )
-    .await?;
-    crate::engine::plan::register(&mut tools, &plan);
-    // Small windows get the short tool specs, and tools the policy denies are not offered,
-    // nor, while planning, any tool but the reading ones.
-    crate::engine::context::offer_tools(&mut tools, context.as_deref(), &rules);
-    tools.withhold_also(|t| plan.refuses(t.capability()));
-    // Issue 16: without a journal the run still works; its changes are not undoable.
-    let changes = match crate::engine::changes::RunChanges::open(
+}
+
+/// Issue 16: the run's change journal. Without one the run still works, its changes not
+/// undoable; with no room for what undo keeps, the run pauses rather than run without.
+fn change_journal(
+    cx: &RunContext,
+    task: &tasks::Task,
+    ctx: &ToolContext,
+) -> Result<Option<Arc<crate::engine::changes::RunChanges>>, RecordError> {
+    match crate::engine::changes::RunChanges::open(
         cx.store.clone(),
         &cx.data_dir,
-        session.id,
+        task.session_id,
         task.id,
-        &ctx,
+        ctx,
     ) {
-        Ok(j) => Some(Arc::new(j)),
-        // No room for what undo keeps: the run pauses rather than run without undo.
+        Ok(j) => Ok(Some(Arc::new(j))),
         Err(crate::engine::changes::ChangeError::DiskFull(full)) => {
-            return Err(RecordError::DiskFull(full));
+            Err(RecordError::DiskFull(full))
         }
         Err(e) => {
             tracing::warn!(error = %e, "no change journal for this run");
-            None
+            Ok(None)
         }
-    };
-    // The person's hooks, and the workspace's when the person consented to its file.
-    let hooks = crate::policy::hooks::load(
-        &cx.store,
-        std::path::Path::new(&session.workspace),
-        cx.person_hooks.as_deref(),
-    )?;
-    let hooks = Arc::new(crate::engine::hooks::RunHooks::new(hooks, session.id));
-    hooks.announce(sink)?;
-    let agent = Agent {
-        hooks,
-        context,
-        changes,
-        provider,
-        tools,
-        rules,
-        grants,
-        user_grants,
-        command_rules,
-        plan,
-        preamble: Some(preamble),
-        ctx,
-        limits: {
-            let l = with_extra(limits, task);
-            AgentLimits {
-                max_steps: l.max_steps,
-                max_tokens: l.max_task_tokens,
-                stream: settings.stream,
-                repeat_limit: l.repeat_limit,
-            }
-        },
-    };
-    Ok((agent, mcp_session, messages))
+    }
 }
 
 /// The run's plan mode, and the approved plan it carries out. A planning run's transcript

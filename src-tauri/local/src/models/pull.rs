@@ -125,12 +125,7 @@ impl ModelStore {
     ) -> Result<Manifest, ModelError> {
         let parsed =
             reqwest::Url::parse(url).map_err(|e| ModelError::Http(format!("{url}: {e}")))?;
-        let expected = sha256.map(|s| s.trim().to_ascii_lowercase());
-        if let Some(e) = &expected {
-            if e.len() != 64 || !e.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(ModelError::InvalidSha256(e.clone()));
-            }
-        }
+        let expected = expected_sha256(sha256)?;
         let name = match name {
             Some(n) => {
                 validate_name(n)?;
@@ -162,23 +157,95 @@ impl ModelStore {
         if let Some(total) = total {
             self.check_room(total, on_disk.min(total))?;
         }
+        let mut part = self.open_part(&part_path, &name, total, on_disk).await?;
+        let mut meter = Meter {
+            progress,
+            started: Instant::now(),
+            start_done: part.done,
+            last: None,
+        };
+        self.fetch(&client, (url, &name), &mut part, &mut meter, &cancel)
+            .await?;
+        part.file.flush().await?;
+        part.file.get_ref().sync_all().await?;
+        meter.report(part.done, part.total, true);
+        let size = part.done;
+        let actual = hex::encode(part.hasher.finalize());
+        let _lock = part.file;
 
+        self.install(&part_path, (name, url), expected.as_deref(), actual, size)
+            .await
+    }
+
+    /// Checks the whole part (hash, GGUF header, memory) and makes it model `name`, with
+    /// its manifest; a part that fails a check is removed. The part's lock is held by the
+    /// caller until this returns.
+    async fn install(
+        &self,
+        part_path: &Path,
+        (name, url): (String, &str),
+        expected: Option<&str>,
+        actual: String,
+        size: u64,
+    ) -> Result<Manifest, ModelError> {
+        let checked = self
+            .check_download(part_path, url, expected, &actual, size)
+            .await;
+        let facts = match checked {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = tokio::fs::remove_file(part_path).await;
+                return Err(e);
+            }
+        };
+        if self.taken(&name) {
+            return Err(ModelError::Exists(name));
+        }
+        let target = self.gguf_path(&name);
+        tokio::fs::rename(part_path, &target).await?;
+        let manifest = Manifest {
+            name,
+            file: target.clone(),
+            size,
+            sha256: actual,
+            source: ModelSource::Pulled {
+                url: url.to_owned(),
+            },
+            facts,
+            added_unix: now_unix(),
+        };
+        if let Err(e) = self.write_manifest(&manifest) {
+            let _ = tokio::fs::remove_file(&target).await;
+            return Err(e);
+        }
+        Ok(manifest)
+    }
+
+    /// The part of model `name`, opened and locked, its bytes on disk hashed to go on
+    /// from (or cleared when they cannot be the start of a file of `total` bytes).
+    async fn open_part(
+        &self,
+        part_path: &Path,
+        name: &str,
+        total: Option<u64>,
+        on_disk: u64,
+    ) -> Result<Part, ModelError> {
         let file = tokio::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
-            .open(&part_path)
+            .open(part_path)
             .await?;
         // Held until the model is in place: a second pull of the same name is refused
         // rather than writing into the same part, and once the lock is ours, a model
         // finished meanwhile under that name is seen.
         lock_exclusive(&file).map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock => ModelError::Busy(name.clone()),
+            std::io::ErrorKind::WouldBlock => ModelError::Busy(name.to_owned()),
             _ => ModelError::Io(e),
         })?;
-        if self.taken(&name) {
-            return Err(ModelError::Exists(name));
+        if self.taken(name) {
+            return Err(ModelError::Exists(name.to_owned()));
         }
         let mut part = Part {
             file: tokio::io::BufWriter::with_capacity(WRITE_BUFFER, file),
@@ -187,28 +254,31 @@ impl ModelStore {
             total,
         };
         if on_disk > 0 && total.is_none_or(|t| on_disk <= t) {
-            let (hasher, done) = rehash(part_path.clone()).await?;
+            let (hasher, done) = rehash(part_path.to_path_buf()).await?;
             part.hasher = hasher;
             part.done = done;
             part.file.seek(std::io::SeekFrom::End(0)).await?;
         } else {
             part.restart().await?;
         }
+        Ok(part)
+    }
 
-        let mut meter = Meter {
-            progress,
-            started: Instant::now(),
-            start_done: part.done,
-            last: None,
-        };
+    /// Attempts until the body of `url` is whole in the part, backing off after a cut
+    /// connection; gives up after [`MAX_ATTEMPTS`] in a row that add nothing.
+    async fn fetch(
+        &self,
+        client: &reqwest::Client,
+        (url, name): (&str, &str),
+        part: &mut Part,
+        meter: &mut Meter<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), ModelError> {
         let mut failures = 0u32;
         loop {
             let before = part.done;
-            match self
-                .attempt(&client, url, &mut part, &mut meter, &cancel)
-                .await
-            {
-                Ok(()) => break,
+            match self.attempt(client, url, part, meter, cancel).await {
+                Ok(()) => return Ok(()),
                 Err(Stop::Fatal(e)) => {
                     part.file.flush().await?;
                     return Err(e);
@@ -232,44 +302,6 @@ impl ModelStore {
                 }
             }
         }
-        part.file.flush().await?;
-        part.file.get_ref().sync_all().await?;
-        meter.report(part.done, part.total, true);
-        let size = part.done;
-        let actual = hex::encode(part.hasher.finalize());
-        let _lock = part.file;
-
-        let checked = self
-            .check_download(&part_path, url, expected.as_deref(), &actual, size)
-            .await;
-        let facts = match checked {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = tokio::fs::remove_file(&part_path).await;
-                return Err(e);
-            }
-        };
-        if self.taken(&name) {
-            return Err(ModelError::Exists(name));
-        }
-        let target = self.gguf_path(&name);
-        tokio::fs::rename(&part_path, &target).await?;
-        let manifest = Manifest {
-            name,
-            file: target.clone(),
-            size,
-            sha256: actual,
-            source: ModelSource::Pulled {
-                url: url.to_owned(),
-            },
-            facts,
-            added_unix: now_unix(),
-        };
-        if let Err(e) = self.write_manifest(&manifest) {
-            let _ = tokio::fs::remove_file(&target).await;
-            return Err(e);
-        }
-        Ok(manifest)
     }
 
     /// Refuses a download of `total` bytes (`on_disk` of them already there) that the disk
@@ -307,42 +339,7 @@ impl ModelStore {
             Ok(r) => r,
             Err(e) => return Err(Stop::Retry(error_chain(&e))),
         };
-        let status = response.status();
-        match status {
-            StatusCode::PARTIAL_CONTENT => {
-                let (start, total) = content_range(response.headers());
-                if start != Some(part.done) {
-                    // Not the bytes asked for: start over rather than splice.
-                    part.restart().await?;
-                    return Err(Stop::Retry(format!(
-                        "the server resumed at {start:?}, not at byte {}",
-                        part.done
-                    )));
-                }
-                if part.total.is_none() {
-                    part.total = total;
-                }
-            }
-            StatusCode::OK => {
-                // A server that ignores Range sends the whole file again.
-                if part.done > 0 {
-                    part.restart().await?;
-                }
-                if part.total.is_none() {
-                    part.total = header_length(response.headers());
-                }
-            }
-            StatusCode::RANGE_NOT_SATISFIABLE => {
-                part.restart().await?;
-                return Err(Stop::Retry("the server could not resume the part".into()));
-            }
-            s if s.is_server_error() => {
-                return Err(Stop::Retry(format!("{url} answered {s}")));
-            }
-            s => {
-                return Err(Stop::Fatal(ModelError::Http(format!("{url} answered {s}"))));
-            }
-        }
+        take_response(part, &response, url).await?;
         if let Some(total) = part.total {
             self.check_room(total, part.done).map_err(Stop::Fatal)?;
         }
@@ -487,6 +484,62 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// Whether `response` carries the bytes the part wants next: a part the server cannot
+/// continue is started over, and the total learnt when the HEAD did not give it.
+async fn take_response(
+    part: &mut Part,
+    response: &reqwest::Response,
+    url: &str,
+) -> Result<(), Stop> {
+    match response.status() {
+        StatusCode::PARTIAL_CONTENT => {
+            let (start, total) = content_range(response.headers());
+            if start != Some(part.done) {
+                // Not the bytes asked for: start over rather than splice.
+                part.restart().await?;
+                return Err(Stop::Retry(format!(
+                    "the server resumed at {start:?}, not at byte {}",
+                    part.done
+                )));
+            }
+            if part.total.is_none() {
+                part.total = total;
+            }
+        }
+        StatusCode::OK => {
+            // A server that ignores Range sends the whole file again.
+            if part.done > 0 {
+                part.restart().await?;
+            }
+            if part.total.is_none() {
+                part.total = header_length(response.headers());
+            }
+        }
+        StatusCode::RANGE_NOT_SATISFIABLE => {
+            part.restart().await?;
+            return Err(Stop::Retry("the server could not resume the part".into()));
+        }
+        s if s.is_server_error() => {
+            return Err(Stop::Retry(format!("{url} answered {s}")));
+        }
+        s => {
+            return Err(Stop::Fatal(ModelError::Http(format!("{url} answered {s}"))));
+        }
+    }
+    Ok(())
+}
+
+/// The expected hash, lower case; refused unless it is 64 hex digits.
+fn expected_sha256(sha256: Option<&str>) -> Result<Option<String>, ModelError> {
+    let expected = sha256.map(|s| s.trim().to_ascii_lowercase());
+    if let Some(e) = &expected {
+        if e.len() != 64 || !e.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(ModelError::InvalidSha256(e.clone()));
+        }
+    }
+    Ok(expected)
 }
 
 #[cfg(test)]

@@ -32,22 +32,8 @@ impl Shared {
                     return;
                 }
             };
-            {
-                let mut inner = self.lock();
-                if cancel.is_cancelled() {
-                    drop(inner);
-                    process.terminate(STOP_GRACE).await;
-                    return;
-                }
-                inner.child = Some(process);
-                if let Some(state_file) = inner.run.as_ref().and_then(|r| r.opts.state_file.clone())
-                {
-                    if let Some(record) = procfs::OwnerRecord::for_child(pid) {
-                        if let Err(e) = record.write(&state_file) {
-                            tracing::warn!("cannot record the model server: {e}");
-                        }
-                    }
-                }
+            if !self.keep(process, pid, &cancel).await {
+                return;
             }
             let healthy = tokio::select! {
                 () = cancel.cancelled() => return,
@@ -96,50 +82,86 @@ impl Shared {
                 status.map_or_else(|| "ended".to_string(), describe_exit)
             };
             log::note(&launch.log_dir, &format!("the server {reason}"));
-            let now = Instant::now();
-            let too_many = {
-                let mut inner = self.lock();
-                inner.crashes.push_back(now);
-                while inner
-                    .crashes
-                    .front()
-                    .is_some_and(|t| now.duration_since(*t) > CRASH_WINDOW)
-                {
-                    inner.crashes.pop_front();
-                }
-                inner.crashes.len() > MAX_CRASHES
-            };
+            let too_many = self.crashed_too_often(Instant::now());
             if too_many {
                 self.give_up(&cancel, &launch, reason);
                 return;
             }
-            self.state.send_replace(ServerState::Starting {
-                model: launch.model_name.clone(),
-            });
-            if !child::port_is_free(launch.port) {
-                match child::free_port() {
-                    Ok(port) => {
-                        launch.port = port;
-                        if let Some(run) = self.lock().run.as_mut() {
-                            run.port = port;
-                        }
-                    }
-                    Err(e) => {
-                        self.give_up(&cancel, &launch, format!("no free port: {e}"));
-                        return;
-                    }
+            match self.restart(&cancel, &mut launch).await {
+                Some(process) => next = Some(process),
+                None => return,
+            }
+        }
+    }
+
+    /// Takes `process` as the server's child and records it in the state file; a stop
+    /// asked for meanwhile terminates it instead (`false`).
+    async fn keep(&self, process: ServerChild, pid: u32, cancel: &CancellationToken) -> bool {
+        let mut inner = self.lock();
+        if cancel.is_cancelled() {
+            drop(inner);
+            process.terminate(STOP_GRACE).await;
+            return false;
+        }
+        inner.child = Some(process);
+        if let Some(state_file) = inner.run.as_ref().and_then(|r| r.opts.state_file.clone()) {
+            if let Some(record) = procfs::OwnerRecord::for_child(pid) {
+                if let Err(e) = record.write(&state_file) {
+                    tracing::warn!("cannot record the model server: {e}");
                 }
             }
-            log::note(
-                &launch.log_dir,
-                &format!("restarting on port {}", launch.port),
-            );
-            match child::spawn(&launch).await {
-                Ok(process) => next = Some(process),
-                Err(e) => {
-                    self.give_up(&cancel, &launch, e.to_string());
-                    return;
+        }
+        true
+    }
+
+    /// Counts a crash at `now`: whether more than [`MAX_CRASHES`] fell within
+    /// [`CRASH_WINDOW`].
+    fn crashed_too_often(&self, now: Instant) -> bool {
+        let mut inner = self.lock();
+        inner.crashes.push_back(now);
+        while inner
+            .crashes
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > CRASH_WINDOW)
+        {
+            inner.crashes.pop_front();
+        }
+        inner.crashes.len() > MAX_CRASHES
+    }
+
+    /// Starts the server again after a crash, on another port when its own was taken
+    /// meanwhile; `None` once it gave up.
+    async fn restart(
+        &self,
+        cancel: &CancellationToken,
+        launch: &mut Launch,
+    ) -> Option<ServerChild> {
+        self.state.send_replace(ServerState::Starting {
+            model: launch.model_name.clone(),
+        });
+        if !child::port_is_free(launch.port) {
+            match child::free_port() {
+                Ok(port) => {
+                    launch.port = port;
+                    if let Some(run) = self.lock().run.as_mut() {
+                        run.port = port;
+                    }
                 }
+                Err(e) => {
+                    self.give_up(cancel, launch, format!("no free port: {e}"));
+                    return None;
+                }
+            }
+        }
+        log::note(
+            &launch.log_dir,
+            &format!("restarting on port {}", launch.port),
+        );
+        match child::spawn(launch).await {
+            Ok(process) => Some(process),
+            Err(e) => {
+                self.give_up(cancel, launch, e.to_string());
+                None
             }
         }
     }

@@ -105,33 +105,7 @@ impl Turn {
                         Ok(item) => item,
                         Err(_) => return Some(Err(self.inner.http.turn_timeout())),
                     };
-                    let step = match item {
-                        Ok(Some(SseItem::Data(data))) => match assembler.feed(&data) {
-                            Ok(Some(text)) => Step::Delta(text),
-                            Ok(None) => Step::Nothing,
-                            Err(e) => Step::Broken(e),
-                        },
-                        Ok(Some(SseItem::Done)) => Step::Complete,
-                        // A body that ends after the finish reason is complete even
-                        // without `[DONE]`; one that ends before it was cut off.
-                        Ok(None) if assembler.has_finish_reason() => Step::Complete,
-                        Ok(None) => Step::Broken(ProviderError::Stream(
-                            "the stream ended before the answer was complete".into(),
-                        )),
-                        Err(e) => Step::Broken(e),
-                    };
-                    // Once the finish reason is in, the answer is whole: a connection lost
-                    // or a garbled chunk after it only costs the usage figures.
-                    let step = match step {
-                        Step::Broken(e) if assembler.has_finish_reason() => {
-                            tracing::debug!(
-                                "the stream broke after the finish reason: {}",
-                                self.inner.http.scrub(e.to_string())
-                            );
-                            Step::Complete
-                        }
-                        step => step,
-                    };
+                    let step = read_step(item, assembler, &self.inner);
                     if matches!(step, Step::Delta(_)) {
                         *shown = true;
                     }
@@ -155,21 +129,31 @@ impl Turn {
                     if !shown {
                         return Some(self.fall_back(e).await);
                     }
-                    if self.restarts >= self.inner.config.max_stream_restarts || !e.is_retryable() {
+                    if let Err(e) = self.restart(e) {
                         return Some(Err(e));
                     }
-                    self.restarts += 1;
-                    tracing::warn!(
-                        url = self.inner.http.url(),
-                        restart = self.restarts,
-                        "the model stream broke mid-answer; asking again: {}",
-                        self.inner.http.scrub(e.to_string())
-                    );
-                    self.pending.push_back(StreamEvent::Reset);
-                    self.phase = Phase::Start;
                 }
             }
         }
+    }
+
+    /// After the stream broke mid-answer: the caller is told to drop what it showed and
+    /// the turn asks again, a bounded number of times and only for a failure worth it;
+    /// otherwise the failure is the turn's.
+    fn restart(&mut self, e: ProviderError) -> Result<(), ProviderError> {
+        if self.restarts >= self.inner.config.max_stream_restarts || !e.is_retryable() {
+            return Err(e);
+        }
+        self.restarts += 1;
+        tracing::warn!(
+            url = self.inner.http.url(),
+            restart = self.restarts,
+            "the model stream broke mid-answer; asking again: {}",
+            self.inner.http.scrub(e.to_string())
+        );
+        self.pending.push_back(StreamEvent::Reset);
+        self.phase = Phase::Start;
+        Ok(())
     }
 
     /// Sends the streaming request and enters `Streaming` (or, for a server that answers
@@ -243,5 +227,40 @@ impl Turn {
                 .push_back(StreamEvent::Delta(answer.text.clone()));
         }
         self.pending.push_back(StreamEvent::Done(answer));
+    }
+}
+
+/// What one read from the stream amounts to, given the answer assembled so far.
+fn read_step(
+    item: Result<Option<SseItem>, ProviderError>,
+    assembler: &mut Assembler,
+    inner: &Inner,
+) -> Step {
+    let step = match item {
+        Ok(Some(SseItem::Data(data))) => match assembler.feed(&data) {
+            Ok(Some(text)) => Step::Delta(text),
+            Ok(None) => Step::Nothing,
+            Err(e) => Step::Broken(e),
+        },
+        Ok(Some(SseItem::Done)) => Step::Complete,
+        // A body that ends after the finish reason is complete even without `[DONE]`; one
+        // that ends before it was cut off.
+        Ok(None) if assembler.has_finish_reason() => Step::Complete,
+        Ok(None) => Step::Broken(ProviderError::Stream(
+            "the stream ended before the answer was complete".into(),
+        )),
+        Err(e) => Step::Broken(e),
+    };
+    // Once the finish reason is in, the answer is whole: a connection lost or a garbled
+    // chunk after it only costs the usage figures.
+    match step {
+        Step::Broken(e) if assembler.has_finish_reason() => {
+            tracing::debug!(
+                "the stream broke after the finish reason: {}",
+                inner.http.scrub(e.to_string())
+            );
+            Step::Complete
+        }
+        step => step,
     }
 }
