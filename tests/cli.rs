@@ -1,62 +1,13 @@
 //! The `pocketpilot` binary end to end: real processes, a real store in a temp data
 //! directory, the scripted model. Exit codes are part of the contract.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod support;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        Self { dir }
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn script(&self, name: &str, v: Value) -> String {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, v.to_string()).unwrap();
-        format!("scripted:{}", p.display())
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
-            .stdin(Stdio::null());
-        c
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{code, text, Harness};
 
 fn run_args<'a>(ws: &'a str, goal: &'a str, provider: &'a str) -> Vec<&'a str> {
     vec![
@@ -72,13 +23,13 @@ fn run_args<'a>(ws: &'a str, goal: &'a str, provider: &'a str) -> Vec<&'a str> {
 
 #[test]
 fn run_streams_the_answer_and_exits_zero() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let p = e.script(
         "a.json",
         json!([{ "text": "The answer is 42.", "chunk_size": 2 }]),
     );
     let ws = e.ws().display().to_string();
-    let out = e.run(&run_args(&ws, "what is it", &p));
+    let out = e.output(&run_args(&ws, "what is it", &p));
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "The answer is 42.");
 
@@ -98,18 +49,18 @@ fn run_streams_the_answer_and_exits_zero() {
         shown["events"].as_array().unwrap().last().unwrap()["type"],
         "task_completed"
     );
-    let human = e.run(&["show", &id.to_string()]);
+    let human = e.output(&["show", &id.to_string()]);
     assert!(text(&human.stdout).contains("final answer: The answer is 42."));
 }
 
 #[test]
 fn json_mode_prints_every_event_as_a_line() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let p = e.script("a.json", json!([{ "text": "hi" }]));
     let ws = e.ws().display().to_string();
     let mut args = run_args(&ws, "hi", &p);
     args.push("--json");
-    let out = e.run(&args);
+    let out = e.output(&args);
     assert_eq!(code(&out), 0);
     let kinds: Vec<String> = text(&out.stdout)
         .lines()
@@ -127,13 +78,13 @@ fn json_mode_prints_every_event_as_a_line() {
 
 #[test]
 fn exit_codes_follow_the_terminal_status() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let failing = e.script(
         "f.json",
         json!([{ "error": { "kind": "auth", "message": "bad key" } }]),
     );
-    let out = e.run(&run_args(&ws, "fail", &failing));
+    let out = e.output(&run_args(&ws, "fail", &failing));
     assert_eq!(code(&out), 1);
     assert!(
         text(&out.stderr).contains("failed"),
@@ -143,7 +94,7 @@ fn exit_codes_follow_the_terminal_status() {
 
     let slow = e.script("s.json", json!([{ "text": "late", "delay_ms": 60000 }]));
     let out = e
-        .cmd(&run_args(&ws, "wait", &slow))
+        .command(&run_args(&ws, "wait", &slow))
         .env("POCKETPILOT_MAX_TASK_SECONDS", "1")
         .output()
         .unwrap();
@@ -154,7 +105,7 @@ fn exit_codes_follow_the_terminal_status() {
         "{}",
         text(&out.stderr)
     );
-    let stopped = e.run(&["stop", "2"]);
+    let stopped = e.output(&["stop", "2"]);
     assert_eq!(code(&stopped), 5, "{}", text(&stopped.stderr));
     assert!(text(&stopped.stdout).contains("budget_exceeded"));
 
@@ -163,14 +114,14 @@ fn exit_codes_follow_the_terminal_status() {
         json!({ "repeat_last": true, "turns": [{ "tool_calls": [{ "name": "list_dir", "arguments": {} }] }] }),
     );
     let out = e
-        .cmd(&run_args(&ws, "loop", &looping))
+        .command(&run_args(&ws, "loop", &looping))
         .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
         .output()
         .unwrap();
     assert_eq!(code(&out), 9);
     assert!(text(&out.stderr).contains("all 2 steps"));
     // Raising another budget than the one that ran out is a usage error that says which.
-    let wrong = e.run(&["raise", "3", "--usd", "1"]);
+    let wrong = e.output(&["raise", "3", "--usd", "1"]);
     assert_eq!(code(&wrong), 2, "{}", text(&wrong.stderr));
     assert!(
         text(&wrong.stderr).contains("--steps"),
@@ -179,7 +130,7 @@ fn exit_codes_follow_the_terminal_status() {
     );
     // One more step runs on from the same context, and pauses at the new limit.
     let raised = e
-        .cmd(&["raise", "3", "--steps", "1"])
+        .command(&["raise", "3", "--steps", "1"])
         .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
         .output()
         .unwrap();
@@ -191,7 +142,7 @@ fn exit_codes_follow_the_terminal_status() {
     );
     // No amount: the budget again (2 more steps), and it pauses at 5.
     let again = e
-        .cmd(&["raise", "3"])
+        .command(&["raise", "3"])
         .env("POCKETPILOT_MAX_AGENT_STEPS", "2")
         .output()
         .unwrap();
@@ -201,9 +152,9 @@ fn exit_codes_follow_the_terminal_status() {
         "{}",
         text(&again.stderr)
     );
-    let stopped = e.run(&["stop", "3"]);
+    let stopped = e.output(&["stop", "3"]);
     assert_eq!(code(&stopped), 5, "{}", text(&stopped.stderr));
-    let shown = e.run(&["show", "3"]);
+    let shown = e.output(&["show", "3"]);
     assert!(
         text(&shown.stdout).contains("cost: $0.00"),
         "{}",
@@ -213,22 +164,22 @@ fn exit_codes_follow_the_terminal_status() {
 
 #[test]
 fn usage_errors_exit_two_with_a_clear_message() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script("a.json", json!([{ "text": "x" }]));
-    assert_eq!(code(&e.run(&["run", "--workspace", &ws])), 2);
-    let empty = e.run(&run_args(&ws, "  ", &p));
+    assert_eq!(code(&e.output(&["run", "--workspace", &ws])), 2);
+    let empty = e.output(&run_args(&ws, "  ", &p));
     assert_eq!(code(&empty), 2);
     assert!(text(&empty.stderr).contains("goal is empty"));
-    let missing = e.run(&run_args("/definitely/not/here", "x", &p));
+    let missing = e.output(&run_args("/definitely/not/here", "x", &p));
     assert_eq!(code(&missing), 2);
     assert!(text(&missing.stderr).contains("does not exist"));
-    let unknown = e.run(&["show", "999"]);
+    let unknown = e.output(&["show", "999"]);
     assert_eq!(code(&unknown), 2);
     assert!(text(&unknown.stderr).contains("no task with id 999"));
-    assert_eq!(code(&e.run(&["cancel", "999"])), 2);
-    assert_eq!(code(&e.run(&["frobnicate"])), 2);
-    let bad = e.run(&run_args(&ws, "x", "scripted:/no/such/file.json"));
+    assert_eq!(code(&e.output(&["cancel", "999"])), 2);
+    assert_eq!(code(&e.output(&["frobnicate"])), 2);
+    let bad = e.output(&run_args(&ws, "x", "scripted:/no/such/file.json"));
     assert_eq!(code(&bad), 1);
     assert!(text(&bad.stderr).contains("cannot read the script"));
 }
@@ -237,28 +188,28 @@ fn usage_errors_exit_two_with_a_clear_message() {
 /// that names the accepted forms, and nothing is written.
 #[test]
 fn a_bad_mode_or_capability_is_a_usage_error_naming_what_is_accepted() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script("a.json", json!([{ "text": "x" }]));
-    assert_eq!(code(&e.run(&run_args(&ws, "hello", &p))), 0);
+    assert_eq!(code(&e.output(&run_args(&ws, "hello", &p))), 0);
     let session = e.json(&["tasks", "--json"])[0]["session_id"]
         .as_i64()
         .unwrap()
         .to_string();
-    let bad = e.run(&["session", "modes", &session, "--steering", "sometimes"]);
+    let bad = e.output(&["session", "modes", &session, "--steering", "sometimes"]);
     assert_eq!(code(&bad), 2);
     assert!(
         text(&bad.stderr).contains("[possible values: one-at-a-time, all]"),
         "{}",
         text(&bad.stderr)
     );
-    let good = e.run(&["session", "modes", &session, "--follow-up", "all"]);
+    let good = e.output(&["session", "modes", &session, "--follow-up", "all"]);
     assert_eq!(code(&good), 0, "{}", text(&good.stderr));
     assert_eq!(
         text(&good.stdout).trim(),
         "steering one-at-a-time · follow-up all"
     );
-    let allow = e.run(&[&run_args(&ws, "x", &p)[..], &["--allow", "fs: write"]].concat());
+    let allow = e.output(&[&run_args(&ws, "x", &p)[..], &["--allow", "fs: write"]].concat());
     assert_eq!(code(&allow), 2);
     assert!(
         text(&allow.stderr).contains("is not a capability"),
@@ -270,9 +221,9 @@ fn a_bad_mode_or_capability_is_a_usage_error_naming_what_is_accepted() {
 
 #[test]
 fn no_model_configured_fails_fast_naming_the_setting() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
-    let out = e.run(&["run", "--workspace", &ws, "--goal", "hello"]);
+    let out = e.output(&["run", "--workspace", &ws, "--goal", "hello"]);
     assert_eq!(code(&out), 1);
     assert!(
         text(&out.stderr).contains("pocketpilot provider set"),
@@ -283,13 +234,13 @@ fn no_model_configured_fails_fast_naming_the_setting() {
 
 #[test]
 fn a_corrupt_database_is_reported_and_kept() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let data = e.dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     let db = data.join("pocketpilot.db");
     let junk = vec![0x42u8; 8192];
     std::fs::write(&db, &junk).unwrap();
-    let out = e.run(&["tasks"]);
+    let out = e.output(&["tasks"]);
     // The store's own exit code (12): damaged, nothing written, no backup to offer.
     assert_eq!(code(&out), 12);
     let err = text(&out.stderr);
@@ -314,7 +265,7 @@ fn wait_for(mut f: impl FnMut() -> bool) {
 
 #[test]
 fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script(
         "w.json",
@@ -323,7 +274,7 @@ fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later()
             { "text": "Written." }
         ]),
     );
-    let out = e.run(&run_args(&ws, "write", &p));
+    let out = e.output(&run_args(&ws, "write", &p));
     assert_eq!(code(&out), 3, "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("pocketpilot approve"));
     assert!(!e.ws().join("out.txt").exists());
@@ -335,21 +286,21 @@ fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later()
         .unwrap()
         .contains("+data"));
 
-    let approved = e.run(&["approve", &id.to_string()]);
+    let approved = e.output(&["approve", &id.to_string()]);
     assert_eq!(code(&approved), 0, "{}", text(&approved.stderr));
     assert!(text(&approved.stdout).contains("Written."));
     assert_eq!(
         std::fs::read_to_string(e.ws().join("out.txt")).unwrap(),
         "data\n"
     );
-    assert_eq!(code(&e.run(&["approve", &id.to_string()])), 2);
+    assert_eq!(code(&e.output(&["approve", &id.to_string()])), 2);
 
     // Rejecting the next one leaves the file as it was.
-    let out = e.run(&run_args(&ws, "write again", &p));
+    let out = e.output(&run_args(&ws, "write again", &p));
     assert_eq!(code(&out), 3);
     let id = e.json(&["approvals", "--json"])[0]["id"].as_i64().unwrap();
     std::fs::write(e.ws().join("out.txt"), "mine\n").unwrap();
-    let rejected = e.run(&["reject", &id.to_string(), "--reason", "keep mine"]);
+    let rejected = e.output(&["reject", &id.to_string(), "--reason", "keep mine"]);
     assert_eq!(code(&rejected), 0);
     assert_eq!(
         std::fs::read_to_string(e.ws().join("out.txt")).unwrap(),
@@ -357,7 +308,7 @@ fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later()
     );
 
     // --allow grants the capability for that run.
-    let out = e.run(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
+    let out = e.output(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert_eq!(
         std::fs::read_to_string(e.ws().join("out.txt")).unwrap(),
@@ -367,14 +318,14 @@ fn without_a_terminal_a_risky_step_waits_exits_three_and_can_be_approved_later()
 
 #[test]
 fn cancel_from_another_process_stops_a_running_task() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script(
         "slow.json",
         json!([{ "text": "x".repeat(300), "chunk_size": 1, "chunk_delay_ms": 100 }]),
     );
     let mut child = e
-        .cmd(&run_args(&ws, "ramble", &p))
+        .command(&run_args(&ws, "ramble", &p))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -389,7 +340,7 @@ fn cancel_from_another_process_stops_a_running_task() {
             false
         }
     });
-    let out = e.run(&["cancel", &id.to_string()]);
+    let out = e.output(&["cancel", &id.to_string()]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("cancelled"),
@@ -402,12 +353,12 @@ fn cancel_from_another_process_stops_a_running_task() {
 
 #[test]
 fn logs_are_json_lines_that_carry_the_task() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script("a.json", json!([{ "text": "logged" }]));
-    assert_eq!(code(&e.run(&run_args(&ws, "log me", &p))), 0);
+    assert_eq!(code(&e.output(&run_args(&ws, "log me", &p))), 0);
     let id = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
-    let out = e.run(&["logs", "--task", &id.to_string()]);
+    let out = e.output(&["logs", "--task", &id.to_string()]);
     assert_eq!(code(&out), 0);
     let lines: Vec<Value> = text(&out.stdout)
         .lines()
@@ -420,7 +371,7 @@ fn logs_are_json_lines_that_carry_the_task() {
 }
 
 /// Runs the binary on a pseudo-terminal (util-linux `script`), answering its prompts.
-fn on_a_terminal(e: &Env, args: &[&str], answers: &[(&str, &str)]) -> (i32, String) {
+fn on_a_terminal(e: &Harness, args: &[&str], answers: &[(&str, &str)]) -> (i32, String) {
     use std::io::{Read, Write};
     let bin = env!("CARGO_BIN_EXE_pocketpilot");
     let line = std::iter::once(bin.to_owned())
@@ -483,7 +434,7 @@ fn on_a_terminal(e: &Env, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
 
 #[test]
 fn on_a_terminal_run_asks_inline_and_each_answer_does_what_it_says() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script(
         "w.json",
@@ -547,7 +498,7 @@ fn on_a_terminal_run_asks_inline_and_each_answer_does_what_it_says() {
 
 #[test]
 fn workspace_policy_rules_are_set_from_the_command_line() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script(
         "w.json",
@@ -557,21 +508,21 @@ fn workspace_policy_rules_are_set_from_the_command_line() {
         ]),
     );
     assert_eq!(
-        code(&e.run(&["policy", "allow", "fs:write", "--workspace", &ws])),
+        code(&e.output(&["policy", "allow", "fs:write", "--workspace", &ws])),
         0
     );
-    let out = e.run(&run_args(&ws, "write", &p));
+    let out = e.output(&run_args(&ws, "write", &p));
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert!(e.ws().join("o.txt").exists());
     std::fs::remove_file(e.ws().join("o.txt")).unwrap();
 
     assert_eq!(
-        code(&e.run(&["policy", "deny", "fs", "--workspace", &ws])),
+        code(&e.output(&["policy", "deny", "fs", "--workspace", &ws])),
         0
     );
     let rules = e.json(&["policy", "show", "--workspace", &ws, "--json"]);
     assert_eq!(rules["deny"][0], "fs");
-    let out = e.run(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
+    let out = e.output(&[&run_args(&ws, "write", &p)[..], &["--allow", "fs:write"]].concat());
     assert_eq!(code(&out), 0);
     assert!(
         text(&out.stderr).contains("denies"),
@@ -580,7 +531,7 @@ fn workspace_policy_rules_are_set_from_the_command_line() {
     );
     assert!(!e.ws().join("o.txt").exists());
     assert_eq!(
-        code(&e.run(&["policy", "allow", "nonsense:", "--workspace", &ws])),
+        code(&e.output(&["policy", "allow", "nonsense:", "--workspace", &ws])),
         2
     );
 }
@@ -590,10 +541,10 @@ fn workspace_policy_rules_are_set_from_the_command_line() {
 /// it. `--version` says where the data is and what is not there yet.
 #[test]
 fn autostart_writes_and_removes_the_xdg_entry_and_version_reports_it() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let config = e.dir.path().join("config");
     let run = |args: &[&str]| {
-        e.cmd(args)
+        e.command(args)
             .env("XDG_CONFIG_HOME", &config)
             .output()
             .unwrap()
@@ -652,7 +603,7 @@ fn autostart_writes_and_removes_the_xdg_entry_and_version_reports_it() {
 
 #[test]
 fn say_into_a_full_inbox_exits_eight_and_writes_nothing() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let p = e.script(
         "w.json",
@@ -662,12 +613,12 @@ fn say_into_a_full_inbox_exits_eight_and_writes_nothing() {
         ]),
     );
     // A run left waiting for approval keeps the session busy: what is said queues.
-    let out = e.run(&run_args(&ws, "write", &p));
+    let out = e.output(&run_args(&ws, "write", &p));
     assert_eq!(code(&out), 3, "{}", text(&out.stderr));
     let session = e.json(&["sessions", "--json"])[0]["id"].as_i64().unwrap();
     let s = session.to_string();
     let say = |words: &str| {
-        e.cmd(&["say", &s, words])
+        e.command(&["say", &s, words])
             .env("POCKETPILOT_MAX_QUEUED", "1")
             .output()
             .unwrap()
@@ -693,12 +644,12 @@ fn say_into_a_full_inbox_exits_eight_and_writes_nothing() {
 
 #[test]
 fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working_session() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let ws = e.ws().display().to_string();
     let hi = e.script("hi.json", json!([{ "text": "Hi." }]));
-    assert_eq!(code(&e.run(&run_args(&ws, "First", &hi))), 0);
-    assert_eq!(code(&e.run(&run_args(&ws, "Second", &hi))), 0);
-    let cron = e.run(&[
+    assert_eq!(code(&e.output(&run_args(&ws, "First", &hi))), 0);
+    assert_eq!(code(&e.output(&run_args(&ws, "Second", &hi))), 0);
+    let cron = e.output(&[
         "cron",
         "add",
         "@daily",
@@ -708,7 +659,7 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
         "tidy",
     ]);
     assert_eq!(code(&cron), 0, "{}", text(&cron.stderr));
-    let titles = |e: &Env| -> Vec<String> {
+    let titles = |e: &Harness| -> Vec<String> {
         let mut t: Vec<String> = e
             .json(&["sessions", "--json"])
             .as_array()
@@ -719,7 +670,7 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
         t.sort();
         t
     };
-    let id_of = |e: &Env, title: &str| -> String {
+    let id_of = |e: &Harness, title: &str| -> String {
         e.json(&["sessions", "--json"])
             .as_array()
             .unwrap()
@@ -731,7 +682,7 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
     let first = id_of(&e, "First");
 
     // Without a terminal, only with --yes: refused (usage), and nothing is lost.
-    let out = e.run(&["session", "delete", &first]);
+    let out = e.output(&["session", "delete", &first]);
     assert_eq!(code(&out), 2);
     assert!(text(&out.stderr).contains("--yes"), "{}", text(&out.stderr));
     assert_eq!(titles(&e), ["First", "Second"]);
@@ -754,9 +705,9 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
         "w.json",
         json!([{ "tool_calls": [{ "name": "run_command", "arguments": { "command": "echo hi" } }] }, { "text": "ok" }]),
     );
-    assert_eq!(code(&e.run(&run_args(&ws, "Waiting", &waits))), 3);
+    assert_eq!(code(&e.output(&run_args(&ws, "Waiting", &waits))), 3);
     let waiting = id_of(&e, "Waiting");
-    let out = e.run(&["session", "delete", &waiting, "--yes"]);
+    let out = e.output(&["session", "delete", &waiting, "--yes"]);
     assert_eq!(code(&out), 6, "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("stop that task first"),
@@ -772,8 +723,8 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
         .find(|t| t["status"] == "waiting_approval")
         .map(|t| t["id"].to_string())
         .unwrap();
-    assert_eq!(code(&e.run(&["cancel", &task])), 0);
-    let out = e.run(&["session", "delete", &waiting, "--yes"]);
+    assert_eq!(code(&e.output(&["cancel", &task])), 0);
+    let out = e.output(&["session", "delete", &waiting, "--yes"]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     assert_eq!(titles(&e), ["Second"]);
     assert!(e
@@ -783,13 +734,13 @@ fn session_delete_asks_on_a_terminal_wants_yes_without_one_and_refuses_a_working
         .is_empty());
 
     // The schedule on the workspace is untouched; an unknown session is a usage error.
-    let crons = e.run(&["cron", "list"]);
+    let crons = e.output(&["cron", "list"]);
     assert!(
         text(&crons.stdout).contains("tidy"),
         "{}",
         text(&crons.stdout)
     );
-    assert_eq!(code(&e.run(&["session", "delete", "9999", "--yes"])), 2);
+    assert_eq!(code(&e.output(&["session", "delete", "9999", "--yes"])), 2);
 }
 
 /// A GGUF v3 file with a header and no tensors: enough for `models` to read its facts.
@@ -813,11 +764,11 @@ fn tiny_gguf(path: &std::path::Path) {
 
 #[test]
 fn models_are_imported_listed_chosen_and_removed_and_bad_files_are_refused() {
-    let e = Env::new();
+    let e = Harness::new(&[]);
     let file = e.dir.path().join("Tiny-Model.gguf");
     tiny_gguf(&file);
     let f = file.display().to_string();
-    let out = e.run(&["models", "import", &f]);
+    let out = e.output(&["models", "import", &f]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     let listed = e.json(&["models", "list", "--json"]);
     let rows = listed.as_array().unwrap();
@@ -827,7 +778,7 @@ fn models_are_imported_listed_chosen_and_removed_and_bad_files_are_refused() {
     assert_eq!(rows[0]["facts"]["training_context"], 2048);
 
     // Too large for the memory this machine has: refused with both figures.
-    let mut big = e.cmd(&["models", "import", &f, "--name", "x"]);
+    let mut big = e.command(&["models", "import", &f, "--name", "x"]);
     big.env("POCKETPILOT_MEMORY_AVAILABLE", "1000");
     let out = big.output().unwrap();
     assert_eq!(code(&out), 1);
@@ -839,7 +790,7 @@ fn models_are_imported_listed_chosen_and_removed_and_bad_files_are_refused() {
     // Not a GGUF file.
     let notes = e.dir.path().join("notes.gguf");
     std::fs::write(&notes, "just text").unwrap();
-    let out = e.run(&["models", "import", &notes.display().to_string()]);
+    let out = e.output(&["models", "import", &notes.display().to_string()]);
     assert_eq!(code(&out), 1);
     assert!(text(&out.stderr).contains("GGUF"), "{}", text(&out.stderr));
     assert_eq!(
@@ -850,9 +801,9 @@ fn models_are_imported_listed_chosen_and_removed_and_bad_files_are_refused() {
         1
     );
 
-    assert_eq!(code(&e.run(&["models", "use", "nope"])), 2);
-    assert_eq!(code(&e.run(&["models", "rm", "tiny-model"])), 0);
-    assert_eq!(code(&e.run(&["models", "rm", "tiny-model"])), 2);
+    assert_eq!(code(&e.output(&["models", "use", "nope"])), 2);
+    assert_eq!(code(&e.output(&["models", "rm", "tiny-model"])), 0);
+    assert_eq!(code(&e.output(&["models", "rm", "tiny-model"])), 2);
     assert!(e
         .json(&["models", "list", "--json"])
         .as_array()

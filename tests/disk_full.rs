@@ -3,13 +3,16 @@
 //! when the disk fills under it, keeps every event it committed, and continues once space
 //! is freed; `models pull` and `backup now` refuse up front when the room is not there.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::ffi::CString;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
+use support::{code, text, Harness};
 
 const EXIT_PAUSED: i32 = 9;
 
@@ -47,45 +50,24 @@ impl Drop for Tmpfs {
 
 /// The binary with its data directory on a tmpfs and its workspace elsewhere.
 struct Env {
+    h: Harness,
     data: Tmpfs,
-    home: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.h
+    }
 }
 
 impl Env {
     fn new(size: &str) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(home.path().join("ws")).unwrap();
+        let data = Tmpfs::mount(size);
         Self {
-            data: Tmpfs::mount(size),
-            home,
+            h: Harness::with_data(data.path().to_owned()),
+            data,
         }
-    }
-    fn ws(&self) -> PathBuf {
-        self.home.path().join("ws")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.data.path())
-            .env("HOME", self.home.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
-            .stdin(Stdio::null());
-        c
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-    fn script(&self, v: Value) -> String {
-        let p = self.home.path().join("script.json");
-        std::fs::write(&p, v.to_string()).unwrap();
-        format!("scripted:{}", p.display())
     }
     fn filler(&self) -> PathBuf {
         self.data.path().join("filler")
@@ -115,14 +97,6 @@ impl Env {
             .unwrap();
         f.set_len(len.saturating_sub(free)).unwrap();
     }
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn mkfifo(path: &Path) {
@@ -182,14 +156,14 @@ fn pause_and_continue(e: &Env, fill: impl Fn(&Env)) -> Vec<(i64, String)> {
     // The first call waits on a pipe the test opens once the disk is full: the disk fills
     // while the run is in the middle of its tools.
     mkfifo(&e.ws().join("gate"));
-    let provider = e.script(json!([
+    let provider = e.script("script.json", json!([
         { "tool_calls": [{ "name": "run_command", "arguments": { "command": "read line < gate; echo got $line" } }], "chunk_size": 3 },
         { "tool_calls": [{ "name": "write_file", "arguments": { "path": "after.txt", "content": "written after the disk was freed" } }] },
         { "text": "All done.", "chunk_size": 2 }
     ]));
     let ws = e.ws().display().to_string();
     let mut child = e
-        .cmd(&[
+        .command(&[
             "run",
             "--workspace",
             &ws,
@@ -263,7 +237,7 @@ fn pause_and_continue(e: &Env, fill: impl Fn(&Env)) -> Vec<(i64, String)> {
         .any(|(_, k)| k == "model_turn_completed" || k == "tool_call_started"));
 
     // Still full: continuing is refused, and says why.
-    let refused = e.run(&["raise", &task_id]);
+    let refused = e.output(&["raise", &task_id]);
     assert_ne!(code(&refused), 0);
     assert!(
         text(&refused.stderr).contains("the disk was full, and it still is"),
@@ -277,7 +251,7 @@ fn pause_and_continue(e: &Env, fill: impl Fn(&Env)) -> Vec<(i64, String)> {
 
     // Space back: the same run continues from its context and completes.
     std::fs::remove_file(e.filler()).unwrap();
-    let resumed = e.run(&["raise", &task_id]);
+    let resumed = e.output(&["raise", &task_id]);
     assert_eq!(code(&resumed), 0, "{}", text(&resumed.stderr));
     let done = e.json(&["show", &task_id, "--json"]);
     assert_eq!(done["task"]["status"], "completed", "{done}");
@@ -321,7 +295,7 @@ fn announce_model(bytes: u64) -> String {
 fn a_model_pull_refuses_up_front_when_the_disk_lacks_room() {
     let e = Env::new("32m");
     let url = announce_model(200 << 20);
-    let out = e.run(&["models", "pull", &url]);
+    let out = e.output(&["models", "pull", &url]);
     assert_ne!(code(&out), 0);
     let err = text(&out.stderr);
     assert!(err.contains("of disk space"), "{err}");
@@ -342,9 +316,9 @@ fn a_model_pull_refuses_up_front_when_the_disk_lacks_room() {
 #[test]
 fn a_backup_refuses_up_front_when_the_disk_lacks_room_and_runs_once_there_is() {
     let e = Env::new("96m");
-    let provider = e.script(json!([{ "text": "Kept." }]));
+    let provider = e.script("script.json", json!([{ "text": "Kept." }]));
     let ws = e.ws().display().to_string();
-    let out = e.run(&[
+    let out = e.output(&[
         "run",
         "--workspace",
         &ws,
@@ -355,7 +329,7 @@ fn a_backup_refuses_up_front_when_the_disk_lacks_room_and_runs_once_there_is() {
     ]);
     assert_eq!(code(&out), 0, "{}", text(&out.stderr));
     e.leave_free(8 << 20);
-    let refused = e.run(&["backup", "now"]);
+    let refused = e.output(&["backup", "now"]);
     assert_ne!(code(&refused), 0);
     let err = text(&refused.stderr);
     assert!(err.contains("not enough free space"), "{err}");
@@ -371,7 +345,7 @@ fn a_backup_refuses_up_front_when_the_disk_lacks_room_and_runs_once_there_is() {
     assert_eq!(shown["task"]["final_answer"], "Kept.", "{shown}");
 
     std::fs::remove_file(e.filler()).unwrap();
-    let made = e.run(&["backup", "now"]);
+    let made = e.output(&["backup", "now"]);
     assert_eq!(code(&made), 0, "{}", text(&made.stderr));
     assert_eq!(std::fs::read_dir(&backups).unwrap().count(), 1);
 }

@@ -2,110 +2,22 @@
 //! here on 127.0.0.1): a tool call executed, its result sent back, the final answer
 //! printed — and the API key found nowhere it must not be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::llmock::Llmock;
+use support::Harness;
 
 const KEY: &str = "sk-pocketpilot-test-9f8e7d6c5b4a";
 
-struct Llmock {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Llmock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn post(port: u16, path: &str, body: &Value) -> (u16, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let body = body.to_string();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let status = out
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, out)
-}
-
-impl Llmock {
-    fn start() -> Self {
-        let bin = std::env::var_os("POCKETPILOT_LLMOCK")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/llmock"));
-        assert!(
-            bin.exists(),
-            "llmock not found at {}: run tests/setup-python.sh",
-            bin.display()
-        );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(&bin)
-            .args([
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--tool-mode",
-                "off",
-                "--log-level",
-                "warning",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mock = Self { child, port };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err()
-            || post(port, "/_llmock/reset", &json!({})).0 != 200
-        {
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "llmock did not start"
-            );
-            // sleep: the poll interval of the bounded wait for llmock to start (no readiness signal).
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        mock
-    }
-
-    fn scenario(&self, behaviors: Value) {
-        let (status, body) = post(
-            self.port,
-            "/_llmock/scenario",
-            &json!({ "behaviors": behaviors }),
-        );
-        assert!((200..300).contains(&status), "{body}");
-    }
-}
-
-fn pocketpilot(dir: &Path, port: u16, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
-        .args(args)
-        .env("POCKETPILOT_DATA_DIR", dir.join("data"))
-        .env("HOME", dir)
+/// The binary on `h`'s store, with the server at `port` as its model.
+fn pocketpilot(h: &Harness, port: u16, args: &[&str]) -> Output {
+    h.command(args)
         .env(
             "POCKETPILOT_BASE_URL",
             format!("http://127.0.0.1:{port}/v1"),
@@ -115,7 +27,6 @@ fn pocketpilot(dir: &Path, port: u16, args: &[&str]) -> std::process::Output {
         .env("POCKETPILOT_LOG", "trace")
         // A window set by the person: no discovery requests reach these one-purpose servers.
         .env("POCKETPILOT_CONTEXT_WINDOW", "32768")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -136,7 +47,8 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
     let mock = Llmock::start();
-    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&[]);
+    let dir = &h.dir;
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("notes.txt"), "The launch code is banana.\n").unwrap();
@@ -145,7 +57,7 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
         { "type": "reply", "text": "The notes say the launch code is banana." }
     ]));
     let out = pocketpilot(
-        dir.path(),
+        &h,
         mock.port,
         &[
             "run",
@@ -164,10 +76,9 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
     );
     assert!(stderr.contains("read_file"), "{stderr}");
 
-    let shown: Value = serde_json::from_slice(
-        &pocketpilot(dir.path(), mock.port, &["show", "1", "--json"]).stdout,
-    )
-    .unwrap();
+    let shown: Value =
+        serde_json::from_slice(&pocketpilot(&h, mock.port, &["show", "1", "--json"]).stdout)
+            .unwrap();
     let events = shown["events"].as_array().unwrap();
     let completed = events
         .iter()
@@ -185,7 +96,7 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
     // A rejected key: a clear error that points at the key setting — and never shows it.
     mock.scenario(json!([{ "type": "fail", "status": 401 }]));
     let out = pocketpilot(
-        dir.path(),
+        &h,
         mock.port,
         &[
             "run",
@@ -201,7 +112,7 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
 
     // The key is in no file of the data directory (database, WAL, logs), in no event and
     // in no output.
-    let _ = pocketpilot(dir.path(), mock.port, &["logs"]);
+    let _ = pocketpilot(&h, mock.port, &["logs"]);
     let data = dir.path().join("data");
     let files = files_under(&data);
     assert!(files.iter().any(|f| f.to_string_lossy().contains("logs")));
@@ -219,34 +130,20 @@ fn a_full_run_against_a_real_server_executes_the_tool_and_prints_the_answer() {
         &["logs"],
         &["provider", "show", "--json"],
     ] {
-        let out = pocketpilot(dir.path(), mock.port, args);
+        let out = pocketpilot(&h, mock.port, args);
         assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY));
         assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY));
     }
 }
 
-fn get(port: u16, path: &str) -> Value {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default();
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
 #[test]
 fn eval_real_plays_the_cases_against_the_configured_model_and_reports_without_failing() {
     let mock = Llmock::start();
-    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&[]);
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/cases");
     let eval = |filter: &str| {
         let out = pocketpilot(
-            dir.path(),
+            &h,
             mock.port,
             &[
                 "eval",
@@ -271,7 +168,7 @@ fn eval_real_plays_the_cases_against_the_configured_model_and_reports_without_fa
     assert_eq!(summary["real"], true);
     assert_eq!(summary["cases"][0]["passed"], true, "{summary}");
     assert!(stderr.ends_with("1 passed, 0 failed\n"), "{stderr}");
-    let served = get(mock.port, "/_llmock/requests");
+    let served = mock.requests();
     let chats: Vec<&Value> = served["requests"]
         .as_array()
         .unwrap()
@@ -339,7 +236,8 @@ fn capture_auth() -> (u16, std::thread::JoinHandle<String>) {
 
 #[test]
 fn commands_cannot_read_the_key_from_our_process_and_the_key_still_reaches_the_server() {
-    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&[]);
+    let dir = &h.dir;
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let script = dir.path().join("peek.json");
@@ -353,8 +251,8 @@ fn commands_cannot_read_the_key_from_our_process_and_the_key_still_reaches_the_s
         .to_string(),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
-        .args([
+    let out = h
+        .command(&[
             "run",
             "--workspace",
             ws.to_str().unwrap(),
@@ -364,10 +262,8 @@ fn commands_cannot_read_the_key_from_our_process_and_the_key_still_reaches_the_s
             "shell",
         ])
         .args(["--provider", &format!("scripted:{}", script.display())])
-        .env("POCKETPILOT_DATA_DIR", dir.path().join("data"))
         .env("POCKETPILOT_API_KEY", KEY)
         .env("SOME_SERVICE_TOKEN", "tok-should-stay-hidden")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(
@@ -393,7 +289,7 @@ fn commands_cannot_read_the_key_from_our_process_and_the_key_still_reaches_the_s
     // After the relaunch the key is still ours, in memory, and reaches the model server.
     let (port, server) = capture_auth();
     let out = pocketpilot(
-        dir.path(),
+        &h,
         port,
         &["run", "--workspace", ws.to_str().unwrap(), "--goal", "hi"],
     );

@@ -2,92 +2,34 @@
 //! in a temp dir, real commands (`mv`, `sed -i`, a C build), the scripted model (which
 //! records what it was sent). Files are compared whole — bytes, modes, symlink targets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::collections::BTreeMap;
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::tree::{self, Snapshot};
+use support::{text, Harness};
 
-/// What a tree holds: per relative path, its kind, mode and bytes (a symlink's target).
-type Snapshot = BTreeMap<String, (char, u32, Vec<u8>)>;
+struct Env(Harness);
 
-fn snapshot(root: &Path) -> Snapshot {
-    fn walk(root: &Path, dir: &Path, out: &mut Snapshot) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            // The runtime's own folder and git's are not the workspace's content.
-            if rel == ".git" || rel == ".pocketpilot" {
-                continue;
-            }
-            let m = std::fs::symlink_metadata(&p).unwrap();
-            let mode = m.permissions().mode() & 0o7777;
-            if m.file_type().is_symlink() {
-                let t = std::fs::read_link(&p).unwrap();
-                out.insert(rel, ('l', 0, t.to_string_lossy().as_bytes().to_vec()));
-            } else if m.is_dir() {
-                out.insert(rel, ('d', mode, Vec::new()));
-                walk(root, &p, out);
-            } else {
-                out.insert(rel, ('f', mode, std::fs::read(&p).unwrap()));
-            }
-        }
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.0
     }
-    let mut out = Snapshot::new();
-    walk(root, root, &mut out);
-    out
 }
 
-struct Env {
-    dir: tempfile::TempDir,
+/// The workspace's content: the runtime's own folder and git's are not.
+fn snapshot(root: &Path) -> Snapshot {
+    tree::snapshot(root, &[".git", ".pocketpilot"])
 }
 
 impl Env {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        Self { dir }
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    fn script(&self, name: &str, v: Value) -> String {
-        let p = self.path(name);
-        std::fs::write(&p, v.to_string()).unwrap();
-        format!("scripted:{}", p.display())
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.path("data"))
-            .env("HOME", self.dir.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
-            .stdin(Stdio::null());
-        c
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} exited {:?}: {}{}",
-            out.status.code(),
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        text(&out.stdout)
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.ok(args)).unwrap()
+        Self(Harness::new(&[]))
     }
     /// Runs one task in `session` (a new one in `workspace` when `None`) whose turns are
     /// `turns`; the scripted model picks its turn by the assistant messages already in
@@ -140,10 +82,6 @@ impl Env {
             .as_i64()
             .unwrap()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn sh(cmd: &str) -> Value {
@@ -352,7 +290,7 @@ fn redo_takes_a_rewind_back_conversation_and_files() {
     let id = report["files"]["id"].as_i64().unwrap().to_string();
     assert!(ws.join("tree/link").exists());
     // A second rewind to the same message is refused: it is already set aside.
-    let again = e.run(&["rewind", &s.to_string(), "--to", &second.to_string()]);
+    let again = e.output(&["rewind", &s.to_string(), "--to", &second.to_string()]);
     assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
 
     e.ok(&["redo", &id]);
@@ -398,7 +336,7 @@ fn a_file_the_person_changed_since_refuses_the_rewind_with_three_versions_or_is_
     );
     std::fs::write(ws.join("a.txt"), "the person's edit\n").unwrap();
     let second = e.message(s, "second").to_string();
-    let out = e.run(&["rewind", &s.to_string(), "--to", &second]);
+    let out = e.output(&["rewind", &s.to_string(), "--to", &second]);
     assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(said.contains("changed since: a.txt"), "{said}");
@@ -450,7 +388,7 @@ fn a_rewind_is_refused_for_what_is_not_a_message_of_the_person() {
         .unwrap()["id"]
         .as_i64()
         .unwrap();
-    let out = e.run(&["rewind", &s.to_string(), "--to", &answer.to_string()]);
+    let out = e.output(&["rewind", &s.to_string(), "--to", &answer.to_string()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("not one of the person's messages"));
     assert!(e.ws().join("one.txt").exists());
@@ -491,7 +429,7 @@ fn killed_in_the_middle_of_a_rewind_it_is_completed_at_the_next_start() {
     );
     let second = e.message(s, "second").to_string();
     let mut child = e
-        .cmd(&["rewind", &s.to_string(), "--to", &second])
+        .command(&["rewind", &s.to_string(), "--to", &second])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -660,7 +598,7 @@ fn a_fork_outside_git_is_a_copy_and_same_shares_the_folder() {
         None,
     );
     let first = e.message(s, "first").to_string();
-    let refused = e.run(&[
+    let refused = e.output(&[
         "session",
         "fork",
         &s.to_string(),

@@ -3,92 +3,34 @@
 //! Every test compares the whole workspace — bytes, modes, symlink targets — before the
 //! task and after the undo.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::collections::BTreeMap;
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::tree::{self, Snapshot};
+use support::{text, Harness};
 
-struct Env {
-    dir: tempfile::TempDir,
+struct Env(Harness);
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.0
+    }
 }
 
-/// What a tree holds: per relative path, its kind, mode and bytes (a symlink's target).
-type Snapshot = BTreeMap<String, (char, u32, Vec<u8>)>;
-
+/// Everything under `root`, `.git` too unless `skip_git`.
 fn snapshot(root: &Path, skip_git: bool) -> Snapshot {
-    let mut out = Snapshot::new();
-    fn walk(root: &Path, dir: &Path, skip_git: bool, out: &mut Snapshot) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if skip_git && rel == ".git" {
-                continue;
-            }
-            let m = std::fs::symlink_metadata(&p).unwrap();
-            let mode = m.permissions().mode() & 0o7777;
-            if m.file_type().is_symlink() {
-                let t = std::fs::read_link(&p).unwrap();
-                out.insert(rel, ('l', 0, t.to_string_lossy().as_bytes().to_vec()));
-            } else if m.is_dir() {
-                out.insert(rel, ('d', mode, Vec::new()));
-                walk(root, &p, skip_git, out);
-            } else {
-                out.insert(rel, ('f', mode, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    walk(root, root, skip_git, &mut out);
-    out
+    tree::snapshot(root, if skip_git { &[".git"] } else { &[] })
 }
 
 impl Env {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        Self { dir }
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn wss(&self) -> String {
-        self.ws().display().to_string()
-    }
-    fn script(&self, name: &str, v: Value) -> String {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, v.to_string()).unwrap();
-        format!("scripted:{}", p.display())
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
-            .stdin(Stdio::null());
-        c
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} exited {:?}: {}{}",
-            out.status.code(),
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        text(&out.stdout)
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.ok(args)).unwrap()
+        Self(Harness::new(&[]))
     }
     /// Runs a task of `calls` (then a final answer) with every risky capability allowed;
     /// returns its id.
@@ -117,10 +59,6 @@ impl Env {
         ]);
         self.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn sh(cmd: &str) -> Value {
@@ -215,7 +153,7 @@ fn a_write_an_edit_and_a_tree_delete_are_undone_byte_for_byte() {
     let out = e.ok(&["undo", &task.to_string()]);
     assert!(out.contains("undo "), "{out}");
     assert_eq!(snapshot(&e.ws(), false), before);
-    let again = e.run(&["undo", &task.to_string()]);
+    let again = e.output(&["undo", &task.to_string()]);
     assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
     assert!(text(&again.stderr).contains("already undone"));
 }
@@ -303,7 +241,7 @@ fn a_file_the_person_edited_since_is_refused_with_its_three_versions_or_kept() {
         ],
     );
     std::fs::write(e.ws().join("a.txt"), "the person's edit\n").unwrap();
-    let out = e.run(&["undo", &task.to_string()]);
+    let out = e.output(&["undo", &task.to_string()]);
     assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(said.contains("changed since: a.txt"), "{said}");
@@ -363,7 +301,7 @@ fn undo_then_redo_then_undo_again_and_the_model_is_told() {
     e.ok(&["redo", &undo_id.to_string()]);
     assert_eq!(snapshot(&e.ws(), false), done);
     assert_eq!(
-        e.run(&["redo", &undo_id.to_string()]).status.code(),
+        e.output(&["redo", &undo_id.to_string()]).status.code(),
         Some(2)
     );
     e.ok(&["undo", &task.to_string()]);
@@ -487,7 +425,7 @@ fn killed_in_the_middle_of_a_command_its_changes_are_undone_after_the_restart() 
     );
     let ws = e.wss();
     let mut child = e
-        .cmd(&[
+        .command(&[
             "run",
             "--workspace",
             &ws,
@@ -552,7 +490,7 @@ fn past_the_size_cap_a_task_is_pruned_and_says_so_instead_of_undoing() {
     assert!(e
         .ok(&["changes", &old.to_string()])
         .contains("snapshot pruned"));
-    let out = e.run(&["undo", &old.to_string()]);
+    let out = e.output(&["undo", &old.to_string()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("pruned"),
@@ -640,7 +578,7 @@ fn one_file_of_a_task_is_undone_and_redone_alone_and_the_task_undo_does_the_rest
         };
         assert_eq!(f["undone_by"], want, "{f}");
     }
-    let again = e.run(&["undo", &t, "--path", "a.txt"]);
+    let again = e.output(&["undo", &t, "--path", "a.txt"]);
     assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
     assert!(text(&again.stderr).contains("already undone"));
 
@@ -650,7 +588,7 @@ fn one_file_of_a_task_is_undone_and_redone_alone_and_the_task_undo_does_the_rest
 
     // A file the person changed since is refused with its versions, then kept if asked.
     std::fs::write(e.ws().join("notes.md"), "the person's notes\n").unwrap();
-    let out = e.run(&["undo", &t, "--path", "notes.md"]);
+    let out = e.output(&["undo", &t, "--path", "notes.md"]);
     assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(said.contains("changed since: notes.md"), "{said}");
@@ -702,7 +640,7 @@ fn one_file_of_a_task_is_undone_and_redone_alone_and_the_task_undo_does_the_rest
         )),
         "{told}"
     );
-    let missing = e.run(&["undo", &t, "--path", "nope.txt"]);
+    let missing = e.output(&["undo", &t, "--path", "nope.txt"]);
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing.stderr));
 }
 
@@ -727,7 +665,7 @@ fn a_task_whose_files_were_all_undone_one_by_one_reads_as_undone() {
     let list = e.json(&["changes", &t, "--json"]);
     assert_eq!(list["undoable"], "undone", "{list}");
     assert_eq!(list["undone_by"], last);
-    let again = e.run(&["undo", &t]);
+    let again = e.output(&["undo", &t]);
     assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
     assert!(text(&again.stderr).contains("already undone"));
     e.ok(&["redo", &last.to_string()]);

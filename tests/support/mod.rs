@@ -1,7 +1,10 @@
-//! What the crash harnesses share: the real `pocketpilot` binary on a store of its own,
-//! started, asked and killed the way a person's machine would.
+//! What the root tests share: the real `pocketpilot` binary on a store of its own,
+//! started, asked and killed the way a person's machine would; a real OpenAI-compatible
+//! server (`llmock`); a tree's whole content to compare before and after.
 #![allow(dead_code)]
+pub mod llmock;
 pub mod pty;
+pub mod tree;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -10,51 +13,103 @@ use serde_json::Value;
 
 pub struct Harness {
     pub dir: tempfile::TempDir,
+    /// The data dir when it is not `dir/data` (a small filesystem of its own, say).
+    data: Option<PathBuf>,
     /// Set for every command (limits the harness needs, such as more steps).
-    env: Vec<(&'static str, &'static str)>,
+    env: Vec<(String, String)>,
 }
 
 impl Harness {
     /// A fresh data dir, HOME and an empty workspace `ws`.
-    pub fn new(env: &[(&'static str, &'static str)]) -> Self {
+    pub fn new(env: &[(&str, &str)]) -> Self {
         let h = Self {
             dir: tempfile::tempdir().unwrap(),
-            env: env.to_vec(),
+            data: None,
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
         };
         std::fs::create_dir_all(h.ws()).unwrap();
         h
     }
+    /// The same, with the data dir at `data`.
+    pub fn with_data(data: PathBuf) -> Self {
+        Self {
+            data: Some(data),
+            ..Self::new(&[])
+        }
+    }
+    /// Sets `key` for every later command.
+    pub fn set_env(&mut self, key: &str, value: impl Into<String>) {
+        self.env.push((key.to_owned(), value.into()));
+    }
     pub fn ws(&self) -> PathBuf {
         self.dir.path().join("ws")
     }
-    pub fn cmd(&self, args: &[&str]) -> Command {
+    /// The workspace as an argument.
+    pub fn wss(&self) -> String {
+        self.ws().display().to_string()
+    }
+    /// A path in the harness's temp dir (beside the workspace, not in it).
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    pub fn data(&self) -> PathBuf {
+        self.data.clone().unwrap_or_else(|| self.path("data"))
+    }
+    /// Writes a scripted model's file `name` and returns the provider spec naming it.
+    pub fn script(&self, name: &str, v: Value) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        format!("scripted:{}", p.display())
+    }
+    /// The binary with `args` on this harness's store; output is captured by `.output()`
+    /// and inherited by `.spawn()` unless set.
+    pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
         c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
+            .env("POCKETPILOT_DATA_DIR", self.data())
             .env("HOME", self.dir.path())
-            .envs(self.env.iter().copied())
-            // A model configured in the developer's environment never reaches a test's runs.
+            .env("XDG_CONFIG_HOME", self.path("xdg"))
+            // What is configured in the developer's environment never reaches a test's runs.
             .env_remove("POCKETPILOT_BASE_URL")
             .env_remove("POCKETPILOT_MODEL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
+            .env_remove("POCKETPILOT_SKILLS_DIR")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        c
+    }
+    /// `command` with its output discarded (a process left running in the background).
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = self.command(args);
+        c.stdout(Stdio::null()).stderr(Stdio::null());
         c
     }
     pub fn output(&self, args: &[&str]) -> Output {
-        let mut c = self.cmd(args);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        c.output().unwrap()
+        self.command(args).output().unwrap()
     }
-    pub fn json(&self, args: &[&str]) -> Value {
+    /// Stdout of a command that must succeed.
+    pub fn ok(&self, args: &[&str]) -> String {
         let out = self.output(args);
         assert!(
             out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            "{args:?} exited {:?}: {}{}",
+            out.status.code(),
+            text(&out.stdout),
+            text(&out.stderr)
         );
-        serde_json::from_slice(&out.stdout).unwrap()
+        text(&out.stdout)
     }
+    pub fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).unwrap()
+    }
+}
+
+/// A process's exit code (-1 when a signal ended it).
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
 }
 
 /// A process's output as text.
