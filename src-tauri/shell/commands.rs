@@ -127,7 +127,7 @@ pub async fn subscribe_task(
 #[tauri::command]
 #[specta::specta]
 pub async fn follow_changes(state: State<'_, AppState>, on_change: Channel<Change>) -> Result<()> {
-    let mut changes = state.runtime.changes();
+    let mut changes = state.runtime().await?.changes();
     tauri::async_runtime::spawn(async move {
         while let Some(change) = changes.next().await {
             if on_change.send(change).is_err() {

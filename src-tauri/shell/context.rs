@@ -22,7 +22,7 @@ impl From<ContextFailure> for CommandError {
 #[tauri::command]
 #[specta::specta]
 pub async fn context_use(state: State<'_, AppState>, session_id: i64) -> Result<ContextUse> {
-    let used = state.runtime.context_use(session_id).await;
+    let used = state.runtime().await?.context_use(session_id).await;
     Ok(used.map_err(RuntimeError::from)?)
 }
 
@@ -37,7 +37,7 @@ pub async fn context_marks(state: State<'_, AppState>, session_id: i64) -> Resul
 #[tauri::command]
 #[specta::specta]
 pub async fn compact_now(state: State<'_, AppState>, session_id: i64) -> Result<CompactReport> {
-    Ok(state.runtime.compact_now(session_id).await?)
+    Ok(state.runtime().await?.compact_now(session_id).await?)
 }
 
 /// Starts a new model view for the session (a `reset` submission).

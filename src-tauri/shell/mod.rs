@@ -11,6 +11,8 @@
 //!   them to TypeScript.
 //! - `tray.rs`: tray icon and menu, notifications, hide-on-close while work is going on.
 //! - `data.rs`: Settings → Data: backups of the store, "Back up now", "Restore…".
+//! - `opening.rs`: the app's state from its first moment; the store opens beside the
+//!   window's start, and calls that need it wait for it.
 //! - `recovery.rs`: the screen for a store that cannot be opened (damaged, newer), and
 //!   putting a backup back from it.
 //! - `desktop.rs`: background start (`--background`), start at login, keep in tray, About.
@@ -26,6 +28,7 @@ mod data;
 mod desktop;
 mod export;
 mod models;
+mod opening;
 mod plans;
 mod recovery;
 mod rules;
@@ -37,22 +40,18 @@ mod triggers;
 mod wire;
 
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use pocketpilot_core::Runtime;
 use pocketpilot_triggers::{HostOptions, TriggerHost};
 use tauri::{Manager, WindowEvent};
 
 pub use desktop::{about, run_desktop_hidden};
-
-pub struct AppState {
-    pub runtime: Arc<Runtime>,
-    tray: OnceLock<tray::Tray>,
-    triggers: Mutex<Option<TriggerHost>>,
-}
+use opening::{AppState, Opening};
 
 /// Runs one core call on tokio's blocking pool (it keeps the runtime's context, so a call
-/// that starts a run can spawn its worker) and maps its error.
+/// that starts a run can spawn its worker) and maps its error. A call made while the store
+/// is still opening waits for it.
 async fn call<T, E>(
     state: &AppState,
     f: impl FnOnce(&Arc<Runtime>) -> Result<T, E> + Send + 'static,
@@ -61,7 +60,7 @@ where
     T: Send + 'static,
     E: Into<wire::CommandError> + Send + 'static,
 {
-    let rt = state.runtime.clone();
+    let rt = state.runtime().await?;
     match tauri::async_runtime::spawn_blocking(move || f(&rt)).await {
         Ok(r) => r.map_err(Into::into),
         Err(e) => Err(wire::CommandError::new(
@@ -90,28 +89,6 @@ fn open_in_desktop(
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl AppState {
-    fn new(runtime: Arc<Runtime>) -> Self {
-        Self {
-            runtime,
-            tray: OnceLock::new(),
-            triggers: Mutex::new(None),
-        }
-    }
-
-    fn tray(&self) -> Option<&tray::Tray> {
-        self.tray.get()
-    }
-
-    fn has_trigger_host(&self) -> bool {
-        lock(&self.triggers).is_some()
-    }
-
-    fn take_trigger_host(&self) -> Option<TriggerHost> {
-        lock(&self.triggers).take()
-    }
 }
 
 /// The single-instance name: one app per data directory (a test or a second profile with
@@ -187,7 +164,7 @@ fn render_node() -> std::ffi::OsString {
 }
 
 /// The app's work beside the window, once the store is open: the tray, the built-in model's
-/// status, daily backups, interrupted runs resumed, the triggers. `AppState` is managed.
+/// status, daily backups, interrupted runs resumed, the triggers.
 fn start_services(handle: &tauri::AppHandle, runtime: Arc<Runtime>) {
     match tray::install(handle) {
         Ok(t) => {
@@ -232,7 +209,8 @@ pub fn run_desktop() -> ExitCode {
     // store is opened again.
     let _ = pocketpilot_core::api::data::apply_pending_restore(&data_dir);
     // The store is opened (and checked: `quick_check` reads the whole file) beside the
-    // window's start; the window's first question waits for it (`recovery::store_problem`).
+    // window's start; the window draws at once, and its calls wait for the store
+    // (`opening.rs`).
     let opening = {
         let data_dir = data_dir.clone();
         std::thread::spawn(move || Runtime::open(&data_dir))
@@ -249,7 +227,7 @@ pub fn run_desktop() -> ExitCode {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
-        .manage(recovery::Recovery::new(&data_dir));
+        .manage(AppState::new(&data_dir));
     let result = builder
         .invoke_handler(ipc.invoke_handler())
         .setup(move |app| {
@@ -278,8 +256,8 @@ pub fn run_desktop() -> ExitCode {
     }
 }
 
-/// Once the store `opening` opened, the app's state and services start; a store that
-/// cannot be opened gets the recovery screen, or ends the app.
+/// Once the store `opening` opened, the app's services start and the calls waiting for it
+/// go on; a store that cannot be opened gets the recovery screen, or ends the app.
 // The last resort before any window exists: the terminal that started the app, if any.
 #[allow(clippy::print_stderr)]
 async fn take_store(
@@ -288,11 +266,10 @@ async fn take_store(
     data_dir: std::path::PathBuf,
 ) {
     let opened = tauri::async_runtime::spawn_blocking(move || opening.join()).await;
-    let recovery = handle.state::<recovery::Recovery>();
+    let state = handle.state::<AppState>();
     match opened {
         Ok(Ok(Ok(rt))) => {
-            handle.manage(AppState::new(rt.clone()));
-            recovery.set(recovery::Opening::Open);
+            state.open(rt.clone());
             start_services(&handle, rt);
         }
         Ok(Ok(Err(e))) => match recovery::problem_of(&e, &data_dir) {
@@ -301,18 +278,20 @@ async fn take_store(
             // nothing writes to it.
             Some(problem) => {
                 tracing::error!(error = %e, "the store cannot be opened: the recovery screen");
-                recovery.set(recovery::Opening::Problem(problem));
+                state.fail(Opening::Problem(problem));
                 tray::show_window(&handle);
             }
             None => {
                 tracing::error!(error = %e, "the store cannot be opened");
                 eprintln!("pocketpilot: {e}");
+                state.fail(Opening::Failed(e.to_string()));
                 handle.exit(1);
             }
         },
         Ok(Err(_)) | Err(_) => {
             tracing::error!("opening the store did not finish");
             eprintln!("pocketpilot: opening the store did not finish");
+            state.fail(Opening::Failed("opening the store did not finish".into()));
             handle.exit(1);
         }
     }

@@ -52,7 +52,7 @@ pub async fn pull_model(
     name: Option<String>,
     on_progress: Channel<PullProgressEvent>,
 ) -> Result<Option<ModelRow>> {
-    let data_dir = state.runtime.data_dir().to_owned();
+    let data_dir = state.data_dir().to_owned();
     let report = move |p: PullProgressEvent| {
         // A window that went away no longer needs the figures; the download goes on.
         let _ = on_progress.send(p);

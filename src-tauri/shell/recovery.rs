@@ -4,9 +4,9 @@
 //! store before the person chooses; putting the backup back keeps the current file (set
 //! aside when damaged) and then opens the app as usual, without a restart.
 //!
-//! `store_problem` is asked first by the window at every start: `None` is the usual case.
-//! It waits for the store to be open, which runs beside the window's start.
-use std::path::{Path, PathBuf};
+//! `store_problem` is asked by the window at every start, beside its first render: `None`
+//! is the usual case. It waits for the store's open, which runs beside the window's start.
+use std::path::Path;
 
 use pocketpilot_core::api::data::{self, StoreState};
 use pocketpilot_core::store::backup::{BackupFile, Kept, Restored};
@@ -14,10 +14,10 @@ use pocketpilot_core::store::StoreError;
 use pocketpilot_core::{Runtime, RuntimeError};
 use serde::Serialize;
 use specta::Type;
-use tauri::{AppHandle, Manager, State};
+use tauri::{AppHandle, State};
 
+use super::opening::{AppState, Opening};
 use super::wire::CommandError;
-use super::AppState;
 
 type Result<T> = std::result::Result<T, CommandError>;
 
@@ -43,41 +43,6 @@ pub struct StoreProblem {
     pub backup: Option<BackupFile>,
     /// The same command on a terminal.
     pub command: Option<String>,
-}
-
-/// Where opening the store is: it runs beside the window's start (`quick_check` reads
-/// the whole file), and the window's first question waits for it.
-#[derive(Debug, Clone)]
-pub enum Opening {
-    Pending,
-    Open,
-    Problem(StoreProblem),
-}
-
-/// Managed in every start.
-pub struct Recovery {
-    data_dir: PathBuf,
-    opening: tokio::sync::watch::Sender<Opening>,
-}
-
-impl Recovery {
-    pub fn new(data_dir: &Path) -> Self {
-        Self {
-            data_dir: data_dir.to_owned(),
-            opening: tokio::sync::watch::Sender::new(Opening::Pending),
-        }
-    }
-
-    pub fn set(&self, opening: Opening) {
-        self.opening.send_replace(opening);
-    }
-
-    fn problem(&self) -> Option<StoreProblem> {
-        match &*self.opening.borrow() {
-            Opening::Problem(p) => Some(p.clone()),
-            Opening::Pending | Opening::Open => None,
-        }
-    }
 }
 
 /// The problem `e` describes, when it is one a backup can answer (damaged or newer); any
@@ -114,15 +79,10 @@ pub fn problem_of(e: &RuntimeError, data_dir: &Path) -> Option<StoreProblem> {
 /// Why the window is on the recovery screen, or `None` for the app as usual.
 #[tauri::command]
 #[specta::specta]
-pub async fn store_problem(state: State<'_, Recovery>) -> Result<Option<StoreProblem>> {
-    let mut opening = state.opening.subscribe();
-    let settled = opening
-        .wait_for(|o| !matches!(o, Opening::Pending))
-        .await
-        .map(|o| o.clone());
-    Ok(match settled {
-        Ok(Opening::Problem(p)) => Some(p),
-        Ok(Opening::Open | Opening::Pending) | Err(_) => None,
+pub async fn store_problem(state: State<'_, AppState>) -> Result<Option<StoreProblem>> {
+    Ok(match state.settled().await {
+        Some(Opening::Problem(p)) => Some(p),
+        Some(Opening::Open | Opening::Pending | Opening::Failed(_)) | None => None,
     })
 }
 
@@ -141,7 +101,7 @@ pub struct Recovered {
 #[specta::specta]
 pub async fn recover_store(
     app: AppHandle,
-    state: State<'_, Recovery>,
+    state: State<'_, AppState>,
     name: String,
 ) -> Result<Recovered> {
     if state.problem().is_none() {
@@ -150,7 +110,7 @@ pub async fn recover_store(
             "the store is open: use Settings → Data to restore a backup",
         ));
     }
-    let data_dir = state.data_dir.clone();
+    let data_dir = state.data_dir().to_owned();
     let opened = tauri::async_runtime::spawn_blocking(move || {
         let restored = data::restore(&data_dir, Path::new(&name))
             .map_err(|e| RuntimeError::Store(StoreError::from(e)))?;
@@ -170,8 +130,7 @@ pub async fn recover_store(
         Kept::SetAside { dir } => Some(dir.clone()),
         Kept::Nothing => None,
     };
-    app.manage(AppState::new(runtime.clone()));
-    state.set(Opening::Open);
+    state.open(runtime.clone());
     super::start_services(&app, runtime);
     tracing::info!(from = %restored.from, ?kept, "the store was put back from a backup");
     Ok(Recovered { restored, kept })

@@ -67,14 +67,14 @@ pub async fn api_key_stored(state: State<'_, AppState>) -> Result<bool> {
 #[tauri::command]
 #[specta::specta]
 pub async fn test_connection(state: State<'_, AppState>) -> Result<String> {
-    Ok(state.runtime.test_connection().await?)
+    Ok(state.runtime().await?.test_connection().await?)
 }
 
 /// The models the server at `base_url` lists, for the model picker.
 #[tauri::command]
 #[specta::specta]
 pub async fn list_models(state: State<'_, AppState>, base_url: String) -> Result<Vec<String>> {
-    Ok(state.runtime.list_models(&base_url).await?)
+    Ok(state.runtime().await?.list_models(&base_url).await?)
 }
 
 /// The secret variables the MCP servers declare, each with whether one is stored.

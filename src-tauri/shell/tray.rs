@@ -68,11 +68,14 @@ pub fn show_window(app: &AppHandle) {
 fn toggle_triggers(app: &AppHandle) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let rt = app.state::<AppState>().runtime.clone();
+        let Some(rt) = app.state::<AppState>().opened().cloned() else {
+            return;
+        };
+        let switching = rt.clone();
         let switched =
-            tauri::async_runtime::spawn_blocking(move || match trigger::all_paused(&rt) {
-                Ok(true) => trigger::resume_all(&rt),
-                Ok(false) => trigger::pause_all(&rt),
+            tauri::async_runtime::spawn_blocking(move || match trigger::all_paused(&switching) {
+                Ok(true) => trigger::resume_all(&switching),
+                Ok(false) => trigger::pause_all(&switching),
                 Err(e) => Err(e),
             })
             .await;
@@ -82,7 +85,7 @@ fn toggle_triggers(app: &AppHandle) {
                 if let Some(host) = super::lock(&state.triggers).as_ref() {
                     host.reload();
                 }
-                state.runtime.announce_triggers();
+                rt.announce_triggers();
             }
             Ok(Err(e)) => tracing::error!(error = %e, "could not switch the triggers"),
             Err(e) => tracing::error!(error = %e, "the triggers switch did not finish"),
@@ -107,16 +110,19 @@ fn quit(app: &AppHandle) {
 /// Whether closing the window should only hide it: the person asked for that always, a run
 /// is going or waiting for a person, or a trigger may start one.
 pub fn keep_in_tray(state: &AppState) -> bool {
+    // Before the store is open nothing runs yet, and nothing says to stay.
+    let Some(rt) = state.opened() else {
+        return false;
+    };
     // The person's "keep running in the tray when the window closes" (Settings).
-    if pocketpilot_core::autostart::keep_in_tray(&state.runtime.store).unwrap_or(false) {
+    if pocketpilot_core::autostart::keep_in_tray(&rt.store).unwrap_or(false) {
         return true;
     }
-    let busy = state
-        .runtime
+    let busy = rt
         .counts()
         .map(|c| c.running + c.waiting_approval + c.paused > 0)
         .unwrap_or(false);
-    busy || (state.has_trigger_host() && triggers_armed(&state.runtime))
+    busy || (state.has_trigger_host() && triggers_armed(rt))
 }
 
 fn triggers_armed(rt: &Runtime) -> bool {
@@ -135,7 +141,8 @@ fn triggers_armed(rt: &Runtime) -> bool {
 pub fn refresh(app: &AppHandle) {
     let state = app.state::<AppState>();
     let Some(tray) = state.tray() else { return };
-    let counts = match state.runtime.counts() {
+    let Some(rt) = state.opened() else { return };
+    let counts = match rt.counts() {
         Ok(c) => c,
         Err(e) => {
             tracing::warn!(error = %e, "could not count tasks for the tray");
@@ -169,7 +176,7 @@ pub fn refresh(app: &AppHandle) {
     let _ = tray
         .icon
         .set_title((!parts.is_empty()).then(|| parts.join(" · ")));
-    let paused = trigger::all_paused(&state.runtime).unwrap_or(false);
+    let paused = trigger::all_paused(rt).unwrap_or(false);
     let _ = tray.pause.set_text(if paused {
         "Resume triggers"
     } else {

@@ -23,7 +23,9 @@ fn changed<T>(state: &AppState, r: Result<T>) -> Result<T> {
         if let Some(host) = lock(&state.triggers).as_ref() {
             host.reload();
         }
-        state.runtime.announce_triggers();
+        if let Some(rt) = state.opened() {
+            rt.announce_triggers();
+        }
     }
     r
 }

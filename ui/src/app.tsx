@@ -165,6 +165,7 @@ function Shell({ store }: { store: SessionStore }) {
           setOpen(a);
         }}
         needsSetup={canRun === false}
+        loaded={loaded}
         activity={activity}
         open={drawer}
         onClose={() => setDrawer(false)}

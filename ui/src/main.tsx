@@ -14,18 +14,20 @@ installCodeCopy();
 
 const root = document.getElementById("app");
 if (root) {
-  // A store that cannot be opened shows the recovery screen instead of the app; a failed
-  // question (the shell is older or gone) is the usual app, whose calls report it.
-  // The marks around the question show how long the page waited for the store's check,
-  // which runs beside the window's start (tests/e2e/bench_ui.py reports it).
+  // The app draws at once: the store opens (and is checked) beside the window's start, and
+  // the app's calls wait for it in the shell. A store that cannot be opened replaces the
+  // app with the recovery screen; a failed question (the shell is older or gone) leaves the
+  // usual app, whose calls report it. The marks show that the page no longer waits for the
+  // store, and when it answered (tests/e2e/bench_ui.py reports them).
   performance.mark("pp-store-asked");
-  storeProblem()
-    .catch(() => null)
-    .then((problem) => {
-      performance.mark("pp-store-answered");
-      render(problem ? <Recovery problem={problem} reload={() => location.reload()} /> : <App />, root);
-      markFirstPaint();
-    });
+  const problem = storeProblem().catch(() => null);
+  render(<App />, root);
+  performance.mark("pp-render");
+  markFirstPaint();
+  void problem.then((p) => {
+    performance.mark("pp-store-answered");
+    if (p) render(<Recovery problem={p} reload={() => location.reload()} />, root);
+  });
 }
 
 function markFirstPaint() {

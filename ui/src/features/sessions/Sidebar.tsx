@@ -16,6 +16,8 @@ interface Props {
   route: Route;
   onOpenApproval: (a: Approval) => void;
   needsSetup: boolean;
+  /** False until the sessions were read the first time (the store may still be opening). */
+  loaded: boolean;
   activity: ReadonlyMap<number, Activity>;
   /** Below the narrow breakpoint the sidebar is a drawer: open or not. */
   open: boolean;
@@ -28,11 +30,17 @@ interface Props {
 const ACTIVITY_LABEL: Record<Activity, string> = { busy: "working", waiting: "waiting for you" };
 
 export function Sidebar(props: Props) {
-  const { sessions, approvals, route, onOpenApproval, needsSetup, activity, open, onClose, onChanged, onHelp } = props;
+  const { sessions, approvals, route, onOpenApproval, needsSetup, loaded, activity, open, onClose, onChanged, onHelp } = props;
   const [query, setQuery] = useState("");
   const [folder, setFolder] = useState<string | null>(null);
   const [renaming, setRenaming] = useState<number | null>(null);
   const searchBox = useRef<HTMLInputElement>(null);
+  // The first frame with the sessions read (tests/e2e/bench_ui.py: first paint to sessions).
+  useEffect(() => {
+    if (loaded && performance.getEntriesByName("pp-sessions-shown").length === 0) {
+      requestAnimationFrame(() => performance.mark("pp-sessions-shown"));
+    }
+  }, [loaded]);
   // Ctrl+K from anywhere: to the search box (the drawer's too, when the sidebar is one).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -108,7 +116,12 @@ export function Sidebar(props: Props) {
           ))}
         </select>
       )}
-      {sessions.length === 0 && <p class="muted">No sessions yet.</p>}
+      {!loaded && (
+        <p class="muted" data-testid="sessions-loading" role="status">
+          Loading sessions…
+        </p>
+      )}
+      {loaded && sessions.length === 0 && <p class="muted">No sessions yet.</p>}
       {sessions.length > 0 && q && shown.length === 0 && <p class="muted">No session title matches.</p>}
       <div class="session-list" data-testid="session-list">
         {groupByDay(shown).map((g) => (
