@@ -232,6 +232,15 @@ class App:
                 pass
             raise
 
+    def open_header(self, panel: str) -> WebElement:
+        """Opens a popover of the session header (`context`: the ring's figures, Compact
+        now, Fresh context; `details`: steps, tokens, cost, Export, Instructions, Delete)
+        unless it is open, and returns its panel."""
+        panel_css = f"[data-testid=head-{panel}-panel]"
+        if not self.css(panel_css):
+            self.wait_css(f"[data-testid=head-{panel}]").click()
+        return self.wait_css(panel_css)
+
     def wait_css(self, selector: str, timeout: float = WAIT) -> WebElement:
         return self.wait(selector, lambda: next(iter(self.css(selector)), None), timeout)  # type: ignore[return-value]
 

@@ -32,14 +32,14 @@ def test_a_repeating_agent_pauses_and_continues_from_the_card(app_env: AppEnv, l
     message = app.wait("what it repeated", lambda: next((t for t in app.texts("[data-testid=paused-message]") if t), None))
     assert "read_file" in message and "3 times" in message, message
     # Three turns at $1.50 each.
-    app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$4.50"])
+    app.wait("the session's cost", lambda: app.open_header("details") and app.texts("[data-testid=session-cost]") == ["$4.50"])
     app.screenshot("paused-repeating")
 
     app.css("[data-testid=paused-continue]")[0].click()
     app.wait("the final answer", lambda: DONE in assistant_texts(app))
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
     app.wait("the paused card to go", lambda: not app.css("[data-testid=paused-card]"))
-    app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$6.00"])
+    app.wait("the session's cost", lambda: app.open_header("details") and app.texts("[data-testid=session-cost]") == ["$6.00"])
     app.screenshot("continued-completed")
 
 
@@ -118,7 +118,7 @@ def test_a_price_and_a_task_budget_set_in_settings_pause_a_run_on_its_money(app_
     app.wait("the card to say why", lambda: "A budget ran out" in card.text)
     # The card's sentence is the stored reason as a sentence.
     app.wait_texts("[data-testid=paused-message]", ["The task cost $3.00 of its budget of $2.00."])
-    app.wait("the session's cost", lambda: app.texts("[data-testid=session-cost]") == ["$3.00"])
+    app.wait("the session's cost", lambda: app.open_header("details") and app.texts("[data-testid=session-cost]") == ["$3.00"])
     app.screenshot("paused-on-money")
     tasks = json.loads(app_env.cli("tasks", "--json").stdout)
     assert [(t["status"], t["pause"]["message"]) for t in tasks] == [("paused", TASK_PAUSE)]

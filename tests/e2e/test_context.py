@@ -61,6 +61,7 @@ def open_session(app: App, session: int) -> None:
 
 
 def meter(app: App) -> dict:
+    app.open_header("context")
     el = app.wait_css("[data-testid=context-meter-value]")
     return {
         "used": int(el.get_attribute("data-used")),
@@ -72,7 +73,8 @@ def meter(app: App) -> dict:
 
 
 def confirm(app: App, button: str) -> None:
-    app.css(f"[data-testid={button}]")[0].click()
+    app.open_header("context")
+    app.wait_css(f"[data-testid={button}]:not([disabled])").click()
     app.wait("the confirmation", lambda: app.css("[data-testid=context-confirm]"))
     app.screenshot(f"confirm-{button}")
     app.css("[data-testid=context-confirm-yes]")[0].click()

@@ -34,7 +34,7 @@ def test_a_step_budget_pause_continues_from_the_window_with_the_raised_limit(app
     card = app.wait_css("[data-testid=paused-card]")
     app.wait_texts("[data-testid=paused-message]", ["The agent used all 3 of its 3 steps without finishing."])
     app.wait_attr("[data-testid=paused-amount]", "value", "3")
-    app.wait("the header at the limit", lambda: app.texts("[data-testid=run-steps]") == ["Step 3/3"])
+    app.wait("the header at the limit", lambda: app.open_header("details") and app.texts("[data-testid=run-steps]") == ["Step 3/3"])
     app.wait(
         "the composer to say paused",
         lambda: "paused" in (app.css("[data-testid=composer-input]")[0].get_attribute("placeholder") or ""),
@@ -48,7 +48,7 @@ def test_a_step_budget_pause_continues_from_the_window_with_the_raised_limit(app
     app.wait("the final answer", lambda: "Looked around five times." in assistant_texts(app))
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
     app.wait("the paused card to go", lambda: not app.css("[data-testid=paused-card]"))
-    app.wait("the header with the raised limit", lambda: app.texts("[data-testid=run-steps]") == ["Step 5/6"])
+    app.wait("the header with the raised limit", lambda: app.open_header("details") and app.texts("[data-testid=run-steps]") == ["Step 5/6"])
     app.wait("no Stop", lambda: not app.css("[data-testid=stop]"))
     no_flags_or_variables(app)
     app.screenshot("continued-to-the-answer")

@@ -121,6 +121,7 @@ def test_an_instruction_file_opens_read_only_and_in_the_editor(app_env: AppEnv, 
     app: App = launch()
     app.wait("the session", lambda: app.css("[data-testid=session-item]"))
     app.css("[data-testid=session-item]")[0].click()
+    app.open_header("details")
     app.wait_css("[data-testid=open-rules]").click()
     app.wait_loaded("rules-view")
     app.wait_css("[data-testid=instruction-file][data-path='AGENTS.md'] [data-testid=open-instruction]").click()

@@ -183,5 +183,5 @@ def test_fork_from_here_in_a_git_workspace_makes_a_worktree(app_env: AppEnv, lau
     # "Open it": the new session, in its worktree.
     app.css("[data-testid=rewind-done] a")[0].click()
     app.wait_attr("[data-testid=session-view]", "data-session-id", str(fork))
-    app.wait("the worktree in the header", lambda: str(where) in app.texts(".view-head .workspace"))
+    app.wait("the worktree in the header", lambda: app.open_header("details") and str(where) in app.texts("[data-testid=head-path]"))
     app.screenshot("the-fork-opened")

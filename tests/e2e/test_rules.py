@@ -58,6 +58,7 @@ def test_rules_screen_and_a_memory_accepted_from_the_window(app_env: AppEnv, lau
     app.css("[data-testid=approve]")[0].click()
     app.wait("the task to complete", lambda: app.css("[data-testid=task][data-status=completed]"))
 
+    app.open_header("details")
     app.wait_css("[data-testid=open-rules]").click()
     app.wait_loaded("rules-view")
     app.wait_equal(

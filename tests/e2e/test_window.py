@@ -294,12 +294,13 @@ def test_work_in_progress_is_visible(app_env: AppEnv, launch) -> None:
     first = app.wait("the elapsed time", lambda: next(iter(app.texts("[data-testid=tool-elapsed]")), None))
     # The command runs 4 s: its elapsed time ticks at least once meanwhile.
     app.wait("the elapsed time to tick", lambda: next(iter(app.texts("[data-testid=tool-elapsed]")), first) != first, timeout=5)
-    app.wait("step 1 in the run meter", lambda: next(iter(app.texts("[data-testid=run-steps]")), "").startswith("Step 1/"))
-    app.wait_css(".head-meters [data-testid=context-meter]")
+    app.wait("step 1 in the run meter", lambda: app.open_header("details") and next(iter(app.texts("[data-testid=run-steps]")), "").startswith("Step 1/"))
+    app.open_header("context")
+    app.wait_css("[data-testid=head-context-panel] [data-testid=context-meter]")
     app.screenshot("running-tool")
     app.wait("the answer", lambda: app.css("[data-testid=task][data-status=completed]"), timeout=30)
     app.wait("the marker to clear", lambda: app.css("[data-testid=session-item][data-activity=idle]"))
-    app.wait("step 2 in the run meter", lambda: next(iter(app.texts("[data-testid=run-steps]")), "").startswith("Step 2/"))
+    app.wait("step 2 in the run meter", lambda: app.open_header("details") and next(iter(app.texts("[data-testid=run-steps]")), "").startswith("Step 2/"))
 
 
 def test_dark_mode_follows_the_system_and_a_manual_choice(app_env: AppEnv, launch) -> None:
@@ -588,6 +589,7 @@ def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> N
             app.wait("the approval dialog", lambda: focus_in_dialog(app))
             key(app, Keys.ESCAPE)
             app.wait("the approval dialog to close", lambda: not app.css("[data-testid=approval-dialog]"))
+        app.open_header("details")
         app.wait_css("[data-testid=delete-session]").click()
         app.wait("the confirmation", lambda: app.css("[data-testid=delete-confirm]"))
 
@@ -607,6 +609,7 @@ def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> N
     key(app, Keys.ESCAPE)
     app.wait("the dialog to close", lambda: not app.css("[data-testid=delete-confirm]"))
     assert "Delete me" in app.texts("[data-testid=session-item] .session-title")  # nothing was asked of the store
+    app.open_header("details")
     app.wait_css("[data-testid=delete-session]").click()
     app.wait_css("[data-testid=delete-confirm-no]").click()
     app.wait("the dialog to close", lambda: not app.css("[data-testid=delete-confirm]"))
@@ -614,6 +617,7 @@ def test_a_session_is_deleted_after_a_confirmation(app_env: AppEnv, launch) -> N
     app.wait_texts("[data-testid=session-title]", ["Delete me"])
 
     # Confirmed: the list drops it (through the change feed) and the window leaves it.
+    app.open_header("details")
     app.wait_css("[data-testid=delete-session]").click()
     app.wait_css("[data-testid=delete-confirm-yes]").click()
     app.wait("the session to leave the list", lambda: "Delete me" not in app.texts("[data-testid=session-item] .session-title"))

@@ -5,7 +5,7 @@
 import { useState } from "preact/hooks";
 import { compactNow, errorMessage, freshContext } from "../../api/commands";
 import type { ContextUse } from "../../api/generated/bindings";
-import { meterLevel, meterPercent, meterText, originLabel } from "./meter";
+import { compactChoice, meterLevel, meterPercent, meterText, originLabel } from "./meter";
 import "./context.css";
 
 type Action = "compact" | "fresh";
@@ -52,6 +52,7 @@ export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) 
     }
   };
 
+  const choice = compactChoice(use, busy, working);
   return (
     <div class="context-meter" data-testid="context-meter">
       {use ? (
@@ -79,8 +80,8 @@ export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) 
       <button
         type="button"
         data-testid="compact-now"
-        disabled={busy || working || !use}
-        title={busy ? "Compacting waits until the agent is idle" : "Summarise older turns now"}
+        disabled={!choice.enabled}
+        title={choice.why}
         onClick={() => setConfirm("compact")}
       >
         Compact now
@@ -88,6 +89,11 @@ export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) 
       <button type="button" data-testid="fresh-context" disabled={working} onClick={() => setConfirm("fresh")}>
         Fresh context
       </button>
+      {!choice.enabled && use && !busy && !working && (
+        <span class="muted compact-why" data-testid="compact-why">
+          {choice.why}
+        </span>
+      )}
       {result && (
         <span class={`context-result ${result.tone}`} data-testid="context-action-result" role="status">
           {result.text}

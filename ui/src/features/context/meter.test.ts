@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ContextUse } from "../../api/generated/bindings";
-import { contextRevision, meterLevel, meterPercent, meterText, originLabel } from "./meter";
+import { compactChoice, contextRevision, meterLevel, meterPercent, meterText, originLabel } from "./meter";
 
 const use = (used: number, window: number, limit: number, origin: ContextUse["window_source"] = "assumed"): ContextUse => ({
   session_id: 1,
@@ -33,5 +33,29 @@ describe("the context meter", () => {
     expect(contextRevision(v("running", 1))).toBe(contextRevision(v("running", 1)));
     expect(contextRevision(v("running", 1))).not.toBe(contextRevision(v("running", 2)));
     expect(contextRevision(v("running", 2))).not.toBe(contextRevision(v("completed", 2)));
+  });
+});
+
+describe("the meter never shows more than the window", () => {
+  it("says full, and by how much, past the window", () => {
+    expect(meterText(use(6349, 6000, 5000))).toBe("6,000 / 6,000 tokens, full (349 over)");
+    expect(meterPercent(use(6349, 6000, 5000))).toBe(100);
+    expect(meterText(use(6000, 6000, 5000))).toBe("6,000 / 6,000 tokens");
+  });
+});
+
+describe("Compact now is offered when it would help", () => {
+  it("is enabled for an idle session with a context worth compacting, even past full", () => {
+    expect(compactChoice(use(4800, 8192, 6000), false, false).enabled).toBe(true);
+    expect(compactChoice(use(6349, 6000, 5000), false, false).enabled).toBe(true);
+  });
+  it("is not while the agent works, while reading, or with little to gain", () => {
+    const busy = compactChoice(use(4800, 8192, 6000), true, false);
+    expect(busy).toEqual({ enabled: false, why: "Compacting waits until the agent is idle" });
+    expect(compactChoice(null, false, false).enabled).toBe(false);
+    expect(compactChoice(use(4800, 8192, 6000), false, true).enabled).toBe(false);
+    const small = compactChoice(use(500, 8192, 6000), false, false);
+    expect(small.enabled).toBe(false);
+    expect(small.why).toContain("Nothing worth compacting yet");
   });
 });

@@ -18,9 +18,30 @@ export function originLabel(o: WindowOrigin): string {
 
 const fmt = new Intl.NumberFormat("en-US");
 
-/** "1,234 / 8,192 tokens" */
+/** "1,234 / 8,192 tokens"; past the window it says so rather than a figure over it. */
 export function meterText(u: ContextUse): string {
+  if (u.window > 0 && u.used > u.window) {
+    return `${fmt.format(u.window)} / ${fmt.format(u.window)} tokens, full (${fmt.format(u.used - u.window)} over)`;
+  }
   return `${fmt.format(u.used)} / ${fmt.format(u.window)} tokens`;
+}
+
+/** Below this share of what a request may take, a compaction has too little to gain. */
+export const COMPACT_FROM = 0.2;
+
+/** Whether "Compact now" is offered, and why not when it is not. */
+export function compactChoice(
+  u: ContextUse | null,
+  busy: boolean,
+  working: boolean,
+): { enabled: true; why: string } | { enabled: false; why: string } {
+  if (working) return { enabled: false, why: "Working on it…" };
+  if (!u) return { enabled: false, why: "Reading the context…" };
+  if (busy) return { enabled: false, why: "Compacting waits until the agent is idle" };
+  if (u.limit > 0 && u.used < u.limit * COMPACT_FROM) {
+    return { enabled: false, why: `Nothing worth compacting yet: the next request takes ${meterPercent(u)}% of the window` };
+  }
+  return { enabled: true, why: "Summarise older turns now" };
 }
 
 /** How full the next request is, against what a request may take (window − answer − margin). */

@@ -16,15 +16,10 @@ import { ComposerContext, type ComposerActions } from "./composerDraft";
 import { itemKeyOf } from "./found";
 import { useSnapshot } from "../../store/useStore";
 import { ActionsContext, type TranscriptActions } from "./Notice";
-import { RunMeter } from "./RunMeter";
-import { RunModel } from "../models/RunModel";
-import { TitleEditor } from "./TitleEditor";
-import { DeleteSession } from "../sessions/DeleteSession";
-import { ExportSession } from "./ExportSession";
 import { ApprovalDialog } from "../approvals/ApprovalDialog";
 import { CardApprovalContext, type ApprovalStep, type CardApproval } from "../approvals/cardApproval";
-import { CostBadge } from "./CostBadge";
 import { PausedCard } from "./PausedCard";
+import { SessionHeader } from "./SessionHeader";
 import { PlanCard, usePlans } from "../plan/PlanCard";
 import { stopLabel } from "./paused";
 import { Composer } from "./Composer";
@@ -33,7 +28,6 @@ import { useInbox } from "./useInbox";
 import { Transcript } from "./Transcript";
 import { useSession } from "./useSession";
 import { useChanges } from "../../store/useStore";
-import { ContextMeter } from "../context/ContextMeter";
 import { EntriesContext } from "../context/CompactionDivider";
 import { placeMarks } from "../context/marks";
 import { contextRevision } from "../context/meter";
@@ -216,30 +210,24 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
       // Loaded: the transcript and the context meter have had their first answers.
       data-loaded={s.loaded && (ctx.use !== null || ctx.error !== null) ? "true" : "false"}
     >
-      <header class="view-head">
-        <div class="head-text">
-          <div class="title-actions">
-            <TitleEditor sessionId={sessionId} title={session?.title ?? `Session ${sessionId}`} onRenamed={onChanged} />
-            {session && <ExportSession sessionId={sessionId} />}
-            {session && <DeleteSession session={session} />}
-          </div>
-          {session && <div class="muted workspace" title={session.workspace}>{session.workspace}</div>}
-        </div>
-        <div class="head-meters" data-testid="head-meters">
-          {current && <RunMeter view={current} />}
-          <RunModel taskId={current?.task.id ?? null} status={current?.task.status ?? null} />
-          <CostBadge taskId={last?.task.id ?? null} version={`${last?.task.status}:${last?.task.step_count}:${s.views.length}`} />
-          <ContextMeter sessionId={sessionId} use={ctx.use} error={ctx.error} busy={busy} onChanged={afterContextAction} />
-        </div>
-        <a class="button" href={`#/rules/${sessionId}`} data-testid="open-rules">
-          Instructions in effect
-        </a>
-        {s.busyTask !== null && (
-          <button type="button" class="danger" data-testid="stop" data-paused={paused ? "true" : "false"} onClick={stop}>
-            {stopLabel(paused ? "paused" : "working")}
-          </button>
-        )}
-      </header>
+      <SessionHeader
+        sessionId={sessionId}
+        session={session}
+        current={current ?? null}
+        last={last ?? null}
+        costVersion={`${last?.task.status}:${last?.task.step_count}:${s.views.length}`}
+        context={ctx}
+        busy={busy}
+        onRenamed={onChanged}
+        onContextChanged={afterContextAction}
+        stop={
+          s.busyTask !== null && (
+            <button type="button" class="danger" data-testid="stop" data-paused={paused ? "true" : "false"} onClick={stop}>
+              {stopLabel(paused ? "paused" : "working")}
+            </button>
+          )
+        }
+      />
       {(s.error || actionError || inbox.error) && (
         <div class="notice error" role="alert">{s.error ?? actionError ?? inbox.error}</div>
       )}
