@@ -79,7 +79,7 @@ fn the_request_carries_instructions_memories_and_skills_marked_and_nested_rules_
     );
     write(
         &e,
-        "xdg/pocketpilot/skills/greet/SKILL.md",
+        ".config/pocketpilot/skills/greet/SKILL.md",
         &skill("greet", "Greets people warmly", "GREET-BODY"),
     );
     let ws = resolved_ws(&e).display().to_string();

@@ -71,7 +71,9 @@ impl Harness {
         c.args(args)
             .env("POCKETPILOT_DATA_DIR", self.data())
             .env("HOME", self.dir.path())
-            .env("XDG_CONFIG_HOME", self.path("xdg"))
+            // Where HOME would put it anyway: a developer's own XDG_CONFIG_HOME (their
+            // hooks, skills, autostart) never reaches a test.
+            .env("XDG_CONFIG_HOME", self.path(".config"))
             // What is configured in the developer's environment never reaches a test's runs.
             .env_remove("POCKETPILOT_BASE_URL")
             .env_remove("POCKETPILOT_MODEL")
