@@ -10,7 +10,7 @@ import { RunModel } from "../models/RunModel";
 import { DeleteSession } from "../sessions/DeleteSession";
 import { ContextMeter } from "../context/ContextMeter";
 import { ContextRing } from "../context/ContextRing";
-import { meterText } from "../context/meter";
+import { meterPercent, meterText } from "../context/meter";
 import { CostBadge } from "./CostBadge";
 import { ExportSession } from "./ExportSession";
 import { HeadPopover } from "./HeadPopover";
@@ -36,7 +36,10 @@ interface Props {
 
 export function SessionHeader(p: Props) {
   const { sessionId, session, current, last, context, busy } = p;
-  const ringLabel = context.use ? `Context: ${meterText(context.use)}` : "Context";
+  // The ring's visible text (the percent, or "…") starts its accessible name.
+  const ringLabel = context.use
+    ? `${meterPercent(context.use)}% of the context: ${meterText(context.use)}`
+    : "… the context is being read";
   return (
     <header class="view-head one-row" data-testid="session-header">
       <div class="head-title">
