@@ -13,15 +13,7 @@ use serde_json::{json, Value};
 use support::Harness;
 
 fn python() -> PathBuf {
-    let py = std::env::var_os("POCKETPILOT_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/python"));
-    assert!(
-        py.exists(),
-        "{} not found: run tests/setup-python.sh",
-        py.display()
-    );
-    py
+    support::test_venv("python", "POCKETPILOT_TEST_PYTHON")
 }
 
 fn updates<'a>(step: &'a Value, kind: &str) -> Vec<&'a Value> {

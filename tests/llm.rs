@@ -168,19 +168,8 @@ fn eval_real_plays_the_cases_against_the_configured_model_and_reports_without_fa
     assert_eq!(summary["real"], true);
     assert_eq!(summary["cases"][0]["passed"], true, "{summary}");
     assert!(stderr.ends_with("1 passed, 0 failed\n"), "{stderr}");
-    let served = mock.requests();
-    let chats: Vec<&Value> = served["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| {
-            r["path"]
-                .as_str()
-                .unwrap_or("")
-                .ends_with("/chat/completions")
-        })
-        .collect();
-    assert_eq!(chats.len(), 1, "{served}");
+    let chats = mock.chat_requests();
+    assert_eq!(chats.len(), 1, "{chats:?}");
     assert_eq!(chats[0]["model"], "test-model");
     assert!(chats[0]["body"].to_string().contains("Say hello"));
 

@@ -68,17 +68,11 @@ impl AppState {
         if let Some(rt) = self.runtime.get() {
             return Ok(rt.clone());
         }
-        let settled = self
-            .opening
-            .subscribe()
-            .wait_for(|o| !matches!(o, Opening::Pending))
-            .await
-            .map(|o| o.clone());
-        match settled {
-            Ok(Opening::Open) => self.runtime.get().cloned().ok_or_else(not_open),
-            Ok(Opening::Problem(p)) => Err(CommandError::new(ErrorKind::Store, p.message)),
-            Ok(Opening::Failed(message)) => Err(CommandError::new(ErrorKind::Store, message)),
-            Ok(Opening::Pending) | Err(_) => Err(not_open()),
+        match self.settled().await {
+            Some(Opening::Open) => self.runtime.get().cloned().ok_or_else(not_open),
+            Some(Opening::Problem(p)) => Err(CommandError::new(ErrorKind::Store, p.message)),
+            Some(Opening::Failed(message)) => Err(CommandError::new(ErrorKind::Store, message)),
+            Some(Opening::Pending) | None => Err(not_open()),
         }
     }
 

@@ -9,7 +9,7 @@ use pocketpilot_core::api::data;
 use pocketpilot_core::Runtime;
 use pocketpilot_protocol::ErrorKind;
 
-use super::super::recovery::{problem_of, StoreProblemKind};
+use super::super::recovery::{problem_of, StoreProblem, StoreProblemKind};
 use super::{AppState, Opening};
 
 /// A call asked now; `None` while it still waits after the scheduler had every chance
@@ -19,6 +19,15 @@ async fn still_waiting(call: &tokio::task::JoinHandle<impl Send + 'static>) -> b
         tokio::task::yield_now().await;
     }
     !call.is_finished()
+}
+
+/// The problem the recovery screen shows for the store in `dir`, which must not open.
+fn problem(dir: &Path) -> StoreProblem {
+    let err = match Runtime::open(dir) {
+        Ok(_) => panic!("the store must not open"),
+        Err(e) => e,
+    };
+    problem_of(&err, dir).expect("a problem the recovery screen answers")
 }
 
 fn ask(state: &Arc<AppState>) -> tokio::task::JoinHandle<Result<Arc<Runtime>, ErrorKind>> {
@@ -72,11 +81,7 @@ async fn a_damaged_store_answers_waiting_and_later_calls_with_the_store_error() 
     let call = ask(&state);
     assert!(still_waiting(&call).await);
 
-    let err = match Runtime::open(dir.path()) {
-        Ok(_) => panic!("a damaged store must not open"),
-        Err(e) => e,
-    };
-    let problem = problem_of(&err, dir.path()).expect("damage is a problem the screen answers");
+    let problem = problem(dir.path());
     assert_eq!(problem.kind, StoreProblemKind::Damaged);
     state.fail(Opening::Problem(problem));
 
@@ -107,11 +112,7 @@ async fn a_store_from_a_newer_build_is_a_problem_too() {
 
     let state = Arc::new(AppState::new(dir.path()));
     let call = ask(&state);
-    let err = match Runtime::open(dir.path()) {
-        Ok(_) => panic!("a newer store must not open"),
-        Err(e) => e,
-    };
-    let problem = problem_of(&err, dir.path()).expect("a newer store is a problem");
+    let problem = problem(dir.path());
     assert_eq!(problem.kind, StoreProblemKind::Newer);
     state.fail(Opening::Problem(problem));
     assert_eq!(call.await.unwrap().err(), Some(ErrorKind::Store));

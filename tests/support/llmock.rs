@@ -2,7 +2,6 @@
 //! scripts and records every request it receives.
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -45,14 +44,7 @@ pub fn http(port: u16, method: &str, path: &str, body: &Value) -> (u16, String) 
 impl Llmock {
     /// Starts it on a free port, without its own tool-calling, and waits until it answers.
     pub fn start() -> Self {
-        let bin = std::env::var_os("POCKETPILOT_LLMOCK")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/llmock"));
-        assert!(
-            bin.exists(),
-            "llmock not found at {}: run tests/setup-python.sh",
-            bin.display()
-        );
+        let bin = super::test_venv("llmock", "POCKETPILOT_LLMOCK");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -98,9 +90,10 @@ impl Llmock {
         serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
     }
 
-    /// The chat requests it received, in order: their `messages`.
-    pub fn chats(&self) -> Vec<Vec<Value>> {
-        self.requests()["requests"]
+    /// The chat requests it received, in order, as it reports them.
+    pub fn chat_requests(&self) -> Vec<Value> {
+        let served = self.requests();
+        served["requests"]
             .as_array()
             .unwrap()
             .iter()
@@ -110,6 +103,14 @@ impl Llmock {
                     .unwrap_or("")
                     .ends_with("/chat/completions")
             })
+            .cloned()
+            .collect()
+    }
+
+    /// The chat requests it received, in order: their `messages`.
+    pub fn chats(&self) -> Vec<Vec<Value>> {
+        self.chat_requests()
+            .iter()
             .map(|r| {
                 let body = match &r["body"] {
                     Value::String(s) => serde_json::from_str(s).unwrap(),

@@ -6,7 +6,7 @@ pub mod llmock;
 pub mod pty;
 pub mod tree;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
@@ -130,4 +130,20 @@ pub fn kill9(child: &mut Child) {
         libc::kill(child.id() as libc::pid_t, libc::SIGKILL);
     }
     let _ = child.wait();
+}
+
+/// A program of the tests' Python environment (`tests/setup-python.sh`), or the one the
+/// variable `var` names.
+pub fn test_venv(program: &str, var: &str) -> PathBuf {
+    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(".venv-test/bin")
+            .join(program)
+    });
+    assert!(
+        path.exists(),
+        "{} not found: run tests/setup-python.sh",
+        path.display()
+    );
+    path
 }
