@@ -76,6 +76,8 @@ window_commands! {
     settings::set_mcp_secret,
     settings::limits,
     settings::set_limits,
+    settings::session_titles,
+    settings::set_session_titles,
     settings::money_settings,
     settings::set_price,
     settings::delete_price,

@@ -2,7 +2,7 @@
 //! policy. Each: one call into core (`settings_api`), its error mapped.
 use pocketpilot_protocol::{
     EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings, PriceForm, PriceRow,
-    ProviderForm, Setup,
+    ProviderForm, SessionTitles, Setup,
 };
 use tauri::State;
 
@@ -110,6 +110,19 @@ pub async fn limits(state: State<'_, AppState>) -> Result<LimitsForm> {
 #[specta::specta]
 pub async fn set_limits(state: State<'_, AppState>, limits: LimitsForm) -> Result<()> {
     call(&state, move |rt| rt.save_limits_form(limits)).await
+}
+
+/// Whether new sessions are named by the model after their first answer.
+#[tauri::command]
+#[specta::specta]
+pub async fn session_titles(state: State<'_, AppState>) -> Result<SessionTitles> {
+    call(&state, |rt| rt.session_titles()).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn set_session_titles(state: State<'_, AppState>, titles: SessionTitles) -> Result<()> {
+    call(&state, move |rt| rt.set_session_titles(titles)).await
 }
 
 /// Prices, money budgets as stored, and today's spend against the budgets runs use.

@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 
 from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 
 from conftest import App, AppEnv
 
@@ -121,6 +123,12 @@ def test_restore_from_settings_restarts_the_app_on_the_backup(app_env: AppEnv, l
     confirm = app.wait_css("[data-testid=restore-confirm]")
     assert "restarts" in confirm.text, confirm.text
     app.screenshot("restore-confirm")
+    # Keyboard-first: focus starts on Cancel, and Tab cycles between the two buttons only.
+    ids = ["restore-confirm-no", "restore-confirm-yes", "restore-confirm-no"]
+    for want in ids:
+        where = app.driver.execute_script("return document.activeElement.dataset.testid || document.activeElement.tagName")
+        assert where == want, f"focus on {where}, not {want}"
+        ActionChains(app.driver).send_keys(Keys.TAB).perform()
     first = app_env.app_pid()
     try:
         app.css("[data-testid=restore-confirm-yes]")[0].click()

@@ -97,6 +97,11 @@ def test_shortcuts_are_listed_under_help_and_work_from_anywhere(app_env: AppEnv,
     for keys in ["Ctrl+N", "Ctrl+K", "Ctrl+,", "Ctrl+Shift+Backspace", "Ctrl+Enter", "Esc"]:
         assert keys in help_.text, help_.text
     app.screenshot("help")
+    # Tab stays inside the dialog: its one button keeps the focus, press after press.
+    for _ in range(3):
+        ActionChains(app.driver).send_keys(Keys.TAB).perform()
+        where = app.driver.execute_script("return document.activeElement.dataset.testid || document.activeElement.tagName")
+        assert where == "shortcuts-close", f"Tab left the help dialog for {where}"
     ActionChains(app.driver).send_keys(Keys.ESCAPE).perform()
     app.wait("help closed", lambda: not app.css("[data-testid=shortcuts-help]"))
 

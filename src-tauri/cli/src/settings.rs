@@ -6,6 +6,7 @@ use clap::Subcommand;
 
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_protocol::SessionTitles;
 
 #[derive(Subcommand, Debug)]
 pub enum ProviderCommand {
@@ -34,6 +35,41 @@ pub enum ProviderCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Whether a session started in the window is named by the model after its first
+    /// answer: `always`, `free-models` (the built-in model, a server on this computer, a
+    /// model priced at zero; the default) or `off`. Without a value: the current one.
+    Titles {
+        #[arg(value_parser = session_titles)]
+        mode: Option<SessionTitles>,
+    },
+}
+
+fn session_titles(text: &str) -> Result<SessionTitles, String> {
+    text.trim()
+        .replace('-', "_")
+        .parse()
+        .map_err(|_| "expected always, free-models or off".to_owned())
+}
+
+fn titles_text(mode: SessionTitles) -> &'static str {
+    match mode {
+        SessionTitles::Always => "named by the model (always)",
+        SessionTitles::FreeModels => "named by the model when it is free (the default)",
+        SessionTitles::Off => "the first line of the first message (off)",
+    }
+}
+
+/// Sets the session titles setting when `mode` is given; prints it either way.
+fn titles(rt: &Arc<Runtime>, mode: Option<SessionTitles>) -> Result<ExitCode, CliError> {
+    let mode = match mode {
+        Some(mode) => {
+            rt.set_session_titles(mode)?;
+            mode
+        }
+        None => rt.session_titles()?,
+    };
+    let _ = writeln!(std::io::stdout(), "session titles: {}", titles_text(mode));
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, CliError> {
@@ -91,6 +127,7 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
             let _ = writeln!(std::io::stdout(), "provider saved");
             Ok(ExitCode::SUCCESS)
         }
+        ProviderCommand::Titles { mode } => titles(rt, mode),
         ProviderCommand::Show { json } => {
             let p = rt.provider_settings()?;
             if json {
@@ -109,6 +146,7 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
                     p.model.as_deref().unwrap_or("(not set)")
                 );
                 let _ = writeln!(out, "stream:   {}", p.stream);
+                let _ = writeln!(out, "titles:   {}", titles_text(rt.session_titles()?));
             }
             Ok(ExitCode::SUCCESS)
         }

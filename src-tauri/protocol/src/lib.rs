@@ -68,7 +68,8 @@ pub use rules::{
 };
 pub use settings::{
     BuiltinModel, EnvOverride, LimitsForm, McpSecret, MoneyBudgetsForm, MoneySettings,
-    NewMcpServer, PriceForm, PriceRow, ProviderForm, SettingField, Setup, SpendToday,
+    NewMcpServer, PriceForm, PriceRow, ProviderForm, SessionTitles, SettingField, Setup,
+    SpendToday,
 };
 pub use status::{
     ApprovalStatus, Boundary, SessionMode, SubmissionKind, SubmissionMode, SubmissionStatus,

@@ -28,6 +28,21 @@ pub struct LimitsForm {
 }
 
 crate::wire_enum! {
+    /// Whether a new session started in the window is named by the model after its first
+    /// answer (one small request without tools). Until then, and whenever it is not, the
+    /// title is the first line of the first message.
+    #[derive(Default)]
+    pub enum SessionTitles {
+        Always = "always",
+        /// Only with a model that costs nothing: the built-in model, a server on this
+        /// computer, or a model whose price is set to zero.
+        #[default]
+        FreeModels = "free_models",
+        Off = "off",
+    }
+}
+
+crate::wire_enum! {
     /// A stored setting an environment variable can override.
     pub enum SettingField {
         BaseUrl = "base_url",

@@ -78,6 +78,16 @@ pub fn set_workspace(c: &Connection, id: i64, workspace: &str) -> Result<()> {
 }
 
 /// Renames a session; `NotFound` when there is none.
+/// Sets the title only while it is still `expected`: a title the person gave in the
+/// meantime is never overwritten. Whether it was set.
+pub fn replace_title(c: &Connection, id: i64, expected: &str, title: &str) -> Result<bool> {
+    let n = c.execute(
+        "UPDATE sessions SET title = ?3 WHERE id = ?1 AND title = ?2",
+        params![id, expected, title],
+    )?;
+    Ok(n == 1)
+}
+
 pub fn set_title(c: &Connection, id: i64, title: &str) -> Result<()> {
     let n = c.execute(
         "UPDATE sessions SET title = ?2 WHERE id = ?1",

@@ -161,6 +161,8 @@ export const setMcpSecret = (server: string, variable: string, value: string) =>
   commands.setMcpSecret(server, variable, value).then(() => undefined);
 export const limits = (): Promise<LimitsForm> => commands.limits();
 export const setLimits = (l: LimitsForm) => commands.setLimits(l).then(() => undefined);
+export const sessionTitles = (): Promise<Wire.SessionTitles> => commands.sessionTitles();
+export const setSessionTitles = (t: Wire.SessionTitles) => commands.setSessionTitles(t).then(() => undefined);
 /** Prices, the money budgets as stored, and today's spend against the budgets runs use. */
 export const moneySettings = (): Promise<Wire.MoneySettings> => commands.moneySettings();
 /** Sets one model's prices from the text typed; the runtime refuses a bad figure and saves nothing. */

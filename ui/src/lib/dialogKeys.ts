@@ -14,7 +14,7 @@ export function modalKeyDown(e: KeyboardEvent, root: HTMLElement | null, onClose
     e.preventDefault();
     e.stopPropagation();
     onClose();
-  } else if (e.key === "Tab") {
+  } else if (e.key === "Tab" || e.keyCode === 9) {
     const items = focusables(root);
     if (items.length === 0) return;
     const at = items.indexOf(document.activeElement as HTMLElement);

@@ -237,6 +237,8 @@ pub struct Runtime {
     /// The person's hooks file; `None` for a runtime isolated from the person's
     /// configuration (evals).
     person_hooks: Option<PathBuf>,
+    /// New sessions' titles asked of the model (see `engine::title`).
+    pub(crate) titles: Arc<crate::engine::title::Titles>,
 }
 
 impl Runtime {
@@ -251,10 +253,12 @@ impl Runtime {
         let store = Arc::new(Store::open_in_dir(data_dir)?);
         let limits = Limits::load(&store)?;
         let recorder = Recorder::new(store.clone(), Duration::from_millis(limits.delta_window_ms));
+        let feed = crate::engine::feed::Feed::default();
         let rt = Arc::new(Self {
             store,
             recorder,
-            feed: crate::engine::feed::Feed::default(),
+            titles: Arc::new(crate::engine::title::Titles::new(feed.clone())),
+            feed,
             data_dir: data_dir.to_owned(),
             runs: Arc::new(RunRegistry::default()),
             holder: format!("{}-{}", std::process::id(), uuid::Uuid::now_v7()),
@@ -302,7 +306,7 @@ impl Runtime {
                 Some(id) => sessions::get(tx, id)?.id,
                 None => sessions::insert(
                     tx,
-                    &title_of(goal),
+                    &crate::engine::title::from_goal(goal),
                     workspace.as_deref().unwrap_or_default(),
                 )?,
             };
@@ -554,6 +558,7 @@ impl Runtime {
             data_dir: self.data_dir.clone(),
             editors: self.editors.clone(),
             person_hooks: self.person_hooks.clone(),
+            titles: self.titles.clone(),
         }
     }
 
@@ -914,15 +919,6 @@ pub(crate) fn canonical_workspace(path: &Path) -> Result<String> {
     real.to_str()
         .map(str::to_owned)
         .ok_or_else(|| RuntimeError::Workspace(format!("{shown} (the path is not valid UTF-8)")))
-}
-
-fn title_of(goal: &str) -> String {
-    let line = goal.lines().next().unwrap_or(goal);
-    let mut title: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        title.push('…');
-    }
-    title
 }
 
 /// An open task's status as the refusal says it.

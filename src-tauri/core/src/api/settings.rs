@@ -4,7 +4,9 @@
 //! override is reported next to its field and never saved (defect (b) of issue 12).
 use pocketpilot_mcp::{McpServerConfig, McpTransport};
 use pocketpilot_model::keychain::{self, KeychainError};
-use pocketpilot_protocol::{EnvOverride, ErrorKind, LimitsForm, NewMcpServer, ProviderForm, Setup};
+use pocketpilot_protocol::{
+    EnvOverride, ErrorKind, LimitsForm, NewMcpServer, ProviderForm, SessionTitles, Setup,
+};
 
 use crate::api::service::{store_kind, Runtime, RuntimeError};
 use crate::config::{Limits, ProviderSettings};
@@ -99,6 +101,24 @@ impl Runtime {
         limits.apply_form(form);
         self.set_limits(&limits)?;
         Ok(())
+    }
+
+    /// Whether new sessions are named by the model after their first answer.
+    pub fn session_titles(&self) -> Result<SessionTitles, RuntimeError> {
+        Ok(self.store.read(crate::engine::title::load_setting)?)
+    }
+
+    pub fn set_session_titles(&self, titles: SessionTitles) -> Result<(), RuntimeError> {
+        self.store.write(|tx| {
+            crate::store::settings::set(tx, crate::engine::title::SESSION_TITLES_KEY, &titles)
+        })?;
+        Ok(())
+    }
+
+    /// Waits until no session title is being asked for (a title is asked in the
+    /// background after a session's first answer).
+    pub async fn titles_settled(&self) {
+        self.titles.settled().await;
     }
 
     /// The provider and limit fields an environment variable overrides in this process.

@@ -18,6 +18,7 @@ use crate::event::EventKind;
 use crate::store::{tasks, Store};
 
 /// Announcements of this process's changes that are not task state changes.
+#[derive(Clone)]
 pub struct Feed {
     tx: broadcast::Sender<Change>,
 }

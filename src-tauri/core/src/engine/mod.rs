@@ -1,7 +1,7 @@
 //! What runs a task: the scheduler of this process's runs, the worker of one run, the
 //! agent's model → tool loop, the orchestrator of one tool call, the session's context
 //! and transcript, the inbox and its admission, the recorder of events, leases and the
-//! reaper, the change journal in a run, the feed the window follows, and the providers
+//! reaper, the change journal in a run, the feed the window follows, a new session's title, and the providers
 //! and MCP servers a run uses. It imports `policy` and the crates below, never `api`.
 pub mod admission;
 pub mod agent;
@@ -23,6 +23,7 @@ pub mod reaper;
 pub mod recorder;
 pub mod scheduler;
 pub(crate) mod sink;
+pub mod title;
 pub mod transcript;
 pub mod watch;
 pub mod worker;

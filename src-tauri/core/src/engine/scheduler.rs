@@ -35,6 +35,11 @@ impl RunRegistry {
         self.lock().contains_key(&task_id)
     }
 
+    /// Whether a run other than `task_id` is running here.
+    pub fn any_other_than(&self, task_id: i64) -> bool {
+        self.lock().keys().any(|&id| id != task_id)
+    }
+
     /// Cancels the run if it is here; false otherwise.
     pub fn cancel(&self, task_id: i64) -> bool {
         let token = self.lock().get(&task_id).cloned();

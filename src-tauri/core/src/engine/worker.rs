@@ -18,6 +18,7 @@ use crate::engine::plan::PlanScope;
 use crate::engine::provider;
 use crate::engine::recorder::{Claim, Recorder};
 use crate::engine::scheduler::RunRegistry;
+use crate::engine::title;
 use crate::engine::transcript;
 use crate::event::RuntimeEvent;
 use crate::store::space::{DiskFull, Space};
@@ -38,6 +39,8 @@ pub struct RunContext {
     /// The person's hooks file; `None`: none (an eval's runtime, isolated from the
     /// evaluating person's configuration).
     pub person_hooks: Option<PathBuf>,
+    /// Where a new session's title is asked for after its first answer.
+    pub titles: Arc<title::Titles>,
 }
 
 /// Records a run's events, each only while this process still holds the session's lease.
@@ -212,7 +215,7 @@ async fn run_registered(
     };
     let settings = ProviderSettings::load(&cx.store)?;
     // The guard keeps the built-in model's server from the idle stop until this run ends.
-    let (settings, _local_busy) = match model_server(cx, &spec, settings).await {
+    let (settings, local_busy) = match model_server(cx, &spec, settings).await {
         Ok(found) => found,
         Err(failed) => return sink.finish(&failed, false),
     };
@@ -223,6 +226,7 @@ async fn run_registered(
     if cancel.is_cancelled() {
         return sink.finish(&cancelled(), false);
     }
+    let label = provider.label();
     sink.emit(RuntimeEvent::TaskStarted {
         provider: provider.label(),
         resumed: task.status == TaskStatus::Running,
@@ -264,9 +268,36 @@ async fn run_registered(
         return Err(RecordError::DiskFull(full));
     }
     let server = configured_server(&spec, &settings);
+    let answered = (&task, &settings, label);
+    name_session(cx, &spec, outcome.as_ref(), answered, local_busy);
     record_end(cx, &sink, &task, outcome, (&limits, server.as_deref()))?;
     prune_changes(cx);
     Ok(())
+}
+
+/// Asks for the session's title after a completed answer (see `title`), before the end is
+/// recorded: whoever sees the run end finds the request already under way
+/// (`Runtime::titles_settled`). A scripted run is never named: its answers are a script's.
+fn name_session(
+    cx: &RunContext,
+    spec: &ProviderSpec,
+    outcome: Option<&AgentOutcome>,
+    (task, settings, label): (&tasks::Task, &ProviderSettings, String),
+    busy: Option<BusyGuard>,
+) {
+    let Some(AgentOutcome::Completed { final_answer }) = outcome else {
+        return;
+    };
+    if !spec.is_configured() {
+        return;
+    }
+    let done = title::Answered {
+        task,
+        answer: final_answer,
+        settings,
+        label,
+    };
+    title::after_answer(&cx.titles, &cx.store, &cx.runs, done, busy);
 }
 
 /// An ended task has nothing to run; nor has one waiting for a person (an approval, or

@@ -189,6 +189,9 @@ export const commands = {
 	/**  The limits as stored (the environment's overrides are `setting_overrides`). */
 	limits: () => __TAURI_INVOKE<LimitsForm>("limits"),
 	setLimits: (limits: LimitsForm) => __TAURI_INVOKE<null>("set_limits", { limits }),
+	/**  Whether new sessions are named by the model after their first answer. */
+	sessionTitles: () => __TAURI_INVOKE<SessionTitles>("session_titles"),
+	setSessionTitles: (titles: SessionTitles) => __TAURI_INVOKE<null>("set_session_titles", { titles }),
 	/**  Prices, money budgets as stored, and today's spend against the budgets runs use. */
 	moneySettings: () => __TAURI_INVOKE<MoneySettings>("money_settings"),
 	/**  Sets one model's prices from the text typed (the runtime checks it). */
@@ -1601,6 +1604,18 @@ export type SessionMode =
 "one-at-a-time" | 
 /**  Every queued one at once. */
 "all";
+
+/**
+ *  Whether a new session started in the window is named by the model after its first
+ *  answer (one small request without tools). Until then, and whenever it is not, the
+ *  title is the first line of the first message.
+ */
+export type SessionTitles = "always" | 
+/**
+ *  Only with a model that costs nothing: the built-in model, a server on this
+ *  computer, or a model whose price is set to zero.
+ */
+"free_models" | "off";
 
 /**  A stored setting an environment variable can override. */
 export type SettingField = "base_url" | "model" | "stream" | "max_steps" | "max_task_seconds" | "max_task_tokens" | "delta_window_ms" | "max_task_usd" | "max_day_usd" | "max_trigger_day_usd";

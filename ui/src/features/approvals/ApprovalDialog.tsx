@@ -10,6 +10,7 @@ import type { CommandRuleScope } from "../../api/generated/bindings";
 import { ruleList, SHELL_EXECUTE, useCommandOffer } from "./commandOffer";
 import type { Approval, Effect, Value } from "../../api/generated/bindings";
 import { Inline } from "./inline";
+import { focusables, modalKeyDown } from "../../lib/dialogKeys";
 import { objectOf, type JsonObject } from "../../api/json";
 import type { PendingApproval } from "../stream/items";
 import { SandboxLine, useApprovalSandbox } from "./SandboxLine";
@@ -94,12 +95,6 @@ interface Props {
   step?: Mode;
 }
 
-/** The focusable elements of `root`, in tab order. */
-function focusables(root: HTMLElement): HTMLElement[] {
-  const sel = "button:not([disabled]), textarea, input, select, summary, a[href], [tabindex]:not([tabindex='-1'])";
-  return [...root.querySelectorAll<HTMLElement>(sel)].filter((e) => e.offsetParent !== null || e === document.activeElement);
-}
-
 export function ApprovalDialog({ approval, onDone, onClose, waiting = [], step = "ask" }: Props) {
   const [mode, setMode] = useState<Mode>(step);
   const [args, setArgs] = useState(() => visibleJson(approval.arguments));
@@ -177,27 +172,20 @@ export function ApprovalDialog({ approval, onDone, onClose, waiting = [], step =
     return () => document.removeEventListener("focusin", onFocus);
   }, []);
   const onKeyDown = (e: KeyboardEvent) => {
-    const root = dialog.current;
-    if (!root) return;
-    if (e.key === "Escape") {
+    if (e.key === "Escape" && mode !== "ask") {
+      // Esc backs out of editing or rejecting first; a second Esc closes.
       e.preventDefault();
       e.stopPropagation();
-      if (mode !== "ask") setMode("ask");
-      else onClose();
+      setMode("ask");
     } else if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       if (busy) return;
       if (mode === "ask") void answer(true);
       else if (mode === "edit") void answer(true, { edited: true });
       else void answer(false);
-    } else if (e.key === "Tab" || e.keyCode === 9) {
-      // Tab cycles inside the dialog: nothing behind it is reachable while it is open.
-      const items = focusables(root);
-      if (items.length === 0) return;
-      const at = items.indexOf(document.activeElement as HTMLElement);
-      const next = e.shiftKey ? (at <= 0 ? items.length - 1 : at - 1) : at === items.length - 1 || at < 0 ? 0 : at + 1;
-      e.preventDefault();
-      items[next].focus();
+    } else {
+      // Esc closes; Tab cycles inside: nothing behind the dialog is reachable while it is open.
+      modalKeyDown(e, dialog.current, onClose);
     }
   };
 

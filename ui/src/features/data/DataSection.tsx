@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { backupNow, dataView, errorMessage, restoreBackup, setBackupSettings } from "../../api/commands";
 import type { BackupFile, DataView } from "../../api/generated/bindings";
+import { modalKeyDown } from "../../lib/dialogKeys";
 import { usePartLoaded } from "../../lib/loaded";
 import { confirmThenRestore, sizeText, type RestorePrompt } from "./restore";
 
@@ -105,17 +106,12 @@ export function DataSection() {
   );
 }
 
-/** Keyboard-first like the other confirms: focus starts on Cancel, Esc cancels. */
+/** Keyboard-first like the other confirms: focus starts on Cancel, Tab stays inside, Esc cancels. */
 function ConfirmRestore({ asking }: { asking: Asking }) {
+  const dialog = useRef<HTMLDivElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => cancel.current?.focus(), []);
-  const onKeyDown = (e: KeyboardEvent) => {
-    if (e.key === "Escape") {
-      e.preventDefault();
-      e.stopPropagation();
-      asking.answer(false);
-    }
-  };
+  const onKeyDown = (e: KeyboardEvent) => modalKeyDown(e, dialog.current, () => asking.answer(false));
   return (
     <div class="overlay">
       <div
@@ -125,6 +121,7 @@ function ConfirmRestore({ asking }: { asking: Asking }) {
         aria-labelledby="restore-title"
         aria-describedby="restore-what"
         data-testid="restore-confirm"
+        ref={dialog}
         onKeyDown={onKeyDown}
       >
         <h2 id="restore-title">{asking.prompt.title}</h2>

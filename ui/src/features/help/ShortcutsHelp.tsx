@@ -1,9 +1,11 @@
 // Help → Keyboard shortcuts: the table from lib/shortcuts.ts in a dialog. Focus starts on
-// Close; Esc closes; focus goes back where it was.
+// Close; Tab stays inside; Esc closes; focus goes back where it was.
 import { useEffect, useRef } from "preact/hooks";
+import { modalKeyDown } from "../../lib/dialogKeys";
 import { SHORTCUTS } from "../../lib/shortcuts";
 
 export function ShortcutsHelp({ onClose }: { onClose: () => void }) {
+  const dialog = useRef<HTMLDivElement>(null);
   const close = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
@@ -18,13 +20,8 @@ export function ShortcutsHelp({ onClose }: { onClose: () => void }) {
         aria-modal="true"
         aria-labelledby="shortcuts-title"
         data-testid="shortcuts-help"
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.preventDefault();
-            e.stopPropagation();
-            onClose();
-          }
-        }}
+        ref={dialog}
+        onKeyDown={(e) => modalKeyDown(e, dialog.current, onClose)}
       >
         <h2 id="shortcuts-title">Keyboard shortcuts</h2>
         <table>

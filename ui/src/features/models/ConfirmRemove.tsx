@@ -2,6 +2,7 @@
 // Tab stays inside, Esc cancels).
 import { useEffect, useRef } from "preact/hooks";
 import type { ModelRow } from "../../api/generated/bindings";
+import { modalKeyDown } from "../../lib/dialogKeys";
 import { builtinName, sizeOf } from "./describe";
 
 interface Props {
@@ -23,22 +24,7 @@ export function ConfirmRemove({ model, busy, onConfirm, onClose }: Props) {
     document.addEventListener("focusin", onFocus);
     return () => document.removeEventListener("focusin", onFocus);
   }, []);
-  const onKeyDown = (e: KeyboardEvent) => {
-    const root = dialog.current;
-    if (!root) return;
-    if (e.key === "Escape") {
-      e.preventDefault();
-      e.stopPropagation();
-      onClose();
-    } else if (e.key === "Tab") {
-      const items = [...root.querySelectorAll<HTMLElement>("button:not([disabled])")];
-      if (items.length === 0) return;
-      const at = items.indexOf(document.activeElement as HTMLElement);
-      const next = e.shiftKey ? (at <= 0 ? items.length - 1 : at - 1) : at === items.length - 1 || at < 0 ? 0 : at + 1;
-      e.preventDefault();
-      items[next].focus();
-    }
-  };
+  const onKeyDown = (e: KeyboardEvent) => modalKeyDown(e, dialog.current, onClose);
   const bundled = model.source === "bundled";
   return (
     <div class="overlay">

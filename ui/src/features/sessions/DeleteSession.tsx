@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { deleteSession, errorKind, errorMessage } from "../../api/commands";
 import type { Session } from "../../api/generated/bindings";
+import { modalKeyDown } from "../../lib/dialogKeys";
 import { visible } from "../approvals/hidden";
 
 interface Props {
@@ -40,10 +41,6 @@ export function DeleteSession({ session }: Props) {
   );
 }
 
-function focusables(root: HTMLElement): HTMLElement[] {
-  return [...root.querySelectorAll<HTMLElement>("button:not([disabled])")];
-}
-
 export function ConfirmDelete({ session, onClose }: { session: Session; onClose: () => void }) {
   const dialog = useRef<HTMLDivElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
@@ -69,22 +66,7 @@ export function ConfirmDelete({ session, onClose }: { session: Session; onClose:
       setBusy(false);
     }
   };
-  const onKeyDown = (e: KeyboardEvent) => {
-    const root = dialog.current;
-    if (!root) return;
-    if (e.key === "Escape") {
-      e.preventDefault();
-      e.stopPropagation();
-      onClose();
-    } else if (e.key === "Tab" || e.keyCode === 9) {
-      const items = focusables(root);
-      if (items.length === 0) return;
-      const at = items.indexOf(document.activeElement as HTMLElement);
-      const next = e.shiftKey ? (at <= 0 ? items.length - 1 : at - 1) : at === items.length - 1 || at < 0 ? 0 : at + 1;
-      e.preventDefault();
-      items[next].focus();
-    }
-  };
+  const onKeyDown = (e: KeyboardEvent) => modalKeyDown(e, dialog.current, onClose);
   return (
     <div class="overlay">
       <div

@@ -26,6 +26,7 @@ import { AboutSection, DesktopSection } from "./Desktop";
 import { DataSection } from "../data/DataSection";
 import { SettingsSandboxLine } from "../approvals/SandboxLine";
 import { AppearanceSection } from "./Appearance";
+import { SessionTitlesSection } from "./SessionTitles";
 import { PRESETS, presetOf } from "./presets";
 import { SettingsGroup, SettingsNav, useSettingsFilter } from "./SettingsNav";
 import { KeysSection } from "./Keys";
@@ -79,6 +80,7 @@ export function Settings({ firstRun, workspaces, onSaved }: Props) {
         )}
         <SettingsGroup id="general">
           <AppearanceSection />
+          <SessionTitlesSection />
         </SettingsGroup>
         <SettingsGroup id="models">
           <ProviderSection onSaved={onSaved} />
