@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
+
 from conftest import App, AppEnv
 from test_chat import assistant_texts, start_session
 
@@ -34,6 +37,13 @@ def test_a_repeating_agent_pauses_and_continues_from_the_card(app_env: AppEnv, l
     # Three turns at $1.50 each.
     app.wait("the session's cost", lambda: app.open_header("details") and app.texts("[data-testid=session-cost]") == ["$4.50"])
     app.screenshot("paused-repeating")
+    # Paused, the run asks nothing until continued: compacting is not held back by it (the
+    # meter says why it is not offered here, a short talk, instead of waiting for idle).
+    app.open_header("context")
+    why = app.wait("why compacting is not offered", lambda: next(iter(app.texts("[data-testid=compact-why]")), None))
+    assert str(why).startswith("Nothing worth compacting yet"), why
+    ActionChains(app.driver).send_keys(Keys.ESCAPE).perform()
+    app.wait("the popover to close", lambda: not app.css("[data-testid=head-context-panel]"))
 
     app.css("[data-testid=paused-continue]")[0].click()
     app.wait("the final answer", lambda: DONE in assistant_texts(app))

@@ -379,3 +379,56 @@ async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
     assert!(!full.is_lean());
     assert_eq!(full.specs().len(), 8);
 }
+
+#[tokio::test]
+async fn compact_now_works_while_a_run_is_paused_and_the_continued_run_sees_the_summary() {
+    let f = Fixture::with_limits(pocketpilot_core::config::Limits {
+        max_steps: 1,
+        ..Default::default()
+    });
+    // Six long answers, then a task whose first turn is a call: one step, then a pause.
+    let mut turns: Vec<serde_json::Value> =
+        (0..6).map(|i| json!({ "text": long_answer(i) })).collect();
+    turns.push(json!({ "tool_calls": [ { "name": "list_dir", "arguments": { "path": "." } } ] }));
+    turns.push(json!({ "text": "Done listing." }));
+    let log = f.dir.path().join("requests.jsonl");
+    let p = f.script(
+        "paused.json",
+        json!({
+            "requests_log": log,
+            "context_window": 8192,
+            "turns": turns,
+            "summary": { "text": "The assistant gave several long answers about a fox." },
+        }),
+    );
+    let messages: Vec<String> = (1..=6).map(|i| format!("question {i}")).collect();
+    let (session, _) = converse(&f, &p, &messages).await;
+    let task = NewTask {
+        session_id: Some(session),
+        ..f.task("list the folder", &p)
+    };
+    let id = f.rt.submit(&task).unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Paused);
+
+    let report = f.rt.compact_now(session).await.unwrap();
+    assert!(report.compacted, "{report:?}");
+    assert_eq!(report.task_id, id);
+    assert!(report.tokens_after < report.tokens_before, "{report:?}");
+
+    // Continued, its next request is the compacted view: the summary, not the six answers.
+    f.rt.continue_task(
+        id,
+        pocketpilot_protocol::Raise {
+            steps: 1,
+            ..Default::default()
+        },
+        None,
+        "test",
+    )
+    .unwrap();
+    assert_eq!(f.settle(id).await, TaskStatus::Completed);
+    let requests = read(&log);
+    let last = requests.lines().last().unwrap();
+    assert!(last.contains("several long answers about a fox"), "{last}");
+    assert!(!last.contains("Answer 0:"), "{last}");
+}

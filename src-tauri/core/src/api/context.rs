@@ -133,10 +133,13 @@ impl crate::api::service::Runtime {
     /// what the view takes, and records it under the session's newest task. Refused
     /// while the session has a run in progress.
     pub async fn compact_now(&self, session_id: i64) -> Result<CompactReport, ContextFailure> {
-        if self
+        // A paused run asks nothing until it is continued, and it rebuilds its view from
+        // the store at every request: compacting while it waits is safe, and often what
+        // lets it go on. A running (or approving) one would race the compaction.
+        let open = self
             .store
-            .read(|c| crate::engine::inbox::is_busy(c, session_id))?
-        {
+            .read(|c| crate::engine::inbox::current_task(c, session_id))?;
+        if open.is_some_and(|t| t.status != crate::task::TaskStatus::Paused) {
             return Err(ContextFailure::Busy(session_id));
         }
         let session = self

@@ -16,13 +16,15 @@ interface Props {
   use: ContextUse | null;
   error: string | null;
   busy: boolean;
+  /** The busy run is paused: it asks nothing until continued, so compacting may go ahead. */
+  paused?: boolean;
   /** After an action: re-read the meter, the dividers and the history. */
   onChanged: () => void;
 }
 
 const fmt = new Intl.NumberFormat("en-US");
 
-export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) {
+export function ContextMeter({ sessionId, use, error, busy, paused = false, onChanged }: Props) {
   const [confirm, setConfirm] = useState<Action | null>(null);
   const [working, setWorking] = useState(false);
   const [result, setResult] = useState<Result>(null);
@@ -52,7 +54,7 @@ export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) 
     }
   };
 
-  const choice = compactChoice(use, busy, working);
+  const choice = compactChoice(use, busy && !paused, working);
   return (
     <div class="context-meter" data-testid="context-meter">
       {use ? (
@@ -89,7 +91,7 @@ export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) 
       <button type="button" data-testid="fresh-context" disabled={working} onClick={() => setConfirm("fresh")}>
         Fresh context
       </button>
-      {!choice.enabled && use && !busy && !working && (
+      {!choice.enabled && use && !(busy && !paused) && !working && (
         <span class="muted compact-why" data-testid="compact-why">
           {choice.why}
         </span>
@@ -99,12 +101,13 @@ export function ContextMeter({ sessionId, use, error, busy, onChanged }: Props) 
           {result.text}
         </span>
       )}
-      {confirm && <Confirm action={confirm} busy={busy} onYes={() => void run(confirm)} onNo={() => setConfirm(null)} />}
+      {confirm && <Confirm action={confirm} busy={busy} paused={paused} onYes={() => void run(confirm)} onNo={() => setConfirm(null)} />}
     </div>
   );
 }
 
-function Confirm({ action, busy, onYes, onNo }: { action: Action; busy: boolean; onYes: () => void; onNo: () => void }) {
+function Confirm(p: { action: Action; busy: boolean; paused: boolean; onYes: () => void; onNo: () => void }) {
+  const { action, busy, paused, onYes, onNo } = p;
   const compact = action === "compact";
   return (
     <div class="overlay">
@@ -115,6 +118,7 @@ function Confirm({ action, busy, onYes, onNo }: { action: Action; busy: boolean;
             ? "The model summarises the older turns of this session and sees the summary instead of them from now on. Your own messages and the last turns stay word for word. The transcript keeps everything."
             : "The model forgets this session's conversation: the next turn starts from nothing but your next message. The transcript keeps everything."}
           {!compact && busy && " The run in progress ends at its next step."}
+          {compact && paused && " The paused run sees the summary when you continue it."}
         </p>
         <div class="dialog-buttons">
           <button type="button" class="primary" data-testid="context-confirm-yes" onClick={onYes}>

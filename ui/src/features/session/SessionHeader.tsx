@@ -28,6 +28,8 @@ interface Props {
   costVersion: string;
   context: { use: ContextUse | null; error: string | null };
   busy: boolean;
+  /** The session's run is paused: it waits for the person, and compacting is allowed. */
+  paused: boolean;
   onRenamed: () => void;
   onContextChanged: () => void;
   /** The Stop button while a run is going or paused. */
@@ -52,7 +54,7 @@ export function SessionHeader(p: Props) {
       </div>
       <RunModel taskId={current?.task.id ?? null} status={current?.task.status ?? null} />
       <HeadPopover name="context" label={ringLabel} button={<ContextRing use={context.use} />}>
-        <ContextMeter sessionId={sessionId} use={context.use} error={context.error} busy={busy} onChanged={p.onContextChanged} />
+        <ContextMeter sessionId={sessionId} use={context.use} error={context.error} busy={busy} paused={p.paused} onChanged={p.onContextChanged} />
       </HeadPopover>
       <HeadPopover name="details" label="Run figures and session actions" button={<span aria-hidden="true">⋯</span>}>
         <div class="head-figures" data-testid="head-meters">

@@ -218,6 +218,7 @@ export function SessionView({ session, sessionId, onChanged, blocked = null }: P
         costVersion={`${last?.task.status}:${last?.task.step_count}:${s.views.length}`}
         context={ctx}
         busy={busy}
+        paused={paused !== null && paused.id === s.busyTask}
         onRenamed={onChanged}
         onContextChanged={afterContextAction}
         stop={
