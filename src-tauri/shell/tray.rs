@@ -188,8 +188,8 @@ pub fn refresh(app: &AppHandle) {
 /// process commits (a CLI run, a trigger paused from the CLI) refreshes it too, when the
 /// store watcher sees it; nothing runs on a timer. Runs until the runtime's feed closes.
 pub async fn follow_changes(app: AppHandle, rt: Arc<Runtime>) {
-    let mut changes = rt.recorder.changes();
-    let mut foreign = rt.recorder.foreign_commits();
+    let mut changes = rt.task_changes();
+    let mut foreign = rt.foreign_commits();
     let mut foreign_open = true;
     loop {
         tokio::select! {

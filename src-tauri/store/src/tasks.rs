@@ -125,6 +125,15 @@ pub fn parked_until(c: &Connection, now: &str) -> Result<Vec<Task>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// When the soonest pause that lifts by itself lifts (`pause_resumes_at` of a paused
+/// task), if any: the trigger host sleeps until then instead of looking on a timer.
+pub fn next_resume_at(c: &Connection) -> Result<Option<String>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT MIN(pause_resumes_at) FROM tasks WHERE pause_resumes_at IS NOT NULL AND status = ?1",
+    )?;
+    Ok(stmt.query_row(params![TaskStatus::Paused.as_str()], |r| r.get(0))?)
+}
+
 /// Adds what a person raised to the task's budgets.
 pub fn add_extra(c: &Connection, id: i64, raise: &pocketpilot_protocol::Raise) -> Result<()> {
     c.execute(

@@ -30,7 +30,7 @@
 //! # For the desktop shell
 //! Start [`TriggerHost::start`] once; call [`TriggerHost::reload`] after creating, pausing
 //! or deleting a definition (a host also picks up changes made by another process, e.g.
-//! the CLI, within [`TriggerSettings::reload_secs`]); [`TriggerHost::shutdown`] on quit.
+//! the CLI, as soon as the store watcher sees the commit); [`TriggerHost::shutdown`] on quit.
 //! Create/list/pause/delete: `webhook::{create, list, set_paused, delete}`,
 //! `cron::{create, list, set_paused, delete}`, `watch::{create, list, set_paused, delete}`,
 //! [`runs`] for the record; [`pause_all`]/[`resume_all`] for the tray.
@@ -126,7 +126,9 @@ pub struct TriggerSettings {
     pub webhook_burst: u32,
     /// "Pause all triggers" (the tray's switch).
     pub paused: bool,
-    /// How often a host re-reads definitions changed by another process.
+    /// How long a host waits before restarting a runner that ended on an error. (Named
+    /// for what it once was, how often definitions were re-read; a host now re-reads them
+    /// when another process commits, and the name stays for stored settings.)
     pub reload_secs: u64,
     /// Quiet time after the last file change before a watch looks at a batch.
     pub watch_debounce_ms: u64,

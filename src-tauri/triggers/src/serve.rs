@@ -2,14 +2,18 @@
 //! a supervisor that keeps the runners in step with the stored definitions. The desktop
 //! app runs one in the tray; `pocketpilot serve` runs one headless.
 //!
-//! The supervisor reconciles at start, on [`TriggerHost::reload`], and every
-//! `reload_secs` (definitions may be changed by another process: the CLI). Reconciling is
-//! reading three small tables; the schedules themselves sleep until their next tick.
+//! The supervisor reconciles at start, on [`TriggerHost::reload`], when another process
+//! commits to the store (the CLI changing a definition: the process's one store watcher
+//! tells), `reload_secs` after a runner ended by itself (restarting it), and when a run
+//! the daily cap parked is due to continue. Nothing runs on a timer while all is quiet: an
+//! idle app does not wake for its triggers. Reconciling is reading three small tables; the
+//! schedules themselves sleep until their next tick.
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::cron::{self, Clock, SystemClock};
 use super::{watch, webhook, Result, TriggerSettings};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_protocol::EventKind;
 use pocketpilot_store::triggers;
 
 pub struct HostOptions {
@@ -84,11 +89,17 @@ impl TriggerHost {
             cancel: cancel.clone(),
             schedules: HashMap::new(),
             watches: HashMap::new(),
+            runner_ended: Arc::new(Notify::new()),
+        };
+        // Followed from before the first look: a change committed after it is not missed.
+        let follow = Follow {
+            foreign: sup.rt.foreign_commits(),
+            changes: sup.rt.task_changes(),
         };
         sup.reconcile().await;
         sup.resume_parked().await;
         let (r2, c2) = (reload.clone(), cancel.clone());
-        handles.push(tokio::spawn(async move { sup.run(r2, c2).await }));
+        handles.push(tokio::spawn(async move { sup.run(follow, r2, c2).await }));
         Ok(Self {
             addr,
             cancel,
@@ -123,6 +134,13 @@ impl TriggerHost {
     }
 }
 
+/// What wakes the supervisor besides its own: other processes' commits and this
+/// process's task events.
+struct Follow {
+    foreign: tokio::sync::watch::Receiver<u64>,
+    changes: tokio::sync::broadcast::Receiver<pocketpilot_core::engine::recorder::TaskChange>,
+}
+
 struct Runner<K> {
     key: K,
     cancel: CancellationToken,
@@ -136,24 +154,81 @@ struct Supervisor {
     cancel: CancellationToken,
     schedules: HashMap<i64, Runner<String>>,
     watches: HashMap<i64, Runner<String>>,
+    /// Told when a runner ends without having been stopped (an error).
+    runner_ended: Arc<Notify>,
 }
 
 impl Supervisor {
-    async fn run(mut self, reload: Arc<Notify>, cancel: CancellationToken) {
-        let every = Duration::from_secs(self.settings.reload_secs.max(1));
+    async fn run(mut self, follow: Follow, reload: Arc<Notify>, cancel: CancellationToken) {
+        let retry = Duration::from_secs(self.settings.reload_secs.max(1));
+        let Follow {
+            mut foreign,
+            mut changes,
+        } = follow;
+        let mut foreign_open = true;
+        let mut changes_open = true;
+        let mut lift = self.next_lift(false);
+        // Set when a runner ended by itself: it is restarted after `retry`, not at once, so
+        // a watch whose folder is gone does not spin.
+        let mut restart_at: Option<tokio::time::Instant> = None;
         loop {
-            tokio::select! {
+            let look = tokio::select! {
                 _ = cancel.cancelled() => break,
-                _ = reload.notified() => {}
-                _ = tokio::time::sleep(every) => {}
+                _ = reload.notified() => true,
+                changed = foreign.changed(), if foreign_open => {
+                    foreign_open = changed.is_ok();
+                    foreign_open
+                }
+                change = changes.recv(), if changes_open => match change {
+                    // A run here was parked: when it lifts may be sooner than what is awaited.
+                    Ok(c) if c.kind == EventKind::RunPaused => {
+                        lift = self.next_lift(false);
+                        false
+                    }
+                    Ok(_) => false,
+                    Err(RecvError::Lagged(_)) => {
+                        lift = self.next_lift(false);
+                        false
+                    }
+                    Err(RecvError::Closed) => {
+                        changes_open = false;
+                        false
+                    }
+                },
+                () = self.runner_ended.notified() => {
+                    restart_at.get_or_insert_with(|| tokio::time::Instant::now() + retry);
+                    false
+                }
+                // sleep: a runner that ended by itself is restarted after a pause.
+                () = sleep_until_opt(restart_at) => true,
+                () = clock_until_opt(&self.clock, lift) => true,
+            };
+            if look {
+                restart_at = None;
+                self.reconcile().await;
+                self.resume_parked().await;
+                lift = self.next_lift(true);
             }
-            self.reconcile().await;
-            self.resume_parked().await;
         }
         for (_, r) in self.schedules.drain().chain(self.watches.drain()) {
             r.cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(5), r.handle).await;
         }
+    }
+
+    /// When the soonest parked run is due to continue, by the host's clock. `just_looked`:
+    /// the runs due were just continued, so one still due (its continue failed) is tried
+    /// again a second later rather than at once, over and over.
+    fn next_lift(&self, just_looked: bool) -> Option<chrono::DateTime<chrono::Utc>> {
+        let at = match self.rt.next_lifted_pause() {
+            Ok(at) => at?,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read when the parked runs continue");
+                return None;
+            }
+        };
+        let floor = self.clock.now() + chrono::Duration::seconds(1);
+        Some(if just_looked { at.max(floor) } else { at })
     }
 
     /// Continues the runs the daily cap for unattended runs parked, once the host's clock
@@ -215,11 +290,10 @@ impl Supervisor {
                 continue;
             }
             let cancel = self.cancel.child_token();
-            let handle = tokio::spawn(cron::run(
-                self.rt.clone(),
-                id,
-                self.clock.clone(),
+            let handle = tokio::spawn(tell_when_ended(
+                cron::run(self.rt.clone(), id, self.clock.clone(), cancel.clone()),
                 cancel.clone(),
+                self.runner_ended.clone(),
             ));
             self.schedules.insert(
                 id,
@@ -255,12 +329,16 @@ impl Supervisor {
             }
             let cancel = self.cancel.child_token();
             let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-            let handle = tokio::spawn(watch::run(
-                self.rt.clone(),
-                w,
-                self.settings.clone(),
+            let handle = tokio::spawn(tell_when_ended(
+                watch::run(
+                    self.rt.clone(),
+                    w,
+                    self.settings.clone(),
+                    cancel.clone(),
+                    Some(ready_tx),
+                ),
                 cancel.clone(),
-                Some(ready_tx),
+                self.runner_ended.clone(),
             ));
             // In place before `start`/`reload` returns, so no change right after is lost.
             let _ = tokio::time::timeout(Duration::from_secs(10), ready_rx).await;
@@ -273,6 +351,34 @@ impl Supervisor {
                 },
             );
         }
+    }
+}
+
+/// Runs a runner, and tells the supervisor if it ended without being stopped.
+async fn tell_when_ended(
+    runner: impl std::future::Future<Output = ()>,
+    cancel: CancellationToken,
+    ended: Arc<Notify>,
+) {
+    runner.await;
+    if !cancel.is_cancelled() {
+        ended.notify_one();
+    }
+}
+
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        // sleep: the pause before a failed runner is restarted.
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Until the host's clock reaches `at` (never without one).
+async fn clock_until_opt(clock: &Arc<dyn Clock>, at: Option<chrono::DateTime<chrono::Utc>>) {
+    match at {
+        Some(at) => clock.sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -1358,7 +1358,12 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
         clock.now(),
     )
     .unwrap();
-    let h = host(&f, settings(), clock.clone()).await;
+    // No timer to look for lifted pauses: the host must sleep until the pause lifts.
+    let slow = TriggerSettings {
+        reload_secs: 3600,
+        ..settings()
+    };
+    let h = host(&f, slow, clock.clone()).await;
 
     clock.set(t("2030-01-01T23:58:00Z"));
     let first = runs_len(&f, "cron", s.id, 1).await[0].task_id.unwrap();
@@ -1393,6 +1398,37 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
 
 /// A fixture with the daily cap for unattended runs at $1 and every scripted turn of
 /// 1000 + 500 tokens costing $1.50.
+#[tokio::test]
+async fn a_schedule_another_process_adds_starts_without_a_timer_or_a_reload() {
+    let f = Fixture::new();
+    let p = instant_script(&f);
+    let start = t("2030-01-01T09:00:30Z");
+    let clock = ManualClock::new(start);
+    // The only timer left in the host is the restart of a failed runner: an hour here.
+    let slow = TriggerSettings {
+        reload_secs: 3600,
+        ..settings()
+    };
+    let h = host(&f, slow, clock.clone()).await;
+
+    // The CLI: its own connection to the same store, as another process has; the host
+    // is not told (no `reload`), it sees the commit through the store watcher.
+    let cli = pocketpilot_core::api::service::Runtime::open(&f.data_dir).unwrap();
+    let id = schedule_at_in(&cli, &f, "* * * * *", "tick", &p, clock.now());
+
+    // Once the host's runner for it exists, the next minute on the clock fires it.
+    let mut minute = 0;
+    let runs = until("a run of the schedule another process added", || {
+        minute += 1;
+        clock.set(start + ChronoDuration::minutes(minute));
+        let runs = trigger::runs(&f.rt, "cron", id).unwrap();
+        (!runs.is_empty()).then_some(runs)
+    })
+    .await;
+    assert_eq!(runs[0].trigger_id, id);
+    h.shutdown().await;
+}
+
 fn capped_fixture() -> Fixture {
     let f = Fixture::with_limits(pocketpilot_core::config::Limits {
         max_trigger_day_usd: Some(1.0),
@@ -1411,6 +1447,17 @@ fn capped_fixture() -> Fixture {
 }
 
 fn schedule_at(f: &Fixture, expr: &str, goal: &str, provider: &str, now: DateTime<Utc>) -> i64 {
+    schedule_at_in(&f.rt, f, expr, goal, provider, now)
+}
+
+fn schedule_at_in(
+    rt: &pocketpilot_core::api::service::Runtime,
+    f: &Fixture,
+    expr: &str,
+    goal: &str,
+    provider: &str,
+    now: DateTime<Utc>,
+) -> i64 {
     let new = cron::NewSchedule {
         expr: expr.into(),
         workspace: f.workspace.clone(),
@@ -1418,7 +1465,7 @@ fn schedule_at(f: &Fixture, expr: &str, goal: &str, provider: &str, now: DateTim
         provider: Some(provider.into()),
         catch_up: false,
     };
-    cron::create(&f.rt, &new, now).unwrap().id
+    cron::create(rt, &new, now).unwrap().id
 }
 
 async fn status_becomes(f: &Fixture, id: i64, want: TaskStatus) {
@@ -1442,7 +1489,12 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
     // Fixed times, so no tick of the new day competes with the resumed run for the cap.
     let report = schedule_at(&f, "58,59 23 * * *", "nightly report", &p, clock.now());
     let backup = schedule_at(&f, "59 23 * * *", "nightly backup", &p, clock.now());
-    let h = host(&f, settings(), clock.clone()).await;
+    // No timer to look for lifted pauses: the host must sleep until the pause lifts.
+    let slow = TriggerSettings {
+        reload_secs: 3600,
+        ..settings()
+    };
+    let h = host(&f, slow, clock.clone()).await;
 
     clock.set(t("2030-01-01T23:58:00Z"));
     let first = runs_len(&f, "cron", report, 1).await[0].task_id.unwrap();
@@ -1468,10 +1520,12 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
     // The person stops one of them.
     assert_eq!(f.rt.stop_task(stopped).unwrap(), TaskStatus::BudgetExceeded);
 
-    // Still the same day: the host looks (it reconciles every second) and leaves it parked.
+    // Still the same day: the clock moves (waking the host's wait for the lift) and the
+    // task stays parked.
     clock.set(t("2030-01-01T23:59:59.900Z"));
-    // sleep: the host reconciles on a real 1 s tick; two ticks must pass to show it leaves the task parked.
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    // sleep: nothing is to happen; a wrong continue would show within this (it starts in
+    // milliseconds here).
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
     assert_eq!(f.rt.task(parked).unwrap().status, TaskStatus::Paused);
     assert!(!f.kinds(parked).contains(&"model_turn_started".to_string()));
 

@@ -94,6 +94,23 @@ impl Runtime {
         Ok(self.task(task_id)?.status)
     }
 
+    /// When the soonest pause that lifts by itself lifts (a run the daily cap parked),
+    /// if any: the trigger host sleeps until then.
+    pub fn next_lifted_pause(&self) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+        let Some(at) = self.store.read(tasks::next_resume_at)? else {
+            return Ok(None);
+        };
+        match chrono::DateTime::parse_from_rfc3339(&at) {
+            Ok(t) => Ok(Some(t.with_timezone(&chrono::Utc))),
+            Err(e) => {
+                // Only this runtime writes the stamp; one that does not read is left to
+                // the person (the run stays parked, with its Continue).
+                tracing::warn!(at, error = %e, "a parked run's resume time does not read as a time");
+                Ok(None)
+            }
+        }
+    }
+
     /// Continues every run whose pause lifts by itself by `now`: a run the daily cap for
     /// unattended runs parked goes on once the cap resets (the trigger host asks). A run
     /// the person stopped or continued is no longer parked and is left alone. Returns

@@ -343,8 +343,6 @@ impl Runtime {
         Ok(id)
     }
 
-    /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
-    /// run started, in this process) when it is idle.
     /// Follows every change the window shows (see `feed`). Needs a tokio runtime.
     pub fn changes(&self) -> crate::engine::feed::Changes {
         crate::engine::feed::Changes::follow(
@@ -355,6 +353,22 @@ impl Runtime {
         )
     }
 
+    /// Each task event this process records, as it is committed (a lagging receiver
+    /// is told how much it missed).
+    pub fn task_changes(
+        &self,
+    ) -> tokio::sync::broadcast::Receiver<crate::engine::recorder::TaskChange> {
+        self.recorder.changes()
+    }
+
+    /// Wakes whenever another process sharing the data directory commits (see
+    /// `engine::watch`). Needs a tokio runtime.
+    pub fn foreign_commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.recorder.foreign_commits()
+    }
+
+    /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
+    /// run started, in this process) when it is idle.
     pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
         let submit_owned = submit.clone();
         let admitted = self.recorder.commit_admission_queued(move |tx, out| {

@@ -22,8 +22,9 @@ use crate::store::Store;
 pub const FALLBACK_POLL: Duration = Duration::from_millis(750);
 /// With file notifications, a slow look all the same: a data directory on a filesystem
 /// that does not report another machine's or container's writes (NFS, some FUSE mounts)
-/// still gets its changes, late. 0.1 wakeups a second.
-pub const SAFETY_LOOK: Duration = Duration::from_secs(10);
+/// still gets its changes, late. Long, because an idle app should not wake: each look is
+/// two or three wakeups of the runtime's timer (bench-results/core-layers.txt).
+pub const SAFETY_LOOK: Duration = Duration::from_secs(60);
 /// How long to wait before asking again while this process's writer commits.
 const BUSY_RETRY: Duration = Duration::from_millis(5);
 
