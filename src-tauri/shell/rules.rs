@@ -46,10 +46,10 @@ pub async fn open_instruction(
     path: String,
 ) -> Result<()> {
     let file = call(&state, move |rt| {
-        rt.instruction_text(&workspace, session, &path)
+        rt.instruction_file(&workspace, session, &path)
     })
     .await?;
-    super::open_in_desktop(&app, std::path::Path::new(&file.absolute))
+    super::open_in_desktop(&app, &file)
 }
 
 #[tauri::command]

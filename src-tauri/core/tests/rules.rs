@@ -143,8 +143,19 @@ fn only_an_instruction_file_in_effect_is_read_for_the_window() {
         std::path::PathBuf::from(&shown.absolute),
         std::fs::canonicalize(f.ws("AGENTS.md")).unwrap()
     );
+    // What the desktop's editor is handed: the same file, without reading it.
+    assert_eq!(
+        f.rt.instruction_file(ws, None, "AGENTS.md").unwrap(),
+        std::fs::canonicalize(f.ws("AGENTS.md")).unwrap()
+    );
     for other in ["lib/AGENTS.md", "secret.txt", "../AGENTS.md", "/etc/passwd"] {
         let e = f.rt.instruction_text(ws, None, other).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            pocketpilot_protocol::ErrorKind::OutsideWorkspace,
+            "{other}: {e}"
+        );
+        let e = f.rt.instruction_file(ws, None, other).unwrap_err();
         assert_eq!(
             e.kind(),
             pocketpilot_protocol::ErrorKind::OutsideWorkspace,

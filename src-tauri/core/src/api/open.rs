@@ -48,14 +48,15 @@ impl Runtime {
         inside(Path::new(&workspace), rel)
     }
 
-    /// One of the instruction files in effect for `workspace` (and `session`), read now.
-    /// Only a path that list names is read.
-    pub fn instruction_text(
+    /// The real path of one of the instruction files in effect for `workspace` (and
+    /// `session`), for the desktop's editor: only a path that list names, and nothing is
+    /// read from it.
+    pub fn instruction_file(
         &self,
         workspace: &str,
         session: Option<i64>,
         rel: &str,
-    ) -> Result<InstructionText> {
+    ) -> Result<PathBuf> {
         let rules = self.rules_in_effect(workspace, session)?;
         if !rules.instructions.iter().any(|f| f.path == rel) {
             return Err(RuntimeError::NotOpenable {
@@ -63,7 +64,17 @@ impl Runtime {
                 why: "it is not one of the instruction files in effect here".into(),
             });
         }
-        let real = inside(Path::new(&rules.workspace), rel)?;
+        inside(Path::new(&rules.workspace), rel)
+    }
+
+    /// One of the instruction files in effect (see [`Self::instruction_file`]), read now.
+    pub fn instruction_text(
+        &self,
+        workspace: &str,
+        session: Option<i64>,
+        rel: &str,
+    ) -> Result<InstructionText> {
+        let real = self.instruction_file(workspace, session, rel)?;
         let bytes = std::fs::read(&real).map_err(|e| RuntimeError::NotOpenable {
             path: rel.to_owned(),
             why: e.to_string(),
