@@ -44,10 +44,7 @@ pub async fn undo_task(
         task_id,
         call_id: None,
     };
-    let opts = Options {
-        dry_run: false,
-        keep_theirs,
-    };
+    let opts = Options::apply(keep_theirs);
     call(&state, move |rt| rt.undo(&target, opts)).await
 }
 
@@ -62,10 +59,7 @@ pub async fn undo_files(
     keep_theirs: bool,
 ) -> Result<UndoReport> {
     let target = Target::Files { task_id, paths };
-    let opts = Options {
-        dry_run: false,
-        keep_theirs,
-    };
+    let opts = Options::apply(keep_theirs);
     call(&state, move |rt| rt.undo(&target, opts)).await
 }
 
@@ -100,10 +94,7 @@ pub async fn rewind_session(
     to_entry: i64,
     keep_theirs: bool,
 ) -> Result<RewindReport> {
-    let opts = Options {
-        dry_run: false,
-        keep_theirs,
-    };
+    let opts = Options::apply(keep_theirs);
     call(&state, move |rt| rt.rewind(session_id, to_entry, opts)).await
 }
 

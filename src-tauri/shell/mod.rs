@@ -47,7 +47,7 @@ use pocketpilot_triggers::{HostOptions, TriggerHost};
 use tauri::{Manager, WindowEvent};
 
 pub use desktop::{about, run_desktop_hidden};
-use opening::{AppState, Opening};
+use opening::AppState;
 
 /// Runs one core call on tokio's blocking pool (it keeps the runtime's context, so a call
 /// that starts a run can spawn its worker) and maps its error. A call made while the store
@@ -278,20 +278,20 @@ async fn take_store(
             // nothing writes to it.
             Some(problem) => {
                 tracing::error!(error = %e, "the store cannot be opened: the recovery screen");
-                state.fail(Opening::Problem(problem));
+                state.fail_with_problem(problem);
                 tray::show_window(&handle);
             }
             None => {
                 tracing::error!(error = %e, "the store cannot be opened");
                 eprintln!("pocketpilot: {e}");
-                state.fail(Opening::Failed(e.to_string()));
+                state.fail(e.to_string());
                 handle.exit(1);
             }
         },
         Ok(Err(_)) | Err(_) => {
             tracing::error!("opening the store did not finish");
             eprintln!("pocketpilot: opening the store did not finish");
-            state.fail(Opening::Failed("opening the store did not finish".into()));
+            state.fail("opening the store did not finish".into());
             handle.exit(1);
         }
     }

@@ -58,9 +58,14 @@ impl AppState {
         self.opening.send_replace(Opening::Open);
     }
 
-    /// The store could not be opened.
-    pub fn fail(&self, opening: Opening) {
-        self.opening.send_replace(opening);
+    /// The store could not be opened, for a reason the recovery screen can answer.
+    pub fn fail_with_problem(&self, problem: StoreProblem) {
+        self.opening.send_replace(Opening::Problem(problem));
+    }
+
+    /// The store could not be opened, for any other reason: the app ends.
+    pub fn fail(&self, message: String) {
+        self.opening.send_replace(Opening::Failed(message));
     }
 
     /// The runtime, waiting while the store is still opening.

@@ -83,7 +83,7 @@ async fn a_damaged_store_answers_waiting_and_later_calls_with_the_store_error() 
 
     let problem = problem(dir.path());
     assert_eq!(problem.kind, StoreProblemKind::Damaged);
-    state.fail(Opening::Problem(problem));
+    state.fail_with_problem(problem);
 
     assert_eq!(call.await.unwrap().err(), Some(ErrorKind::Store));
     assert_eq!(
@@ -114,7 +114,7 @@ async fn a_store_from_a_newer_build_is_a_problem_too() {
     let call = ask(&state);
     let problem = problem(dir.path());
     assert_eq!(problem.kind, StoreProblemKind::Newer);
-    state.fail(Opening::Problem(problem));
+    state.fail_with_problem(problem);
     assert_eq!(call.await.unwrap().err(), Some(ErrorKind::Store));
 }
 
@@ -124,7 +124,7 @@ async fn an_open_that_failed_otherwise_answers_with_its_message() {
     let state = Arc::new(AppState::new(dir.path()));
     let call = ask(&state);
     assert!(still_waiting(&call).await);
-    state.fail(Opening::Failed("opening the store did not finish".into()));
+    state.fail("opening the store did not finish".into());
     assert_eq!(call.await.unwrap().err(), Some(ErrorKind::Store));
     assert!(state.problem().is_none());
 }

@@ -664,10 +664,7 @@ fn undo_step(env: &CaseEnv, session: i64, n: usize, step: &UndoStep) -> Result<(
         task_id: task,
         call_id: None,
     };
-    let opts = Options {
-        dry_run: false,
-        keep_theirs: step.keep_theirs,
-    };
+    let opts = Options::apply(step.keep_theirs);
     match (rt.undo(&target, opts), &step.expect_error) {
         (Err(e), Some(kind)) if e.kind() == *kind => {}
         (Err(e), _) => env.note(format!("undo {n}: failed: {} ({e})", e.kind())),

@@ -65,6 +65,16 @@ pub struct Options {
     pub keep_theirs: bool,
 }
 
+impl Options {
+    /// Undo for real; files changed since refuse it unless `keep_theirs`.
+    pub fn apply(keep_theirs: bool) -> Self {
+        Self {
+            dry_run: false,
+            keep_theirs,
+        }
+    }
+}
+
 impl Target {
     fn describe(&self) -> String {
         match self {
