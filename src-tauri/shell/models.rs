@@ -92,13 +92,13 @@ pub async fn local_server_status() -> Result<LocalServerStatus> {
 #[tauri::command]
 #[specta::specta]
 pub async fn local_model_form(state: State<'_, AppState>) -> Result<LocalModelForm> {
-    call(&state, |rt| local_api::form(&rt.store)).await
+    call(&state, |rt| rt.local_model_form()).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn save_local_model_form(state: State<'_, AppState>, form: LocalModelForm) -> Result<()> {
-    call(&state, move |rt| local_api::save_form(&rt.store, &form)).await
+    call(&state, move |rt| rt.save_local_model_form(&form)).await
 }
 
 /// Tells the window every change of the server's state, for as long as the app runs.

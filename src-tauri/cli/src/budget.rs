@@ -9,7 +9,6 @@ use clap::{Args, Subcommand};
 use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::{Runtime, RuntimeError};
-use pocketpilot_core::config::Limits;
 use pocketpilot_core::policy::cost::{usd, Price};
 use pocketpilot_protocol::{Budget, Raise};
 
@@ -214,7 +213,7 @@ fn dollars(flag: &str, v: &str) -> Result<Option<f64>, CliError> {
 }
 
 pub fn budget(rt: &Arc<Runtime>, cmd: BudgetCommand) -> Result<ExitCode, CliError> {
-    let mut l = Limits::stored(&rt.store)?;
+    let mut l = rt.stored_limits()?;
     if let BudgetCommand::Set {
         task_usd,
         day_usd,

@@ -83,13 +83,7 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
             stream,
             headers,
         } => {
-            let mut p: pocketpilot_core::config::ProviderSettings = rt
-                .store
-                .read(|c| {
-                    pocketpilot_store::settings::get(c, pocketpilot_core::config::PROVIDER_KEY)
-                })
-                .map_err(crate::RuntimeError::from)?
-                .unwrap_or_default();
+            let mut p = rt.stored_provider_settings()?;
             if let Some(u) = base_url {
                 let u = u.trim().trim_end_matches('/').to_owned();
                 if !(u.starts_with("http://") || u.starts_with("https://")) {
@@ -123,7 +117,7 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
                 p.extra_headers
                     .push((k.trim().to_owned(), v.trim().to_owned()));
             }
-            p.save(&rt.store).map_err(crate::RuntimeError::from)?;
+            rt.set_provider_settings(&p)?;
             let _ = writeln!(std::io::stdout(), "provider saved");
             Ok(ExitCode::SUCCESS)
         }

@@ -191,8 +191,19 @@ impl ServerWatch {
     }
 }
 
-/// The built-in model's settings as stored.
-pub fn form(store: &Store) -> Result<LocalModelForm> {
+impl crate::api::service::Runtime {
+    /// The built-in model's settings as stored.
+    pub fn local_model_form(&self) -> Result<LocalModelForm> {
+        form(&self.store)
+    }
+
+    /// Saves the built-in model's settings (see [`save_form`]).
+    pub fn save_local_model_form(&self, form: &LocalModelForm) -> Result<()> {
+        save_form(&self.store, form)
+    }
+}
+
+fn form(store: &Store) -> Result<LocalModelForm> {
     let s = LocalSettings::load(store)?;
     Ok(LocalModelForm {
         enabled: s.enabled,
@@ -203,7 +214,7 @@ pub fn form(store: &Store) -> Result<LocalModelForm> {
 
 /// Saves the form over what is stored (what it does not show, the threads, is kept). The
 /// server takes the new figures the next time it starts.
-pub fn save_form(store: &Store, form: &LocalModelForm) -> Result<()> {
+fn save_form(store: &Store, form: &LocalModelForm) -> Result<()> {
     if !IDLE_MINUTES.contains(&form.idle_minutes) {
         return Err(LocalApiError::IdleMinutes);
     }

@@ -275,12 +275,24 @@ impl Runtime {
         &self.data_dir
     }
 
+    /// The limits runs get: what is stored, with the environment's overrides.
     pub fn limits(&self) -> Result<Limits> {
         Ok(Limits::load(&self.store)?)
     }
 
+    /// The limits as stored, without the environment's overrides: what an edit starts from.
+    pub fn stored_limits(&self) -> Result<Limits> {
+        Ok(Limits::stored(&self.store)?)
+    }
+
     pub fn provider_settings(&self) -> Result<ProviderSettings> {
         Ok(ProviderSettings::load(&self.store)?)
+    }
+
+    /// The provider as stored, without the environment's overrides: what an edit starts
+    /// from.
+    pub fn stored_provider_settings(&self) -> Result<ProviderSettings> {
+        Ok(ProviderSettings::stored(&self.store)?)
     }
 
     /// Starts a run with `new.goal` as the person's input: in a new session (with
