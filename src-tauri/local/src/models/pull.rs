@@ -496,12 +496,13 @@ async fn take_response(
     match response.status() {
         StatusCode::PARTIAL_CONTENT => {
             let (start, total) = content_range(response.headers());
-            if start != Some(part.done) {
+            let asked = part.done;
+            if start != Some(asked) {
                 // Not the bytes asked for: start over rather than splice.
                 part.restart().await?;
+                let at = start.map_or_else(|| "no stated byte".to_owned(), |s| format!("byte {s}"));
                 return Err(Stop::Retry(format!(
-                    "the server resumed at {start:?}, not at byte {}",
-                    part.done
+                    "the server resumed at {at}, not at byte {asked}"
                 )));
             }
             if part.total.is_none() {
