@@ -5,50 +5,21 @@
 //! approval's arguments, and every listing that shows them (text and `--json`) is checked
 //! byte by byte on stdout and stderr.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod support;
+
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{json, Value};
+use support::{text, Harness};
 
 /// Every trick at once; `TAG` lets a test find where it was shown.
 const HOSTILE: &str =
     "TAG\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[1A\rFAKE\u{9b}31m\u{202e}txt.sh\u{200b}\u{7f}END";
 
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        Self { dir }
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_SANDBOX")
-            .env_remove("POCKETPILOT_SKILLS_DIR")
-            .current_dir(self.ws())
-            .stdin(Stdio::null());
-        c
-    }
-    fn out(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-    fn script(&self, name: &str, turns: Value) -> String {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, turns.to_string()).unwrap();
-        format!("scripted:{}", p.display())
-    }
+/// `args` run from inside the workspace, as a person types them there.
+fn output(h: &Harness, args: &[&str]) -> Output {
+    h.command(args).current_dir(h.ws()).output().unwrap()
 }
 
 /// The first raw control, bidi or invisible character of `bytes`, if any (newline and the
@@ -76,10 +47,6 @@ fn assert_clean(what: &str, out: &Output) {
     }
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn skill(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     // YAML double-quoted escapes: \e is ESC, \a BEL, \r CR, \x9b a C1 CSI.
@@ -92,23 +59,26 @@ fn skill(dir: &Path) {
 
 #[test]
 fn no_listing_writes_a_raw_control_character() {
-    let e = Env::new();
-    let ws = e.ws().display().to_string();
-    skill(&e.ws().join(".agents/skills/evil"));
+    let h = Harness::new(&[]);
+    let ws = h.wss();
+    skill(&h.ws().join(".agents/skills/evil"));
 
-    let added = e.out(&["memory", "add", "--workspace", &ws, HOSTILE]);
+    let added = output(&h, &["memory", "add", "--workspace", &ws, HOSTILE]);
     assert!(added.status.success(), "{}", text(&added.stderr));
     assert_clean("memory add", &added);
     // A hostile server name is refused, and the refusal names it escaped.
-    let refused = e.out(&[
-        "mcp",
-        "add",
-        "evil\x1b[2Jname",
-        "--workspace",
-        &ws,
-        "--",
-        "/bin/echo",
-    ]);
+    let refused = output(
+        &h,
+        &[
+            "mcp",
+            "add",
+            "evil\x1b[2Jname",
+            "--workspace",
+            &ws,
+            "--",
+            "/bin/echo",
+        ],
+    );
     assert!(!refused.status.success());
     assert_clean("mcp add (hostile name)", &refused);
     assert!(
@@ -117,22 +87,25 @@ fn no_listing_writes_a_raw_control_character() {
         text(&refused.stderr)
     );
     let mcp_name = "evil-srv";
-    let mcp = e.out(&[
-        "mcp",
-        "add",
-        mcp_name,
-        "--workspace",
-        &ws,
-        "--",
-        "/bin/echo",
-        HOSTILE,
-    ]);
+    let mcp = output(
+        &h,
+        &[
+            "mcp",
+            "add",
+            mcp_name,
+            "--workspace",
+            &ws,
+            "--",
+            "/bin/echo",
+            HOSTILE,
+        ],
+    );
     assert!(mcp.status.success(), "{}", text(&mcp.stderr));
     assert_clean("mcp add", &mcp);
 
     // A run whose goal is hostile, whose command prints every trick, and which stops at
     // an approval whose arguments are hostile (no terminal: it waits, exit 3).
-    let provider = e.script(
+    let provider = h.script(
         "run.json",
         json!([
             { "tool_calls": [{ "name": "run_command", "arguments": {
@@ -141,47 +114,54 @@ fn no_listing_writes_a_raw_control_character() {
             { "text": HOSTILE }
         ]),
     );
-    let run = e.out(&[
-        "run",
-        "--workspace",
-        &ws,
-        "--goal",
-        HOSTILE,
-        "--provider",
-        &provider,
-        "--allow",
-        "tool:run_command",
-    ]);
+    let run = output(
+        &h,
+        &[
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            HOSTILE,
+            "--provider",
+            &provider,
+            "--allow",
+            "tool:run_command",
+        ],
+    );
     assert_clean("run", &run);
     // The first command ran without asking only if the rule matched; either way the
     // second is a shell command waiting for approval or done.
-    let provider = e.script(
+    let provider = h.script(
         "ask.json",
         json!([
             { "tool_calls": [{ "name": "run_command", "arguments": { "command": format!("echo '{HOSTILE}'") } }] },
             { "text": "done" }
         ]),
     );
-    let ask = e.out(&[
-        "run",
-        "--workspace",
-        &ws,
-        "--goal",
-        HOSTILE,
-        "--provider",
-        &provider,
-    ]);
+    let ask = output(
+        &h,
+        &[
+            "run",
+            "--workspace",
+            &ws,
+            "--goal",
+            HOSTILE,
+            "--provider",
+            &provider,
+        ],
+    );
     assert_eq!(ask.status.code(), Some(3), "{}", text(&ask.stderr));
     assert_clean("run (waiting)", &ask);
 
-    let tasks: Value = serde_json::from_slice(&e.out(&["tasks", "--json"]).stdout).unwrap();
+    let tasks: Value = serde_json::from_slice(&output(&h, &["tasks", "--json"]).stdout).unwrap();
     let ids: Vec<String> = tasks
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["id"].as_i64().unwrap().to_string())
         .collect();
-    let sessions: Value = serde_json::from_slice(&e.out(&["sessions", "--json"]).stdout).unwrap();
+    let sessions: Value =
+        serde_json::from_slice(&output(&h, &["sessions", "--json"]).stdout).unwrap();
     let session = sessions[0]["id"].as_i64().unwrap().to_string();
 
     let mut walks: Vec<Vec<&str>> = vec![
@@ -211,7 +191,7 @@ fn no_listing_writes_a_raw_control_character() {
     }
     let mut shown = String::new();
     for args in &walks {
-        let out = e.out(args);
+        let out = output(&h, args);
         assert_clean(&args.join(" "), &out);
         if args.last() == Some(&"--json") && out.status.success() && !out.stdout.is_empty() {
             // Escaped, and still the same JSON.
@@ -238,14 +218,14 @@ fn no_listing_writes_a_raw_control_character() {
             "{what}: {escaped:?} not shown in:\n{shown}"
         );
     }
-    let approvals = text(&e.out(&["approvals"]).stdout);
+    let approvals = text(&output(&h, &["approvals"]).stdout);
     assert!(
         approvals.contains("  sandboxed: writes in the workspace only"),
         "{approvals}"
     );
-    let memories = text(&e.out(&["memory", "list"]).stdout);
+    let memories = text(&output(&h, &["memory", "list"]).stdout);
     assert!(memories.contains(r"\rFAKE"), "{memories}");
-    let rules = text(&e.out(&["rules", "show", "--workspace", &ws]).stdout);
+    let rules = text(&output(&h, &["rules", "show", "--workspace", &ws]).stdout);
     assert!(
         rules.contains(r"TAG\x1b]52;c;"),
         "skill description: {rules}"

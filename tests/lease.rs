@@ -5,50 +5,17 @@
 //! Invariants: exactly one process records the rest of the run (events gapless, each call
 //! answered once, each step asked once) and no two commands ran at the same time.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
+use support::{kill9, signal, Harness};
 
 const TTL_MS: u64 = 1_500;
 const COMMANDS: usize = 6;
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            .env("POCKETPILOT_LEASE_TTL_MS", TTL_MS.to_string())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd(args).stdout(Stdio::piped()).output().unwrap();
-        assert!(out.status.success(), "{args:?}");
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-fn signal(child: &Child, sig: libc::c_int) {
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, sig);
-    }
-}
 
 fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
     let t0 = Instant::now();
@@ -59,8 +26,7 @@ fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitSta
         // sleep: the poll interval of the bounded wait for the child to exit.
         std::thread::sleep(Duration::from_millis(50));
     }
-    signal(child, libc::SIGKILL);
-    let _ = child.wait();
+    kill9(child);
     None
 }
 
@@ -94,10 +60,7 @@ fn intervals(marks: &str) -> Vec<(String, u128, u128)> {
 
 #[test]
 fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
-    let e = Env {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    std::fs::create_dir_all(e.ws()).unwrap();
+    let h = Harness::new(&[("POCKETPILOT_LEASE_TTL_MS", &TTL_MS.to_string())]);
     let mut turns = Vec::new();
     for k in 0..COMMANDS {
         let command = format!(
@@ -107,17 +70,11 @@ fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
             "tool_calls": [{ "name": "run_command", "arguments": { "command": command } }] }));
     }
     turns.push(json!({ "text": "all done" }));
-    let script = e.dir.path().join("script.json");
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-    let ws = e.ws().display().to_string();
-    let provider = format!("scripted:{}", script.display());
-    assert!(e
-        .cmd(&["policy", "allow", "shell", "--workspace", &ws])
-        .status()
-        .unwrap()
-        .success());
+    let provider = h.script("script.json", json!({ "turns": turns }));
+    let ws = h.wss();
+    h.ok(&["policy", "allow", "shell", "--workspace", &ws]);
 
-    let mut first = e
+    let mut first = h
         .cmd(&[
             "run",
             "--workspace",
@@ -129,7 +86,7 @@ fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
         ])
         .spawn()
         .unwrap();
-    let marks = e.ws().join("marks.txt");
+    let marks = h.ws().join("marks.txt");
     let t0 = Instant::now();
     while !std::fs::read_to_string(&marks)
         .unwrap_or_default()
@@ -140,21 +97,21 @@ fn a_worker_stopped_past_its_lease_stops_on_waking_and_records_nothing_more() {
         std::thread::sleep(Duration::from_millis(10));
     }
     // Mid-command: the worker stops; its command (its own process group) finishes alone.
-    signal(&first, libc::SIGSTOP);
+    signal(first.id(), libc::SIGSTOP);
     // sleep: the stopped worker's lease must expire (TTL_MS on the wall clock) before another may take the task.
     std::thread::sleep(Duration::from_millis(TTL_MS + 700));
-    let mut resumer = e.cmd(&["resume"]).spawn().unwrap();
+    let mut resumer = h.cmd(&["resume"]).spawn().unwrap();
     // Wake the first worker while the new holder is at work.
     // sleep: the new holder must be at work when the old worker wakes; that moment has no event outside the processes.
     std::thread::sleep(Duration::from_millis(700));
-    signal(&first, libc::SIGCONT);
+    signal(first.id(), libc::SIGCONT);
     let resumed = wait_exit(&mut resumer, Duration::from_secs(60)).expect("resume never ended");
     assert!(resumed.success());
     // Checked last: a worker that went on would rather show in what it recorded.
     let first_ended = wait_exit(&mut first, Duration::from_secs(30));
 
-    let task = e.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
-    let shown = e.json(&["show", &task.to_string(), "--json"]);
+    let task = h.json(&["tasks", "--json"])[0]["id"].as_i64().unwrap();
+    let shown = h.json(&["show", &task.to_string(), "--json"]);
     assert_eq!(shown["task"]["status"], "completed", "{shown}");
     let events = shown["events"].as_array().unwrap();
     let seqs: Vec<i64> = events

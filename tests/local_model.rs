@@ -7,105 +7,38 @@
 //! Needs the real model server (`scripts/setup-model-server.sh`): skipped with a loud
 //! message without it, failed when `POCKETPILOT_REQUIRE_MODEL_SERVER` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn peers() -> PathBuf {
-    match std::env::var_os("POCKETPILOT_PEERS").filter(|d| !d.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/pocketpilot-peers"),
-    }
-}
-
-/// Whether the server and model are there; panics when they must be.
-fn available() -> bool {
-    let p = peers();
-    let server = p.join("llama.cpp/build-portable/bin/llama-server");
-    let model = p.join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    if server.exists() && model.exists() {
-        return true;
-    }
-    let msg = format!(
-        "the built-in model is not installed under {} (run scripts/setup-model-server.sh)",
-        p.display()
-    );
-    assert!(
-        std::env::var_os("POCKETPILOT_REQUIRE_MODEL_SERVER").is_none(),
-        "{msg}"
-    );
-    eprintln!("SKIPPED: {msg}");
-    false
-}
+use support::{kill9, model_server, peers, signal, text, Harness};
 
 /// The machine has two cores and the model needs both: one of these tests at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-struct Env {
-    dir: tempfile::TempDir,
+/// The app as a new user runs it: no provider, default settings, the built-in model on
+/// (the test command turns it off for every other test), found where the setup put it.
+fn harness() -> Harness {
+    let mut h = Harness::new(&[]);
+    h.set_env("POCKETPILOT_PEERS", peers().display().to_string());
+    h.remove_env("POCKETPILOT_LOCAL_MODEL");
+    std::fs::write(
+        h.ws().join("README.md"),
+        "# Demo\nA tiny project used to try PocketPilot.\n",
+    )
+    .unwrap();
+    h
 }
 
-impl Env {
-    fn new() -> Self {
-        let e = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(e.ws()).unwrap();
-        std::fs::write(
-            e.ws().join("README.md"),
-            "# Demo\nA tiny project used to try PocketPilot.\n",
-        )
-        .unwrap();
-        e
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
-    }
-    /// The app as a new user runs it: no provider, default settings, the built-in model on.
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.data())
-            .env("HOME", self.dir.path())
-            .env("POCKETPILOT_PEERS", peers())
-            .env_remove("POCKETPILOT_LOCAL_MODEL")
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_PROVIDER")
-            .env_remove("POCKETPILOT_LLAMA_SERVER")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-    fn output(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.output(args);
-        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-    /// The `llama-server` processes started for this data dir (their command line names
-    /// the template written into it).
-    fn servers(&self) -> Vec<u32> {
-        servers_naming(&self.data())
-    }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn servers_naming(data: &Path) -> Vec<u32> {
-    let needle = data.display().to_string();
+/// The `llama-server` processes started for this data dir (their command line names the
+/// template written into it).
+fn servers(h: &Harness) -> Vec<u32> {
+    let needle = h.data().display().to_string();
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry
@@ -152,17 +85,10 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
-fn kill9(pid: u32) {
-    // SAFETY: sending SIGKILL to a process this test started (or its child).
-    unsafe {
-        libc::kill(pid as libc::pid_t, libc::SIGKILL);
-    }
-}
-
-fn the_task(e: &Env) -> Value {
-    let tasks = e.json(&["tasks", "--json"]);
+fn the_task(h: &Harness) -> Value {
+    let tasks = h.json(&["tasks", "--json"]);
     let id = tasks.as_array().unwrap()[0]["id"].as_i64().unwrap();
-    e.json(&["show", &id.to_string(), "--json"])
+    h.json(&["show", &id.to_string(), "--json"])
 }
 
 fn started_provider(task: &Value) -> String {
@@ -177,13 +103,13 @@ fn started_provider(task: &Value) -> String {
 
 #[test]
 fn a_fresh_install_answers_its_first_goal_with_the_built_in_model() {
-    if !available() {
+    if model_server().is_none() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let e = Env::new();
-    let ws = e.ws().display().to_string();
-    let out = e.output(&["run", "--workspace", &ws, "--goal", "Say hello"]);
+    let h = harness();
+    let ws = h.wss();
+    let out = h.output(&["run", "--workspace", &ws, "--goal", "Say hello"]);
     assert!(
         out.status.success(),
         "exit {:?}\nstdout: {}\nstderr: {}",
@@ -196,16 +122,16 @@ fn a_fresh_install_answers_its_first_goal_with_the_built_in_model() {
         "no answer: {}",
         text(&out.stderr)
     );
-    let task = the_task(&e);
+    let task = the_task(&h);
     assert_eq!(task["task"]["status"], "completed", "{task}");
     assert!(
         started_provider(&task).contains("smollm2"),
         "not the built-in model: {task}"
     );
     // The app is gone, and so is its server.
-    assert!(e.servers().is_empty(), "a llama-server outlived the app");
+    assert!(servers(&h).is_empty(), "a llama-server outlived the app");
     // Its log went to the logs dir.
-    let log = e.data().join("logs/llama-server.log");
+    let log = h.data().join("logs/llama-server.log");
     assert!(
         std::fs::metadata(&log)
             .map(|m| m.len() > 0)
@@ -217,13 +143,13 @@ fn a_fresh_install_answers_its_first_goal_with_the_built_in_model() {
 
 #[test]
 fn a_configured_provider_wins_over_the_built_in_model() {
-    if !available() {
+    if model_server().is_none() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let e = Env::new();
+    let h = harness();
     // A server that is not there: the run must fail on it, never fall back silently.
-    let set = e.output(&[
+    let set = h.output(&[
         "provider",
         "set",
         "--base-url",
@@ -232,22 +158,22 @@ fn a_configured_provider_wins_over_the_built_in_model() {
         "elsewhere",
     ]);
     assert!(set.status.success(), "{}", text(&set.stderr));
-    let ws = e.ws().display().to_string();
-    let out = e.output(&["run", "--workspace", &ws, "--goal", "Say hello"]);
+    let ws = h.wss();
+    let out = h.output(&["run", "--workspace", &ws, "--goal", "Say hello"]);
     assert!(!out.status.success());
-    assert!(e.servers().is_empty(), "the built-in model was started");
-    assert!(started_provider(&the_task(&e)).contains("elsewhere"));
+    assert!(servers(&h).is_empty(), "the built-in model was started");
+    assert!(started_provider(&the_task(&h)).contains("elsewhere"));
 }
 
 #[test]
 fn kill_9_of_the_app_leaves_no_server_behind() {
-    if !available() {
+    if model_server().is_none() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let e = Env::new();
-    let ws = e.ws().display().to_string();
-    let mut app: Child = e
+    let h = harness();
+    let ws = h.wss();
+    let mut app = h
         .cmd(&[
             "run",
             "--workspace",
@@ -255,40 +181,38 @@ fn kill_9_of_the_app_leaves_no_server_behind() {
             "--goal",
             "Write a long story about a lighthouse keeper.",
         ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_until("the app's llama-server", Duration::from_secs(120), || {
-        !e.servers().is_empty()
+        !servers(&h).is_empty()
     });
-    let server = e.servers()[0];
-    kill9(app.id());
-    app.wait().unwrap();
+    let server = servers(&h)[0];
+    kill9(&mut app);
     wait_until(
         "the server's end after the app's kill -9",
         Duration::from_secs(20),
         || !Path::new(&format!("/proc/{server}")).exists() || zombie(server),
     );
-    assert!(e.servers().is_empty());
+    assert!(servers(&h).is_empty());
 }
 
 #[test]
 fn kill_9_of_the_server_mid_answer_restarts_it_and_the_run_completes_once() {
-    if !available() {
+    if model_server().is_none() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let e = Env::new();
-    let ws = e.ws().display().to_string();
-    let mut app = e
-        .cmd(&[
+    let h = harness();
+    let ws = h.wss();
+    let mut app = h
+        .command(&[
             "run",
             "--workspace",
             &ws,
             "--goal",
             "Write a long story about a lighthouse keeper and the sea.",
         ])
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -297,18 +221,18 @@ fn kill_9_of_the_server_mid_answer_restarts_it_and_the_run_completes_once() {
     let mut first = [0u8; 16];
     let n = stdout.read(&mut first).unwrap();
     assert!(n > 0, "the app printed nothing");
-    let before = e.servers();
+    let before = servers(&h);
     assert_eq!(before.len(), 1, "{before:?}");
-    kill9(before[0]);
+    signal(before[0], libc::SIGKILL);
     let mut rest = Vec::new();
     stdout.read_to_end(&mut rest).unwrap();
     let status = app.wait().unwrap();
     assert!(status.success(), "the run did not complete: {status:?}");
-    let task = the_task(&e);
+    let task = the_task(&h);
     assert_eq!(task["task"]["status"], "completed", "{task}");
     // A new server answered (a new pid), and the transcript holds one answer.
     let sid = task["task"]["session_id"].as_i64().unwrap();
-    let shown = e.json(&["session", "show", &sid.to_string(), "--json"]);
+    let shown = h.json(&["session", "show", &sid.to_string(), "--json"]);
     let answers: Vec<&Value> = shown["entries"]
         .as_array()
         .unwrap()
@@ -316,7 +240,7 @@ fn kill_9_of_the_server_mid_answer_restarts_it_and_the_run_completes_once() {
         .filter(|en| en["kind"] == "assistant")
         .collect();
     assert_eq!(answers.len(), 1, "{shown}");
-    let log = std::fs::read_to_string(e.data().join("logs/llama-server.log")).unwrap();
+    let log = std::fs::read_to_string(h.data().join("logs/llama-server.log")).unwrap();
     assert!(
         log.matches("listening on http").count() >= 2,
         "the server was not started again: {log}"
@@ -327,13 +251,13 @@ fn kill_9_of_the_server_mid_answer_restarts_it_and_the_run_completes_once() {
 /// is gone after the idle time while the app keeps running.
 #[test]
 fn the_server_stops_after_the_idle_time_while_the_app_runs_on() {
-    if !available() {
+    if model_server().is_none() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let e = Env::new();
-    let ws = e.ws().display().to_string();
-    let added = e.output(&["hooks", "add", "hello", "--workspace", &ws]);
+    let h = harness();
+    let ws = h.wss();
+    let added = h.output(&["hooks", "add", "hello", "--workspace", &ws]);
     assert!(added.status.success(), "{}", text(&added.stderr));
     let token = text(&added.stdout)
         .split_whitespace()
@@ -345,13 +269,11 @@ fn the_server_stops_after_the_idle_time_while_the_app_runs_on() {
         .local_addr()
         .unwrap()
         .port();
-    let mut serve = e
+    let mut serve = h
         .cmd(&["serve", "--port", &port.to_string()])
         // The setting's default is 10 minutes; the test shortens it (and checks the
         // default in `core`'s unit tests).
         .env("POCKETPILOT_LOCAL_IDLE_SECONDS", "3")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_until("serve listening", Duration::from_secs(30), || {
@@ -369,17 +291,16 @@ fn the_server_stops_after_the_idle_time_while_the_app_runs_on() {
     BufReader::new(s).read_line(&mut status).unwrap();
     assert!(status.contains("202"), "{status}");
     wait_until("the built-in server", Duration::from_secs(120), || {
-        !e.servers().is_empty()
+        !servers(&h).is_empty()
     });
     wait_until("the task's end", Duration::from_secs(300), || {
-        let t = the_task(&e);
+        let t = the_task(&h);
         t["task"]["status"] == "completed" || t["task"]["status"] == "failed"
     });
-    assert_eq!(the_task(&e)["task"]["status"], "completed");
+    assert_eq!(the_task(&h)["task"]["status"], "completed");
     wait_until("the idle stop", Duration::from_secs(60), || {
-        e.servers().is_empty()
+        servers(&h).is_empty()
     });
     assert!(serve.try_wait().unwrap().is_none(), "serve exited");
-    kill9(serve.id());
-    serve.wait().unwrap();
+    kill9(&mut serve);
 }

@@ -2,47 +2,34 @@
 //! `run_command`, the real kernel's sandbox. Each test checks an effect on the machine (a
 //! file, a connection, a mode), not only what the command printed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::{text, Harness, BIN};
 
-struct Env {
-    dir: tempfile::TempDir,
+struct Env(Harness);
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.0
+    }
 }
 
 impl Env {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        Self { dir }
+        Self(Harness::new(&[]))
     }
+    /// HOME of the app's runs.
     fn home(&self) -> &Path {
         self.dir.path()
-    }
-    fn ws(&self) -> PathBuf {
-        self.dir.path().join("ws")
-    }
-    fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
-    }
-    fn bin() -> &'static str {
-        env!("CARGO_BIN_EXE_pocketpilot")
-    }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(Self::bin());
-        c.args(args)
-            .env("POCKETPILOT_DATA_DIR", self.data())
-            .env("HOME", self.home())
-            .env_remove("POCKETPILOT_BASE_URL")
-            .env_remove("POCKETPILOT_MODEL")
-            .env_remove("POCKETPILOT_SANDBOX")
-            .stdin(Stdio::null());
-        c
     }
     /// Runs the commands one after the other (one `run_command` call each), then answers.
     fn run_commands(&self, commands: &[&str], extra: &[&str]) -> Output {
@@ -59,10 +46,8 @@ impl Env {
             .map(|c| json!({ "tool_calls": [{ "name": "run_command", "arguments": { "command": c } }] }))
             .collect();
         turns.push(json!({ "text": "done" }));
-        let script = self.dir.path().join("script.json");
-        std::fs::write(&script, Value::Array(turns).to_string()).unwrap();
-        let provider = format!("scripted:{}", script.display());
-        let ws = self.ws().display().to_string();
+        let provider = self.script("script.json", Value::Array(turns));
+        let ws = self.wss();
         let mut args = vec![
             "run",
             "--workspace",
@@ -73,14 +58,13 @@ impl Env {
             &provider,
         ];
         args.extend_from_slice(extra);
-        let mut c = self.cmd(&args);
+        let mut c = self.command(&args);
         f(&mut c);
         c.output().unwrap()
     }
     /// Every event of the latest task as JSON text (the command outputs are in it).
     fn events(&self) -> String {
-        let tasks = self.cmd(&["tasks", "--json"]).output().unwrap();
-        let tasks: Value = serde_json::from_slice(&tasks.stdout).unwrap();
+        let tasks = self.json(&["tasks", "--json"]);
         let last = tasks
             .as_array()
             .unwrap()
@@ -89,9 +73,7 @@ impl Env {
             .max()
             .unwrap()
             .to_string();
-        let out = self.cmd(&["show", &last, "--json"]).output().unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        text(&out.stdout)
+        self.ok(&["show", &last, "--json"])
     }
     /// The outputs of the task's `run_command` calls, in order.
     fn outputs(&self) -> Vec<String> {
@@ -111,10 +93,6 @@ impl Env {
             })
             .collect()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn mode(p: &Path) -> u32 {
@@ -210,20 +188,12 @@ fn no_network_without_net_network_and_network_with_it() {
 
     // A workspace rule grants it too; a deny rule beats it.
     let e = Env::new();
-    let ws = e.ws().display().to_string();
-    assert!(e
-        .cmd(&["policy", "allow", "net:network", "--workspace", &ws])
-        .status()
-        .unwrap()
-        .success());
+    let ws = e.wss();
+    e.ok(&["policy", "allow", "net:network", "--workspace", &ws]);
     e.run_commands(&[&connect(port)], SHELL);
     assert!(e.outputs().pop().unwrap().contains("CONNECTED"));
     assert!(accepted.recv_timeout(Duration::from_secs(2)).is_ok());
-    assert!(e
-        .cmd(&["policy", "deny", "net", "--workspace", &ws])
-        .status()
-        .unwrap()
-        .success());
+    e.ok(&["policy", "deny", "net", "--workspace", &ws]);
     e.run_commands(
         &[&connect(port)],
         &["--allow", "shell:execute", "--allow", "net:network"],
@@ -235,13 +205,12 @@ fn no_network_without_net_network_and_network_with_it() {
 #[test]
 fn the_webhook_port_of_a_running_serve_is_out_of_reach() {
     let e = Env::new();
-    let ws = e.ws().display().to_string();
     let port = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
     let mut serve = e
-        .cmd(&["serve", "--port", &port.to_string()])
+        .command(&["serve", "--port", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -270,7 +239,6 @@ fn the_webhook_port_of_a_running_serve_is_out_of_reach() {
     let hook = format!(
         "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && printf \"POST /hooks/x HTTP/1.0\\r\\n\\r\\n\" >&3 && echo CONNECTED'"
     );
-    let _ = ws;
     e.run_commands(&[&hook], SHELL);
     let out = e.outputs().pop().unwrap();
     let _ = serve.kill();
@@ -293,31 +261,27 @@ fn cannot_reach_the_session_dbus() {
         "{}",
         text(&control.stderr)
     );
-    let script = e.dir.path().join("dbus.json");
-    std::fs::write(
-        &script,
-        json!([{ "tool_calls": [{ "name": "run_command", "arguments": { "command": probe } }] }, { "text": "done" }]).to_string(),
-    )
-    .unwrap();
-    let provider = format!("scripted:{}", script.display());
-    let ws = e.ws().display().to_string();
-    let out = Command::new("dbus-run-session")
-        .args([
-            "--",
-            Env::bin(),
-            "run",
-            "--workspace",
-            &ws,
-            "--goal",
-            "g",
-            "--provider",
-            &provider,
-        ])
+    let provider = e.script(
+        "dbus.json",
+        json!([{ "tool_calls": [{ "name": "run_command", "arguments": { "command": probe } }] }, { "text": "done" }]),
+    );
+    let ws = e.wss();
+    let out = e
+        .command_of(
+            "dbus-run-session",
+            &[
+                "--",
+                BIN,
+                "run",
+                "--workspace",
+                &ws,
+                "--goal",
+                "g",
+                "--provider",
+                &provider,
+            ],
+        )
         .args(SHELL)
-        .env("POCKETPILOT_DATA_DIR", e.data())
-        .env("HOME", e.home())
-        .env_remove("POCKETPILOT_SANDBOX")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -353,16 +317,9 @@ fn python_venv_works_inside() {
 #[test]
 fn parent_environ_and_command_env_are_free_of_secrets_unless_passed() {
     let e = Env::new();
-    let ws = e.ws().display().to_string();
-    assert!(e
-        .cmd(&["sandbox", "pass-env", "PASSED_TOKEN", "--workspace", &ws])
-        .status()
-        .unwrap()
-        .success());
-    let shown = e
-        .cmd(&["sandbox", "show", "--workspace", &ws])
-        .output()
-        .unwrap();
+    let ws = e.wss();
+    e.ok(&["sandbox", "pass-env", "PASSED_TOKEN", "--workspace", &ws]);
+    let shown = e.output(&["sandbox", "show", "--workspace", &ws]);
     assert!(
         text(&shown.stdout).contains("env PASSED_TOKEN"),
         "{}",
@@ -409,7 +366,6 @@ fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
     )
     .unwrap();
     // While a run holds the database open, its WAL and shm exist: look then.
-    let marker = e.ws().join("modes.txt");
     let data = e.data().display().to_string();
     let out = e.run_commands(&["true"], SHELL);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -425,12 +381,7 @@ fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
     }
     assert!(logs > 0);
     // WAL and shm: a `serve` keeps the database open.
-    let mut serve = e
-        .cmd(&["serve", "--port", "0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut serve = e.cmd(&["serve", "--port", "0"]).spawn().unwrap();
     let wal = e.data().join("pocketpilot.db-wal");
     let shm = e.data().join("pocketpilot.db-shm");
     for _ in 0..100 {
@@ -447,13 +398,12 @@ fn data_dir_database_and_logs_are_private_and_an_old_install_is_tightened() {
     let _ = serve.kill();
     let _ = serve.wait();
     assert_eq!(modes, (Some(0o600), Some(0o600)), "{data}");
-    let _ = marker;
 }
 
 #[test]
 fn a_detached_child_does_not_survive_the_call() {
     let e = Env::new();
-    let ws = e.ws().display().to_string();
+    let ws = e.wss();
     let cmd = format!("setsid -f sh -c 'sleep 2; echo late > {ws}/late.txt'; ( sleep 2; echo late2 > {ws}/late2.txt ) & echo started");
     let out = e.run_commands(&[&cmd], SHELL);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -466,11 +416,11 @@ fn a_detached_child_does_not_survive_the_call() {
 #[test]
 fn cannot_change_the_policy_through_the_apps_own_cli() {
     let e = Env::new();
-    let ws = e.ws().display().to_string();
+    let ws = e.wss();
     // The binary inside the workspace, so the command can run it at all.
     let inside = e.ws().join("pp");
-    if std::fs::hard_link(Env::bin(), &inside).is_err() {
-        std::fs::copy(Env::bin(), &inside).unwrap();
+    if std::fs::hard_link(BIN, &inside).is_err() {
+        std::fs::copy(BIN, &inside).unwrap();
     }
     let cmd = format!(
         "POCKETPILOT_DATA_DIR={} HOME={} ./pp policy allow shell:execute --workspace {ws}; echo rc=$?",
@@ -481,11 +431,7 @@ fn cannot_change_the_policy_through_the_apps_own_cli() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let o = e.outputs().pop().unwrap();
     assert!(!o.contains("rc=0"), "{o}");
-    let rules = e
-        .cmd(&["policy", "show", "--workspace", &ws, "--json"])
-        .output()
-        .unwrap();
-    let rules: Value = serde_json::from_slice(&rules.stdout).unwrap();
+    let rules = e.json(&["policy", "show", "--workspace", &ws, "--json"]);
     assert_eq!(rules["allow"], json!([]), "{rules}");
     let _ = std::fs::remove_file(inside);
 }
@@ -505,11 +451,10 @@ fn unsandboxed_it_says_so_each_command_asks_and_session_grants_are_refused() {
         "{err}"
     );
     assert!(!e.ws().join("one.txt").exists());
-    let pending: Value =
-        serde_json::from_slice(&e.cmd(&["approvals", "--json"]).output().unwrap().stdout).unwrap();
+    let pending = e.json(&["approvals", "--json"]);
     let id = pending[0]["id"].as_i64().unwrap().to_string();
     // "Allow for this session" becomes a one-off approval; the next command asks again.
-    let mut c = e.cmd(&["approve", &id, "--session-grant"]);
+    let mut c = e.command(&["approve", &id, "--session-grant"]);
     off(&mut c);
     let out = c.output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
@@ -550,19 +495,12 @@ fn sandboxed_approvals_say_so_and_widenings_are_audited() {
     );
     // A widened workspace: the extra writable dir works, and the source says why.
     let e = Env::new();
-    let ws = e.ws().display().to_string();
+    let ws = e.wss();
     let extra = e.home().join("extra");
     std::fs::create_dir_all(&extra).unwrap();
     let extra_s = extra.display().to_string();
-    assert!(e
-        .cmd(&["sandbox", "allow-write", &extra_s, "--workspace", &ws])
-        .status()
-        .unwrap()
-        .success());
-    let show = e
-        .cmd(&["sandbox", "show", "--workspace", &ws])
-        .output()
-        .unwrap();
+    e.ok(&["sandbox", "allow-write", &extra_s, "--workspace", &ws]);
+    let show = e.output(&["sandbox", "show", "--workspace", &ws]);
     assert!(text(&show.stdout).contains(&format!("widened by the workspace: write {extra_s}")));
     let out = e.run_commands(&[&format!("echo w > {extra_s}/w.txt")], SHELL);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -577,7 +515,7 @@ fn sandboxed_approvals_say_so_and_widenings_are_audited() {
 #[test]
 fn doctor_reports_the_sandbox_and_private_dirs() {
     let e = Env::new();
-    let out = e.cmd(&["doctor"]).output().unwrap();
+    let out = e.output(&["doctor"]);
     let o = text(&out.stdout);
     assert!(out.status.success(), "{o}");
     assert!(
@@ -592,7 +530,7 @@ fn doctor_reports_the_sandbox_and_private_dirs() {
         "{o}"
     );
     let out = e
-        .cmd(&["doctor"])
+        .command(&["doctor"])
         .env("POCKETPILOT_SANDBOX", "off")
         .output()
         .unwrap();
@@ -665,7 +603,7 @@ fn processes_shadow_and_namespaces_are_out_of_reach() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let o = e.outputs();
     assert_eq!(o.len(), 3, "{o:?}");
-    let doctor = e.cmd(&["doctor"]).output().unwrap();
+    let doctor = e.output(&["doctor"]);
     let own_pids = text(&doctor.stdout).contains("own processes: yes");
     if own_pids {
         assert!(!o[0].contains("outside-marker-5d2b"), "{}", o[0]);
@@ -702,12 +640,9 @@ fn processes_shadow_and_namespaces_are_out_of_reach() {
 #[test]
 fn the_scrub_catches_more_secrets_and_pass_env_refuses_the_apps_own() {
     let e = Env::new();
-    let ws = e.ws().display().to_string();
+    let ws = e.wss();
     for refused in ["POCKETPILOT_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
-        let out = e
-            .cmd(&["sandbox", "pass-env", refused, "--workspace", &ws])
-            .output()
-            .unwrap();
+        let out = e.output(&["sandbox", "pass-env", refused, "--workspace", &ws]);
         assert!(!out.status.success(), "{refused} accepted");
         assert!(
             text(&out.stderr).contains("never passed to commands"),
@@ -715,10 +650,7 @@ fn the_scrub_catches_more_secrets_and_pass_env_refuses_the_apps_own() {
             text(&out.stderr)
         );
     }
-    let shown = e
-        .cmd(&["sandbox", "show", "--workspace", &ws])
-        .output()
-        .unwrap();
+    let shown = e.output(&["sandbox", "show", "--workspace", &ws]);
     assert!(
         !text(&shown.stdout).contains("env "),
         "{}",
@@ -761,13 +693,10 @@ struct Pty {
 }
 
 impl Pty {
-    fn start(cmdline: &str, env: &Env) -> Self {
-        let mut child = Command::new("script")
-            .args(["-qfec", cmdline, "/dev/null"])
-            .env("POCKETPILOT_DATA_DIR", env.data())
-            .env("HOME", env.home())
+    fn start(cmdline: &str, h: &Harness) -> Self {
+        let mut child = h
+            .command_of("script", &["-qfec", cmdline, "/dev/null"])
             .env("TERM", "xterm")
-            .env_remove("POCKETPILOT_SANDBOX")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -842,14 +771,11 @@ print("\x1b]52;c;aGk=\x07\x1b[2J\rINJECT-DONE")
         { "tool_calls": [{ "name": "write_file", "arguments": { "path": "approved.txt", "content": "x" } }] },
         { "text": "finished" }
     ]);
-    let script = e.dir.path().join("inject-script.json");
-    std::fs::write(&script, turns.to_string()).unwrap();
+    let provider = e.script("inject-script.json", turns);
     let cmdline = format!(
-        "'{}' run --workspace '{}' --goal g --provider 'scripted:{}' --allow shell:execute; \
+        "'{BIN}' run --workspace '{}' --goal g --provider '{provider}' --allow shell:execute; \
          echo AFTER-RUN; read -r line; echo \"SHELL-READ:[$line]\"",
-        Env::bin(),
         e.ws().display(),
-        script.display()
     );
     let mut pty = Pty::start(&cmdline, &e);
     // The write needs approval: had the command typed "y", the prompt would be answered

@@ -9,6 +9,8 @@
 //! Needs the real model server (`scripts/setup-model-server.sh`): skipped with a loud
 //! message without it, failed when `POCKETPILOT_REQUIRE_MODEL_SERVER` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -17,15 +19,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::{model_server, text, Harness, BIN};
 
 const WINDOW: u32 = 4096;
-
-fn peers() -> PathBuf {
-    match std::env::var_os("POCKETPILOT_PEERS").filter(|d| !d.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/pocketpilot-peers"),
-    }
-}
 
 struct Server {
     child: Child,
@@ -61,20 +57,7 @@ fn healthy(port: u16) -> bool {
 /// The server with a 4k window and the model's own template, or `None` when it is not
 /// installed and not required.
 fn start_server(dir: &Path) -> Option<Server> {
-    let bin = peers().join("llama.cpp/build-portable/bin/llama-server");
-    let model = peers().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    if !bin.exists() || !model.exists() {
-        let msg = format!(
-            "the real model server is not installed under {} (run scripts/setup-model-server.sh)",
-            peers().display()
-        );
-        assert!(
-            std::env::var_os("POCKETPILOT_REQUIRE_MODEL_SERVER").is_none(),
-            "{msg}"
-        );
-        eprintln!("\n*** SKIPPED: {msg} ***\n");
-        return None;
-    }
+    let (bin, model) = model_server()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -121,44 +104,24 @@ fn start_server(dir: &Path) -> Option<Server> {
 fn bin() -> PathBuf {
     std::env::var_os("POCKETPILOT_BIN")
         .filter(|b| !b.is_empty())
-        .map_or_else(
-            || PathBuf::from(env!("CARGO_BIN_EXE_pocketpilot")),
-            PathBuf::from,
-        )
+        .map_or_else(|| PathBuf::from(BIN), PathBuf::from)
 }
 
-struct Env {
-    dir: tempfile::TempDir,
+/// `args` run to success; a failure names only the first arguments (the goals are long).
+fn ok(h: &Harness, args: &[&str]) -> Output {
+    let out = h.command_of(bin(), args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?} failed: {}{}",
+        &args[..args.len().min(3)],
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
 }
 
-impl Env {
-    fn output(&self, args: &[&str]) -> Output {
-        Command::new(bin())
-            .args(args)
-            .env("POCKETPILOT_DATA_DIR", self.dir.path().join("data"))
-            .env("HOME", self.dir.path())
-            // The person's own server, not the built-in model.
-            .env("POCKETPILOT_LOCAL_MODEL", "off")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> Output {
-        let out = self.output(args);
-        assert!(
-            out.status.success(),
-            "{:?} failed: {}{}",
-            &args[..args.len().min(3)],
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_slice(&self.ok(args).stdout).unwrap()
-    }
+fn json(h: &Harness, args: &[&str]) -> Value {
+    serde_json::from_slice(&ok(h, args).stdout).unwrap()
 }
 
 /// About 660 words of plain prose, different per section: a person's pasted document.
@@ -177,35 +140,30 @@ fn section(n: usize) -> String {
 
 #[test]
 fn nine_long_messages_then_hi_each_its_own_run_with_default_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(server) = start_server(dir.path()) else {
+    // The person's own server, not the built-in model.
+    let h = Harness::new(&[("POCKETPILOT_LOCAL_MODEL", "off")]);
+    let Some(server) = start_server(h.dir.path()) else {
         return;
     };
-    let env = Env { dir };
-    std::fs::create_dir_all(env.dir.path().join("ws")).unwrap();
     let base = format!("http://127.0.0.1:{}/v1", server.port);
-    env.ok(&["provider", "set", "--base-url", &base, "--model", "smollm2"]);
-    let ws = env.dir.path().join("ws");
-    env.ok(&[
-        "run",
-        "--workspace",
-        ws.to_str().unwrap(),
-        "--goal",
-        &section(1),
-    ]);
-    let tasks = env.json(&["tasks", "--json"]);
+    ok(
+        &h,
+        &["provider", "set", "--base-url", &base, "--model", "smollm2"],
+    );
+    ok(&h, &["run", "--workspace", &h.wss(), "--goal", &section(1)]);
+    let tasks = json(&h, &["tasks", "--json"]);
     let session = tasks[0]["session_id"].as_i64().unwrap().to_string();
     for n in 2..=9 {
-        env.ok(&["run", "--session", &session, "--goal", &section(n)]);
+        ok(&h, &["run", "--session", &session, "--goal", &section(n)]);
     }
-    env.ok(&["run", "--session", &session, "--goal", "hi"]);
+    ok(&h, &["run", "--session", &session, "--goal", "hi"]);
 
     let log = std::fs::read_to_string(&server.log).unwrap();
     let refused: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("exceeds the available context"))
         .collect();
-    let shown = env.json(&["session", "show", &session, "--json"]);
+    let shown = json(&h, &["session", "show", &session, "--json"]);
     let tasks = shown["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 10, "{shown}");
     for t in tasks {

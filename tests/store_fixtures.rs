@@ -5,10 +5,12 @@
 //! field the old one printed must read the same: every session, task, final answer,
 //! tool call, approval, queued item, trigger, memory, change and cost.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
+use support::{text, Harness};
 
 /// Values that are not data the store kept but what a build works out when asked; an old
 /// build's figure is not today's.
@@ -235,8 +237,8 @@ fn every_old_store_opens_and_reads_as_its_own_build_printed_it() {
 /// old build printed it, or does not have today's shape once migrated.
 fn check(f: &Fixture) -> Vec<String> {
     let mut problems = Vec::new();
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
+    let h = Harness::new(&[]);
+    let data = h.data();
     std::fs::create_dir_all(&data).unwrap();
     // A copy: the fixture itself is never opened for writing.
     std::fs::copy(&f.db, data.join("pocketpilot.db")).unwrap();
@@ -251,18 +253,12 @@ fn check(f: &Fixture) -> Vec<String> {
             .map(|a| a.as_str().unwrap())
             .collect();
         let command = args.join(" ");
-        let out = Command::new(env!("CARGO_BIN_EXE_pocketpilot"))
-            .args(&args)
-            .env("POCKETPILOT_DATA_DIR", &data)
-            .env("HOME", dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = h.output(&args);
         if !out.status.success() {
             problems.push(format!(
                 "`{command}` exited {:?}: {}",
                 out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
+                text(&out.stderr)
             ));
             continue;
         }

@@ -3,15 +3,17 @@
 //! the cap's reason (`model_stream_limit`), the connection is closed, and the child's RSS
 //! (read from /proc while it runs) stays bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod support;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::Harness;
 
 #[derive(Clone, Copy)]
 enum Endless {
@@ -124,29 +126,20 @@ struct Outcome {
 
 /// `pocketpilot run` against `server`, its RSS sampled every 20 ms; the `task_failed`
 /// payload of the task afterwards.
-fn run(dir: &Path, server: &Server, env: &[(&str, &str)]) -> Outcome {
-    let ws = dir.join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let base = |c: &mut Command| {
-        c.env("POCKETPILOT_DATA_DIR", dir.join("data"))
-            .env("HOME", dir)
-            .env("POCKETPILOT_BASE_URL", &server.url)
-            .env("POCKETPILOT_MODEL", "endless")
-            .env("POCKETPILOT_API_KEY", "sk-test-endless")
-            .env("POCKETPILOT_CONTEXT_WINDOW", "100000")
-            .env_remove("POCKETPILOT_PROVIDER")
-            .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
-            .stdin(Stdio::null());
-    };
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-    cmd.args(["run", "--workspace"])
-        .arg(&ws)
-        .args(["--goal", "say something"]);
-    base(&mut cmd);
-    cmd.envs(env.iter().copied())
+fn run(server: &Server, env: &[(&str, &str)]) -> Outcome {
+    let h = Harness::new(&[
+        ("POCKETPILOT_BASE_URL", server.url.as_str()),
+        ("POCKETPILOT_MODEL", "endless"),
+        ("POCKETPILOT_API_KEY", "sk-test-endless"),
+        ("POCKETPILOT_CONTEXT_WINDOW", "100000"),
+    ]);
+    let mut child = h
+        .command(&["run", "--workspace", &h.wss(), "--goal", "say something"])
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let started = Instant::now();
     let mut peak = 0;
@@ -178,10 +171,7 @@ fn run(dir: &Path, server: &Server, env: &[(&str, &str)]) -> Outcome {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    let mut show = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
-    show.args(["show", "1", "--json"]);
-    base(&mut show);
-    let shown: Value = serde_json::from_slice(&show.output().unwrap().stdout).unwrap();
+    let shown = h.json(&["show", "1", "--json"]);
     let failed = shown["events"]
         .as_array()
         .unwrap()
@@ -198,9 +188,8 @@ fn run(dir: &Path, server: &Server, env: &[(&str, &str)]) -> Outcome {
 }
 
 fn check(kind: Endless, env: &[(&str, &str)], cap_text: &str) -> Outcome {
-    let dir = tempfile::tempdir().unwrap();
     let server = serve(kind);
-    let out = run(dir.path(), &server, env);
+    let out = run(&server, env);
     assert_eq!(out.code, 1, "exit code; stderr: {}", out.stderr);
     let payload = &out.failed["payload"];
     assert_eq!(payload["kind"], "model_stream_limit", "{}", out.failed);

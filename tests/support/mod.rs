@@ -6,6 +6,7 @@ pub mod llmock;
 pub mod pty;
 pub mod tree;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -17,7 +18,12 @@ pub struct Harness {
     data: Option<PathBuf>,
     /// Set for every command (limits the harness needs, such as more steps).
     env: Vec<(String, String)>,
+    /// Removed from every command: what the test command sets for every test but this one.
+    unset: Vec<String>,
 }
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_pocketpilot");
 
 impl Harness {
     /// A fresh data dir, HOME and an empty workspace `ws`.
@@ -29,6 +35,7 @@ impl Harness {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
+            unset: Vec::new(),
         };
         std::fs::create_dir_all(h.ws()).unwrap();
         h
@@ -43,6 +50,10 @@ impl Harness {
     /// Sets `key` for every later command.
     pub fn set_env(&mut self, key: &str, value: impl Into<String>) {
         self.env.push((key.to_owned(), value.into()));
+    }
+    /// Removes `key` from every later command.
+    pub fn remove_env(&mut self, key: &str) {
+        self.unset.push(key.to_owned());
     }
     pub fn ws(&self) -> PathBuf {
         self.dir.path().join("ws")
@@ -67,7 +78,12 @@ impl Harness {
     /// The binary with `args` on this harness's store; output is captured by `.output()`
     /// and inherited by `.spawn()` unless set.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketpilot"));
+        self.command_of(BIN, args)
+    }
+    /// `command` with another program: a copy of the binary, or one that starts it (such
+    /// as `dbus-run-session`), on the same store and environment.
+    pub fn command_of(&self, program: impl AsRef<OsStr>, args: &[&str]) -> Command {
+        let mut c = Command::new(program);
         c.args(args)
             .env("POCKETPILOT_DATA_DIR", self.data())
             .env("HOME", self.dir.path())
@@ -79,7 +95,13 @@ impl Harness {
             .env_remove("POCKETPILOT_MODEL")
             .env_remove("POCKETPILOT_MAX_TASK_SECONDS")
             .env_remove("POCKETPILOT_SKILLS_DIR")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env_remove("POCKETPILOT_SANDBOX")
+            .env_remove("POCKETPILOT_PROVIDER")
+            .env_remove("POCKETPILOT_LLAMA_SERVER");
+        for key in &self.unset {
+            c.env_remove(key);
+        }
+        c.envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         c
     }
@@ -124,6 +146,14 @@ pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
 
+/// Sends `sig` to `pid`, a process the test started (or its child).
+pub fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) on a process of the test's own; it only sends a signal.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
 pub fn kill9(child: &mut Child) {
     // SAFETY: sending SIGKILL to our own child process.
     unsafe {
@@ -146,4 +176,33 @@ pub fn test_venv(program: &str, var: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// Where `scripts/setup-model-server.sh` builds the real model server and puts its model.
+pub fn peers() -> PathBuf {
+    match std::env::var_os("POCKETPILOT_PEERS").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/pocketpilot-peers"),
+    }
+}
+
+/// The real model server and its model (`scripts/setup-model-server.sh`): `None`, said
+/// loudly, when they are not installed; a failure then when
+/// `POCKETPILOT_REQUIRE_MODEL_SERVER` is set (a CI run must not pass by skipping).
+pub fn model_server() -> Option<(PathBuf, PathBuf)> {
+    let server = peers().join("llama.cpp/build-portable/bin/llama-server");
+    let model = peers().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    if server.exists() && model.exists() {
+        return Some((server, model));
+    }
+    let msg = format!(
+        "the real model server is not installed under {} (run scripts/setup-model-server.sh)",
+        peers().display()
+    );
+    assert!(
+        std::env::var_os("POCKETPILOT_REQUIRE_MODEL_SERVER").is_none(),
+        "{msg}"
+    );
+    eprintln!("\n*** SKIPPED: {msg} ***\n");
+    None
 }
