@@ -200,7 +200,7 @@ impl Supervisor {
                     false
                 }
                 // sleep: a runner that ended by itself is restarted after a pause.
-                () = sleep_until_opt(restart_at) => true,
+                () = watch::sleep_until_opt(restart_at) => true,
                 () = clock_until_opt(&self.clock, lift) => true,
             };
             if look {
@@ -363,14 +363,6 @@ async fn tell_when_ended(
     runner.await;
     if !cancel.is_cancelled() {
         ended.notify_one();
-    }
-}
-
-async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
-    match at {
-        // sleep: the pause before a failed runner is restarted.
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -317,7 +317,8 @@ async fn run_inner(
     }
 }
 
-async fn sleep_until_opt(deadline: Option<Instant>) {
+/// Until `deadline`, or never without one (a `select!` branch that is off).
+pub(crate) async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
