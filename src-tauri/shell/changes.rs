@@ -3,6 +3,7 @@
 use pocketpilot_core::api::fork::{Fork, ForkPlace};
 use pocketpilot_core::engine::changes::rewind::RewindReport;
 use pocketpilot_core::engine::changes::undo::{Options, Target, TaskChanges};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::changes::{ChangeList, ChangeSettings, UndoReport};
 use tauri::{AppHandle, State};
 
@@ -18,7 +19,10 @@ pub async fn session_changes(
     state: State<'_, AppState>,
     session_id: i64,
 ) -> Result<Vec<TaskChanges>> {
-    call(&state, move |rt| rt.change_summaries(session_id)).await
+    call(&state, move |rt| {
+        rt.call(ops::ChangeSummaries { session_id })
+    })
+    .await
 }
 
 /// A task's changed files with their diffs.
@@ -29,7 +33,12 @@ pub async fn task_changes(state: State<'_, AppState>, task_id: i64) -> Result<Ch
         task_id,
         call_id: None,
     };
-    call(&state, move |rt| rt.change_list(&target)).await
+    call(&state, move |rt| {
+        rt.call(ops::GetChangeList {
+            target: target.clone(),
+        })
+    })
+    .await
 }
 
 /// Undoes a task's changes; files changed since refuse it unless `keep_theirs`.
@@ -45,7 +54,13 @@ pub async fn undo_task(
         call_id: None,
     };
     let opts = Options::apply(keep_theirs);
-    call(&state, move |rt| rt.undo(&target, opts)).await
+    call(&state, move |rt| {
+        rt.call(ops::Undo {
+            target: target.clone(),
+            opts,
+        })
+    })
+    .await
 }
 
 /// Undoes what a task did to some of its files only; the same conflict check as a task's
@@ -60,7 +75,13 @@ pub async fn undo_files(
 ) -> Result<UndoReport> {
     let target = Target::Files { task_id, paths };
     let opts = Options::apply(keep_theirs);
-    call(&state, move |rt| rt.undo(&target, opts)).await
+    call(&state, move |rt| {
+        rt.call(ops::Undo {
+            target: target.clone(),
+            opts,
+        })
+    })
+    .await
 }
 
 /// Opens a file of a task's workspace in the desktop's default app. The runtime resolves
@@ -73,7 +94,13 @@ pub async fn open_task_file(
     task_id: i64,
     path: String,
 ) -> Result<()> {
-    let real = call(&state, move |rt| rt.task_file(task_id, &path)).await?;
+    let real = call(&state, move |rt| {
+        rt.call(ops::TaskFile {
+            task_id,
+            rel: path.to_string(),
+        })
+    })
+    .await?;
     super::open_in_desktop(&app, &real)
 }
 
@@ -81,7 +108,13 @@ pub async fn open_task_file(
 #[tauri::command]
 #[specta::specta]
 pub async fn redo_undo(state: State<'_, AppState>, undo_id: i64) -> Result<UndoReport> {
-    call(&state, move |rt| rt.redo(undo_id, Options::default())).await
+    call(&state, move |rt| {
+        rt.call(ops::Redo {
+            undo_id,
+            opts: Options::default(),
+        })
+    })
+    .await
 }
 
 /// Rewinds a session to before one of the person's messages: the conversation and the
@@ -95,7 +128,14 @@ pub async fn rewind_session(
     keep_theirs: bool,
 ) -> Result<RewindReport> {
     let opts = Options::apply(keep_theirs);
-    call(&state, move |rt| rt.rewind(session_id, to_entry, opts)).await
+    call(&state, move |rt| {
+        rt.call(ops::Rewind {
+            session_id,
+            to_entry,
+            opts,
+        })
+    })
+    .await
 }
 
 /// A new session from before one of the person's messages. No `place`: the runtime
@@ -110,7 +150,12 @@ pub async fn fork_session(
     place: Option<ForkPlace>,
 ) -> Result<Fork> {
     call(&state, move |rt| {
-        rt.fork_session(session_id, at_entry, place, None)
+        rt.call(ops::ForkSession {
+            session_id,
+            at_entry,
+            place,
+            path: None,
+        })
     })
     .await
 }
@@ -118,7 +163,7 @@ pub async fn fork_session(
 #[tauri::command]
 #[specta::specta]
 pub async fn change_settings(state: State<'_, AppState>) -> Result<ChangeSettings> {
-    call(&state, |rt| rt.change_settings()).await
+    call(&state, |rt| rt.call(ops::GetChangeSettings {})).await
 }
 
 #[tauri::command]
@@ -127,5 +172,10 @@ pub async fn set_change_settings(
     state: State<'_, AppState>,
     settings: ChangeSettings,
 ) -> Result<()> {
-    call(&state, move |rt| rt.set_change_settings(&settings)).await
+    call(&state, move |rt| {
+        rt.call(ops::SetChangeSettings {
+            settings: settings.clone(),
+        })
+    })
+    .await
 }

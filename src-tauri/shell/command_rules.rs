@@ -1,6 +1,7 @@
 //! Command rules in the window: the Settings list, the approval card's "Always allow"
 //! offer, and an approval answered keeping rules. Each: one call into core, its error
 //! mapped.
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{CommandAsk, CommandRule, CommandRuleKind, KeepRules};
 use tauri::State;
 
@@ -16,7 +17,12 @@ pub async fn command_rules(
     state: State<'_, AppState>,
     workspace: Option<String>,
 ) -> Result<Vec<CommandRule>> {
-    call(&state, move |rt| rt.command_rules(workspace.as_deref())).await
+    call(&state, move |rt| {
+        rt.call(ops::ListCommandRules {
+            workspace: workspace.as_deref().map(|s| s.to_string()),
+        })
+    })
+    .await
 }
 
 #[tauri::command]
@@ -28,7 +34,11 @@ pub async fn add_command_rule(
     rule: String,
 ) -> Result<CommandRule> {
     call(&state, move |rt| {
-        rt.add_command_rule(&workspace, kind, &rule)
+        rt.call(ops::AddCommandRule {
+            workspace: workspace.to_string(),
+            kind,
+            rule: rule.to_string(),
+        })
     })
     .await
 }
@@ -36,7 +46,7 @@ pub async fn add_command_rule(
 #[tauri::command]
 #[specta::specta]
 pub async fn remove_command_rule(state: State<'_, AppState>, id: i64) -> Result<CommandRule> {
-    call(&state, move |rt| rt.remove_command_rule(id)).await
+    call(&state, move |rt| rt.call(ops::RemoveCommandRule { id })).await
 }
 
 /// For a pending command approval: the part not covered and the rules to offer.
@@ -46,7 +56,10 @@ pub async fn command_offer(
     state: State<'_, AppState>,
     approval_id: i64,
 ) -> Result<Option<CommandAsk>> {
-    call(&state, move |rt| rt.command_offer(approval_id)).await
+    call(&state, move |rt| {
+        rt.call(ops::GetCommandOffer { approval_id })
+    })
+    .await
 }
 
 /// Approves (or rejects) keeping command rules for the workspace or the session.
@@ -59,7 +72,11 @@ pub async fn resolve_approval_keeping(
     keep: Option<KeepRules>,
 ) -> Result<i64> {
     call(&state, move |rt| {
-        rt.resolve_approval_keeping(approval_id, answer.into(), keep)
+        rt.call(ops::ResolveApprovalKeeping {
+            approval_id,
+            answer: answer.into(),
+            keep,
+        })
     })
     .await
 }

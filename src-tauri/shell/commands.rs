@@ -2,6 +2,7 @@
 //! error mapped to a `CommandError`.
 use pocketpilot_core::engine::feed::Change;
 use pocketpilot_core::engine::inbox::Admitted;
+use pocketpilot_core::ops;
 use pocketpilot_core::store::{approvals::Approval, Session, StoredEvent, Submission, Task};
 use pocketpilot_core::SessionHistory;
 use tauri::ipc::Channel;
@@ -15,7 +16,7 @@ type Result<T> = std::result::Result<T, CommandError>;
 #[tauri::command]
 #[specta::specta]
 pub async fn list_sessions(state: State<'_, AppState>) -> Result<Vec<Session>> {
-    call(&state, |rt| rt.sessions()).await
+    call(&state, |rt| rt.call(ops::ListSessions {})).await
 }
 
 /// Renames a session; answers it as stored.
@@ -26,7 +27,13 @@ pub async fn rename_session(
     session_id: i64,
     title: String,
 ) -> Result<Session> {
-    call(&state, move |rt| rt.rename_session(session_id, &title)).await
+    call(&state, move |rt| {
+        rt.call(ops::RenameSession {
+            session_id,
+            title: title.to_string(),
+        })
+    })
+    .await
 }
 
 /// Deletes a session and everything in it; refused (`session_active`) while one of its
@@ -34,7 +41,10 @@ pub async fn rename_session(
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_session(state: State<'_, AppState>, session_id: i64) -> Result<()> {
-    call(&state, move |rt| rt.delete_session(session_id).map(|_| ())).await
+    call(&state, move |rt| {
+        rt.call(ops::DeleteSession { session_id }).map(|_| ())
+    })
+    .await
 }
 
 /// The newest `tasks` tasks of a session and their transcript entries.
@@ -45,13 +55,16 @@ pub async fn session_history(
     session_id: i64,
     tasks: u32,
 ) -> Result<SessionHistory> {
-    call(&state, move |rt| rt.session_history(session_id, tasks)).await
+    call(&state, move |rt| {
+        rt.call(ops::GetSessionHistory { session_id, tasks })
+    })
+    .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn get_task(state: State<'_, AppState>, task_id: i64) -> Result<Task> {
-    call(&state, move |rt| rt.task(task_id)).await
+    call(&state, move |rt| rt.call(ops::GetTask { id: task_id })).await
 }
 
 /// Starts a task in a new session (in plan mode when asked); the run's worker is spawned
@@ -63,9 +76,9 @@ pub async fn create_task(state: State<'_, AppState>, task: ChatTask) -> Result<i
     call(&state, move |rt| {
         let new = task.into();
         if plan {
-            rt.submit_planning(&new)
+            rt.call(ops::SubmitPlanning { new })
         } else {
-            rt.submit(&new)
+            rt.call(ops::SubmitTask { new })
         }
     })
     .await
@@ -76,14 +89,19 @@ pub async fn create_task(state: State<'_, AppState>, task: ChatTask) -> Result<i
 #[tauri::command]
 #[specta::specta]
 pub async fn say(state: State<'_, AppState>, input: SayInput) -> Result<Admitted> {
-    call(&state, move |rt| rt.say(&input.into())).await
+    call(&state, move |rt| {
+        rt.call(ops::Say {
+            submit: input.into(),
+        })
+    })
+    .await
 }
 
 /// The session's queued submissions, oldest first.
 #[tauri::command]
 #[specta::specta]
 pub async fn session_inbox(state: State<'_, AppState>, session_id: i64) -> Result<Vec<Submission>> {
-    call(&state, move |rt| rt.inbox(session_id)).await
+    call(&state, move |rt| rt.call(ops::GetInbox { session_id })).await
 }
 
 /// Withdraws a queued submission; one already placed answers `not_queued`.
@@ -93,13 +111,13 @@ pub async fn withdraw_submission(
     state: State<'_, AppState>,
     submission_id: i64,
 ) -> Result<Submission> {
-    call(&state, move |rt| rt.withdraw(submission_id)).await
+    call(&state, move |rt| rt.call(ops::Withdraw { submission_id })).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn task_events(state: State<'_, AppState>, task_id: i64) -> Result<Vec<StoredEvent>> {
-    call(&state, move |rt| rt.events(task_id)).await
+    call(&state, move |rt| rt.call(ops::TaskEvents { task_id })).await
 }
 
 /// Streams a task's events (replay after `after_sequence`, then live) until it ends.
@@ -111,7 +129,13 @@ pub async fn subscribe_task(
     after_sequence: i64,
     on_event: Channel<StoredEvent>,
 ) -> Result<()> {
-    let mut sub = call(&state, move |rt| rt.subscribe(task_id, after_sequence)).await?;
+    let mut sub = call(&state, move |rt| {
+        rt.call(ops::SubscribeTask {
+            task_id,
+            after_sequence,
+        })
+    })
+    .await?;
     tauri::async_runtime::spawn(async move {
         while let Some(Ok(ev)) = sub.next().await {
             if on_event.send(ev).is_err() {
@@ -127,7 +151,7 @@ pub async fn subscribe_task(
 #[tauri::command]
 #[specta::specta]
 pub async fn follow_changes(state: State<'_, AppState>, on_change: Channel<Change>) -> Result<()> {
-    let mut changes = state.runtime().await?.changes();
+    let mut changes = state.runtime().await?.call(ops::WatchFeed {});
     tauri::async_runtime::spawn(async move {
         while let Some(change) = changes.next().await {
             if on_change.send(change).is_err() {
@@ -141,7 +165,7 @@ pub async fn follow_changes(state: State<'_, AppState>, on_change: Channel<Chang
 #[tauri::command]
 #[specta::specta]
 pub async fn cancel_task(state: State<'_, AppState>, task_id: i64) -> Result<()> {
-    call(&state, move |rt| rt.cancel(task_id)).await
+    call(&state, move |rt| rt.call(ops::CancelTask { task_id })).await
 }
 
 /// Continues a paused task with more budget and, optionally, a steer (issue 19).
@@ -154,7 +178,12 @@ pub async fn continue_task(
     steer: Option<String>,
 ) -> Result<()> {
     call(&state, move |rt| {
-        rt.continue_task(task_id, raise, steer, "window")
+        rt.call(ops::ContinueTask {
+            task_id,
+            raise,
+            steer,
+            by: "window".into(),
+        })
     })
     .await
 }
@@ -167,7 +196,7 @@ pub async fn pause_offer(
     state: State<'_, AppState>,
     task_id: i64,
 ) -> Result<pocketpilot_core::policy::pause::PauseOffer> {
-    call(&state, move |rt| rt.pause_offer(task_id)).await
+    call(&state, move |rt| rt.call(ops::GetPauseOffer { task_id })).await
 }
 
 /// Stops a paused task: `budget_exceeded`, or `cancelled` after repetition.
@@ -177,7 +206,7 @@ pub async fn stop_task(
     state: State<'_, AppState>,
     task_id: i64,
 ) -> Result<pocketpilot_protocol::TaskStatus> {
-    call(&state, move |rt| rt.stop_task(task_id)).await
+    call(&state, move |rt| rt.call(ops::StopTask { task_id })).await
 }
 
 /// What a task and its session cost, turn by turn (issue 19).
@@ -187,13 +216,13 @@ pub async fn task_cost(
     state: State<'_, AppState>,
     task_id: i64,
 ) -> Result<pocketpilot_core::policy::cost::TaskCost> {
-    call(&state, move |rt| rt.task_cost(task_id)).await
+    call(&state, move |rt| rt.call(ops::GetTaskCost { task_id })).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Approval>> {
-    call(&state, |rt| rt.pending_approvals()).await
+    call(&state, |rt| rt.call(ops::PendingApprovals {})).await
 }
 
 /// The answer continues the run on a worker.
@@ -205,7 +234,10 @@ pub async fn resolve_approval(
     answer: ApprovalAnswer,
 ) -> Result<i64> {
     call(&state, move |rt| {
-        rt.resolve_approval(approval_id, answer.into())
+        rt.call(ops::ResolveApproval {
+            approval_id,
+            answer: answer.into(),
+        })
     })
     .await
 }

@@ -3,6 +3,7 @@
 //! core, its error mapped.
 use pocketpilot_core::engine::context::ContextFailure;
 use pocketpilot_core::engine::inbox::Admitted;
+use pocketpilot_core::ops;
 use pocketpilot_core::RuntimeError;
 use pocketpilot_protocol::{CompactReport, ContextMarks, ContextUse};
 use tauri::State;
@@ -22,7 +23,11 @@ impl From<ContextFailure> for CommandError {
 #[tauri::command]
 #[specta::specta]
 pub async fn context_use(state: State<'_, AppState>, session_id: i64) -> Result<ContextUse> {
-    let used = state.runtime().await?.context_use(session_id).await;
+    let used = state
+        .runtime()
+        .await?
+        .call(ops::GetContextUse { session_id })
+        .await;
     Ok(used.map_err(RuntimeError::from)?)
 }
 
@@ -30,19 +35,26 @@ pub async fn context_use(state: State<'_, AppState>, session_id: i64) -> Result<
 #[tauri::command]
 #[specta::specta]
 pub async fn context_marks(state: State<'_, AppState>, session_id: i64) -> Result<ContextMarks> {
-    call(&state, move |rt| rt.context_marks(session_id)).await
+    call(&state, move |rt| {
+        rt.call(ops::GetContextMarks { session_id })
+    })
+    .await
 }
 
 /// Compacts an idle session's context now, with its provider.
 #[tauri::command]
 #[specta::specta]
 pub async fn compact_now(state: State<'_, AppState>, session_id: i64) -> Result<CompactReport> {
-    Ok(state.runtime().await?.compact_now(session_id).await?)
+    Ok(state
+        .runtime()
+        .await?
+        .call(ops::CompactNow { session_id })
+        .await?)
 }
 
 /// Starts a new model view for the session (a `reset` submission).
 #[tauri::command]
 #[specta::specta]
 pub async fn fresh_context(state: State<'_, AppState>, session_id: i64) -> Result<Admitted> {
-    call(&state, move |rt| rt.fresh_context(session_id)).await
+    call(&state, move |rt| rt.call(ops::FreshContext { session_id })).await
 }

@@ -2,6 +2,7 @@
 //! Each is one call into core (`core::api::data`). The window cannot replace the store it
 //! has open: a restore is scheduled, and the app restarts to put it back before it opens
 //! the store again.
+use pocketpilot_core::ops;
 use pocketpilot_store::backup::{BackupFile, BackupSettings};
 use serde::Serialize;
 use specta::Type;
@@ -25,24 +26,24 @@ pub struct DataView {
 }
 
 fn view(
-    rt: &pocketpilot_core::Runtime,
+    rt: &std::sync::Arc<pocketpilot_core::Runtime>,
 ) -> std::result::Result<DataView, pocketpilot_core::RuntimeError> {
     Ok(DataView {
-        backups: rt.backups()?,
-        settings: rt.backup_settings()?,
+        backups: rt.call(ops::ListBackups {})?,
+        settings: rt.call(ops::GetBackupSettings {})?,
         dir: rt
-            .data_dir()
+            .call(ops::DataDir {})
             .join(pocketpilot_store::backup::BACKUPS_DIR)
             .display()
             .to_string(),
-        pending_restore: rt.pending_restore(),
+        pending_restore: rt.call(ops::PendingRestore {}),
     })
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn data_view(state: State<'_, AppState>) -> Result<DataView> {
-    call(&state, |rt| view(rt)).await
+    call(&state, view).await
 }
 
 /// Copies the store now (beside running work); answers the section as it is after.
@@ -50,7 +51,7 @@ pub async fn data_view(state: State<'_, AppState>) -> Result<DataView> {
 #[specta::specta]
 pub async fn backup_now(state: State<'_, AppState>) -> Result<DataView> {
     call(&state, |rt| {
-        rt.backup_now()?;
+        rt.call(ops::BackupNow {})?;
         view(rt)
     })
     .await
@@ -63,7 +64,7 @@ pub async fn set_backup_settings(
     settings: BackupSettings,
 ) -> Result<DataView> {
     call(&state, move |rt| {
-        rt.set_backup_settings(&settings)?;
+        rt.call(ops::SetBackupSettings { settings })?;
         view(rt)
     })
     .await
@@ -78,7 +79,12 @@ pub async fn restore_backup(
     state: State<'_, AppState>,
     name: String,
 ) -> Result<BackupFile> {
-    let chosen = call(&state, move |rt| rt.schedule_restore(&name)).await?;
+    let chosen = call(&state, move |rt| {
+        rt.call(ops::ScheduleRestore {
+            name: name.to_string(),
+        })
+    })
+    .await?;
     app.request_restart();
     Ok(chosen)
 }

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pocketpilot_core::api::export::{file_name, ExportFormat};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::ErrorKind;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
@@ -23,7 +24,7 @@ pub async fn export_session(
     state: State<'_, AppState>,
     session_id: i64,
 ) -> Result<Option<String>> {
-    let session = call(&state, move |rt| rt.session(session_id)).await?;
+    let session = call(&state, move |rt| rt.call(ops::GetSession { session_id })).await?;
     let name = file_name(session.id, &session.title, ExportFormat::Md.extension());
     let start = app.path().download_dir().ok();
     let picked = tauri::async_runtime::spawn_blocking(move || {
@@ -52,7 +53,10 @@ pub async fn export_session(
     } else {
         ExportFormat::Md
     };
-    let text = call(&state, move |rt| rt.export_text(session_id, format)).await?;
+    let text = call(&state, move |rt| {
+        rt.call(ops::ExportText { session_id, format })
+    })
+    .await?;
     let written = path.clone();
     tauri::async_runtime::spawn_blocking(move || write_whole(&written, &text))
         .await

@@ -42,6 +42,7 @@ mod wire;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use pocketpilot_core::ops;
 use pocketpilot_core::Runtime;
 use pocketpilot_triggers::{HostOptions, TriggerHost};
 use tauri::{Manager, WindowEvent};
@@ -174,11 +175,11 @@ fn start_services(handle: &tauri::AppHandle, runtime: Arc<Runtime>) {
     }
     tauri::async_runtime::spawn(models::forward_server_status(handle.clone()));
     // A copy of the store once a day while the app runs (`core::api::data`).
-    tauri::async_runtime::spawn(runtime.clone().keep_daily_backups());
+    tauri::async_runtime::spawn(runtime.clone().call(ops::KeepDailyBackups {}));
     let handle = handle.clone();
     tauri::async_runtime::spawn(async move {
         // Runs a crash or a quit interrupted go on; waiting approvals stay waiting.
-        match runtime.resume_on_start() {
+        match runtime.call(ops::ResumeOnStart {}) {
             Ok((s, resumed)) if !s.is_empty() => {
                 tracing::info!(sessions = ?s, resumed, "interrupted sessions at start")
             }
@@ -189,7 +190,7 @@ fn start_services(handle: &tauri::AppHandle, runtime: Arc<Runtime>) {
             Ok(host) => {
                 *lock(&handle.state::<AppState>().triggers) = Some(host);
                 // The webhook address is known now: the settings screen shows it.
-                runtime.announce_triggers();
+                runtime.call(ops::AnnounceTriggers {});
             }
             Err(e) => tracing::warn!(error = %e, "triggers are not running"),
         }

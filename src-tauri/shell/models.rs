@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use pocketpilot_core::api::local::{self as local_api, LocalApiError};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{LocalModelForm, LocalServerStatus, ModelRow, PullProgressEvent};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};
@@ -27,7 +28,7 @@ impl From<LocalApiError> for CommandError {
 #[tauri::command]
 #[specta::specta]
 pub async fn local_models(state: State<'_, AppState>) -> Result<Vec<ModelRow>> {
-    call(&state, |rt| local_api::list(rt.data_dir())).await
+    call(&state, |rt| local_api::list(&rt.call(ops::DataDir {}))).await
 }
 
 /// Adds the GGUF file the person picked; refused when it is not GGUF or too large for
@@ -36,7 +37,7 @@ pub async fn local_models(state: State<'_, AppState>) -> Result<Vec<ModelRow>> {
 #[specta::specta]
 pub async fn import_model(state: State<'_, AppState>, path: String) -> Result<ModelRow> {
     call(&state, move |rt| {
-        local_api::import(rt.data_dir(), &PathBuf::from(path))
+        local_api::import(&rt.call(ops::DataDir {}), &PathBuf::from(path))
     })
     .await
 }
@@ -71,14 +72,20 @@ pub async fn cancel_pull(url: String) -> Result<bool> {
 #[tauri::command]
 #[specta::specta]
 pub async fn use_model(state: State<'_, AppState>, name: String) -> Result<()> {
-    call(&state, move |rt| local_api::use_model(rt.data_dir(), &name)).await
+    call(&state, move |rt| {
+        local_api::use_model(&rt.call(ops::DataDir {}), &name)
+    })
+    .await
 }
 
 /// Removes a kept model.
 #[tauri::command]
 #[specta::specta]
 pub async fn remove_model(state: State<'_, AppState>, name: String) -> Result<()> {
-    call(&state, move |rt| local_api::remove(rt.data_dir(), &name)).await
+    call(&state, move |rt| {
+        local_api::remove(&rt.call(ops::DataDir {}), &name)
+    })
+    .await
 }
 
 /// The built-in model's server now (stopped, starting, ready, crashed).
@@ -92,13 +99,16 @@ pub async fn local_server_status() -> Result<LocalServerStatus> {
 #[tauri::command]
 #[specta::specta]
 pub async fn local_model_form(state: State<'_, AppState>) -> Result<LocalModelForm> {
-    call(&state, |rt| rt.local_model_form()).await
+    call(&state, |rt| rt.call(ops::GetLocalModelForm {})).await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn save_local_model_form(state: State<'_, AppState>, form: LocalModelForm) -> Result<()> {
-    call(&state, move |rt| rt.save_local_model_form(&form)).await
+    call(&state, move |rt| {
+        rt.call(ops::SaveLocalModelForm { form: form.clone() })
+    })
+    .await
 }
 
 /// Tells the window every change of the server's state, for as long as the app runs.

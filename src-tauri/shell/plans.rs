@@ -1,6 +1,7 @@
 //! Plan mode in the window: the composer's toggle (the session's setting), the plan card
 //! (a session's plans; approve, edit then approve, reject). Each: one call into core, its
 //! error mapped.
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{Plan, PlanContent, RunSource};
 use tauri::State;
 
@@ -13,7 +14,7 @@ type Result<T> = std::result::Result<T, CommandError>;
 #[tauri::command]
 #[specta::specta]
 pub async fn session_plans(state: State<'_, AppState>, session_id: i64) -> Result<Vec<Plan>> {
-    call(&state, move |rt| rt.session_plans(session_id)).await
+    call(&state, move |rt| rt.call(ops::SessionPlans { session_id })).await
 }
 
 /// Approves a task's plan (as edited, when given) and starts the run that carries it out;
@@ -26,7 +27,11 @@ pub async fn approve_plan(
     edited: Option<PlanContent>,
 ) -> Result<i64> {
     call(&state, move |rt| {
-        rt.approve_plan(task_id, edited.as_ref(), RunSource::Chat)
+        rt.call(ops::ApprovePlan {
+            task_id,
+            edited: edited.as_ref().cloned(),
+            by: RunSource::Chat,
+        })
     })
     .await
 }
@@ -39,13 +44,22 @@ pub async fn reject_plan(
     task_id: i64,
     reason: Option<String>,
 ) -> Result<Plan> {
-    call(&state, move |rt| rt.reject_plan(task_id, reason.as_deref())).await
+    call(&state, move |rt| {
+        rt.call(ops::RejectPlan {
+            task_id,
+            reason: reason.as_deref().map(|s| s.to_string()),
+        })
+    })
+    .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn session_plan_mode(state: State<'_, AppState>, session_id: i64) -> Result<bool> {
-    call(&state, move |rt| rt.session_plan_mode(session_id)).await
+    call(&state, move |rt| {
+        rt.call(ops::GetSessionPlanMode { session_id })
+    })
+    .await
 }
 
 /// Every run of the session plans first (`on`), or acts.
@@ -56,5 +70,8 @@ pub async fn set_session_plan_mode(
     session_id: i64,
     on: bool,
 ) -> Result<()> {
-    call(&state, move |rt| rt.set_session_plan_mode(session_id, on)).await
+    call(&state, move |rt| {
+        rt.call(ops::SetSessionPlanMode { session_id, on })
+    })
+    .await
 }

@@ -1,5 +1,6 @@
 //! The "Instructions in effect" screen's commands (issue 18): the workspace's instruction
 //! files, memories and skills. Each: one call into core (`rules_api`), its error mapped.
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{HooksFileInfo, InstructionText, Memory, MemoryScope, RulesInEffect};
 use tauri::{AppHandle, State};
 
@@ -17,7 +18,13 @@ pub async fn rules_in_effect(
     workspace: String,
     session: Option<i64>,
 ) -> Result<RulesInEffect> {
-    call(&state, move |rt| rt.rules_in_effect(&workspace, session)).await
+    call(&state, move |rt| {
+        rt.call(ops::GetRulesInEffect {
+            workspace: workspace.to_string(),
+            session,
+        })
+    })
+    .await
 }
 
 /// One instruction file in effect, to read in the window; any other path is refused.
@@ -30,7 +37,11 @@ pub async fn instruction_text(
     path: String,
 ) -> Result<InstructionText> {
     call(&state, move |rt| {
-        rt.instruction_text(&workspace, session, &path)
+        rt.call(ops::GetInstructionText {
+            workspace: workspace.to_string(),
+            session,
+            rel: path.to_string(),
+        })
     })
     .await
 }
@@ -46,7 +57,11 @@ pub async fn open_instruction(
     path: String,
 ) -> Result<()> {
     let file = call(&state, move |rt| {
-        rt.instruction_file(&workspace, session, &path)
+        rt.call(ops::InstructionFile {
+            workspace: workspace.to_string(),
+            session,
+            rel: path.to_string(),
+        })
     })
     .await?;
     super::open_in_desktop(&app, &file)
@@ -61,7 +76,11 @@ pub async fn add_memory(
     text: String,
 ) -> Result<Memory> {
     call(&state, move |rt| {
-        rt.add_memory(scope, workspace.as_deref(), &text)
+        rt.call(ops::AddMemory {
+            scope,
+            workspace: workspace.as_deref().map(|s| s.to_string()),
+            text: text.to_string(),
+        })
     })
     .await
 }
@@ -69,13 +88,19 @@ pub async fn add_memory(
 #[tauri::command]
 #[specta::specta]
 pub async fn edit_memory(state: State<'_, AppState>, id: i64, text: String) -> Result<Memory> {
-    call(&state, move |rt| rt.edit_memory(id, &text)).await
+    call(&state, move |rt| {
+        rt.call(ops::EditMemory {
+            id,
+            text: text.to_string(),
+        })
+    })
+    .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_memory(state: State<'_, AppState>, id: i64) -> Result<()> {
-    call(&state, move |rt| rt.delete_memory(id)).await
+    call(&state, move |rt| rt.call(ops::DeleteMemory { id })).await
 }
 
 /// Switches a skill (by its folder) on or off for every run from now on.
@@ -86,14 +111,20 @@ pub async fn set_skill_enabled(
     dir: String,
     enabled: bool,
 ) -> Result<()> {
-    call(&state, move |rt| rt.set_skill_enabled(&dir, enabled)).await
+    call(&state, move |rt| {
+        rt.call(ops::SetSkillEnabled {
+            dir: dir.to_string(),
+            enabled,
+        })
+    })
+    .await
 }
 
 /// Whether memories the agent proposes are kept without asking.
 #[tauri::command]
 #[specta::specta]
 pub async fn set_memory_auto_accept(state: State<'_, AppState>, on: bool) -> Result<()> {
-    call(&state, move |rt| rt.set_memory_auto_accept(on)).await
+    call(&state, move |rt| rt.call(ops::SetMemoryAutoAccept { on })).await
 }
 
 /// Consents to the workspace's hooks file with exactly the content shown (`hash`).
@@ -104,11 +135,22 @@ pub async fn consent_hooks(
     workspace: String,
     hash: String,
 ) -> Result<HooksFileInfo> {
-    call(&state, move |rt| rt.consent_hooks(&workspace, Some(&hash))).await
+    call(&state, move |rt| {
+        rt.call(ops::ConsentHooks {
+            workspace: workspace.to_string(),
+            hash: Some(hash.to_string()),
+        })
+    })
+    .await
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn revoke_hooks(state: State<'_, AppState>, workspace: String) -> Result<()> {
-    call(&state, move |rt| rt.revoke_hooks(&workspace)).await
+    call(&state, move |rt| {
+        rt.call(ops::RevokeHooks {
+            workspace: workspace.to_string(),
+        })
+    })
+    .await
 }

@@ -1,4 +1,5 @@
 //! Finding past work from the window: one call into core, its error mapped.
+use pocketpilot_core::ops;
 use pocketpilot_core::store::search::SearchHit;
 use tauri::State;
 
@@ -16,7 +17,11 @@ pub async fn search_entries(
     limit: u32,
 ) -> Result<Vec<SearchHit>, CommandError> {
     call(&state, move |rt| {
-        rt.search(&query, workspace.as_deref(), limit)
+        rt.call(ops::Search {
+            typed: query.to_string(),
+            workspace: workspace.as_deref().map(|s| s.to_string()),
+            limit,
+        })
     })
     .await
 }

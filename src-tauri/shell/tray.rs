@@ -4,15 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketpilot_core::engine::recorder::TaskChange;
+use pocketpilot_core::ops;
 use pocketpilot_core::Runtime;
+use pocketpilot_protocol::{Change, EventKind};
 use pocketpilot_triggers as trigger;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_notification::NotificationExt;
-use tokio::sync::broadcast::error::RecvError;
 
 use super::AppState;
 
@@ -85,7 +85,7 @@ fn toggle_triggers(app: &AppHandle) {
                 if let Some(host) = super::lock(&state.triggers).as_ref() {
                     host.reload();
                 }
-                rt.announce_triggers();
+                rt.call(ops::AnnounceTriggers {});
             }
             Ok(Err(e)) => tracing::error!(error = %e, "could not switch the triggers"),
             Err(e) => tracing::error!(error = %e, "the triggers switch did not finish"),
@@ -115,17 +115,17 @@ pub fn keep_in_tray(state: &AppState) -> bool {
         return false;
     };
     // The person's "keep running in the tray when the window closes" (Settings).
-    if pocketpilot_core::autostart::keep_in_tray(&rt.store).unwrap_or(false) {
+    if rt.call(ops::GetKeepInTray {}).unwrap_or(false) {
         return true;
     }
     let busy = rt
-        .counts()
+        .call(ops::GetCounts {})
         .map(|c| c.running + c.waiting_approval + c.paused > 0)
         .unwrap_or(false);
     busy || (state.has_trigger_host() && triggers_armed(rt))
 }
 
-fn triggers_armed(rt: &Runtime) -> bool {
+fn triggers_armed(rt: &Arc<Runtime>) -> bool {
     if trigger::all_paused(rt).unwrap_or(true) {
         return false;
     }
@@ -142,7 +142,7 @@ pub fn refresh(app: &AppHandle) {
     let state = app.state::<AppState>();
     let Some(tray) = state.tray() else { return };
     let Some(rt) = state.opened() else { return };
-    let counts = match rt.counts() {
+    let counts = match rt.call(ops::GetCounts {}) {
         Ok(c) => c,
         Err(e) => {
             tracing::warn!(error = %e, "could not count tasks for the tray");
@@ -184,35 +184,31 @@ pub fn refresh(app: &AppHandle) {
     });
 }
 
-/// Follows the runtime's task changes: refreshes the tray and notifies. What another
-/// process commits (a CLI run, a trigger paused from the CLI) refreshes it too, when the
-/// store watcher sees it; nothing runs on a timer. Runs until the runtime's feed closes.
+/// Follows the runtime's change feed, the window's own: refreshes the tray and notifies.
+/// What another process commits (a CLI run, a trigger paused from the CLI) arrives as a
+/// `Refresh` when the store watcher sees it; nothing runs on a timer. Runs until the
+/// runtime's feed closes.
 pub async fn follow_changes(app: AppHandle, rt: Arc<Runtime>) {
-    let mut changes = rt.task_changes();
-    let mut foreign = rt.foreign_commits();
-    let mut foreign_open = true;
-    loop {
-        tokio::select! {
-            change = changes.recv() => match change {
-                Ok(change) => {
-                    notify(&app, &rt, &change);
-                    refresh(&app);
-                }
-                Err(RecvError::Lagged(_)) => refresh(&app),
-                Err(RecvError::Closed) => return,
-            },
-            changed = foreign.changed(), if foreign_open => match changed {
-                Ok(()) => refresh(&app),
-                Err(_) => foreign_open = false,
-            },
+    let mut changes = rt.call(ops::WatchFeed {});
+    while let Some(change) = changes.next().await {
+        match change {
+            // The task's own change follows, and refreshes.
+            Change::Approvals { .. } => continue,
+            Change::Task { task_id, event, .. } => notify(&app, &rt, task_id, event),
+            _ => {}
         }
+        refresh(&app);
     }
 }
 
-fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
-    use pocketpilot_protocol::{EventKind, PauseReason};
-    let paused_for = || rt.task(change.task_id).ok().and_then(|t| t.pause);
-    let title = match change.kind {
+fn notify(app: &AppHandle, rt: &Arc<Runtime>, task_id: i64, event: EventKind) {
+    use pocketpilot_protocol::PauseReason;
+    let paused_for = || {
+        rt.call(ops::GetTask { id: task_id })
+            .ok()
+            .and_then(|t| t.pause)
+    };
+    let title = match event {
         EventKind::ApprovalRequired => "A task needs your approval",
         EventKind::RunPaused => match paused_for().map(|p| p.reason) {
             Some(PauseReason::Repetition) => "A task is paused: the agent is repeating itself",
@@ -229,13 +225,16 @@ fn notify(app: &AppHandle, rt: &Runtime, change: &TaskChange) {
         .map(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
         .unwrap_or(false);
     if focused {
-        tracing::debug!(task_id = change.task_id, kind = %change.kind, "no notification: the window has focus");
+        tracing::debug!(task_id = task_id, kind = %event, "no notification: the window has focus");
         return;
     }
-    let goal = rt.task(change.task_id).map(|t| t.goal).unwrap_or_default();
+    let goal = rt
+        .call(ops::GetTask { id: task_id })
+        .map(|t| t.goal)
+        .unwrap_or_default();
     let body = format!(
         "Task {}: {}",
-        change.task_id,
+        task_id,
         goal.chars().take(120).collect::<String>()
     );
     if let Err(e) = app.notification().builder().title(title).body(body).show() {

@@ -3,6 +3,7 @@
 //! blocking pool), its error mapped. A change to a trigger definition wakes the running
 //! trigger host ([`TriggerHost::reload`]) so that it takes effect at once, and is announced
 //! on the change feed so that every view of it re-reads.
+use pocketpilot_core::ops;
 use pocketpilot_core::store::triggers::{Watch, Webhook};
 use pocketpilot_protocol::NewMcpServer;
 use pocketpilot_triggers::{self as trigger, cron, watch, webhook, Clock, SystemClock};
@@ -24,7 +25,7 @@ fn changed<T>(state: &AppState, r: Result<T>) -> Result<T> {
             host.reload();
         }
         if let Some(rt) = state.opened() {
-            rt.announce_triggers();
+            rt.call(ops::AnnounceTriggers {});
         }
     }
     r
@@ -37,7 +38,7 @@ pub async fn trigger_status(state: State<'_, AppState>) -> Result<TriggerStatus>
         .as_ref()
         .and_then(|h| h.webhook_addr())
         .map(|a| format!("http://{a}"));
-    let all_paused = call(&state, |rt| trigger::all_paused(rt)).await?;
+    let all_paused = call(&state, trigger::all_paused).await?;
     Ok(TriggerStatus {
         webhook_base,
         all_paused,
@@ -70,7 +71,7 @@ pub async fn set_triggers_paused(
 #[tauri::command]
 #[specta::specta]
 pub async fn list_webhooks(state: State<'_, AppState>) -> Result<Vec<Webhook>> {
-    call(&state, |rt| webhook::list(rt)).await
+    call(&state, webhook::list).await
 }
 
 /// Creates a hook; its token is in the answer and never again.
@@ -121,7 +122,7 @@ fn with_next_fire(schedule: pocketpilot_core::store::triggers::Schedule) -> Sche
 #[tauri::command]
 #[specta::specta]
 pub async fn list_schedules(state: State<'_, AppState>) -> Result<Vec<Schedule>> {
-    let all = call(&state, |rt| cron::list(rt)).await?;
+    let all = call(&state, cron::list).await?;
     Ok(all.into_iter().map(with_next_fire).collect())
 }
 
@@ -157,7 +158,7 @@ pub async fn delete_schedule(state: State<'_, AppState>, id: i64) -> Result<()> 
 #[tauri::command]
 #[specta::specta]
 pub async fn list_watches(state: State<'_, AppState>) -> Result<Vec<Watch>> {
-    call(&state, |rt| watch::list(rt)).await
+    call(&state, watch::list).await
 }
 
 #[tauri::command]
@@ -187,7 +188,7 @@ pub async fn delete_watch(state: State<'_, AppState>, id: i64) -> Result<()> {
 #[tauri::command]
 #[specta::specta]
 pub async fn list_mcp_servers(state: State<'_, AppState>) -> Result<Vec<McpServer>> {
-    let all = call(&state, |rt| rt.mcp_servers()).await?;
+    let all = call(&state, |rt| rt.call(ops::ListMcpServers {})).await?;
     Ok(all.into_iter().map(McpServer::from).collect())
 }
 
@@ -197,7 +198,8 @@ pub async fn list_mcp_servers(state: State<'_, AppState>) -> Result<Vec<McpServe
 #[specta::specta]
 pub async fn add_mcp_server(state: State<'_, AppState>, server: NewMcpServer) -> Result<McpServer> {
     call(&state, move |rt| {
-        rt.add_mcp_server(server).map(McpServer::from)
+        rt.call(ops::AddMcpServer { new: server })
+            .map(McpServer::from)
     })
     .await
 }
@@ -211,7 +213,10 @@ pub async fn delete_mcp_server(
     workspace: Option<String>,
 ) -> Result<()> {
     call(&state, move |rt| {
-        rt.delete_mcp_server(&name, workspace.as_deref())
+        rt.call(ops::DeleteMcpServer {
+            name: name.to_string(),
+            workspace: workspace.as_deref().map(|s| s.to_string()),
+        })
     })
     .await
 }

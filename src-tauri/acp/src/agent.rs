@@ -6,6 +6,7 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::task::TaskStatus;
 
 use crate::turn::runtime_error;
@@ -132,7 +133,10 @@ fn new_session(
     );
     let session = shared
         .rt
-        .open_session(&req.cwd, &title)
+        .call(ops::OpenSession {
+            workspace: req.cwd.to_path_buf(),
+            title: title.to_string(),
+        })
         .map_err(runtime_error)?;
     tracing::info!(session_id = session.id, "ACP session opened");
     crate::files::attach(shared, cx, session.id);
@@ -146,9 +150,19 @@ fn load_session(
     req: &acp::LoadSessionRequest,
 ) -> Result<acp::LoadSessionResponse, Error> {
     let session = session_of(&req.session_id)?;
-    shared.rt.session(session).map_err(runtime_error)?;
+    shared
+        .rt
+        .call(ops::GetSession {
+            session_id: session,
+        })
+        .map_err(runtime_error)?;
     crate::files::attach(shared, cx, session);
-    let tasks = shared.rt.session_tasks(session).map_err(runtime_error)?;
+    let tasks = shared
+        .rt
+        .call(ops::SessionTasks {
+            session_id: session,
+        })
+        .map_err(runtime_error)?;
     let send = |update: acp::SessionUpdate| {
         cx.send_notification(acp::SessionNotification::new(
             req.session_id.clone(),
@@ -171,7 +185,7 @@ fn load_session(
         .iter()
         .find(|t| matches!(t.status, TaskStatus::Running | TaskStatus::Queued))
     {
-        shared.rt.start(open.id);
+        shared.rt.call(ops::StartTask { task_id: open.id });
     }
     Ok(acp::LoadSessionResponse::new())
 }
@@ -180,13 +194,12 @@ fn cancel(shared: &Shared, note: &acp::CancelNotification) {
     let Ok(session) = session_of(&note.session_id) else {
         return;
     };
-    let open = shared
-        .rt
-        .store
-        .read(|c| pocketpilot_store::tasks::open_for_session(c, session));
+    let open = shared.rt.call(ops::OpenTaskOfSession {
+        session_id: session,
+    });
     match open {
         Ok(Some(task)) => {
-            if let Err(e) = shared.rt.cancel(task.id) {
+            if let Err(e) = shared.rt.call(ops::CancelTask { task_id: task.id }) {
                 tracing::info!(task_id = task.id, error = %e, "cancel refused");
             }
         }

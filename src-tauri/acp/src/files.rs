@@ -9,6 +9,7 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
+use pocketpilot_core::ops;
 use pocketpilot_tools::editor::EditorFiles;
 
 use crate::Shared;
@@ -68,13 +69,13 @@ pub fn attach(shared: &Shared, cx: &ConnectionTo<Client>, session: i64) {
         writes = offered.write_text_file,
         "the editor's file methods are used"
     );
-    shared.rt.attach_editor(
-        session,
-        Arc::new(ClientFiles {
+    shared.rt.call(ops::AttachEditor {
+        session_id: session,
+        editor: Arc::new(ClientFiles {
             cx: cx.clone(),
             session_id: acp::SessionId::new(session.to_string()),
             reads: offered.read_text_file,
             writes: offered.write_text_file,
         }),
-    );
+    });
 }

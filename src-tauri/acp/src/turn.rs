@@ -6,6 +6,7 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Client, Error};
 use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, RuntimeError};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_protocol::{
     CommandAsk, CommandRuleScope, Effect, ErrorKind, KeepRules, RunSource, RuntimeEvent,
@@ -21,19 +22,29 @@ pub async fn prompt(
     req: acp::PromptRequest,
 ) -> Result<acp::PromptResponse, Error> {
     let session = crate::agent::session_of(&req.session_id)?;
-    let workspace = PathBuf::from(shared.rt.session(session).map_err(runtime_error)?.workspace);
+    let workspace = PathBuf::from(
+        shared
+            .rt
+            .call(ops::GetSession {
+                session_id: session,
+            })
+            .map_err(runtime_error)?
+            .workspace,
+    );
     let goal = prompt_text(&req.prompt);
     let task = shared
         .rt
-        .submit(&NewTask {
-            goal,
-            workspace: None,
-            session_id: Some(session),
-            follow_up_of: None,
-            trigger: RunSource::Chat,
-            provider: shared.options.provider.clone(),
-            grants: Vec::new(),
-            mcp: None,
+        .call(ops::SubmitTask {
+            new: NewTask {
+                goal,
+                workspace: None,
+                session_id: Some(session),
+                follow_up_of: None,
+                trigger: RunSource::Chat,
+                provider: shared.options.provider.clone(),
+                grants: Vec::new(),
+                mcp: None,
+            },
         })
         .map_err(runtime_error)?;
     let mut following = Following {
@@ -48,7 +59,10 @@ pub async fn prompt(
         turn_streamed: false,
     };
     following.follow().await?;
-    let done = shared.rt.task(task).map_err(runtime_error)?;
+    let done = shared
+        .rt
+        .call(ops::GetTask { id: task })
+        .map_err(runtime_error)?;
     match map::stop_reason(done.status) {
         Some(reason) => Ok(acp::PromptResponse::new(reason)),
         None => Err(Error::internal_error().data(serde_json::json!({
@@ -97,12 +111,21 @@ struct Following<'a> {
 impl Following<'_> {
     async fn follow(&mut self) -> Result<(), Error> {
         let rt = &self.shared.rt;
-        let mut sub = rt.subscribe(self.task, 0).map_err(runtime_error)?;
+        let mut sub = rt
+            .call(ops::SubscribeTask {
+                task_id: self.task,
+                after_sequence: 0,
+            })
+            .map_err(runtime_error)?;
         while let Some(ev) = sub.next().await {
             let ev = ev.map_err(Error::into_internal_error)?;
             self.on(&ev.event)?;
             if matches!(ev.event, RuntimeEvent::RunPaused { .. })
-                && rt.task(self.task).map_err(runtime_error)?.status == TaskStatus::Paused
+                && rt
+                    .call(ops::GetTask { id: self.task })
+                    .map_err(runtime_error)?
+                    .status
+                    == TaskStatus::Paused
             {
                 // Paused for a person (`pocketpilot raise`, or the window): the turn ends.
                 return Ok(());
@@ -213,7 +236,7 @@ impl Following<'_> {
         let waiting = self
             .shared
             .rt
-            .task(self.task)
+            .call(ops::GetTask { id: self.task })
             .map_err(runtime_error)?
             .status
             == TaskStatus::WaitingApproval;
@@ -320,34 +343,37 @@ impl Following<'_> {
                 by: by.clone(),
             };
             let result = match &*selected.option_id.0 {
-                map::ALLOW_ONCE => rt.resolve_approval(approval_id, approve),
+                map::ALLOW_ONCE => rt.call(ops::ResolveApproval {
+                    approval_id,
+                    answer: approve,
+                }),
                 map::ALLOW_ALWAYS => match always {
-                    Some(rules) => rt.resolve_approval_keeping(
+                    Some(rules) => rt.call(ops::ResolveApprovalKeeping {
                         approval_id,
-                        approve,
-                        Some(KeepRules {
+                        answer: approve,
+                        keep: Some(KeepRules {
                             scope: CommandRuleScope::Workspace,
                             rules,
                         }),
-                    ),
-                    None => rt.resolve_approval(
+                    }),
+                    None => rt.call(ops::ResolveApproval {
                         approval_id,
-                        ApprovalAnswer {
+                        answer: ApprovalAnswer {
                             session_grant: true,
                             ..approve
                         },
-                    ),
+                    }),
                 },
-                _ => rt.resolve_approval(
+                _ => rt.call(ops::ResolveApproval {
                     approval_id,
-                    ApprovalAnswer {
+                    answer: ApprovalAnswer {
                         approve: false,
                         edited_arguments: None,
                         session_grant: false,
                         note: Some("rejected in the editor".into()),
                         by,
                     },
-                ),
+                }),
             };
             match result {
                 Ok(_) => {}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{HookScope, HooksFileInfo};
 
 use super::escape::shown;
@@ -50,7 +51,9 @@ pub fn agent_hooks(rt: &Arc<Runtime>, cmd: AgentHooksCommand) -> Result<ExitCode
     let mut out = std::io::stdout().lock();
     match cmd {
         AgentHooksCommand::List { workspace: w, json } => {
-            let files = rt.hooks_in_effect(&workspace(w)?)?;
+            let files = rt.call(ops::GetHooksInEffect {
+                workspace: (workspace(w)?).to_string(),
+            })?;
             if json {
                 print_json(&files);
                 return Ok(ExitCode::SUCCESS);
@@ -64,7 +67,10 @@ pub fn agent_hooks(rt: &Arc<Runtime>, cmd: AgentHooksCommand) -> Result<ExitCode
         }
         AgentHooksCommand::Consent { workspace: w, hash } => {
             let ws = workspace(w)?;
-            let f = rt.consent_hooks(&ws, hash.as_deref())?;
+            let f = rt.call(ops::ConsentHooks {
+                workspace: ws.to_string(),
+                hash: hash.as_deref().map(|s| s.to_string()),
+            })?;
             print_file(&mut out, &f);
             let _ = writeln!(
                 out,
@@ -74,7 +80,9 @@ pub fn agent_hooks(rt: &Arc<Runtime>, cmd: AgentHooksCommand) -> Result<ExitCode
         }
         AgentHooksCommand::Revoke { workspace: w } => {
             let ws = workspace(w)?;
-            rt.revoke_hooks(&ws)?;
+            rt.call(ops::RevokeHooks {
+                workspace: ws.to_string(),
+            })?;
             let _ = writeln!(out, "the hooks of {} no longer run", shown(&ws));
         }
     }

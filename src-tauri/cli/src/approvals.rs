@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{has_hidden, visible, CommandRuleScope, Effect, KeepRules};
 
 use super::escape::shown;
@@ -45,7 +46,7 @@ pub struct RejectArgs {
 }
 
 pub fn list(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
-    let pending = rt.pending_approvals()?;
+    let pending = rt.call(ops::PendingApprovals {})?;
     if json {
         print_json(&pending);
         return Ok(ExitCode::SUCCESS);
@@ -76,9 +77,18 @@ fn sandbox_of(rt: &Arc<Runtime>, a: &pocketpilot_store::approvals::Approval) -> 
     if a.capability.as_deref() != Some(pocketpilot_core::policy::confinement::SHELL_EXECUTE) {
         return None;
     }
-    let task = rt.task(a.task_id).ok()?;
-    let session = rt.session(task.session_id).ok()?;
-    let sandbox = rt.command_sandbox(&session.workspace, &[]).ok()?;
+    let task = rt.call(ops::GetTask { id: a.task_id }).ok()?;
+    let session = rt
+        .call(ops::GetSession {
+            session_id: task.session_id,
+        })
+        .ok()?;
+    let sandbox = rt
+        .call(ops::GetCommandSandbox {
+            workspace: session.workspace.to_string(),
+            grants: vec![],
+        })
+        .ok()?;
     Some(pocketpilot_core::policy::confinement::approval_line(
         &pocketpilot_sandbox::probe(),
         &sandbox,
@@ -131,11 +141,11 @@ async fn continue_after(
     (answer, keep): (ApprovalAnswer, Option<KeepRules>),
     json: bool,
 ) -> Result<ExitCode, CliError> {
-    let before = rt
-        .store
-        .read(|c| pocketpilot_store::approvals::get(c, approval_id))?;
+    let before = rt.call(ops::GetApproval { id: approval_id })?;
     let last = rt
-        .events(before.task_id)?
+        .call(ops::TaskEvents {
+            task_id: before.task_id,
+        })?
         .last()
         .map(|e| e.sequence)
         .unwrap_or(0);
@@ -151,7 +161,11 @@ async fn continue_after(
             .collect();
         let _ = writeln!(std::io::stderr(), "keeping {} {where_}", rules.join(", "));
     }
-    let task_id = rt.resolve_approval_keeping(approval_id, answer, keep)?;
+    let task_id = rt.call(ops::ResolveApprovalKeeping {
+        approval_id,
+        answer,
+        keep,
+    })?;
     super::run::follow_from(rt, task_id, last, json).await
 }
 
@@ -164,12 +178,16 @@ fn kept_rules(rt: &Arc<Runtime>, args: &ApproveArgs) -> Result<Option<KeepRules>
         (false, false) => return Ok(None),
     };
     let rules = if args.rules.is_empty() {
-        let offer = rt.command_offer(args.id)?.ok_or_else(|| {
-            CliError::Usage(format!(
-                "approval {} is not for a command: no rule to keep",
-                args.id
-            ))
-        })?;
+        let offer = rt
+            .call(ops::GetCommandOffer {
+                approval_id: args.id,
+            })?
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "approval {} is not for a command: no rule to keep",
+                    args.id
+                ))
+            })?;
         if offer.suggested.is_empty() {
             return Err(CliError::Usage(format!(
                 "no rule can cover this command ({}); approve it without one, or name one with --rule",

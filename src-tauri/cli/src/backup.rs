@@ -11,6 +11,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 use pocketpilot_core::api::data::{self, StoreState};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_store::backup::{BackupError, BackupFile, BackupSettings, Kept};
 use pocketpilot_store::StoreError;
 
@@ -63,15 +64,17 @@ pub fn with_store(rt: &Arc<Runtime>, cmd: BackupCommand) -> Result<ExitCode, Cli
     let out = &mut std::io::stdout().lock();
     match cmd {
         BackupCommand::Now => {
-            let file = rt.backup_now()?;
+            let file = rt.call(ops::BackupNow {})?;
             let _ = writeln!(out, "{}", describe(&file));
         }
         BackupCommand::Keep { days: None } => {
-            let s = rt.backup_settings()?;
+            let s = rt.call(ops::GetBackupSettings {})?;
             let _ = writeln!(out, "keeping {} daily backups", s.keep_daily);
         }
         BackupCommand::Keep { days: Some(d) } => {
-            let s = rt.set_backup_settings(&BackupSettings { keep_daily: d })?;
+            let s = rt.call(ops::SetBackupSettings {
+                settings: BackupSettings { keep_daily: d },
+            })?;
             let _ = writeln!(out, "keeping {} daily backups", s.keep_daily);
         }
         BackupCommand::List { .. } | BackupCommand::Restore { .. } => {
@@ -86,7 +89,7 @@ pub async fn serving(
     rt: &Arc<Runtime>,
     serve: impl std::future::Future<Output = Result<ExitCode, CliError>>,
 ) -> Result<ExitCode, CliError> {
-    let daily = tokio::spawn(rt.clone().keep_daily_backups());
+    let daily = tokio::spawn(rt.clone().call(ops::KeepDailyBackups {}));
     let served = serve.await;
     daily.abort();
     served

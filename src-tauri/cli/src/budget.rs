@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::{Runtime, RuntimeError};
+use pocketpilot_core::ops;
 use pocketpilot_core::policy::cost::{usd, Price};
 use pocketpilot_protocol::{Budget, Raise};
 
@@ -80,8 +81,17 @@ pub async fn raise(rt: &Arc<Runtime>, a: RaiseArgs) -> Result<ExitCode, CliError
         tokens: a.tokens,
         usd: a.usd,
     };
-    let last = rt.events(a.task)?.last().map(|e| e.sequence).unwrap_or(0);
-    match rt.continue_task(a.task, raise, a.steer, "cli") {
+    let last = rt
+        .call(ops::TaskEvents { task_id: a.task })?
+        .last()
+        .map(|e| e.sequence)
+        .unwrap_or(0);
+    match rt.call(ops::ContinueTask {
+        task_id: a.task,
+        raise,
+        steer: a.steer,
+        by: "cli".into(),
+    }) {
         Ok(()) => {}
         // The runtime says it in words; here the flag that adds it is named too.
         Err(e @ RuntimeError::RaiseNeeded { budget, .. }) => {
@@ -103,7 +113,7 @@ fn flag(budget: Budget) -> &'static str {
 }
 
 pub fn stop(rt: &Arc<Runtime>, task: i64) -> Result<ExitCode, CliError> {
-    let status = rt.stop_task(task)?;
+    let status = rt.call(ops::StopTask { task_id: task })?;
     let _ = writeln!(std::io::stdout(), "task {task} {status}");
     Ok(ExitCode::from(status.exit_code()))
 }
@@ -115,7 +125,7 @@ fn parse_date(s: &str) -> Result<chrono::NaiveDate, CliError> {
 
 pub fn usage(rt: &Arc<Runtime>, since: Option<String>, json: bool) -> Result<ExitCode, CliError> {
     let since = since.as_deref().map(parse_date).transpose()?;
-    let u = rt.usage(since)?;
+    let u = rt.call(ops::GetUsage { since })?;
     if json {
         print_json(&u);
         return Ok(ExitCode::SUCCESS);
@@ -157,7 +167,7 @@ pub(crate) fn unpriced(n: u32) -> String {
 }
 
 pub fn prices(rt: &Arc<Runtime>, cmd: PricesCommand) -> Result<ExitCode, CliError> {
-    let mut prices = rt.prices()?;
+    let mut prices = rt.call(ops::GetPrices {})?;
     match cmd {
         PricesCommand::Set {
             model,
@@ -171,11 +181,15 @@ pub fn prices(rt: &Arc<Runtime>, cmd: PricesCommand) -> Result<ExitCode, CliErro
                 output_per_mtok: output,
                 cached_input_per_mtok: cached,
             });
-            rt.set_prices(&prices)?;
+            rt.call(ops::SetPrices {
+                prices: prices.clone(),
+            })?;
         }
         PricesCommand::Delete { model } => {
             prices.models.retain(|p| p.model != model);
-            rt.set_prices(&prices)?;
+            rt.call(ops::SetPrices {
+                prices: prices.clone(),
+            })?;
         }
         PricesCommand::Show { json: true } => {
             print_json(&prices);
@@ -213,7 +227,7 @@ fn dollars(flag: &str, v: &str) -> Result<Option<f64>, CliError> {
 }
 
 pub fn budget(rt: &Arc<Runtime>, cmd: BudgetCommand) -> Result<ExitCode, CliError> {
-    let mut l = rt.stored_limits()?;
+    let mut l = rt.call(ops::StoredLimits {})?;
     if let BudgetCommand::Set {
         task_usd,
         day_usd,
@@ -233,7 +247,7 @@ pub fn budget(rt: &Arc<Runtime>, cmd: BudgetCommand) -> Result<ExitCode, CliErro
         if let Some(n) = repeat {
             l.repeat_limit = n;
         }
-        rt.set_limits(&l)?;
+        rt.call(ops::SetLimits { limits: l.clone() })?;
     }
     let show = |v: Option<f64>| v.map(usd).unwrap_or_else(|| "none".into());
     let _ = writeln!(

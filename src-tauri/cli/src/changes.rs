@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use pocketpilot_core::api::service::Runtime;
 use pocketpilot_core::engine::changes::undo::{Options, Target};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::changes::{ChangeList, FileChangeKind, Node, UndoReport, Undoable};
 
 use super::escape::{shown, shown_block};
@@ -93,12 +94,14 @@ impl HowArgs {
 pub fn changes(rt: &Arc<Runtime>, a: ChangesArgs) -> Result<ExitCode, CliError> {
     if a.prune {
         if a.max_mib.is_some() || a.max_age_days.is_some() {
-            let mut s = rt.change_settings()?;
+            let mut s = rt.call(ops::GetChangeSettings {})?;
             s.max_mib = a.max_mib.unwrap_or(s.max_mib);
             s.max_age_days = a.max_age_days.unwrap_or(s.max_age_days);
-            rt.set_change_settings(&s)?;
+            rt.call(ops::SetChangeSettings {
+                settings: s.clone(),
+            })?;
         }
-        let p = rt.prune_changes()?;
+        let p = rt.call(ops::PruneChanges {})?;
         if a.json {
             print_json(&p);
         } else {
@@ -124,7 +127,9 @@ pub fn changes(rt: &Arc<Runtime>, a: ChangesArgs) -> Result<ExitCode, CliError> 
         },
         _ => return Err(CliError::Usage("give a TASK or --session SESSION".into())),
     };
-    let list = rt.change_list(&target)?;
+    let list = rt.call(ops::GetChangeList {
+        target: target.clone(),
+    })?;
     if a.json {
         print_json(&list);
     } else {
@@ -184,12 +189,18 @@ pub fn undo(rt: &Arc<Runtime>, a: UndoArgs) -> Result<ExitCode, CliError> {
             ))
         }
     };
-    let report = rt.undo(&target, a.how.options())?;
+    let report = rt.call(ops::Undo {
+        target: target.clone(),
+        opts: a.how.options(),
+    })?;
     Ok(print_report(&report, a.how.json, false))
 }
 
 pub fn redo(rt: &Arc<Runtime>, a: RedoArgs) -> Result<ExitCode, CliError> {
-    let report = rt.redo(a.undo, a.how.options())?;
+    let report = rt.call(ops::Redo {
+        undo_id: a.undo,
+        opts: a.how.options(),
+    })?;
     Ok(print_report(&report, a.how.json, false))
 }
 

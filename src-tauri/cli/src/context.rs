@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
 use pocketpilot_core::engine::context::ContextFailure;
+use pocketpilot_core::ops;
 
 impl From<ContextFailure> for CliError {
     fn from(e: ContextFailure) -> Self {
@@ -19,14 +20,24 @@ impl From<ContextFailure> for CliError {
 
 /// The session's context use and compactions, for `session show --json`.
 pub async fn context_json(rt: &Arc<Runtime>, session: i64) -> Result<serde_json::Value, CliError> {
-    let used = rt.context_use(session).await?;
-    let compactions = rt.compactions(session)?;
+    let used = rt
+        .call(ops::GetContextUse {
+            session_id: session,
+        })
+        .await?;
+    let compactions = rt.call(ops::ListCompactions {
+        session_id: session,
+    })?;
     Ok(serde_json::json!({ "context": used, "compactions": compactions }))
 }
 
 /// Compacts a session now with its provider. Refused while it has a run.
 pub async fn compact(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, CliError> {
-    let report = rt.compact_now(session).await?;
+    let report = rt
+        .call(ops::CompactNow {
+            session_id: session,
+        })
+        .await?;
     if json {
         print_json(&report);
     } else {

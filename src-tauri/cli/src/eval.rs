@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_evals as eval;
 
 #[derive(clap::Args, Debug)]
@@ -51,7 +52,7 @@ pub async fn eval(rt: &Arc<Runtime>, args: EvalArgs) -> Result<ExitCode, CliErro
         )));
     }
     let opts = if args.real {
-        let settings = rt.provider_settings()?;
+        let settings = rt.call(ops::GetProviderSettings {})?;
         // The configured key is the secret to guard; it is compared, never printed.
         let secret = pocketpilot_model::keychain::resolve_api_key(&settings.name)
             .ok()

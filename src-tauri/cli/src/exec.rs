@@ -18,6 +18,7 @@ use clap::{Args, ValueEnum};
 use super::run::{FollowOptions, OnApproval};
 use super::{default_workspace, CliError};
 use pocketpilot_core::api::service::{NewTask, Runtime};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_protocol::{Capability, RunSource};
 
@@ -74,22 +75,21 @@ pub async fn exec(rt: &Arc<Runtime>, args: ExecArgs) -> Result<ExitCode, CliErro
         .map(OutputSchema::load)
         .transpose()?;
     let workspace = workspace_of(&args);
-    let provider = super::absolute_provider(args.provider);
     let goal = match &schema {
         Some(s) => s.ask(&args.goal),
         None => args.goal,
     };
-    let mcp = mcp_selection(&args.mcp);
-    let mut task = rt.submit(&NewTask {
+    let first = NewTask {
         goal,
         workspace,
         session_id: args.resume,
         follow_up_of: None,
         trigger: RunSource::Cli,
-        provider: provider.clone(),
+        provider: super::absolute_provider(args.provider),
         grants: args.allow.clone(),
-        mcp: mcp.clone(),
-    })?;
+        mcp: mcp_selection(&args.mcp),
+    };
+    let mut task = rt.call(ops::SubmitTask { new: first.clone() })?;
     let _ = writeln!(std::io::stderr(), "task {task}");
     let opts = FollowOptions {
         json: args.json,
@@ -109,7 +109,7 @@ pub async fn exec(rt: &Arc<Runtime>, args: ExecArgs) -> Result<ExitCode, CliErro
         // The session's last run is the one whose answer counts (queued follow-ups ran
         // after the first).
         let last = last_task(rt, task)?;
-        let done = rt.task(last)?;
+        let done = rt.call(ops::GetTask { id: last })?;
         if done.status != TaskStatus::Completed {
             return Ok(code);
         }
@@ -129,16 +129,15 @@ pub async fn exec(rt: &Arc<Runtime>, args: ExecArgs) -> Result<ExitCode, CliErro
             return Ok(ExitCode::from(EXIT_SCHEMA_NOT_MET));
         }
         retries -= 1;
-        task = rt.submit(&NewTask {
+        let again = NewTask {
             goal: OutputSchema::ask_again(&problems),
             workspace: None,
             session_id: Some(done.session_id),
             follow_up_of: Some(last),
-            trigger: RunSource::Cli,
-            provider: done.provider.clone().or_else(|| provider.clone()),
-            grants: args.allow.clone(),
-            mcp: mcp.clone(),
-        })?;
+            provider: done.provider.clone().or_else(|| first.provider.clone()),
+            ..first.clone()
+        };
+        task = rt.call(ops::SubmitTask { new: again })?;
         let _ = writeln!(
             std::io::stderr(),
             "task {task} (asked again: {retries} retries left)"
@@ -179,10 +178,11 @@ fn show_problems(task: i64, schema: &OutputSchema, problems: &[String]) {
 
 /// The newest task of `first`'s session: the one following the session ended on.
 fn last_task(rt: &Arc<Runtime>, first: i64) -> Result<i64, CliError> {
-    let session = rt.task(first)?.session_id;
+    let session = rt.call(ops::GetTask { id: first })?.session_id;
     let newest = rt
-        .store
-        .read(|c| pocketpilot_store::tasks::list_for_session(c, session))?
+        .call(ops::SessionTasks {
+            session_id: session,
+        })?
         .into_iter()
         .map(|t| t.id)
         .max();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use pocketpilot_core::api::export::{file_name, ExportFormat};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 
 use super::escape::{json_safe, shown};
 use super::CliError;
@@ -61,8 +62,11 @@ pub fn export(rt: &Arc<Runtime>, a: ExportArgs) -> Result<ExitCode, CliError> {
 
 /// The export's text. Markdown comes with hidden characters of untrusted text written
 /// visibly; JSON also has those a terminal could act on escaped (the meaning is unchanged).
-fn render(rt: &Runtime, session: i64, format: Format) -> Result<String, CliError> {
-    let text = rt.export_text(session, format.into())?;
+fn render(rt: &Arc<Runtime>, session: i64, format: Format) -> Result<String, CliError> {
+    let text = rt.call(ops::ExportText {
+        session_id: session,
+        format: format.into(),
+    })?;
     Ok(match format {
         Format::Md => text,
         Format::Json => json_safe(text),
@@ -72,7 +76,7 @@ fn render(rt: &Runtime, session: i64, format: Format) -> Result<String, CliError
 fn export_all(rt: &Arc<Runtime>, dir: &Path, format: Format) -> Result<ExitCode, CliError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::Other(format!("cannot create {}: {e}", dir.display())))?;
-    let sessions = rt.export_index()?;
+    let sessions = rt.call(ops::ExportIndex {})?;
     for (id, title) in &sessions {
         let text = render(rt, *id, format)?;
         let ext = ExportFormat::from(format).extension();

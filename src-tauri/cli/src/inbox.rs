@@ -9,6 +9,7 @@ use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
 use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{RunSource, SessionMode, WireName};
 
 #[derive(Args, Debug)]
@@ -116,7 +117,9 @@ pub async fn continue_(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<Ex
 }
 
 async fn admitted(rt: &Arc<Runtime>, submit: &Submit, json: bool) -> Result<ExitCode, CliError> {
-    let a = rt.say(submit)?;
+    let a = rt.call(ops::Say {
+        submit: submit.clone(),
+    })?;
     let s = &a.submission;
     if json {
         print_json(
@@ -142,7 +145,9 @@ async fn admitted(rt: &Arc<Runtime>, submit: &Submit, json: bool) -> Result<Exit
 }
 
 pub fn inbox(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, CliError> {
-    let items = rt.inbox(session)?;
+    let items = rt.call(ops::GetInbox {
+        session_id: session,
+    })?;
     if json {
         print_json(&items);
         return Ok(ExitCode::SUCCESS);
@@ -165,7 +170,7 @@ pub fn inbox(rt: &Arc<Runtime>, session: i64, json: bool) -> Result<ExitCode, Cl
 }
 
 pub fn withdraw(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
-    let s = rt.withdraw(id)?;
+    let s = rt.call(ops::Withdraw { submission_id: id })?;
     let _ = writeln!(
         std::io::stdout(),
         "submission {} {} ({})",
@@ -179,10 +184,18 @@ pub fn withdraw(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
 pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode, CliError> {
     match cmd {
         SessionCommand::Show { session, json } => {
-            let s = rt.session(session)?;
-            let entries = rt.session_entries(session)?;
-            let submissions = rt.submissions(session)?;
-            let tasks = rt.session_tasks(session)?;
+            let s = rt.call(ops::GetSession {
+                session_id: session,
+            })?;
+            let entries = rt.call(ops::SessionEntries {
+                session_id: session,
+            })?;
+            let submissions = rt.call(ops::ListSubmissions {
+                session_id: session,
+            })?;
+            let tasks = rt.call(ops::SessionTasks {
+                session_id: session,
+            })?;
             if json {
                 let context = super::context::context_json(rt, session).await?;
                 print_json(&serde_json::json!({
@@ -230,8 +243,14 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
             steering,
             follow_up,
         } => {
-            rt.set_session_modes(session, steering, follow_up)?;
-            let s = rt.session(session)?;
+            rt.call(ops::SetSessionModes {
+                session_id: session,
+                steering,
+                follow_up,
+            })?;
+            let s = rt.call(ops::GetSession {
+                session_id: session,
+            })?;
             let _ = writeln!(
                 std::io::stdout(),
                 "steering {} · follow-up {}",
@@ -246,15 +265,15 @@ pub async fn session(rt: &Arc<Runtime>, cmd: SessionCommand) -> Result<ExitCode,
 /// Resumes interrupted work in the foreground: one task, or every session nobody works.
 pub async fn resume(rt: &Arc<Runtime>, task: Option<i64>) -> Result<ExitCode, CliError> {
     let sessions = match task {
-        Some(id) => vec![rt.task(id)?.session_id],
-        None => rt.interrupted_sessions()?,
+        Some(id) => vec![rt.call(ops::GetTask { id })?.session_id],
+        None => rt.call(ops::InterruptedSessions {})?,
     };
     if sessions.is_empty() {
         let _ = writeln!(std::io::stderr(), "nothing to resume");
     }
     for s in sessions {
         let _ = writeln!(std::io::stderr(), "resuming session {s}");
-        rt.drive(s).await?;
+        rt.call(ops::DriveSession { session_id: s }).await?;
     }
     Ok(ExitCode::SUCCESS)
 }

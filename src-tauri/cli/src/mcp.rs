@@ -4,12 +4,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Subcommand;
+use pocketpilot_core::ops;
 use pocketpilot_mcp::{McpServerConfig, McpTransport};
 
 use super::escape::shown;
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
-use pocketpilot_core::engine::mcp::{self, McpConfigError, StoredServer};
+use pocketpilot_core::api::settings::SettingsError;
+use pocketpilot_core::engine::mcp::{self, McpConfigError};
 
 #[derive(Subcommand, Debug)]
 pub enum McpCommand {
@@ -66,10 +68,12 @@ fn canonical(w: Option<PathBuf>) -> Result<Option<String>, CliError> {
     .transpose()
 }
 
-fn config_error(e: McpConfigError) -> CliError {
+fn settings_error(e: SettingsError) -> CliError {
     match e {
-        McpConfigError::Store(s) => CliError::Store(s),
-        McpConfigError::NotFound(_) | McpConfigError::Invalid(_) => CliError::Usage(e.to_string()),
+        SettingsError::Mcp(McpConfigError::Store(s)) => CliError::Store(s),
+        SettingsError::Runtime(r) => CliError::Runtime(r),
+        SettingsError::Keychain(_) => CliError::Other(e.to_string()),
+        _ => CliError::Usage(e.to_string()),
     }
 }
 
@@ -100,20 +104,20 @@ pub fn mcp(rt: &Arc<Runtime>, cmd: McpCommand) -> Result<ExitCode, CliError> {
                 keep_relative_paths: false,
                 sandbox: Default::default(),
             };
-            mcp::add(
-                &rt.store,
-                StoredServer {
-                    workspace: canonical(workspace)?,
-                    config,
-                },
-            )
-            .map_err(config_error)?;
+            rt.call(ops::AddMcpServerConfig {
+                workspace: canonical(workspace)?,
+                config,
+            })
+            .map_err(settings_error)?;
             let _ = writeln!(std::io::stdout(), "MCP server {} added", shown(&name));
         }
         McpCommand::List { json } => list(rt, json)?,
         McpCommand::Delete { name, workspace } => {
-            mcp::delete(&rt.store, &name, canonical(workspace)?.as_deref())
-                .map_err(config_error)?;
+            rt.call(ops::DeleteMcpServer {
+                name: name.clone(),
+                workspace: canonical(workspace)?,
+            })
+            .map_err(settings_error)?;
             let _ = writeln!(std::io::stdout(), "MCP server {} deleted", shown(&name));
         }
         McpCommand::Secret { name, var } => {
@@ -163,7 +167,7 @@ fn transport(
 }
 
 fn list(rt: &Arc<Runtime>, json: bool) -> Result<(), CliError> {
-    let all = mcp::list(&rt.store)?;
+    let all = rt.call(ops::ListMcpServers {}).map_err(settings_error)?;
     if json {
         print_json(&all);
         return Ok(());

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{Memory, MemoryScope};
 
 use super::escape::shown;
@@ -89,7 +90,9 @@ pub fn memory(
     match cmd {
         MemoryCommand::List { workspace, json } => {
             let w = workspace.map(|p| p.display().to_string());
-            let list = rt.memories(w.as_deref())?;
+            let list = rt.call(ops::ListMemories {
+                workspace: w.as_deref().map(|s| s.to_string()),
+            })?;
             if json {
                 super::print_json(&list);
             } else if list.is_empty() {
@@ -107,10 +110,18 @@ pub fn memory(
             json,
         } => {
             let m = if global {
-                rt.add_memory(MemoryScope::Global, None, &text)?
+                rt.call(ops::AddMemory {
+                    scope: MemoryScope::Global,
+                    workspace: None,
+                    text: text.to_string(),
+                })?
             } else {
                 let w = workspace_or_here(workspace)?;
-                rt.add_memory(MemoryScope::Workspace, Some(&w), &text)?
+                rt.call(ops::AddMemory {
+                    scope: MemoryScope::Workspace,
+                    workspace: Some(w.to_string()),
+                    text: text.to_string(),
+                })?
             };
             if json {
                 super::print_json(&m);
@@ -119,11 +130,14 @@ pub fn memory(
             }
         }
         MemoryCommand::Edit { id, text } => {
-            let m = rt.edit_memory(id, &text)?;
+            let m = rt.call(ops::EditMemory {
+                id,
+                text: text.to_string(),
+            })?;
             let _ = writeln!(out, "{}", line(&m));
         }
         MemoryCommand::Delete { id } => {
-            rt.delete_memory(id)?;
+            rt.call(ops::DeleteMemory { id })?;
             let _ = writeln!(out, "memory {id} deleted");
         }
     }
@@ -142,7 +156,10 @@ pub fn rules(
             json,
         } => {
             let w = workspace_or_here(workspace)?;
-            let r = rt.rules_in_effect(&w, session)?;
+            let r = rt.call(ops::GetRulesInEffect {
+                workspace: w.to_string(),
+                session,
+            })?;
             if json {
                 super::print_json(&r);
                 return Ok(ExitCode::SUCCESS);
@@ -173,11 +190,16 @@ pub fn rules(
             }
         }
         RulesCommand::Skill { dir, switch } => {
-            rt.set_skill_enabled(&dir, matches!(switch, Switch::On))?;
+            rt.call(ops::SetSkillEnabled {
+                dir: dir.to_string(),
+                enabled: matches!(switch, Switch::On),
+            })?;
             let _ = writeln!(out, "skill {}: {switch:?}", shown(&dir));
         }
         RulesCommand::AutoAcceptMemories { switch } => {
-            rt.set_memory_auto_accept(matches!(switch, Switch::On))?;
+            rt.call(ops::SetMemoryAutoAccept {
+                on: matches!(switch, Switch::On),
+            })?;
             let _ = writeln!(out, "auto-accept memories: {switch:?}");
         }
     }

@@ -10,6 +10,7 @@ use clap::Subcommand;
 
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_protocol::{visible, Plan, PlanContent, PlanStatus, RunSource};
 
@@ -69,7 +70,10 @@ pub async fn plan(rt: &Arc<Runtime>, cmd: PlanCommand) -> Result<ExitCode, CliEr
             carry_out(rt, task, edited.as_ref(), json).await
         }
         PlanCommand::Edit { task, file, json } => {
-            let plan = rt.edit_plan(task, &read_plan(&file)?)?;
+            let plan = rt.call(ops::EditPlan {
+                task_id: task,
+                content: (read_plan(&file)?).clone(),
+            })?;
             if json {
                 print_json(&plan);
             } else {
@@ -78,7 +82,10 @@ pub async fn plan(rt: &Arc<Runtime>, cmd: PlanCommand) -> Result<ExitCode, CliEr
             Ok(ExitCode::SUCCESS)
         }
         PlanCommand::Reject { task, reason } => {
-            rt.reject_plan(task, reason.as_deref())?;
+            rt.call(ops::RejectPlan {
+                task_id: task,
+                reason: reason.as_deref().map(|s| s.to_string()),
+            })?;
             let _ = writeln!(
                 std::io::stderr(),
                 "the plan of task {task} is rejected: nothing of it runs"
@@ -87,9 +94,14 @@ pub async fn plan(rt: &Arc<Runtime>, cmd: PlanCommand) -> Result<ExitCode, CliEr
         }
         PlanCommand::Mode { session, value } => {
             if let Some(v) = value {
-                rt.set_session_plan_mode(session, v == "on")?;
+                rt.call(ops::SetSessionPlanMode {
+                    session_id: session,
+                    on: v == "on",
+                })?;
             }
-            let on = rt.session_plan_mode(session)?;
+            let on = rt.call(ops::GetSessionPlanMode {
+                session_id: session,
+            })?;
             let _ = writeln!(std::io::stdout(), "{}", if on { "on" } else { "off" });
             Ok(ExitCode::SUCCESS)
         }
@@ -97,7 +109,7 @@ pub async fn plan(rt: &Arc<Runtime>, cmd: PlanCommand) -> Result<ExitCode, CliEr
 }
 
 fn plan_of(rt: &Arc<Runtime>, task: i64) -> Result<Plan, CliError> {
-    rt.plan_of_task(task)?
+    rt.call(ops::PlanOfTask { task_id: task })?
         .ok_or_else(|| CliError::Usage(format!("task {task} has no plan")))
 }
 
@@ -139,14 +151,18 @@ async fn carry_out(
     edited: Option<&PlanContent>,
     json: bool,
 ) -> Result<ExitCode, CliError> {
-    let run = rt.approve_plan(task, edited, RunSource::Cli)?;
+    let run = rt.call(ops::ApprovePlan {
+        task_id: task,
+        edited: edited.cloned(),
+        by: RunSource::Cli,
+    })?;
     let _ = writeln!(
         std::io::stderr(),
         "task {run} carries out the plan of task {task}"
     );
     let code = super::run::follow_session(rt, run, json).await?;
     if !json {
-        if let Some(plan) = rt.plan_of_task(run)? {
+        if let Some(plan) = rt.call(ops::PlanOfTask { task_id: run })? {
             show(&plan, &mut std::io::stderr());
         }
     }
@@ -161,10 +177,10 @@ pub async fn after_planning(
     code: ExitCode,
     json: bool,
 ) -> Result<ExitCode, CliError> {
-    if rt.task(task)?.status != TaskStatus::Completed {
+    if rt.call(ops::GetTask { id: task })?.status != TaskStatus::Completed {
         return Ok(code);
     }
-    let Some(plan) = rt.plan_of_task(task)? else {
+    let Some(plan) = rt.call(ops::PlanOfTask { task_id: task })? else {
         let _ = writeln!(std::io::stderr(), "task {task} ended without a plan");
         return Ok(code);
     };
@@ -184,7 +200,10 @@ pub async fn after_planning(
     match ask(&mut err)? {
         Answer::Approve(edited) => carry_out(rt, task, edited.as_ref(), json).await,
         Answer::Reject(reason) => {
-            rt.reject_plan(task, Some(&reason))?;
+            rt.call(ops::RejectPlan {
+                task_id: task,
+                reason: Some(reason.to_string()),
+            })?;
             let _ = writeln!(err, "rejected: nothing of the plan runs");
             Ok(ExitCode::SUCCESS)
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{CallExplanation, CommandRule, CommandRuleKind};
 
 use super::{escape::shown, print_json, settings, CliError};
@@ -65,7 +66,9 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
             } else {
                 Some(workspace_of(workspace)?)
             };
-            let rules = rt.command_rules(ws.as_deref())?;
+            let rules = rt.call(ops::ListCommandRules {
+                workspace: ws.as_deref().map(|s| s.to_string()),
+            })?;
             if json {
                 print_json(&rules);
             } else if rules.is_empty() {
@@ -88,7 +91,11 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
             } else {
                 CommandRuleKind::Allow
             };
-            let added = rt.add_command_rule(&ws, kind, &rule)?;
+            let added = rt.call(ops::AddCommandRule {
+                workspace: ws.to_string(),
+                kind,
+                rule: rule.to_string(),
+            })?;
             if json {
                 print_json(&added);
             } else {
@@ -96,11 +103,14 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
             }
         }
         PolicyCommand::Remove { id } => {
-            let removed = rt.remove_command_rule(id)?;
+            let removed = rt.call(ops::RemoveCommandRule { id })?;
             let _ = writeln!(out, "removed {}", line(&removed, true));
         }
         PolicyCommand::Explain { task, call, json } => {
-            let why = rt.explain_call(task, &call)?;
+            let why = rt.call(ops::ExplainCall {
+                task_id: task,
+                call_id: call.to_string(),
+            })?;
             if json {
                 print_json(&why);
             } else {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use pocketpilot_core::api::fork::{Fork, ForkPlace};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 
 use super::changes::{print_report, HowArgs};
 use super::escape::shown;
@@ -53,7 +54,11 @@ pub struct ForkArgs {
 }
 
 pub fn rewind(rt: &Arc<Runtime>, a: RewindArgs) -> Result<ExitCode, CliError> {
-    let report = rt.rewind(a.session, a.to, a.how.options())?;
+    let report = rt.call(ops::Rewind {
+        session_id: a.session,
+        to_entry: a.to,
+        opts: a.how.options(),
+    })?;
     if a.how.json {
         print_json(&report);
         return Ok(print_report(&report.files, true, true));
@@ -87,7 +92,12 @@ pub fn fork(rt: &Arc<Runtime>, a: ForkArgs) -> Result<ExitCode, CliError> {
         (_, _, true) => Some(ForkPlace::Same),
         _ => None,
     };
-    let fork = rt.fork_session(a.session, a.at, place, a.path)?;
+    let fork = rt.call(ops::ForkSession {
+        session_id: a.session,
+        at_entry: a.at,
+        place,
+        path: a.path,
+    })?;
     if a.json {
         print_json(&fork);
     } else {

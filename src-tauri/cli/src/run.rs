@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::{default_workspace, CliError};
 use pocketpilot_core::api::service::{ApprovalAnswer, NewTask, Runtime};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_protocol::{visible, Capability, PauseReason, RunSource, RuntimeEvent};
 
@@ -65,12 +66,12 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         },
     };
     if args.plan {
-        let id = rt.submit_planning(&new)?;
+        let id = rt.call(ops::SubmitPlanning { new: new.clone() })?;
         let _ = writeln!(std::io::stderr(), "task {id} (plan mode)");
         let code = follow_with(rt, id, 0, &FollowOptions::run(args.json)).await?;
         return super::plan::after_planning(rt, id, code, args.json).await;
     }
-    let id = rt.submit(&new)?;
+    let id = rt.call(ops::SubmitTask { new: new.clone() })?;
     let _ = writeln!(std::io::stderr(), "task {id}");
     follow_session(rt, id, args.json).await
 }
@@ -136,17 +137,18 @@ pub async fn follow_session_with(
     opts: &FollowOptions,
 ) -> Result<ExitCode, CliError> {
     let json = opts.json;
-    let session = rt.task(first)?.session_id;
+    let session = rt.call(ops::GetTask { id: first })?.session_id;
     let mut task = first;
     let mut after = after;
     loop {
         let code = follow_with(rt, task, after, opts).await?;
-        if rt.task(task)?.status.needs_person() {
+        if rt.call(ops::GetTask { id: task })?.status.needs_person() {
             return Ok(code);
         }
         let next = rt
-            .store
-            .read(|c| pocketpilot_core::engine::inbox::current_task(c, session))?
+            .call(ops::OpenTaskOfSession {
+                session_id: session,
+            })?
             .filter(|t| t.id != task);
         match next {
             Some(t) => {
@@ -169,7 +171,10 @@ pub async fn follow_with(
     opts: &FollowOptions,
 ) -> Result<ExitCode, CliError> {
     let json = opts.json;
-    let mut sub = rt.subscribe(id, after)?;
+    let mut sub = rt.call(ops::SubscribeTask {
+        task_id: id,
+        after_sequence: after,
+    })?;
     let mut following = Following {
         rt,
         id,
@@ -189,7 +194,7 @@ pub async fn follow_with(
         let ev = tokio::select! {
             ev = sub.next() => ev,
             _ = tokio::signal::ctrl_c() => {
-                let _ = rt.cancel(id);
+                let _ = rt.call(ops::CancelTask { task_id: id });
                 continue;
             }
         };
@@ -276,8 +281,7 @@ impl Following<'_> {
             RuntimeEvent::PlanStepDone { plan_id, step } => {
                 let text = self
                     .rt
-                    .store
-                    .read(|c| pocketpilot_store::plans::get(c, *plan_id))
+                    .call(ops::GetPlan { plan_id: *plan_id })
                     .ok()
                     .and_then(|p| {
                         let i = (*step as usize).checked_sub(1)?;
@@ -305,7 +309,7 @@ impl Following<'_> {
                 command,
                 ..
             } => {
-                if self.rt.task(id)?.status != TaskStatus::WaitingApproval {
+                if self.rt.call(ops::GetTask { id })?.status != TaskStatus::WaitingApproval {
                     return Ok(None);
                 }
                 let Some(approval_id) = *approval_id else {
@@ -333,14 +337,17 @@ impl Following<'_> {
                     sandbox: sandbox.as_deref(),
                     command: command.as_ref(),
                 })?;
-                self.rt
-                    .resolve_approval_keeping(approval_id, answer, keep)?;
+                self.rt.call(ops::ResolveApprovalKeeping {
+                    approval_id,
+                    answer,
+                    keep,
+                })?;
                 Ok(None)
             }
             RuntimeEvent::RunPaused {
                 message, reason, ..
             } => {
-                if self.rt.task(id)?.status != TaskStatus::Paused {
+                if self.rt.call(ops::GetTask { id })?.status != TaskStatus::Paused {
                     return Ok(None);
                 }
                 let how = match reason {
@@ -392,7 +399,7 @@ impl Following<'_> {
     /// The task's end: the exit code of its status, and why when it did not complete.
     fn ended(mut self) -> Result<ExitCode, CliError> {
         let id = self.id;
-        let task = self.rt.task(id)?;
+        let task = self.rt.call(ops::GetTask { id })?;
         if !self.json {
             if !self.at_line_start {
                 let _ = writeln!(self.out);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use clap::{Subcommand, ValueEnum};
 
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_core::policy::confinement::WorkspaceSandbox;
 
 use super::escape::shown;
@@ -89,15 +90,27 @@ fn dir(d: &std::path::Path) -> Result<PathBuf, CliError> {
     std::fs::canonicalize(d).map_err(|_| CliError::Usage(format!("{} does not exist", d.display())))
 }
 
+/// Changes the sandbox settings of a workspace (the current folder's by default); gives
+/// the workspace's canonical path.
+fn edit_sandbox(
+    rt: &Arc<Runtime>,
+    w: Option<PathBuf>,
+    f: &dyn Fn(&mut WorkspaceSandbox),
+) -> Result<String, CliError> {
+    let ws = workspace(w)?;
+    let mut value = rt.call(ops::GetWorkspaceSandbox {
+        workspace: ws.clone(),
+    })?;
+    f(&mut value);
+    rt.call(ops::SetWorkspaceSandbox {
+        workspace: ws.clone(),
+        value,
+    })?;
+    Ok(ws)
+}
+
 pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliError> {
-    let edit =
-        |w: Option<PathBuf>, f: &dyn Fn(&mut WorkspaceSandbox)| -> Result<String, CliError> {
-            let ws = workspace(w)?;
-            let mut s = rt.workspace_sandbox(&ws)?;
-            f(&mut s);
-            rt.set_workspace_sandbox(&ws, &s)?;
-            Ok(ws)
-        };
+    let edit = |w: Option<PathBuf>, f: &dyn Fn(&mut WorkspaceSandbox)| edit_sandbox(rt, w, f);
     let mut out = std::io::stdout().lock();
     match cmd {
         SandboxCommand::AllowRead {
@@ -156,7 +169,10 @@ pub fn sandbox(rt: &Arc<Runtime>, cmd: SandboxCommand) -> Result<ExitCode, CliEr
         }
         SandboxCommand::Reset { workspace: w } => {
             let ws = workspace(w)?;
-            rt.set_workspace_sandbox(&ws, &WorkspaceSandbox::default())?;
+            rt.call(ops::SetWorkspaceSandbox {
+                workspace: ws.clone(),
+                value: WorkspaceSandbox::default(),
+            })?;
             let _ = writeln!(out, "the sandbox of {ws} is back to the defaults");
         }
         SandboxCommand::Show { workspace: w, json } => show(rt, w, json, &mut out)?,
@@ -178,12 +194,17 @@ fn show(
     out: &mut std::io::StdoutLock<'_>,
 ) -> Result<(), CliError> {
     let ws = workspace(w)?;
-    let settings = rt.workspace_sandbox(&ws)?;
+    let settings = rt.call(ops::GetWorkspaceSandbox {
+        workspace: ws.to_string(),
+    })?;
     if json {
         print_json(&settings);
         return Ok(());
     }
-    let sandbox = rt.command_sandbox(&ws, &[])?;
+    let sandbox = rt.call(ops::GetCommandSandbox {
+        workspace: ws.to_string(),
+        grants: vec![],
+    })?;
     let line = pocketpilot_core::policy::confinement::approval_line(
         &pocketpilot_sandbox::probe(),
         &sandbox,

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_core::store::search::{MARK_END, MARK_START};
 
 use super::escape::shown;
@@ -30,7 +31,11 @@ pub fn search(rt: &Arc<Runtime>, a: SearchArgs) -> Result<ExitCode, CliError> {
     if typed.trim().is_empty() {
         return Err(CliError::Usage("search needs a word to find".into()));
     }
-    let hits = rt.search(&typed, a.workspace.as_deref(), a.limit)?;
+    let hits = rt.call(ops::Search {
+        typed: typed.to_string(),
+        workspace: a.workspace.as_deref().map(|s| s.to_string()),
+        limit: a.limit,
+    })?;
     if a.json {
         print_json(&hits);
         return Ok(ExitCode::SUCCESS);

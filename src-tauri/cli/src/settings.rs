@@ -6,6 +6,7 @@ use clap::Subcommand;
 
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::SessionTitles;
 
 #[derive(Subcommand, Debug)]
@@ -63,10 +64,10 @@ fn titles_text(mode: SessionTitles) -> &'static str {
 fn titles(rt: &Arc<Runtime>, mode: Option<SessionTitles>) -> Result<ExitCode, CliError> {
     let mode = match mode {
         Some(mode) => {
-            rt.set_session_titles(mode)?;
+            rt.call(ops::SetSessionTitles { titles: mode })?;
             mode
         }
-        None => rt.session_titles()?,
+        None => rt.call(ops::GetSessionTitles {})?,
     };
     let _ = writeln!(std::io::stdout(), "session titles: {}", titles_text(mode));
     Ok(ExitCode::SUCCESS)
@@ -83,7 +84,7 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
             stream,
             headers,
         } => {
-            let mut p = rt.stored_provider_settings()?;
+            let mut p = rt.call(ops::StoredProviderSettings {})?;
             if let Some(u) = base_url {
                 let u = u.trim().trim_end_matches('/').to_owned();
                 if !(u.starts_with("http://") || u.starts_with("https://")) {
@@ -117,13 +118,15 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
                 p.extra_headers
                     .push((k.trim().to_owned(), v.trim().to_owned()));
             }
-            rt.set_provider_settings(&p)?;
+            rt.call(ops::SetProviderSettings {
+                settings: p.clone(),
+            })?;
             let _ = writeln!(std::io::stdout(), "provider saved");
             Ok(ExitCode::SUCCESS)
         }
         ProviderCommand::Titles { mode } => titles(rt, mode),
         ProviderCommand::Show { json } => {
-            let p = rt.provider_settings()?;
+            let p = rt.call(ops::GetProviderSettings {})?;
             if json {
                 print_json(&p);
             } else {
@@ -140,7 +143,11 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
                     p.model.as_deref().unwrap_or("(not set)")
                 );
                 let _ = writeln!(out, "stream:   {}", p.stream);
-                let _ = writeln!(out, "titles:   {}", titles_text(rt.session_titles()?));
+                let _ = writeln!(
+                    out,
+                    "titles:   {}",
+                    titles_text(rt.call(ops::GetSessionTitles {})?)
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -175,6 +182,23 @@ pub enum PolicyCommand {
     },
 }
 
+/// Changes a workspace's allow and deny rules.
+fn edit_rules(
+    rt: &Arc<Runtime>,
+    ws: &str,
+    f: &dyn Fn(&mut pocketpilot_tools::PolicyRules),
+) -> Result<(), CliError> {
+    let mut rules = rt.call(ops::GetPolicyRules {
+        workspace: ws.to_owned(),
+    })?;
+    f(&mut rules);
+    rt.call(ops::SetPolicyRules {
+        workspace: ws.to_owned(),
+        rules,
+    })?;
+    Ok(())
+}
+
 pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliError> {
     let workspace = |w: Option<std::path::PathBuf>| -> Result<String, CliError> {
         let w = w
@@ -185,13 +209,7 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
         })?;
         Ok(real.display().to_string())
     };
-    let edit =
-        |ws: &str, f: &dyn Fn(&mut pocketpilot_tools::PolicyRules)| -> Result<(), CliError> {
-            let mut rules = rt.policy_rules(ws)?;
-            f(&mut rules);
-            rt.set_policy_rules(ws, &rules)?;
-            Ok(())
-        };
+    let edit = |ws: &str, f: &dyn Fn(&mut pocketpilot_tools::PolicyRules)| edit_rules(rt, ws, f);
     // The rules stay names (the policy matches them as such); the grammar is checked here.
     let check = |cap: &str| -> Result<(), CliError> {
         cap.parse::<pocketpilot_protocol::Capability>()
@@ -227,12 +245,17 @@ pub fn policy(rt: &Arc<Runtime>, cmd: PolicyCommand) -> Result<ExitCode, CliErro
         }
         PolicyCommand::Clear { workspace: w } => {
             let ws = workspace(w)?;
-            rt.set_policy_rules(&ws, &pocketpilot_tools::PolicyRules::default())?;
+            rt.call(ops::SetPolicyRules {
+                workspace: ws.to_string(),
+                rules: pocketpilot_tools::PolicyRules::default(),
+            })?;
             let _ = writeln!(std::io::stdout(), "cleared the rules of {ws}");
         }
         PolicyCommand::Show { workspace: w, json } => {
             let ws = workspace(w)?;
-            let rules = rt.policy_rules(&ws)?;
+            let rules = rt.call(ops::GetPolicyRules {
+                workspace: ws.to_string(),
+            })?;
             if json {
                 print_json(&rules);
             } else {
@@ -262,7 +285,7 @@ pub fn key(rt: &Arc<Runtime>, cmd: KeyCommand) -> Result<ExitCode, CliError> {
     let name = |p: Option<String>| -> Result<String, CliError> {
         Ok(match p {
             Some(p) => p,
-            None => rt.provider_settings()?.name,
+            None => rt.call(ops::GetProviderSettings {})?.name,
         })
     };
     match cmd {
@@ -300,12 +323,9 @@ pub fn recovery(
     mode: Option<pocketpilot_core::config::ResumeOnStart>,
 ) -> Result<ExitCode, CliError> {
     if let Some(m) = mode {
-        rt.set_resume_on_start(m)?;
+        rt.call(ops::SetResumeOnStart { mode: m })?;
     }
-    let current: pocketpilot_core::config::ResumeOnStart = rt
-        .store
-        .read(|c| pocketpilot_store::settings::get(c, pocketpilot_core::config::RESUME_KEY))?
-        .unwrap_or_default();
+    let current = rt.call(ops::GetResumeOnStart {})?;
     let _ = writeln!(
         std::io::stdout(),
         "resume on start: {}",

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use super::{print_json, CliError};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_core::policy::cost::usd;
 
 pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliError> {
-    let tasks = rt.tasks(limit)?;
+    let tasks = rt.call(ops::ListTasks { limit })?;
     if json {
         print_json(&tasks);
         return Ok(ExitCode::SUCCESS);
@@ -29,9 +30,9 @@ pub fn list(rt: &Arc<Runtime>, json: bool, limit: i64) -> Result<ExitCode, CliEr
 }
 
 pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError> {
-    let task = rt.task(id)?;
-    let events = rt.events(id)?;
-    let cost = rt.task_cost(id)?;
+    let task = rt.call(ops::GetTask { id })?;
+    let events = rt.call(ops::TaskEvents { task_id: id })?;
+    let cost = rt.call(ops::GetTaskCost { task_id: id })?;
     if json {
         print_json(&serde_json::json!({ "task": task, "cost": cost, "events": events }));
         return Ok(ExitCode::SUCCESS);
@@ -84,11 +85,19 @@ pub fn show(rt: &Arc<Runtime>, id: i64, json: bool) -> Result<ExitCode, CliError
 }
 
 pub async fn cancel(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
-    rt.cancel(id)?;
+    rt.call(ops::CancelTask { task_id: id })?;
     // The worker (here or in another process) records the cancellation within a moment:
     // followed as it commits; a worker that does not answer in 2 s is reported as it is.
-    let _ = tokio::time::timeout(Duration::from_secs(2), rt.wait_settled(id)).await;
-    let _ = writeln!(std::io::stdout(), "task {id} {}", rt.task(id)?.status);
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await;
+    let _ = writeln!(
+        std::io::stdout(),
+        "task {id} {}",
+        rt.call(ops::GetTask { id })?.status
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -96,14 +105,20 @@ pub async fn cancel(rt: &Arc<Runtime>, id: i64) -> Result<ExitCode, CliError> {
 /// only with `yes`, so a script never deletes by accident.
 pub fn delete_session(rt: &Arc<Runtime>, session: i64, yes: bool) -> Result<ExitCode, CliError> {
     use std::io::{BufRead, IsTerminal};
-    let s = rt.session(session)?;
+    let s = rt.call(ops::GetSession {
+        session_id: session,
+    })?;
     if !yes {
         if !std::io::stdin().is_terminal() {
             return Err(CliError::Usage(format!(
                 "deleting session {session} cannot be undone; not on a terminal, so pass --yes to confirm"
             )));
         }
-        let tasks = rt.session_tasks(session)?.len();
+        let tasks = rt
+            .call(ops::SessionTasks {
+                session_id: session,
+            })?
+            .len();
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
@@ -124,7 +139,9 @@ pub fn delete_session(rt: &Arc<Runtime>, session: i64, yes: bool) -> Result<Exit
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let d = rt.delete_session(session)?;
+    let d = rt.call(ops::DeleteSession {
+        session_id: session,
+    })?;
     let _ = writeln!(
         std::io::stdout(),
         "deleted session {} \"{}\" ({} task{})",
@@ -137,7 +154,7 @@ pub fn delete_session(rt: &Arc<Runtime>, session: i64, yes: bool) -> Result<Exit
 }
 
 pub fn sessions(rt: &Arc<Runtime>, json: bool) -> Result<ExitCode, CliError> {
-    let sessions = rt.sessions()?;
+    let sessions = rt.call(ops::ListSessions {})?;
     if json {
         print_json(&sessions);
         return Ok(ExitCode::SUCCESS);

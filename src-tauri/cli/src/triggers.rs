@@ -157,7 +157,11 @@ fn absolute_provider(p: Option<ProviderSpec>) -> Option<String> {
     p.and_then(|spec| spec.absolute().to_stored())
 }
 
-pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+pub fn hooks(
+    rt: &Arc<Runtime>,
+    cmd: HooksCommand,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
     match cmd {
         HooksCommand::Add {
             name,
@@ -212,7 +216,11 @@ pub fn hooks(rt: &Runtime, cmd: HooksCommand, out: &mut dyn Write) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+pub fn cron(
+    rt: &Arc<Runtime>,
+    cmd: CronCommand,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
     let now = chrono::Utc::now();
     match cmd {
         CronCommand::Add {
@@ -277,7 +285,11 @@ pub fn cron(rt: &Runtime, cmd: CronCommand, out: &mut dyn Write) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+pub fn watch(
+    rt: &Arc<Runtime>,
+    cmd: WatchCommand,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
     match cmd {
         WatchCommand::Add {
             pattern,
@@ -341,7 +353,7 @@ pub fn watch(rt: &Runtime, cmd: WatchCommand, out: &mut dyn Write) -> Result<Exi
 }
 
 pub fn triggers(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     cmd: TriggersCommand,
     out: &mut dyn Write,
 ) -> Result<ExitCode, CliError> {
@@ -363,7 +375,7 @@ pub fn triggers(
 }
 
 fn print_runs(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     kind: &str,
     id: i64,
     json: bool,

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{report, write_json};
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime};
 use serde_json::json;
 
@@ -53,7 +54,7 @@ fn gone(pid: u32) -> bool {
     }
 }
 
-async fn one(rt: &Arc<Runtime>, other: Option<&Runtime>, dir: &Path, i: usize) -> Duration {
+async fn one(rt: &Arc<Runtime>, other: Option<&Arc<Runtime>>, dir: &Path, i: usize) -> Duration {
     let ws = dir.join(format!("ws{i}"));
     std::fs::create_dir_all(&ws).unwrap();
     // A fraction of a second that no other command in the machine is likely to sleep.
@@ -66,21 +67,23 @@ async fn one(rt: &Arc<Runtime>, other: Option<&Runtime>, dir: &Path, i: usize) -
         ]),
     );
     let id = rt
-        .create_task(&NewTask {
-            goal: "wait".into(),
-            workspace: Some(ws),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            provider: Some(p),
-            grants: vec![pocketpilot_protocol::Capability::SHELL_EXECUTE],
-            ..Default::default()
+        .call(ops::CreateTask {
+            new: NewTask {
+                goal: "wait".into(),
+                workspace: Some(ws),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                provider: Some(p),
+                grants: vec![pocketpilot_protocol::Capability::SHELL_EXECUTE],
+                ..Default::default()
+            },
         })
         .unwrap();
-    rt.start(id);
+    rt.call(ops::StartTask { task_id: id });
     let pid = command_pid(&marker).await;
     let t0 = Instant::now();
     match other {
-        None => rt.cancel(id).unwrap(),
-        Some(o) => o.cancel(id).unwrap(),
+        None => rt.call(ops::CancelTask { task_id: id }).unwrap(),
+        Some(o) => o.call(ops::CancelTask { task_id: id }).unwrap(),
     }
     while !gone(pid) {
         // sleep: the /proc sampling interval (0.1 ms); a spinning loop would take one of
@@ -91,10 +94,13 @@ async fn one(rt: &Arc<Runtime>, other: Option<&Runtime>, dir: &Path, i: usize) -
         }
     }
     let took = t0.elapsed();
-    tokio::time::timeout(Duration::from_secs(10), rt.wait_settled(id))
-        .await
-        .expect("the run settles")
-        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await
+    .expect("the run settles")
+    .unwrap();
     took
 }
 
@@ -109,7 +115,7 @@ fn main() {
         let mut elsewhere = Vec::new();
         for i in 0..ROUNDS {
             here.push(one(&rt, None, dir.path(), i).await);
-            elsewhere.push(one(&rt, Some(other.as_ref()), dir.path(), ROUNDS + i).await);
+            elsewhere.push(one(&rt, Some(&other), dir.path(), ROUNDS + i).await);
         }
         println!("cancel: asked → the command's process gone ({ROUNDS} rounds each)");
         report("from this process (the window's Stop)", here);

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{ms, percentile};
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime};
 use serde_json::json;
 
@@ -32,8 +33,17 @@ fn main() {
     let rt = Runtime::open(&dir.path().join("data")).unwrap();
     let (mut plain, mut compacting, session, ids) =
         rt_tokio.block_on(timed_turns(&rt, &ws, &provider));
-    let turns = rt.context_turns(session).unwrap();
-    let compactions = rt.compactions(session).unwrap().len();
+    let turns = rt
+        .call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap();
+    let compactions = rt
+        .call(ops::ListCompactions {
+            session_id: session,
+        })
+        .unwrap()
+        .len();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -58,7 +68,10 @@ fn main() {
     );
     let failed = ids
         .iter()
-        .filter(|id| rt.task(**id).unwrap().status != pocketpilot_core::TaskStatus::Completed)
+        .filter(|id| {
+            rt.call(ops::GetTask { id: **id }).unwrap().status
+                != pocketpilot_core::TaskStatus::Completed
+        })
         .count();
     let _ = writeln!(
         out,
@@ -111,13 +124,13 @@ async fn timed_turns(
             ..Default::default()
         };
         let t0 = Instant::now();
-        let id = rt.submit(&task).unwrap();
-        rt.wait_settled(id).await.unwrap();
+        let id = rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
+        rt.call(ops::WaitSettled { task_id: id }).await.unwrap();
         let took = t0.elapsed();
-        session = Some(rt.task(id).unwrap().session_id);
+        session = Some(rt.call(ops::GetTask { id }).unwrap().session_id);
         ids.push(id);
         let compacted = rt
-            .events(id)
+            .call(ops::TaskEvents { task_id: id })
             .unwrap()
             .iter()
             .any(|e| e.kind().as_str() == "context_compacted");

@@ -10,9 +10,11 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{cpu_time, ms, status_kib, write_json};
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime, TaskStatus};
 use serde_json::json;
 
@@ -52,15 +54,15 @@ fn main() {
         let mut subs = Vec::new();
         for (i, (ws, p, _)) in specs.iter().enumerate() {
             let id = rt
-                .submit(&NewTask {
+                .call(ops::SubmitTask { new: NewTask {
                     goal: format!("run {}", marker(i)),
                     workspace: Some(ws.clone()),
                     trigger: pocketpilot_protocol::RunSource::Cli,
                     provider: Some(p.clone()),
                     ..Default::default()
-                })
+                } })
                 .expect("submit");
-            let mut sub = rt.subscribe(id, 0).expect("subscribe");
+            let mut sub = rt.call(ops::SubscribeTask { task_id: id, after_sequence: 0 }).expect("subscribe");
             subs.push(tokio::spawn(async move {
                 let mut text = String::new();
                 while let Some(ev) = sub.next().await {
@@ -127,7 +129,7 @@ fn scripted_runs(dir: &Path) -> Vec<(PathBuf, String, String)> {
 /// How many runs completed, and every place where one run's text shows another's marker
 /// (its events, its transcript, its live deltas) or its live text is not its model's.
 fn check_runs(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     ids: &[i64],
     live: &[String],
     specs: &[(PathBuf, String, String)],
@@ -136,19 +138,21 @@ fn check_runs(
     let mut crosstalk = Vec::new();
     for (i, id) in ids.iter().enumerate() {
         let m = marker(i);
-        let task = rt.task(*id).expect("task");
+        let task = rt.call(ops::GetTask { id: *id }).expect("task");
         if task.status == TaskStatus::Completed {
             completed += 1;
         }
         let own: BTreeSet<String> = [m.clone()].into_iter().collect();
         let events: String = rt
-            .events(*id)
+            .call(ops::TaskEvents { task_id: *id })
             .expect("events")
             .iter()
             .map(|e| e.payload().to_string())
             .collect();
         let entries: String = rt
-            .session_entries(task.session_id)
+            .call(ops::SessionEntries {
+                session_id: task.session_id,
+            })
             .expect("entries")
             .iter()
             .map(|e| e.content.to_string())

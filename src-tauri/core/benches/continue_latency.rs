@@ -14,17 +14,21 @@ use std::time::{Duration, Instant};
 
 use common::{report, write_json};
 use pocketpilot_core::config::Limits;
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime, TaskStatus};
 use pocketpilot_protocol::{EventKind, Raise};
 use serde_json::json;
 
 const ROUNDS: usize = 50;
 
-async fn settled(rt: &Runtime, id: i64) -> TaskStatus {
-    tokio::time::timeout(Duration::from_secs(30), rt.wait_settled(id))
-        .await
-        .expect("the run settles")
-        .unwrap()
+async fn settled(rt: &Arc<Runtime>, id: i64) -> TaskStatus {
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await
+    .expect("the run settles")
+    .unwrap()
 }
 
 async fn one(rt: &Arc<Runtime>, dir: &Path, i: usize) -> Duration {
@@ -38,24 +42,41 @@ async fn one(rt: &Arc<Runtime>, dir: &Path, i: usize) -> Duration {
         ]),
     );
     let id = rt
-        .create_task(&NewTask {
-            goal: "list the folder".into(),
-            workspace: Some(ws),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            provider: Some(p),
-            ..Default::default()
+        .call(ops::CreateTask {
+            new: NewTask {
+                goal: "list the folder".into(),
+                workspace: Some(ws),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                provider: Some(p),
+                ..Default::default()
+            },
         })
         .unwrap();
-    rt.start(id);
+    rt.call(ops::StartTask { task_id: id });
     assert_eq!(settled(rt, id).await, TaskStatus::Paused);
-    let last = rt.events(id).unwrap().last().map_or(0, |e| e.sequence);
-    let mut sub = rt.subscribe(id, last).unwrap();
+    let last = rt
+        .call(ops::TaskEvents { task_id: id })
+        .unwrap()
+        .last()
+        .map_or(0, |e| e.sequence);
+    let mut sub = rt
+        .call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: last,
+        })
+        .unwrap();
     let t0 = Instant::now();
     let raise = Raise {
         steps: 1,
         ..Default::default()
     };
-    rt.continue_task(id, raise, None, "bench").unwrap();
+    rt.call(ops::ContinueTask {
+        task_id: id,
+        raise,
+        steer: None,
+        by: "bench".into(),
+    })
+    .unwrap();
     let took = loop {
         let ev = tokio::time::timeout(Duration::from_secs(10), sub.next())
             .await
@@ -75,9 +96,11 @@ fn main() {
     tokio.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let rt = Runtime::open(&dir.path().join("data")).unwrap();
-        rt.set_limits(&Limits {
-            max_steps: 1,
-            ..Default::default()
+        rt.call(ops::SetLimits {
+            limits: Limits {
+                max_steps: 1,
+                ..Default::default()
+            },
         })
         .unwrap();
         let mut samples = Vec::new();

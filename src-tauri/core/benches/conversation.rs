@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use common::{cpu_time, ms, write_json};
 use pocketpilot_core::config::{Limits, LIMITS_KEY};
+use pocketpilot_core::ops;
 use pocketpilot_core::store::{compactions, entries, settings};
 use pocketpilot_core::{NewTask, Runtime, TaskStatus};
 use pocketpilot_protocol::{EntryKind, RunSource};
@@ -31,8 +32,8 @@ const LONG: u32 = 45;
 const SUMMARISED_EVERY: usize = 40;
 
 /// Appends `n` entries to `session` (see the module doc).
-fn fill(rt: &Runtime, session: i64, task: i64, n: usize) {
-    rt.store
+fn fill(rt: &Arc<Runtime>, session: i64, task: i64, n: usize) {
+    rt.store_for_tests()
         .write(|c| {
             let mut kept: Vec<i64> = Vec::new();
             for i in 0..n {
@@ -72,23 +73,25 @@ async fn run(rt: &Arc<Runtime>, dir: &Path, n: usize, steps: u32) -> (Duration, 
     std::fs::write(ws.join("notes.txt"), "some notes\n").unwrap();
     let quick = write_json(&dir.join("quick.json"), &json!([{ "text": "Hello." }]));
     let first = rt
-        .submit(&NewTask {
-            goal: "start".into(),
-            workspace: Some(ws),
-            trigger: RunSource::Cli,
-            provider: Some(quick),
-            ..Default::default()
+        .call(ops::SubmitTask {
+            new: NewTask {
+                goal: "start".into(),
+                workspace: Some(ws),
+                trigger: RunSource::Cli,
+                provider: Some(quick),
+                ..Default::default()
+            },
         })
         .unwrap();
-    rt.wait_settled(first).await.unwrap();
-    let session = rt.task(first).unwrap().session_id;
+    rt.call(ops::WaitSettled { task_id: first }).await.unwrap();
+    let session = rt.call(ops::GetTask { id: first }).unwrap().session_id;
     fill(rt, session, first, n);
     let limits = Limits {
         max_steps: steps,
         repeat_limit: 0,
         ..Limits::default()
     };
-    rt.store
+    rt.store_for_tests()
         .write(|c| settings::set(c, LIMITS_KEY, &limits))
         .unwrap();
     let calls = write_json(
@@ -97,21 +100,34 @@ async fn run(rt: &Arc<Runtime>, dir: &Path, n: usize, steps: u32) -> (Duration, 
             { "text": "Reading.", "tool_calls": [
                 { "name": "read_file", "arguments": { "path": "notes.txt" } } ] } ] }),
     );
-    let before = rt.context_turns(session).unwrap().len();
+    let before = rt
+        .call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+        .len();
     let t0 = cpu_time();
     let id = rt
-        .submit(&NewTask {
-            goal: "read the notes again and again".into(),
-            session_id: Some(session),
-            trigger: RunSource::Cli,
-            provider: Some(calls),
-            ..Default::default()
+        .call(ops::SubmitTask {
+            new: NewTask {
+                goal: "read the notes again and again".into(),
+                session_id: Some(session),
+                trigger: RunSource::Cli,
+                provider: Some(calls),
+                ..Default::default()
+            },
         })
         .unwrap();
-    let status = rt.wait_settled(id).await.unwrap();
+    let status = rt.call(ops::WaitSettled { task_id: id }).await.unwrap();
     let cpu = cpu_time() - t0;
     assert_eq!(status, TaskStatus::Paused, "the step budget ends the run");
-    let requests = (rt.context_turns(session).unwrap().len() - before) as u64;
+    let requests = (rt
+        .call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+        .len()
+        - before) as u64;
     assert_eq!(requests, u64::from(steps));
     (cpu, requests)
 }

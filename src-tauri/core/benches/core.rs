@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pocketpilot_core::engine::recorder::Recorder;
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime, RuntimeEvent};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -48,21 +49,25 @@ fn main() {
 fn create_task_acks(rt: &Arc<Runtime>, ws: &Path) -> i64 {
     let mut samples = Vec::new();
     let first = rt
-        .create_task(&NewTask {
-            goal: "warm up".into(),
-            workspace: Some(ws.to_path_buf()),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            ..Default::default()
+        .call(ops::CreateTask {
+            new: NewTask {
+                goal: "warm up".into(),
+                workspace: Some(ws.to_path_buf()),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                ..Default::default()
+            },
         })
         .expect("create");
     // Each in a new session: a session holds one unfinished task at a time.
     for i in 0..500 {
         let t = Instant::now();
-        rt.create_task(&NewTask {
-            goal: format!("goal {i}"),
-            workspace: Some(ws.to_path_buf()),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            ..Default::default()
+        rt.call(ops::CreateTask {
+            new: NewTask {
+                goal: format!("goal {i}"),
+                workspace: Some(ws.to_path_buf()),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                ..Default::default()
+            },
         })
         .expect("create");
         samples.push(t.elapsed());
@@ -76,7 +81,7 @@ fn event_appends(rt: &Arc<Runtime>, first: i64) {
     let n = 3000;
     let t = Instant::now();
     for step in 0..n {
-        rt.recorder
+        rt.recorder_for_tests()
             .record(first, &RuntimeEvent::ModelTurnStarted { step })
             .expect("record");
     }
@@ -96,20 +101,22 @@ async fn grouped_appends(rt: &Arc<Runtime>, ws: &Path) {
         let mut tasks = Vec::new();
         for i in 0..runs {
             tasks.push(
-                rt.create_task(&NewTask {
-                    goal: format!("burst {i}"),
-                    workspace: Some(ws.to_path_buf()),
-                    trigger: pocketpilot_protocol::RunSource::Cli,
-                    ..Default::default()
+                rt.call(ops::CreateTask {
+                    new: NewTask {
+                        goal: format!("burst {i}"),
+                        workspace: Some(ws.to_path_buf()),
+                        trigger: pocketpilot_protocol::RunSource::Cli,
+                        ..Default::default()
+                    },
                 })
                 .expect("create"),
             );
         }
-        let before = rt.store.writer_stats();
+        let before = rt.store_for_tests().writer_stats();
         let t = Instant::now();
         let mut handles = Vec::new();
         for task in tasks {
-            let recorder = rt.recorder.clone();
+            let recorder = rt.recorder_for_tests().clone();
             handles.push(tokio::spawn(async move {
                 for step in 0..per_run {
                     let ev = RuntimeEvent::ModelTurnStarted { step };
@@ -127,7 +134,7 @@ async fn grouped_appends(rt: &Arc<Runtime>, ws: &Path) {
             h.await.expect("join");
         }
         let secs = t.elapsed().as_secs_f64();
-        let after = rt.store.writer_stats();
+        let after = rt.store_for_tests().writer_stats();
         let n = runs as u64 * per_run as u64;
         let groups = after.groups - before.groups;
         println!(
@@ -150,20 +157,22 @@ async fn burst_appends(rt: &Arc<Runtime>, ws: &Path) {
     let mut tasks = Vec::new();
     for i in 0..runs {
         tasks.push(
-            rt.create_task(&NewTask {
-                goal: format!("bursts {i}"),
-                workspace: Some(ws.to_path_buf()),
-                trigger: pocketpilot_protocol::RunSource::Cli,
-                ..Default::default()
+            rt.call(ops::CreateTask {
+                new: NewTask {
+                    goal: format!("bursts {i}"),
+                    workspace: Some(ws.to_path_buf()),
+                    trigger: pocketpilot_protocol::RunSource::Cli,
+                    ..Default::default()
+                },
             })
             .expect("create"),
         );
     }
-    let before = rt.store.writer_stats();
+    let before = rt.store_for_tests().writer_stats();
     let t = Instant::now();
     let mut handles = Vec::new();
     for task in tasks {
-        let recorder = rt.recorder.clone();
+        let recorder = rt.recorder_for_tests().clone();
         handles.push(tokio::spawn(async move {
             for b in 0..bursts {
                 let burst: Vec<RuntimeEvent> = (0..size)
@@ -177,7 +186,7 @@ async fn burst_appends(rt: &Arc<Runtime>, ws: &Path) {
         h.await.expect("join");
     }
     let secs = t.elapsed().as_secs_f64();
-    let groups = rt.store.writer_stats().groups - before.groups;
+    let groups = rt.store_for_tests().writer_stats().groups - before.groups;
     let n = (runs as u32 * bursts * size) as f64;
     println!(
         "{:<44} {:>9.0} events/s   ({n} events in {:.2} s, {groups} commits, {:.0} events per fsync, synchronous=FULL)",
@@ -192,12 +201,15 @@ async fn burst_appends(rt: &Arc<Runtime>, ws: &Path) {
 /// events, each with its fsync: reads have their own connections and never queue
 /// behind a write.
 fn reads_while_writing(rt: &Arc<Runtime>, first: i64) {
-    let session = rt.task(first).expect("task").session_id;
+    let session = rt
+        .call(ops::GetTask { id: first })
+        .expect("task")
+        .session_id;
     let writing = std::sync::atomic::AtomicBool::new(true);
     let reads = std::thread::scope(|scope| {
         scope.spawn(|| {
             for step in 0..1500 {
-                rt.recorder
+                rt.recorder_for_tests()
                     .record(first, &RuntimeEvent::ModelTurnStarted { step })
                     .expect("record");
             }
@@ -206,8 +218,12 @@ fn reads_while_writing(rt: &Arc<Runtime>, first: i64) {
         let mut samples = Vec::new();
         while writing.load(std::sync::atomic::Ordering::Acquire) {
             let t = Instant::now();
-            rt.counts().expect("counts");
-            rt.session_history(session, 50).expect("history");
+            rt.call(ops::GetCounts {}).expect("counts");
+            rt.call(ops::GetSessionHistory {
+                session_id: session,
+                tasks: 50,
+            })
+            .expect("history");
             samples.push(t.elapsed());
         }
         samples
@@ -218,13 +234,15 @@ fn reads_while_writing(rt: &Arc<Runtime>, first: i64) {
 /// 3. delta fan-out to 10 subscribers, raw (no coalescing) and with the 30 ms window.
 async fn delta_fan_out(rt: &Arc<Runtime>, ws: &Path) {
     for window in [Duration::ZERO, Duration::from_millis(30)] {
-        let recorder = Recorder::new(rt.store.clone(), window);
+        let recorder = Recorder::new(rt.store_for_tests().clone(), window);
         let task = rt
-            .create_task(&NewTask {
-                goal: "fan out".into(),
-                workspace: Some(ws.to_path_buf()),
-                trigger: pocketpilot_protocol::RunSource::Cli,
-                ..Default::default()
+            .call(ops::CreateTask {
+                new: NewTask {
+                    goal: "fan out".into(),
+                    workspace: Some(ws.to_path_buf()),
+                    trigger: pocketpilot_protocol::RunSource::Cli,
+                    ..Default::default()
+                },
             })
             .expect("create");
         let sent: Arc<std::sync::Mutex<Vec<Instant>>> = Arc::default();

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use common::{ms, report, write_json};
 use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::event::EventKind;
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime};
 use pocketpilot_protocol::SubmissionStatus;
 use serde_json::json;
@@ -40,7 +41,12 @@ fn follow_up(session: i64, i: usize) -> Submit {
 
 /// When each delta of task `id` reached a subscriber, until its stream ends.
 fn delta_times(rt: &Arc<Runtime>, id: i64) -> tokio::task::JoinHandle<Vec<Instant>> {
-    let mut sub = rt.subscribe(id, 0).expect("subscribe");
+    let mut sub = rt
+        .call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .expect("subscribe");
     tokio::spawn(async move {
         let mut times = Vec::new();
         while let Some(ev) = sub.next().await {
@@ -58,7 +64,7 @@ fn delta_times(rt: &Arc<Runtime>, id: i64) -> tokio::task::JoinHandle<Vec<Instan
 /// Until task `id`'s model turn has started and streamed for a while.
 async fn wait_for_the_stream(rt: &Arc<Runtime>, id: i64) {
     while rt
-        .events(id)
+        .call(ops::TaskEvents { task_id: id })
         .expect("events")
         .iter()
         .all(|e| e.kind() != EventKind::ModelTurnStarted)
@@ -80,7 +86,11 @@ async fn say_follow_ups(rt: &Arc<Runtime>, session: i64, callers: usize) -> Vec<
             let mut samples = Vec::new();
             for i in (c..SUBMISSIONS).step_by(callers) {
                 let t = Instant::now();
-                let a = rt.say(&follow_up(session, i)).expect("say");
+                let a = rt
+                    .call(ops::Say {
+                        submit: follow_up(session, i).clone(),
+                    })
+                    .expect("say");
                 samples.push(t.elapsed());
                 assert_eq!(a.submission.status, SubmissionStatus::Queued);
             }
@@ -103,27 +113,38 @@ async fn burst(rt: &Arc<Runtime>, dir: &Path, name: &str, callers: usize) {
         &json!([{ "text": text, "chunk_size": 10, "chunk_delay_ms": 2 }]),
     );
     let id = rt
-        .submit(&NewTask {
-            goal: "talk for a while".into(),
-            workspace: Some(ws),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            provider: Some(p),
-            ..Default::default()
+        .call(ops::SubmitTask {
+            new: NewTask {
+                goal: "talk for a while".into(),
+                workspace: Some(ws),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                provider: Some(p),
+                ..Default::default()
+            },
         })
         .expect("submit");
-    let session = rt.task(id).expect("task").session_id;
+    let session = rt.call(ops::GetTask { id }).expect("task").session_id;
     let watcher = delta_times(rt, id);
     wait_for_the_stream(rt, id).await;
 
-    let before = rt.store.writer_stats();
+    let before = rt.store_for_tests().writer_stats();
     let t0 = Instant::now();
     let samples = say_follow_ups(rt, session, callers).await;
     let elapsed = t0.elapsed();
     let t1 = Instant::now();
-    let groups = rt.store.writer_stats().groups - before.groups;
-    let busy = rt.is_busy(session).expect("busy");
-    let queued = rt.inbox(session).expect("inbox").len();
-    rt.cancel(id).expect("cancel");
+    let groups = rt.store_for_tests().writer_stats().groups - before.groups;
+    let busy = rt
+        .call(ops::IsBusy {
+            session_id: session,
+        })
+        .expect("busy");
+    let queued = rt
+        .call(ops::GetInbox {
+            session_id: session,
+        })
+        .expect("inbox")
+        .len();
+    rt.call(ops::CancelTask { task_id: id }).expect("cancel");
     let times = watcher.await.expect("watcher");
     let during: Vec<&Instant> = times.iter().filter(|t| **t >= t0 && **t <= t1).collect();
     let max_gap = during

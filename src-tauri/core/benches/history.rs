@@ -10,9 +10,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::ms;
+use pocketpilot_core::ops;
 use pocketpilot_core::store::{entries, tasks};
 use pocketpilot_core::{NewTask, Runtime};
 use pocketpilot_protocol::EntryKind;
@@ -20,11 +22,11 @@ use serde_json::json;
 
 const SHOWN: u32 = 50;
 
-fn fill(rt: &Runtime, session: i64, count: usize) {
+fn fill(rt: &Arc<Runtime>, session: i64, count: usize) {
     let body =
         "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor ".repeat(2);
     for chunk in (0..count).collect::<Vec<_>>().chunks(5_000) {
-        rt.store
+        rt.store_for_tests()
             .write(|tx| {
                 for i in chunk {
                     let goal = format!("question {i}: {body}");
@@ -91,16 +93,18 @@ fn main() {
             let rt = Runtime::open(&data).expect("open");
             for name in ["measured", "neighbour"] {
                 let id = rt
-                    .create_task(&NewTask {
-                        goal: name.into(),
-                        workspace: Some(ws.clone()),
-                        trigger: pocketpilot_protocol::RunSource::Cli,
-                        provider: Some("scripted:/nonexistent".into()),
-                        ..Default::default()
+                    .call(ops::CreateTask {
+                        new: NewTask {
+                            goal: name.into(),
+                            workspace: Some(ws.clone()),
+                            trigger: pocketpilot_protocol::RunSource::Cli,
+                            provider: Some("scripted:/nonexistent".into()),
+                            ..Default::default()
+                        },
                     })
                     .expect("create");
-                let session = rt.task(id).expect("task").session_id;
-                rt.cancel(id).expect("cancel");
+                let session = rt.call(ops::GetTask { id }).expect("task").session_id;
+                rt.call(ops::CancelTask { task_id: id }).expect("cancel");
                 fill(&rt, session, count);
                 sessions.push(session);
             }
@@ -115,13 +119,29 @@ fn main() {
         // Cold-ish: a fresh runtime on the store, as when the app starts.
         let rt = Runtime::open(&data).expect("reopen");
         let t = Instant::now();
-        let first = rt.session_history(session, SHOWN).expect("history");
+        let first = rt
+            .call(ops::GetSessionHistory {
+                session_id: session,
+                tasks: SHOWN,
+            })
+            .expect("history");
         let first_cold = t.elapsed();
         assert_eq!(first.tasks.len(), SHOWN as usize);
         assert_eq!(first.entries.len(), 2 * SHOWN as usize);
         assert!(first.earlier);
-        let (first_warm, _) = best_of(20, || rt.session_history(session, SHOWN).expect("history"));
-        let (all, v) = best_of(3, || rt.session_entries(session).expect("all"));
+        let (first_warm, _) = best_of(20, || {
+            rt.call(ops::GetSessionHistory {
+                session_id: session,
+                tasks: SHOWN,
+            })
+            .expect("history")
+        });
+        let (all, v) = best_of(3, || {
+            rt.call(ops::SessionEntries {
+                session_id: session,
+            })
+            .expect("all")
+        });
         assert_eq!(v.len(), count * 2 + 1, "the first goal and the tasks");
         println!(
             "{:>8} {:>10} {:>10.1} {:>14.3} ({:>7.3}) {:>14.1}",

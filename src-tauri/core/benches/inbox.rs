@@ -8,10 +8,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use common::report;
 use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::ops;
 use pocketpilot_core::store::{sessions, submissions, tasks};
 use pocketpilot_core::{Runtime, TaskStatus};
 use pocketpilot_protocol::{SubmissionKind, SubmissionMode, SubmissionStatus};
@@ -31,8 +33,8 @@ fn main() {
 
 /// A busy session: one running task (no worker: nothing answers), after `history`
 /// settled submissions over `history / 2` completed tasks. Written straight to the store.
-fn busy_session(rt: &Runtime, ws: &str, history: usize) -> i64 {
-    rt.store
+fn busy_session(rt: &Arc<Runtime>, ws: &str, history: usize) -> i64 {
+    rt.store_for_tests()
         .write(|tx| {
             let session = sessions::insert(tx, "bench", ws)?;
             let new_task = |status: &[TaskStatus]| -> pocketpilot_core::store::Result<i64> {
@@ -89,18 +91,20 @@ fn by_session_size() {
         for i in 0..SAMPLES {
             let t = Instant::now();
             let a = rt
-                .say(&Submit {
-                    session_id: session,
-                    say: Say::Input {
-                        text: format!("follow-up {i}"),
-                        when_busy: WhenBusy::FollowUp,
-                        reject_if_idle: false,
+                .call(ops::Say {
+                    submit: Submit {
+                        session_id: session,
+                        say: Say::Input {
+                            text: format!("follow-up {i}"),
+                            when_busy: WhenBusy::FollowUp,
+                            reject_if_idle: false,
+                        },
+                        request_id: Some(format!("req-{i}")),
+                        provider: None,
+                        trigger: None,
+                        grants: Vec::new(),
+                        mcp: None,
                     },
-                    request_id: Some(format!("req-{i}")),
-                    provider: None,
-                    trigger: None,
-                    grants: Vec::new(),
-                    mcp: None,
                 })
                 .expect("say");
             samples.push(t.elapsed());

@@ -9,9 +9,11 @@
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{ms, write_json};
+use pocketpilot_core::ops;
 use pocketpilot_core::store::tasks;
 use pocketpilot_core::{NewTask, Runtime, RuntimeEvent, TaskStatus};
 use pocketpilot_model::ToolCall;
@@ -38,7 +40,7 @@ fn main() {
         let t0 = Instant::now();
         let rt = Runtime::open(&data).expect("reopen");
         let opened = t0.elapsed();
-        let sessions = rt.resume_all().expect("resume_all");
+        let sessions = rt.call(ops::ResumeAll {}).expect("resume_all");
         let returned = t0.elapsed();
         wait_all_terminal(&rt).await;
         let all = t0.elapsed();
@@ -79,12 +81,14 @@ fn interrupted_tasks(data: &Path, ws: &Path, p: &str) -> Vec<i64> {
     let rt = Runtime::open(data).expect("open");
     for i in 0..TASKS {
         let id = rt
-            .create_task(&NewTask {
-                goal: format!("task {i}"),
-                workspace: Some(ws.to_path_buf()),
-                trigger: pocketpilot_protocol::RunSource::Cli,
-                provider: Some(p.to_owned()),
-                ..Default::default()
+            .call(ops::CreateTask {
+                new: NewTask {
+                    goal: format!("task {i}"),
+                    workspace: Some(ws.to_path_buf()),
+                    trigger: pocketpilot_protocol::RunSource::Cli,
+                    provider: Some(p.to_owned()),
+                    ..Default::default()
+                },
             })
             .expect("create");
         let (name, args, cap, safe) = if i % 2 == 0 {
@@ -129,7 +133,7 @@ fn interrupted_tasks(data: &Path, ws: &Path, p: &str) -> Vec<i64> {
                 decision_source: pocketpilot_protocol::DecisionSource::User,
             },
         ] {
-            rt.recorder.record(id, &ev).expect("record");
+            rt.recorder_for_tests().record(id, &ev).expect("record");
         }
         ids.push(id);
     }
@@ -137,11 +141,11 @@ fn interrupted_tasks(data: &Path, ws: &Path, p: &str) -> Vec<i64> {
 }
 
 /// Until no task is running or queued (ten minutes at most).
-async fn wait_all_terminal(rt: &Runtime) {
+async fn wait_all_terminal(rt: &Arc<Runtime>) {
     let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         let left = rt
-            .store
+            .store_for_tests()
             .read(|c| {
                 Ok(tasks::with_status(c, TaskStatus::Running)?.len()
                     + tasks::with_status(c, TaskStatus::Queued)?.len())
@@ -155,11 +159,11 @@ async fn wait_all_terminal(rt: &Runtime) {
 }
 
 /// How many of `ids` re-ran their read, had their write interrupted, and completed.
-fn outcomes(rt: &Runtime, ids: &[i64]) -> (usize, usize, usize) {
+fn outcomes(rt: &Arc<Runtime>, ids: &[i64]) -> (usize, usize, usize) {
     let (mut reran, mut interrupted, mut completed) = (0, 0, 0);
     for id in ids {
         let kinds: Vec<(String, serde_json::Value)> = rt
-            .events(*id)
+            .call(ops::TaskEvents { task_id: *id })
             .expect("events")
             .into_iter()
             .map(|e| (e.kind().as_str().to_owned(), e.payload()))
@@ -176,7 +180,7 @@ fn outcomes(rt: &Runtime, ids: &[i64]) -> (usize, usize, usize) {
         {
             interrupted += 1;
         }
-        if rt.task(*id).expect("task").status == TaskStatus::Completed {
+        if rt.call(ops::GetTask { id: *id }).expect("task").status == TaskStatus::Completed {
             completed += 1;
         }
     }

@@ -39,6 +39,7 @@ pub mod policy;
 pub use pocketpilot_protocol::{event, task};
 pub use pocketpilot_store as store;
 
+pub use api::ops;
 pub use api::service::{ApprovalAnswer, NewTask, Runtime, RuntimeError, SessionHistory};
 pub use event::{RuntimeEvent, TERMINAL_EVENTS};
 pub use task::TaskStatus;

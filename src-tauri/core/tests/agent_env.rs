@@ -2,6 +2,7 @@
 //! variables the app sets for its own window (WebKit and GTK settings) stay out.
 //! Its own test binary: it changes this process's environment.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use pocketpilot_core::{engine::agent_env, ApprovalAnswer, TaskStatus};
@@ -25,17 +26,21 @@ async fn commands_the_agent_runs_do_not_inherit_the_windows_own_settings() {
             { "text": "ok" }
         ]),
     );
-    let id = f.rt.submit(&f.task("print the environment", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("print the environment", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let approval = f.rt.pending_approvals().unwrap().remove(0);
-    f.rt.resolve_approval(
-        approval.id,
-        ApprovalAnswer {
+    let approval = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
+    f.rt.call(ops::ResolveApproval {
+        approval_id: approval.id,
+        answer: ApprovalAnswer {
             approve: true,
             by: "test".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("env.txt")), "unset person\n");

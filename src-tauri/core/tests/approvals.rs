@@ -1,5 +1,6 @@
 //! Approvals stop the run before the effect, and resume it after the person's answer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use std::collections::BTreeMap;
@@ -49,24 +50,34 @@ fn approve() -> ApprovalAnswer {
 #[tokio::test]
 async fn counts_say_what_is_running_and_what_waits_for_a_person() {
     let f = Fixture::new();
-    let zero = f.rt.counts().unwrap();
+    let zero = f.rt.call(ops::GetCounts {}).unwrap();
     assert_eq!((zero.running, zero.waiting_approval), (0, 0));
     let waiting =
-        f.rt.submit(&f.task("write hello", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write hello", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
     // Created and not started yet (no worker): counted as running, as the tray shows it.
     let queued =
-        f.rt.create_task(&f.task("later", &write_script(&f)))
-            .unwrap();
-    assert_eq!(f.rt.task(queued).unwrap().status, TaskStatus::Queued);
-    let c = f.rt.counts().unwrap();
-    assert_eq!((c.running, c.waiting_approval), (1, 1));
-    f.rt.resolve_approval(f.rt.pending_approvals().unwrap()[0].id, approve())
+        f.rt.call(ops::CreateTask {
+            new: (f.task("later", &write_script(&f))).clone(),
+        })
         .unwrap();
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: queued }).unwrap().status,
+        TaskStatus::Queued
+    );
+    let c = f.rt.call(ops::GetCounts {}).unwrap();
+    assert_eq!((c.running, c.waiting_approval), (1, 1));
+    f.rt.call(ops::ResolveApproval {
+        approval_id: f.rt.call(ops::PendingApprovals {}).unwrap()[0].id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(waiting).await, TaskStatus::Completed);
-    f.rt.cancel(queued).unwrap();
-    let c = f.rt.counts().unwrap();
+    f.rt.call(ops::CancelTask { task_id: queued }).unwrap();
+    let c = f.rt.call(ops::GetCounts {}).unwrap();
     assert_eq!((c.running, c.waiting_approval), (0, 0));
 }
 
@@ -74,14 +85,16 @@ async fn counts_say_what_is_running_and_what_waits_for_a_person() {
 async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved() {
     let f = Fixture::new();
     let id =
-        f.rt.submit(&f.task("write hello", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write hello", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("notes").exists(),
         "nothing may be written before approval"
     );
-    let pending = f.rt.pending_approvals().unwrap();
+    let pending = f.rt.call(ops::PendingApprovals {}).unwrap();
     assert_eq!(pending.len(), 1);
     let a = &pending[0];
     assert_eq!(a.tool, "write_file");
@@ -97,7 +110,11 @@ async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved
     );
     assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
 
-    f.rt.resolve_approval(a.id, approve()).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/hello.txt")), "hello\n");
     let kinds = f.kinds(id);
@@ -107,15 +124,21 @@ async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved
     let started = f.event(id, "tool_call_started");
     assert_eq!(started.payload()["decision_source"], "user");
     assert_eq!(
-        f.rt.task(id).unwrap().final_answer.as_deref(),
+        f.rt.call(ops::GetTask { id })
+            .unwrap()
+            .final_answer
+            .as_deref(),
         Some("Done.")
     );
     // Answering twice is refused, not done twice.
     assert_eq!(
-        f.rt.resolve_approval(a.id, approve())
-            .unwrap_err()
-            .kind()
-            .as_str(),
+        f.rt.call(ops::ResolveApproval {
+            approval_id: a.id,
+            answer: approve()
+        })
+        .unwrap_err()
+        .kind()
+        .as_str(),
         "not_pending"
     );
 }
@@ -126,19 +149,21 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
     std::fs::write(f.ws("keep.txt"), "original").unwrap();
     let before = snapshot(&f.workspace);
     let id =
-        f.rt.submit(&f.task("write hello", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write hello", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
-    f.rt.resolve_approval(
-        a.id,
-        ApprovalAnswer {
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: ApprovalAnswer {
             approve: false,
             note: Some("not now".into()),
             by: "test".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(snapshot(&f.workspace), before);
@@ -151,13 +176,19 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
 async fn edited_arguments_run_instead_and_are_guarded_again() {
     let f = Fixture::new();
     let id =
-        f.rt.submit(&f.task("write hello", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write hello", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let mut answer = approve();
     answer.edited_arguments = Some(json!({ "path": "notes/edited.txt", "content": "edited\n" }));
-    f.rt.resolve_approval(a.id, answer).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer,
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/edited.txt")), "edited\n");
     assert!(!f.ws("notes/hello.txt").exists());
@@ -165,14 +196,20 @@ async fn edited_arguments_run_instead_and_are_guarded_again() {
     // An edit that points outside the workspace is stopped by the guard at run time.
     let outside = f.dir.path().join("outside.txt");
     let id =
-        f.rt.submit(&f.task("write again", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write again", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let mut answer = approve();
     answer.edited_arguments =
         Some(json!({ "path": outside.display().to_string(), "content": "escape" }));
-    f.rt.resolve_approval(a.id, answer).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer,
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!outside.exists());
     let failed = f.event(id, "tool_call_failed");
@@ -196,16 +233,24 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
             { "text": "ok" }
         ]),
     );
-    let id = f.rt.submit(&f.task("three steps", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("three steps", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let mut answer = approve();
     answer.session_grant = true;
-    f.rt.resolve_approval(a.id, answer).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer,
+    })
+    .unwrap();
     // The second write needs no approval; the command does.
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(read(&f.ws("b.txt")), "b");
-    let next = f.rt.pending_approvals().unwrap().remove(0);
+    let next = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(next.tool, "run_command");
     assert_eq!(
         serde_json::to_value(&next.effect).unwrap()["kind"],
@@ -217,14 +262,18 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
     );
     assert!(!f.ws("c.txt").exists());
     let second_write =
-        f.rt.events(id)
+        f.rt.call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .filter(|e| e.kind().as_str() == "tool_call_started")
             .nth(1)
             .unwrap();
     assert_eq!(second_write.payload()["decision_source"], "session_grant");
-    f.rt.resolve_approval(next.id, approve()).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: next.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("c.txt")), "hi\n");
 }
@@ -234,7 +283,7 @@ async fn allow_on_the_command_line_is_recorded_as_the_users_decision() {
     let f = Fixture::new();
     let mut t = f.task("write hello", &write_script(&f));
     t.grants = vec![pocketpilot_protocol::Capability::FS_WRITE];
-    let id = f.rt.submit(&t).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: t.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/hello.txt")), "hello\n");
     let started = f.event(id, "tool_call_started");
@@ -253,17 +302,17 @@ async fn a_workspace_deny_rule_beats_every_allow() {
         allow: vec!["fs:write".into()],
         deny: vec!["fs".into()],
     };
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|c| settings::set(c, &workspace_rules_key(&ws), &rules))
         .unwrap();
     let mut t = f.task("write hello", &write_script(&f));
     t.grants = vec![pocketpilot_protocol::Capability::FS_WRITE];
-    let id = f.rt.submit(&t).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: t.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("notes").exists());
     let failed = f.event(id, "tool_call_failed");
     assert_eq!(failed.payload()["kind"], "denied");
-    assert!(f.rt.pending_approvals().unwrap().is_empty());
+    assert!(f.rt.call(ops::PendingApprovals {}).unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -273,8 +322,10 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
         ..Limits::default()
     });
     let id =
-        f.rt.submit(&f.task("write hello", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write hello", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let data_dir = f.data_dir.clone();
     drop(f.rt);
@@ -282,14 +333,24 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
     // sleep: the wall clock has to pass the task's seconds budget while it waits, to show waiting is not counted.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let rt = Runtime::open(&data_dir).unwrap();
-    let pending = rt.pending_approvals().unwrap();
+    let pending = rt.call(ops::PendingApprovals {}).unwrap();
     assert_eq!(pending.len(), 1);
-    assert_eq!(rt.task(id).unwrap().status, TaskStatus::WaitingApproval);
-    rt.resolve_approval(pending[0].id, approve()).unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), rt.wait_settled(id))
-        .await
-        .unwrap()
-        .unwrap();
+    assert_eq!(
+        rt.call(ops::GetTask { id }).unwrap().status,
+        TaskStatus::WaitingApproval
+    );
+    rt.call(ops::ResolveApproval {
+        approval_id: pending[0].id,
+        answer: approve(),
+    })
+    .unwrap();
+    let status = tokio::time::timeout(
+        Duration::from_secs(30),
+        rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(status, TaskStatus::Completed);
     assert_eq!(read(&f.workspace.join("notes/hello.txt")), "hello\n");
 }
@@ -298,11 +359,16 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
 async fn cancelling_a_waiting_task_ends_it_and_nothing_runs() {
     let f = Fixture::new();
     let id =
-        f.rt.submit(&f.task("write hello", &write_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("write hello", &write_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    f.rt.cancel(id).unwrap();
-    assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Cancelled);
+    f.rt.call(ops::CancelTask { task_id: id }).unwrap();
+    assert_eq!(
+        f.rt.call(ops::GetTask { id }).unwrap().status,
+        TaskStatus::Cancelled
+    );
     assert!(!f.ws("notes").exists());
 }
 
@@ -325,10 +391,14 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
             { "text": "I could not do any of that." }
         ]),
     );
-    let id = f.rt.submit(&f.task("try bad things", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("try bad things", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let kinds: Vec<String> =
-        f.rt.events(id)
+        f.rt.call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .filter(|e| e.kind().as_str() == "tool_call_failed")
@@ -336,7 +406,7 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
             .collect();
     assert_eq!(kinds.len(), 6, "{kinds:?}");
     assert!(
-        f.rt.pending_approvals().unwrap().is_empty(),
+        f.rt.call(ops::PendingApprovals {}).unwrap().is_empty(),
         "nothing invalid may reach a person"
     );
     assert!(!f.ws("big.txt").exists());
@@ -361,18 +431,24 @@ fn reused_id_script(f: &Fixture) -> String {
 async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
     let f = Fixture::new();
     let id =
-        f.rt.submit(&f.task("reuse", &reused_id_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("reuse", &reused_id_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(
         (a.tool.as_str(), a.call_id.as_str(), a.step),
         ("write_file", "c1", 2)
     );
-    f.rt.resolve_approval(a.id, approve()).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("out.txt")), "second");
-    assert!(f.rt.pending_approvals().unwrap().is_empty());
+    assert!(f.rt.call(ops::PendingApprovals {}).unwrap().is_empty());
     let asked = f
         .kinds(id)
         .iter()
@@ -380,7 +456,7 @@ async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
         .count();
     assert_eq!(asked, 1, "the answer was not taken: asked again");
     let journal =
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| pocketpilot_core::store::tool_calls::list(c, id))
             .unwrap();
     let rows: Vec<(i64, &str, &str)> = journal
@@ -395,17 +471,23 @@ async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
 async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_rejected() {
     let f = Fixture::new();
     let id =
-        f.rt.submit(&f.task("reuse", &reused_id_script(&f)))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("reuse", &reused_id_script(&f))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let no = ApprovalAnswer {
         approve: false,
         note: Some("no".into()),
         by: "test".into(),
         ..Default::default()
     };
-    f.rt.resolve_approval(a.id, no).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: no,
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("out.txt").exists());
     assert_eq!(
@@ -435,9 +517,13 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
             { "text": "Edited." }
         ]),
     );
-    let id = f.rt.submit(&f.task("edit", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("edit", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let first = f.rt.pending_approvals().unwrap().remove(0);
+    let first = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let diff = |a: &pocketpilot_core::store::Approval| {
         serde_json::to_value(&a.effect).unwrap()["diff"]
             .as_str()
@@ -448,7 +534,11 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
     // Changed on disk between the request and the answer.
     let changed = "mode = unsafe\nlimit = 1\n";
     std::fs::write(f.ws("conf.txt"), changed).unwrap();
-    f.rt.resolve_approval(first.id, approve()).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: first.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(
         read(&f.ws("conf.txt")),
@@ -456,7 +546,7 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
         "written under the old approval"
     );
     assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
-    let second = f.rt.pending_approvals().unwrap().remove(0);
+    let second = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_ne!(second.id, first.id);
     assert_eq!(
         (second.call_id.as_str(), second.step),
@@ -468,7 +558,11 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
         diff(&second)
     );
     assert!(second.reason.contains("changed"), "{}", second.reason);
-    f.rt.resolve_approval(second.id, approve()).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: second.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("conf.txt")), "mode = unsafe\nlimit = 2\n");
 }
@@ -485,15 +579,23 @@ async fn a_write_whose_file_changed_anywhere_is_asked_again() {
             { "text": "Written." }
         ]),
     );
-    let id = f.rt.submit(&f.task("write", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("write", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let first = f.rt.pending_approvals().unwrap().remove(0);
+    let first = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     // The file did not exist when asked; now it does.
     std::fs::write(f.ws("new.txt"), "someone else's\n").unwrap();
-    f.rt.resolve_approval(first.id, approve()).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: first.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(read(&f.ws("new.txt")), "someone else's\n");
-    let second = f.rt.pending_approvals().unwrap().remove(0);
+    let second = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let effect = serde_json::to_value(&second.effect).unwrap();
     assert!(
         effect["diff"].as_str().unwrap().contains("-someone else's"),
@@ -505,7 +607,11 @@ async fn a_write_whose_file_changed_anywhere_is_asked_again() {
         by: "test".into(),
         ..Default::default()
     };
-    f.rt.resolve_approval(second.id, no).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: second.id,
+        answer: no,
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("new.txt")), "someone else's\n");
 }

@@ -435,3 +435,77 @@ fn strongly_connected(
     }
     s.out
 }
+
+/// The bodies of a module's `impl Runtime { … }` blocks.
+fn runtime_impls(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("\nimpl Runtime {") {
+        let body = &rest[at + "\nimpl Runtime {".len()..];
+        let mut depth = 1;
+        let mut end = body.len();
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(&body[..end]);
+        rest = &body[end..];
+    }
+    out
+}
+
+/// One command surface: outside core the runtime is opened, then reached only through
+/// `Runtime::call` and the typed ops. Its other methods, its store and its recorder are
+/// core's own; the test accessors exist only with the `testing` feature.
+#[test]
+fn the_runtime_has_one_entry_point() {
+    let allowed = ["open", "open_with_config", "call"];
+    let for_tests = ["store_for_tests", "recorder_for_tests"];
+    let mut public = Vec::new();
+    for m in core_modules() {
+        for body in runtime_impls(&m.code) {
+            let lines: Vec<&str> = body.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(rest) = line
+                    .strip_prefix("    pub fn ")
+                    .or_else(|| line.strip_prefix("    pub async fn "))
+                else {
+                    continue;
+                };
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let gated = i > 0 && lines[i - 1].trim() == "#[cfg(feature = \"testing\")]";
+                let ok = allowed.contains(&name.as_str())
+                    || (for_tests.contains(&name.as_str()) && gated);
+                if !ok {
+                    public.push(format!("{}::{name}", m.path.join("::")));
+                }
+            }
+        }
+    }
+    assert!(
+        public.is_empty(),
+        "public Runtime methods besides open and call: {public:?}"
+    );
+    let service = core_modules()
+        .into_iter()
+        .find(|m| m.path == ["api", "service"])
+        .expect("api/service.rs");
+    for field in ["pub store:", "pub recorder:", "pub feed:"] {
+        assert!(
+            !service.code.contains(field),
+            "`{field}` on Runtime: the store and the recorder are core's"
+        );
+    }
+}

@@ -1,7 +1,9 @@
 //! Issue 19 end to end: the repetition guard, money budgets and raise-and-continue on the
 //! real runtime, store, worker and tools; the model is scripted (the only fake).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
+use std::sync::Arc;
 
 use pocketpilot_core::config::Limits;
 use pocketpilot_core::policy::cost::{Price, Prices};
@@ -15,7 +17,7 @@ fn missing_file_turn() -> Value {
 }
 
 fn paused_payload(f: &Fixture, id: i64) -> Value {
-    let events = f.rt.events(id).unwrap();
+    let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let paused: Vec<_> = events
         .iter()
         .filter(|e| e.kind().as_str() == "run_paused")
@@ -38,7 +40,11 @@ async fn a_model_repeating_a_failing_call_is_paused_after_three_and_continue_run
         json!([missing_file_turn(), missing_file_turn(), missing_file_turn(),
                { "text": "The file is missing; I stop here." }]),
     );
-    let id = f.rt.submit(&f.task("read it", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read it", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(tool_calls(&f, id), 3, "{:?}", f.kinds(id));
     let pause = paused_payload(&f, id);
@@ -49,19 +55,24 @@ async fn a_model_repeating_a_failing_call_is_paused_after_three_and_continue_run
         .as_str()
         .unwrap()
         .contains("the agent is repeating itself"));
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.step_count, 3);
     assert_eq!(
         task.pause.as_ref().map(|p| p.reason.as_str()),
         Some("repetition")
     );
     // The tray counts it as needing the person.
-    assert_eq!(f.rt.counts().unwrap().paused, 1);
+    assert_eq!(f.rt.call(ops::GetCounts {}).unwrap().paused, 1);
 
-    f.rt.continue_task(id, Raise::default(), None, "test")
-        .unwrap();
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise::default(),
+        steer: None,
+        by: "test".into(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(
         task.final_answer.as_deref(),
         Some("The file is missing; I stop here.")
@@ -77,25 +88,42 @@ async fn stopping_a_repeating_run_cancels_it_and_a_steer_reaches_the_model() {
         "repeat.json",
         json!({ "repeat_last": true, "turns": [missing_file_turn()] }),
     );
-    let id = f.rt.submit(&f.task("read it", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read it", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     // Continuing with a steer: the person's text joins the context; the model repeats
     // itself again and the guard, counting afresh, pauses it after three more.
-    f.rt.continue_task(id, Raise::default(), Some("try b.txt".into()), "test")
-        .unwrap();
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise::default(),
+        steer: Some("try b.txt".into()),
+        by: "test".into(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(tool_calls(&f, id), 6);
     let entries =
-        f.rt.session_entries(f.rt.task(id).unwrap().session_id)
-            .unwrap();
+        f.rt.call(ops::SessionEntries {
+            session_id: f.rt.call(ops::GetTask { id }).unwrap().session_id,
+        })
+        .unwrap();
     assert!(entries.iter().any(
         |e| e.kind == pocketpilot_protocol::EntryKind::User && e.content["text"] == "try b.txt"
     ));
 
-    assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::Cancelled);
-    let task = f.rt.task(id).unwrap();
+    assert_eq!(
+        f.rt.call(ops::StopTask { task_id: id }).unwrap(),
+        TaskStatus::Cancelled
+    );
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert!(task.error.unwrap().contains("repeating itself"));
-    assert!(f.rt.stop_task(id).is_err(), "a stopped task stays stopped");
+    assert!(
+        f.rt.call(ops::StopTask { task_id: id }).is_err(),
+        "a stopped task stays stopped"
+    );
 }
 
 #[tokio::test]
@@ -109,7 +137,11 @@ async fn the_guard_is_a_setting_and_off_at_zero() {
         "repeat.json",
         json!({ "repeat_last": true, "turns": [missing_file_turn()] }),
     );
-    let id = f.rt.submit(&f.task("read it", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read it", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     // It ran to the step budget instead.
     assert_eq!(tool_calls(&f, id), 5);
@@ -132,7 +164,11 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
             { "text": "a.txt says alpha." }
         ]}),
     );
-    let id = f.rt.submit(&f.task("what does a.txt say", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("what does a.txt say", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = paused_payload(&f, id);
     assert_eq!(
@@ -142,15 +178,15 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
 
     // A raise that does not add steps is refused with what is needed.
     let err =
-        f.rt.continue_task(
-            id,
-            Raise {
+        f.rt.call(ops::ContinueTask {
+            task_id: id,
+            raise: Raise {
                 usd: 1.0,
                 ..Raise::default()
             },
-            None,
-            "t",
-        )
+            steer: None,
+            by: "t".into(),
+        })
         .unwrap_err();
     assert!(
         matches!(
@@ -169,18 +205,18 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
         "{said}"
     );
 
-    f.rt.continue_task(
-        id,
-        Raise {
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise {
             steps: 3,
             ..Raise::default()
         },
-        None,
-        "t",
-    )
+        steer: None,
+        by: "t".into(),
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.extra.steps, 3);
     assert_eq!(task.step_count, 3);
 
@@ -205,14 +241,16 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
     );
 }
 
-fn set_prices(rt: &Runtime) {
-    rt.set_prices(&Prices {
-        models: vec![Price {
-            model: "scripted:*".into(),
-            input_per_mtok: 1000.0,
-            output_per_mtok: 2000.0,
-            cached_input_per_mtok: Some(500.0),
-        }],
+fn set_prices(rt: &Arc<Runtime>) {
+    rt.call(ops::SetPrices {
+        prices: Prices {
+            models: vec![Price {
+                model: "scripted:*".into(),
+                input_per_mtok: 1000.0,
+                output_per_mtok: 2000.0,
+                cached_input_per_mtok: Some(500.0),
+            }],
+        },
     })
     .unwrap();
 }
@@ -235,7 +273,11 @@ async fn the_money_budget_pauses_at_known_prices_and_a_raise_in_dollars_continue
         json!([priced_call("a"), priced_call("b"),
                { "text": "done", "usage": { "prompt_tokens": 1000, "completion_tokens": 500 } }]),
     );
-    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("spend", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = paused_payload(&f, id);
     assert_eq!(pause["budget"], "usd");
@@ -243,7 +285,7 @@ async fn the_money_budget_pauses_at_known_prices_and_a_raise_in_dollars_continue
         pause["message"].as_str().unwrap().contains("$3.80"),
         "{pause}"
     );
-    let cost = f.rt.task_cost(id).unwrap();
+    let cost = f.rt.call(ops::GetTaskCost { task_id: id }).unwrap();
     assert_eq!(cost.task.turns, 2);
     assert!((cost.task.cost_usd - 3.8).abs() < 1e-9, "{cost:?}");
     assert_eq!(cost.task.cached_prompt_tokens, 400);
@@ -253,23 +295,23 @@ async fn the_money_budget_pauses_at_known_prices_and_a_raise_in_dollars_continue
         "{turn}"
     );
 
-    f.rt.continue_task(
-        id,
-        Raise {
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise {
             usd: 2.0,
             ..Raise::default()
         },
-        None,
-        "t",
-    )
+        steer: None,
+        by: "t".into(),
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     // The last turn: 1000 × $1000 + 500 × $2000 per million = $2.00.
-    let cost = f.rt.task_cost(id).unwrap();
+    let cost = f.rt.call(ops::GetTaskCost { task_id: id }).unwrap();
     assert!((cost.task.cost_usd - 5.8).abs() < 1e-9, "{cost:?}");
     assert_eq!(cost.turns.len(), 3);
     assert!((cost.session.cost_usd - 5.8).abs() < 1e-9);
-    let usage = f.rt.usage(None).unwrap();
+    let usage = f.rt.call(ops::GetUsage { since: None }).unwrap();
     assert!((usage.today.cost_usd - 5.8).abs() < 1e-9);
     assert_eq!(usage.today_unattended.turns, 0);
 }
@@ -285,14 +327,29 @@ async fn a_stopped_budget_pause_ends_budget_exceeded_and_the_day_budget_holds_th
         "priced.json",
         json!([priced_call("a"), { "text": "never" }]),
     );
-    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("spend", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
-    let last = f.rt.events(id).unwrap().pop().unwrap();
+    assert_eq!(
+        f.rt.call(ops::StopTask { task_id: id }).unwrap(),
+        TaskStatus::BudgetExceeded
+    );
+    let last =
+        f.rt.call(ops::TaskEvents { task_id: id })
+            .unwrap()
+            .pop()
+            .unwrap();
     assert_eq!(last.kind().as_str(), "budget_exceeded");
     assert_eq!(last.payload()["budget"], "usd");
     // The day's money is spent: the next task pauses before it asks the model anything.
-    let next = f.rt.submit(&f.task("more", &p)).unwrap();
+    let next =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("more", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(next).await, TaskStatus::Paused);
     assert!(!f.kinds(next).contains(&"model_turn_started".to_string()));
     assert!(paused_payload(&f, next)["message"]
@@ -314,18 +371,22 @@ async fn the_token_and_seconds_budgets_pause_and_a_raise_continues_them() {
             { "text": "finished", "usage": { "prompt_tokens": 10, "completion_tokens": 10 } }
         ]),
     );
-    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("spend", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(paused_payload(&f, id)["budget"], "tokens");
-    f.rt.continue_task(
-        id,
-        Raise {
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise {
             tokens: 100,
             ..Raise::default()
         },
-        None,
-        "t",
-    )
+        steer: None,
+        by: "t".into(),
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     // The call the model asked for before the budget ran out ran after the raise.
@@ -342,23 +403,30 @@ async fn a_paused_task_stays_paused_across_a_restart_and_costs_no_time() {
         "one.json",
         json!([{ "tool_calls": [{ "name": "list_dir", "arguments": {} }] }, { "text": "ok" }]),
     );
-    let id = f.rt.submit(&f.task("go", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("go", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    let active = f.rt.task(id).unwrap().active_ms;
+    let active = f.rt.call(ops::GetTask { id }).unwrap().active_ms;
     // sleep: real time passes while the task is paused, to show it is not counted in active_ms.
     std::thread::sleep(std::time::Duration::from_millis(300));
     let rt = Runtime::open(&f.data_dir).unwrap();
-    assert!(rt.interrupted_sessions().unwrap().is_empty());
-    assert!(rt.resume_all().unwrap().is_empty());
-    let task = rt.task(id).unwrap();
+    assert!(rt.call(ops::InterruptedSessions {}).unwrap().is_empty());
+    assert!(rt.call(ops::ResumeAll {}).unwrap().is_empty());
+    let task = rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.status, TaskStatus::Paused);
     assert_eq!(
         task.active_ms, active,
         "waiting for the person cost no time"
     );
     // Cancel works on a paused task too.
-    rt.cancel(id).unwrap();
-    assert_eq!(rt.task(id).unwrap().status, TaskStatus::Cancelled);
+    rt.call(ops::CancelTask { task_id: id }).unwrap();
+    assert_eq!(
+        rt.call(ops::GetTask { id }).unwrap().status,
+        TaskStatus::Cancelled
+    );
 }
 
 #[tokio::test]
@@ -378,10 +446,14 @@ async fn a_step_pause_offers_the_budget_again_and_an_empty_raise_takes_it() {
             { "text": "done in five" }
         ]}),
     );
-    let id = f.rt.submit(&f.task("look around", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("look around", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
 
-    let offer = f.rt.pause_offer(id).unwrap();
+    let offer = f.rt.call(ops::GetPauseOffer { task_id: id }).unwrap();
     assert_eq!(offer.budget, Some(pocketpilot_protocol::Budget::Steps));
     assert_eq!((offer.used, offer.limit), (3.0, Some(3.0)));
     assert_eq!(offer.raise.steps, 3, "the budget again: {offer:?}");
@@ -389,7 +461,12 @@ async fn a_step_pause_offers_the_budget_again_and_an_empty_raise_takes_it() {
         offer.sentence,
         "The agent used all 3 of its 3 steps without finishing."
     );
-    let stored = f.rt.task(id).unwrap().pause.unwrap().message;
+    let stored =
+        f.rt.call(ops::GetTask { id })
+            .unwrap()
+            .pause
+            .unwrap()
+            .message;
     for text in [&offer.sentence, &stored] {
         assert!(
             !text.contains("POCKETPILOT_") && !text.contains("--"),
@@ -398,15 +475,20 @@ async fn a_step_pause_offers_the_budget_again_and_an_empty_raise_takes_it() {
     }
 
     // "Continue" with nothing typed: the same budget again.
-    f.rt.continue_task(id, Raise::default(), None, "window")
-        .unwrap();
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise::default(),
+        steer: None,
+        by: "window".into(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.extra.steps, 3);
     assert_eq!(task.step_count, 5);
     assert_eq!(task.final_answer.as_deref(), Some("done in five"));
     // Nothing is paused any more: there is no offer.
-    assert!(f.rt.pause_offer(id).is_err());
+    assert!(f.rt.call(ops::GetPauseOffer { task_id: id }).is_err());
 }
 
 #[tokio::test]
@@ -422,13 +504,22 @@ async fn a_token_pause_offers_enough_to_cover_the_overrun() {
             { "text": "finished", "usage": { "prompt_tokens": 10, "completion_tokens": 10 } }
         ]),
     );
-    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("spend", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    let offer = f.rt.pause_offer(id).unwrap();
+    let offer = f.rt.call(ops::GetPauseOffer { task_id: id }).unwrap();
     // 120 used of 50: 70 over, and one budget more.
     assert_eq!(offer.raise.tokens, 120);
     assert!(offer.sentence.contains("120 tokens"), "{}", offer.sentence);
-    f.rt.continue_task(id, Raise::default(), None, "window")
-        .unwrap();
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: Raise::default(),
+        steer: None,
+        by: "window".into(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
 }

@@ -2,6 +2,7 @@
 //! session command rule (not a capability grant), "Always allow" keeps a workspace rule,
 //! a capability grant still covers every command, and deny wins over all of them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use pocketpilot_core::{ApprovalAnswer, TaskStatus};
@@ -29,7 +30,7 @@ fn commands(f: &Fixture, name: &str, commands: &[&str]) -> String {
 }
 
 fn sources(f: &Fixture, id: i64) -> Vec<String> {
-    f.rt.events(id)
+    f.rt.call(ops::TaskEvents { task_id: id })
         .unwrap()
         .into_iter()
         .filter(|e| e.kind().as_str() == "tool_call_started")
@@ -41,10 +42,19 @@ fn sources(f: &Fixture, id: i64) -> Vec<String> {
 async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     let f = Fixture::new();
     let p = commands(&f, "s.json", &["echo one", "echo two", "ls", "echo three"]);
-    let id = f.rt.submit(&f.task("echo", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("echo", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let first = f.rt.pending_approvals().unwrap().remove(0);
-    let offer = f.rt.command_offer(first.id).unwrap().unwrap();
+    let first = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
+    let offer =
+        f.rt.call(ops::GetCommandOffer {
+            approval_id: first.id,
+        })
+        .unwrap()
+        .unwrap();
     assert_eq!(offer.part, "echo one");
     assert_eq!(offer.suggested, ["echo one *"]);
     // The window offers `echo *`-style rules; the person keeps a broader one here.
@@ -52,23 +62,29 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
         scope: CommandRuleScope::Session,
         rules: vec!["echo *".into()],
     };
-    f.rt.resolve_approval_keeping(first.id, approve(), Some(keep))
-        .unwrap();
+    f.rt.call(ops::ResolveApprovalKeeping {
+        approval_id: first.id,
+        answer: approve(),
+        keep: Some(keep),
+    })
+    .unwrap();
     // `echo two` runs without asking; `ls` is not covered and asks.
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let next = f.rt.pending_approvals().unwrap().remove(0);
+    let next = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(next.arguments["command"], "ls");
     assert!(next.reason.contains("`ls` has no rule"), "{}", next.reason);
     assert_eq!(sources(&f, id), ["user", "command_rule"]);
-    let session = f.rt.task(id).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let grants =
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| pocketpilot_core::store::sessions::grants(c, session))
             .unwrap();
     assert!(grants.is_empty(), "no capability grant: {grants:?}");
     let rules =
-        f.rt.command_rules(Some(f.workspace.to_str().unwrap()))
-            .unwrap();
+        f.rt.call(ops::ListCommandRules {
+            workspace: Some(f.workspace.to_str().unwrap().to_string()),
+        })
+        .unwrap();
     assert_eq!(rules.len(), 1);
     assert_eq!(rules[0].session_id, Some(session));
     assert_eq!(rules[0].origin, CommandRuleOrigin::Session);
@@ -77,7 +93,11 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     // means what it meant: `echo three` runs under it.
     let mut all = approve();
     all.session_grant = true;
-    f.rt.resolve_approval(next.id, all).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: next.id,
+        answer: all,
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(
         sources(&f, id),
@@ -86,8 +106,10 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
 
     // Another session of the workspace does not inherit the session rule.
     let other =
-        f.rt.submit(&f.task("echo", &commands(&f, "o.json", &["echo four"])))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("echo", &commands(&f, "o.json", &["echo four"]))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(other).await, TaskStatus::WaitingApproval);
 }
 
@@ -96,11 +118,18 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
     let f = Fixture::new();
     let ws = f.workspace.to_str().unwrap().to_owned();
     let p = commands(&f, "w.json", &["echo a > a.txt && echo b"]);
-    let id = f.rt.submit(&f.task("echo", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("echo", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     // A redirection to a file: no rule could cover it, so none is offered.
-    let offer = f.rt.command_offer(a.id).unwrap().unwrap();
+    let offer =
+        f.rt.call(ops::GetCommandOffer { approval_id: a.id })
+            .unwrap()
+            .unwrap();
     assert!(offer.suggested.is_empty(), "{offer:?}");
     // A rule kept from an approval must read as one.
     let bad = KeepRules {
@@ -109,12 +138,24 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
     };
     assert!(f
         .rt
-        .resolve_approval_keeping(a.id, approve(), Some(bad))
+        .call(ops::ResolveApprovalKeeping {
+            approval_id: a.id,
+            answer: approve(),
+            keep: Some(bad)
+        })
         .is_err());
     // Deny added while the approval waits: approving does not run it.
-    f.rt.add_command_rule(&ws, CommandRuleKind::Deny, "echo a *")
-        .unwrap();
-    f.rt.resolve_approval(a.id, approve()).unwrap();
+    f.rt.call(ops::AddCommandRule {
+        workspace: ws.to_string(),
+        kind: CommandRuleKind::Deny,
+        rule: "echo a *".into(),
+    })
+    .unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: approve(),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("a.txt").exists());
     let failed = f.event(id, "tool_call_failed");
@@ -124,20 +165,35 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
         .contains("the deny rule `echo a *`"));
 
     let p = commands(&f, "k.json", &["git status", "git status -s"]);
-    let id = f.rt.submit(&f.task("git", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("git", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
-    let offer = f.rt.command_offer(a.id).unwrap().unwrap();
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
+    let offer =
+        f.rt.call(ops::GetCommandOffer { approval_id: a.id })
+            .unwrap()
+            .unwrap();
     assert_eq!(offer.suggested, ["git status *"]);
     let keep = KeepRules {
         scope: CommandRuleScope::Workspace,
         rules: offer.suggested,
     };
-    f.rt.resolve_approval_keeping(a.id, approve(), Some(keep))
-        .unwrap();
+    f.rt.call(ops::ResolveApprovalKeeping {
+        approval_id: a.id,
+        answer: approve(),
+        keep: Some(keep),
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(sources(&f, id), ["user", "command_rule"]);
-    let kept = f.rt.command_rules(Some(&ws)).unwrap();
+    let kept =
+        f.rt.call(ops::ListCommandRules {
+            workspace: Some(ws.to_string()),
+        })
+        .unwrap();
     assert!(kept.iter().any(|r| r.rule == "git status *"
         && r.session_id.is_none()
         && r.origin == CommandRuleOrigin::Person));

@@ -1,6 +1,7 @@
 //! Issue 13, deterministic: the scripted model declares a small window; the real store,
 //! worker, recorder and tools budget and compact the session.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use pocketpilot_core::engine::context::build_view;
@@ -25,9 +26,9 @@ async fn converse(f: &Fixture, provider: &str, messages: &[String]) -> (i64, Vec
             session_id: session,
             ..f.task(m, provider)
         };
-        let id = f.rt.submit(&task).unwrap();
+        let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
         f.settle(id).await;
-        session = Some(f.rt.task(id).unwrap().session_id);
+        session = Some(f.rt.call(ops::GetTask { id }).unwrap().session_id);
         ids.push(id);
     }
     (session.unwrap(), ids)
@@ -54,14 +55,22 @@ async fn the_persons_instructions_stay_verbatim_through_three_compactions() {
     messages.extend((1..20).map(|i| format!("question {i}: tell me more")));
     let (session, ids) = converse(&f, &p, &messages).await;
     for id in &ids {
-        let t = f.rt.task(*id).unwrap();
+        let t = f.rt.call(ops::GetTask { id: *id }).unwrap();
         assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
     }
-    let compactions = f.rt.compactions(session).unwrap();
+    let compactions =
+        f.rt.call(ops::ListCompactions {
+            session_id: session,
+        })
+        .unwrap();
     assert!(compactions.len() >= 3, "{} compactions", compactions.len());
     assert!(compactions.iter().all(|c| !c.fallback));
     // Every request was planned within its budget, and what was sent stayed bounded.
-    let turns = f.rt.context_turns(session).unwrap();
+    let turns =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap();
     assert_eq!(turns.len(), ids.len());
     for t in &turns {
         assert!(t.estimate <= t.budget, "{t:?}");
@@ -71,7 +80,7 @@ async fn the_persons_instructions_stay_verbatim_through_three_compactions() {
     // summary standing for older answers; every original answer is still in the store.
     let est = pocketpilot_context::Estimator::for_model("scripted");
     let view =
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| build_view(c, session, ids.last().copied(), "/w", 4096, &est))
             .unwrap();
     let msgs = view.messages();
@@ -83,16 +92,18 @@ async fn the_persons_instructions_stay_verbatim_through_three_compactions() {
         .as_deref()
         .is_some_and(|c| c.contains("several long answers about a fox"))));
     let answers =
-        f.rt.session_entries(session)
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == pocketpilot_protocol::EntryKind::Assistant)
-            .count();
+        f.rt.call(ops::SessionEntries {
+            session_id: session,
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == pocketpilot_protocol::EntryKind::Assistant)
+        .count();
     assert_eq!(answers, ids.len());
     // Audit: each compaction is an event with the figures.
     let events: Vec<_> = ids
         .iter()
-        .flat_map(|id| f.rt.events(*id).unwrap())
+        .flat_map(|id| f.rt.call(ops::TaskEvents { task_id: *id }).unwrap())
         .filter(|e| e.kind().as_str() == "context_compacted")
         .collect();
     assert!(events.len() >= 3);
@@ -111,10 +122,14 @@ async fn a_failing_summary_call_falls_back_to_the_fixed_marker_and_every_turn_co
     messages.extend((1..10).map(|i| format!("question {i}")));
     let (session, ids) = converse(&f, &p, &messages).await;
     for id in &ids {
-        let t = f.rt.task(*id).unwrap();
+        let t = f.rt.call(ops::GetTask { id: *id }).unwrap();
         assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
     }
-    let compactions = f.rt.compactions(session).unwrap();
+    let compactions =
+        f.rt.call(ops::ListCompactions {
+            session_id: session,
+        })
+        .unwrap();
     assert!(!compactions.is_empty());
     assert!(compactions.iter().all(|c| c.fallback), "{compactions:?}");
     assert!(
@@ -122,7 +137,12 @@ async fn a_failing_summary_call_falls_back_to_the_fixed_marker_and_every_turn_co
         "{}",
         compactions[0].summary
     );
-    for t in f.rt.context_turns(session).unwrap() {
+    for t in
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+    {
         assert!(t.estimate <= t.budget, "{t:?}");
     }
 }
@@ -136,7 +156,7 @@ async fn an_input_larger_than_the_window_fails_alone_and_hi_then_gets_an_answer(
     );
     let huge = "all work and no play makes jack a dull boy. ".repeat(1500);
     let (session, ids) = converse(&f, &p, &[huge, "hi".to_owned()]).await;
-    let first = f.rt.task(ids[0]).unwrap();
+    let first = f.rt.call(ops::GetTask { id: ids[0] }).unwrap();
     assert_eq!(first.status, TaskStatus::Failed);
     let failed = f.event(ids[0], "task_failed").payload();
     assert_eq!(failed["kind"], "model_context_overflow");
@@ -144,10 +164,14 @@ async fn an_input_larger_than_the_window_fails_alone_and_hi_then_gets_an_answer(
     assert!(!f
         .kinds(ids[0])
         .contains(&"model_turn_completed".to_string()));
-    let second = f.rt.task(ids[1]).unwrap();
+    let second = f.rt.call(ops::GetTask { id: ids[1] }).unwrap();
     assert_eq!(second.status, TaskStatus::Completed);
     assert_eq!(second.final_answer.as_deref(), Some("Bonjour."));
-    let turns = f.rt.context_turns(session).unwrap();
+    let turns =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap();
     assert_eq!(turns.len(), 1);
     assert!(turns[0].estimate <= turns[0].budget);
 }
@@ -167,10 +191,18 @@ async fn a_tool_result_larger_than_the_window_is_capped_in_the_context_and_kept_
         ] }),
     );
     let (session, ids) = converse(&f, &p, &["read big.txt".to_owned()]).await;
-    assert_eq!(f.rt.task(ids[0]).unwrap().status, TaskStatus::Completed);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: ids[0] }).unwrap().status,
+        TaskStatus::Completed
+    );
     let done = f.event(ids[0], "tool_call_completed").payload();
     assert!(done["output"].as_str().unwrap().len() >= big.len() / 2);
-    for t in f.rt.context_turns(session).unwrap() {
+    for t in
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+    {
         assert!(t.estimate <= t.budget, "{t:?}");
         assert!(t.prompt_tokens.unwrap() < 4096, "{t:?}");
     }
@@ -192,10 +224,15 @@ async fn fifty_short_messages_never_overflow_even_when_the_persons_words_alone_d
         .collect();
     let (session, ids) = converse(&f, &p, &messages).await;
     for id in &ids {
-        let t = f.rt.task(*id).unwrap();
+        let t = f.rt.call(ops::GetTask { id: *id }).unwrap();
         assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
     }
-    for t in f.rt.context_turns(session).unwrap() {
+    for t in
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+    {
         assert!(t.estimate <= t.budget, "{t:?}");
     }
 }
@@ -216,17 +253,38 @@ async fn compact_now_and_a_fresh_context_are_the_transcripts_marks_and_the_next_
     );
     let messages: Vec<String> = (1..=6).map(|i| format!("question {i}")).collect();
     let (session, ids) = converse(&f, &p, &messages).await;
-    assert!(f.rt.context_marks(session).unwrap().compactions.is_empty());
-    let before = f.rt.context_use(session).await.unwrap();
+    assert!(f
+        .rt
+        .call(ops::GetContextMarks {
+            session_id: session
+        })
+        .unwrap()
+        .compactions
+        .is_empty());
+    let before =
+        f.rt.call(ops::GetContextUse {
+            session_id: session,
+        })
+        .await
+        .unwrap();
     assert_eq!(before.window, 8192);
     assert_eq!(before.window_source.as_str(), "setting");
 
     // Compact now: a manual compaction, recorded under the newest task.
-    let report = f.rt.compact_now(session).await.unwrap();
+    let report =
+        f.rt.call(ops::CompactNow {
+            session_id: session,
+        })
+        .await
+        .unwrap();
     assert!(report.compacted, "{report:?}");
     assert_eq!(report.task_id, *ids.last().unwrap());
     assert!(report.tokens_after < report.tokens_before, "{report:?}");
-    let marks = f.rt.context_marks(session).unwrap();
+    let marks =
+        f.rt.call(ops::GetContextMarks {
+            session_id: session,
+        })
+        .unwrap();
     assert_eq!(marks.compactions.len(), 1, "{marks:?}");
     let c = &marks.compactions[0];
     assert_eq!(c.cause.map(|c| c.as_str()), Some("manual"));
@@ -235,26 +293,45 @@ async fn compact_now_and_a_fresh_context_are_the_transcripts_marks_and_the_next_
         c.summary.contains("several long answers about a fox"),
         "{c:?}"
     );
-    let after = f.rt.context_use(session).await.unwrap();
+    let after =
+        f.rt.call(ops::GetContextUse {
+            session_id: session,
+        })
+        .await
+        .unwrap();
     assert!(
         after.used < before.used,
         "before {before:?}, after {after:?}"
     );
 
     // Fresh context: a reset placed at once in the idle session, after the newest task.
-    let admitted = f.rt.fresh_context(session).unwrap();
+    let admitted =
+        f.rt.call(ops::FreshContext {
+            session_id: session,
+        })
+        .unwrap();
     assert!(admitted.started.is_none());
-    let marks = f.rt.context_marks(session).unwrap();
+    let marks =
+        f.rt.call(ops::GetContextMarks {
+            session_id: session,
+        })
+        .unwrap();
     assert_eq!(marks.resets.len(), 1);
     assert_eq!(marks.resets[0].after_task, ids.last().copied());
     let task = NewTask {
         session_id: Some(session),
         ..f.task("a new topic", &p)
     };
-    let next = f.rt.submit(&task).unwrap();
+    let next = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
     assert_eq!(f.settle(next).await, TaskStatus::Completed);
     // The request carried the system rules and the new goal only.
-    let last = f.rt.context_turns(session).unwrap().pop().unwrap();
+    let last =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+        .pop()
+        .unwrap();
     assert_eq!(last.task_id, next);
     assert_eq!(last.messages, 2, "{last:?}");
 }
@@ -266,12 +343,28 @@ async fn compact_now_is_refused_while_the_session_has_a_run() {
         "slow.json",
         json!({ "context_window": 4096, "turns": [ { "text": "Slowly.", "delay_ms": 3000 } ] }),
     );
-    let id = f.rt.submit(&f.task("take your time", &p)).unwrap();
-    let session = f.rt.task(id).unwrap().session_id;
-    let err = f.rt.compact_now(session).await.unwrap_err();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("take your time", &p).clone(),
+        })
+        .unwrap();
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
+    let err =
+        f.rt.call(ops::CompactNow {
+            session_id: session,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(err.kind().as_str(), "conversation_busy", "{err}");
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    assert!(f.rt.context_marks(session).unwrap().compactions.is_empty());
+    assert!(f
+        .rt
+        .call(ops::GetContextMarks {
+            session_id: session
+        })
+        .unwrap()
+        .compactions
+        .is_empty());
 }
 
 #[tokio::test]
@@ -279,9 +372,13 @@ async fn a_message_too_long_for_the_window_is_refused_saying_how_much_to_cut() {
     let f = Fixture::new();
     let p = chatty_script(&f, "refuse.json", false);
     let huge = "the harbour lights flicker while old ships creak. ".repeat(500);
-    let id = f.rt.submit(&f.task(&huge, &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task(&huge, &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Failed);
-    let error = f.rt.task(id).unwrap().error.unwrap();
+    let error = f.rt.call(ops::GetTask { id }).unwrap().error.unwrap();
     assert!(error.contains("Your message is about "), "{error}");
     assert!(
         error.contains("this model's window leaves room for "),
@@ -297,12 +394,16 @@ async fn a_message_too_long_for_the_window_is_refused_saying_how_much_to_cut() {
 async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
     let f = Fixture::new();
     let p = chatty_script(&f, "lean.json", false);
-    let id = f.rt.submit(&f.task("hello", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("hello", &p).clone(),
+        })
+        .unwrap();
     f.settle(id).await;
-    let session = f.rt.task(id).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let est = pocketpilot_context::Estimator::for_model("scripted");
     let system = |window: u32| {
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| build_view(c, session, Some(id), "/w", window, &est))
             .unwrap()
             .messages()[0]
@@ -327,7 +428,7 @@ async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
     );
     assert_eq!(small, system(4096));
     // The person's setting moves the line.
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|c| {
             pocketpilot_core::store::settings::set(
                 c,
@@ -346,12 +447,16 @@ async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
 async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
     let f = Fixture::new();
     let p = chatty_script(&f, "offer.json", false);
-    let id = f.rt.submit(&f.task("hello", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("hello", &p).clone(),
+        })
+        .unwrap();
     f.settle(id).await;
-    let session = f.rt.task(id).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let settings = pocketpilot_core::config::ProviderSettings::default();
     let ctx = pocketpilot_core::engine::context::SessionContext::open(
-        f.rt.store.clone(),
+        f.rt.store_for_tests().clone(),
         session,
         id,
         "/w",
@@ -407,24 +512,29 @@ async fn compact_now_works_while_a_run_is_paused_and_the_continued_run_sees_the_
         session_id: Some(session),
         ..f.task("list the folder", &p)
     };
-    let id = f.rt.submit(&task).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
 
-    let report = f.rt.compact_now(session).await.unwrap();
+    let report =
+        f.rt.call(ops::CompactNow {
+            session_id: session,
+        })
+        .await
+        .unwrap();
     assert!(report.compacted, "{report:?}");
     assert_eq!(report.task_id, id);
     assert!(report.tokens_after < report.tokens_before, "{report:?}");
 
     // Continued, its next request is the compacted view: the summary, not the six answers.
-    f.rt.continue_task(
-        id,
-        pocketpilot_protocol::Raise {
+    f.rt.call(ops::ContinueTask {
+        task_id: id,
+        raise: pocketpilot_protocol::Raise {
             steps: 1,
             ..Default::default()
         },
-        None,
-        "test",
-    )
+        steer: None,
+        by: "test".into(),
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let requests = read(&log);

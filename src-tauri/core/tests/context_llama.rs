@@ -3,6 +3,7 @@
 //! Skips loudly when the server is not built, fails when POCKETPILOT_REQUIRE_MODEL_SERVER
 //! is set.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use pocketpilot_core::config::{Limits, ProviderSettings};
@@ -20,13 +21,15 @@ fn fixture(server: &LlamaServer) -> Fixture {
         max_task_tokens: None,
         ..Limits::default()
     });
-    f.rt.set_provider_settings(&ProviderSettings {
-        base_url: Some(server.base_url()),
-        model: Some("smollm2".into()),
-        max_tokens: Some(48),
-        temperature: Some(0.0),
-        stream: false,
-        ..ProviderSettings::default()
+    f.rt.call(ops::SetProviderSettings {
+        settings: ProviderSettings {
+            base_url: Some(server.base_url()),
+            model: Some("smollm2".into()),
+            max_tokens: Some(48),
+            temperature: Some(0.0),
+            stream: false,
+            ..ProviderSettings::default()
+        },
     })
     .unwrap();
     f
@@ -44,12 +47,15 @@ async fn converse_in(f: &Fixture, session: Option<i64>, messages: &[String]) -> 
             session_id: session,
             ..f.task(m, "settings")
         };
-        let id = f.rt.submit(&task).unwrap();
-        tokio::time::timeout(std::time::Duration::from_secs(600), f.rt.wait_settled(id))
-            .await
-            .expect("the task settles")
-            .unwrap();
-        session = Some(f.rt.task(id).unwrap().session_id);
+        let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(600),
+            f.rt.call(ops::WaitSettled { task_id: id }),
+        )
+        .await
+        .expect("the task settles")
+        .unwrap();
+        session = Some(f.rt.call(ops::GetTask { id }).unwrap().session_id);
         ids.push(id);
     }
     (session.unwrap(), ids)
@@ -60,10 +66,12 @@ async fn converse_in(f: &Fixture, session: Option<i64>, messages: &[String]) -> 
 fn default_fixture(server: &LlamaServer) -> Fixture {
     std::env::set_var("POCKETPILOT_API_KEY", "none");
     let f = Fixture::new();
-    f.rt.set_provider_settings(&ProviderSettings {
-        base_url: Some(server.base_url()),
-        model: Some("smollm2".into()),
-        ..ProviderSettings::default()
+    f.rt.call(ops::SetProviderSettings {
+        settings: ProviderSettings {
+            base_url: Some(server.base_url()),
+            model: Some("smollm2".into()),
+            ..ProviderSettings::default()
+        },
     })
     .unwrap();
     f
@@ -71,7 +79,7 @@ fn default_fixture(server: &LlamaServer) -> Fixture {
 
 /// The model turns of a task as the server counted them: (prompt tokens, cached tokens).
 fn server_counts(f: &Fixture, id: i64) -> Vec<(u64, Option<u64>)> {
-    f.rt.events(id)
+    f.rt.call(ops::TaskEvents { task_id: id })
         .unwrap()
         .into_iter()
         .filter(|e| e.kind() == EventKind::ModelTurnCompleted)
@@ -88,7 +96,7 @@ fn server_counts(f: &Fixture, id: i64) -> Vec<(u64, Option<u64>)> {
 }
 
 fn final_answer(f: &Fixture, id: i64) -> String {
-    f.rt.events(id)
+    f.rt.call(ops::TaskEvents { task_id: id })
         .unwrap()
         .into_iter()
         .find(|e| e.kind() == EventKind::TaskCompleted)
@@ -125,7 +133,7 @@ fn prose(i: usize, words: usize) -> String {
 
 fn assert_no_context_failure(f: &Fixture, ids: &[i64]) {
     for id in ids {
-        let t = f.rt.task(*id).unwrap();
+        let t = f.rt.call(ops::GetTask { id: *id }).unwrap();
         assert_eq!(t.status, TaskStatus::Completed, "task {id}: {:?}", t.error);
     }
 }
@@ -140,7 +148,11 @@ async fn four_long_messages_past_the_window_then_hi_every_turn_completes() {
     messages.push("hi".into());
     let (session, ids) = converse(&f, &messages).await;
     assert_no_context_failure(&f, &ids);
-    let turns = f.rt.context_turns(session).unwrap();
+    let turns =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap();
     for t in &turns {
         let sent = t.prompt_tokens.expect("the server counted the request");
         eprintln!(
@@ -163,7 +175,9 @@ async fn four_long_messages_past_the_window_then_hi_every_turn_completes() {
     assert!(compacted >= 1);
     assert!(f
         .rt
-        .task(*ids.last().unwrap())
+        .call(ops::GetTask {
+            id: *ids.last().unwrap()
+        })
         .unwrap()
         .final_answer
         .is_some());
@@ -183,7 +197,11 @@ async fn fifty_turns_never_exceed_the_window_and_the_estimate_tracks_the_servers
     let messages: Vec<String> = (1..=50).map(|i| prose(i, 40)).collect();
     let (session, ids) = converse(&f, &messages).await;
     assert_no_context_failure(&f, &ids);
-    let turns = f.rt.context_turns(session).unwrap();
+    let turns =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap();
     assert!(turns.len() >= 50);
     let mut errors: Vec<f64> = Vec::new();
     for (i, t) in turns.iter().enumerate() {
@@ -245,9 +263,13 @@ async fn a_tool_result_larger_than_the_window_then_the_real_server_answers_withi
             { "text": "I read it." }
         ]),
     );
-    let first = f.rt.submit(&f.task("read big.txt", &reader)).unwrap();
+    let first =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read big.txt", &reader).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
-    let session = f.rt.task(first).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let done = f.event(first, "tool_call_completed").payload();
     assert!(done["output"].as_str().unwrap().len() >= big.len() / 2);
 
@@ -259,11 +281,13 @@ async fn a_tool_result_larger_than_the_window_then_the_real_server_answers_withi
     .await;
     assert_no_context_failure(&f, &ids);
     let turns: Vec<_> =
-        f.rt.context_turns(session)
-            .unwrap()
-            .into_iter()
-            .filter(|t| t.task_id == ids[0])
-            .collect();
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.task_id == ids[0])
+        .collect();
     assert!(!turns.is_empty());
     for t in &turns {
         let sent = t.prompt_tokens.expect("the server counted the request");
@@ -285,7 +309,11 @@ async fn nine_long_messages_then_hi_with_default_settings_every_turn_completes()
     let (session, ids) = converse(&f, &messages).await;
     assert_no_context_failure(&f, &ids);
     let reserve = pocketpilot_context::Budget::default_reserve(4096);
-    let turns = f.rt.context_turns(session).unwrap();
+    let turns =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap();
     assert!(turns.len() >= ids.len());
     for t in &turns {
         let sent = t.prompt_tokens.expect("the server counted the request");
@@ -298,7 +326,7 @@ async fn nine_long_messages_then_hi_with_default_settings_every_turn_completes()
     }
     let compactions: Vec<serde_json::Value> = ids
         .iter()
-        .flat_map(|id| f.rt.events(*id).unwrap())
+        .flat_map(|id| f.rt.call(ops::TaskEvents { task_id: *id }).unwrap())
         .filter(|e| e.kind().as_str() == "context_compacted")
         .map(|e| e.payload())
         .collect();
@@ -333,7 +361,7 @@ async fn the_first_request_is_lean_and_later_turns_reuse_the_servers_prompt_cach
     // rather than as a cache figure.
     for id in &ids {
         let compacted =
-            f.rt.events(*id)
+            f.rt.call(ops::TaskEvents { task_id: *id })
                 .unwrap()
                 .iter()
                 .any(|e| e.kind() == EventKind::ContextCompacted);

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pocketpilot_core::engine::context::checks;
 use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
+use pocketpilot_core::ops;
 use pocketpilot_core::store::{entries, leases};
 use pocketpilot_core::{ApprovalAnswer, NewTask, Runtime, TaskStatus};
 use pocketpilot_protocol::{Capability, EntryKind};
@@ -48,8 +49,8 @@ fn task(f: &Fixture, goal: &str, provider: &str, session: Option<i64>) -> NewTas
 }
 
 /// Every request of `session` so far was compared and none differed; how many there were.
-fn all_compared_equal(rt: &Runtime, session: i64) -> u64 {
-    let found = checks::found(rt.store.path(), session);
+fn all_compared_equal(rt: &Arc<Runtime>, session: i64) -> u64 {
+    let found = checks::found(rt.store_for_tests().path(), session);
     assert!(
         found.differing.is_empty(),
         "{}",
@@ -60,7 +61,12 @@ fn all_compared_equal(rt: &Runtime, session: i64) -> u64 {
 
 /// Waits for the first event of `kind` in `task`.
 async fn until_event(rt: &Arc<Runtime>, task: i64, kind: &str) {
-    let mut sub = rt.subscribe(task, 0).unwrap();
+    let mut sub = rt
+        .call(ops::SubscribeTask {
+            task_id: task,
+            after_sequence: 0,
+        })
+        .unwrap();
     let seen = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(ev) = sub.next().await {
             if ev.unwrap().kind().as_str() == kind {
@@ -76,7 +82,12 @@ async fn until_event(rt: &Arc<Runtime>, task: i64, kind: &str) {
 
 /// Waits for the first model turn after a steer was placed (at `post_tools`) in `task`.
 async fn until_steer_answered(rt: &Arc<Runtime>, task: i64) {
-    let mut sub = rt.subscribe(task, 0).unwrap();
+    let mut sub = rt
+        .call(ops::SubscribeTask {
+            task_id: task,
+            after_sequence: 0,
+        })
+        .unwrap();
     let mut placed = false;
     let answered = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(ev) = sub.next().await {
@@ -100,8 +111,12 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
     let f = Fixture::new();
     std::fs::write(f.ws("notes.txt"), long("notes").repeat(3)).unwrap();
     let p = f.script("s.json", script(400));
-    let first = f.rt.submit(&task(&f, "Goal one", &p, None)).unwrap();
-    let session = f.rt.task(first).unwrap().session_id;
+    let first =
+        f.rt.call(ops::SubmitTask {
+            new: task(&f, "Goal one", &p, None).clone(),
+        })
+        .unwrap();
+    let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
     // A run that only calls tools, until the person stops it.
     let tools_only = f.script(
@@ -111,29 +126,32 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
     let mut goals = Vec::new();
     for i in 2..=10 {
         let p = if i == 4 { &tools_only } else { &p };
-        let id =
-            f.rt.submit(&task(&f, &format!("Question {i}"), p, Some(session)));
+        let id = f.rt.call(ops::SubmitTask {
+            new: (task(&f, &format!("Question {i}"), p, Some(session))).clone(),
+        });
         let id = id.unwrap();
         if i == 4 {
             // A steer while the run's command runs: placed after the tools, mid-run.
             until_event(&f.rt, id, "tool_call_started").await;
-            f.rt.say(&Submit {
-                session_id: session,
-                say: Say::Input {
-                    text: "A steer: keep it short.".into(),
-                    when_busy: WhenBusy::Steer,
-                    reject_if_idle: false,
+            f.rt.call(ops::Say {
+                submit: Submit {
+                    session_id: session,
+                    say: Say::Input {
+                        text: "A steer: keep it short.".into(),
+                        when_busy: WhenBusy::Steer,
+                        reject_if_idle: false,
+                    },
+                    request_id: None,
+                    provider: None,
+                    trigger: None,
+                    grants: Vec::new(),
+                    mcp: None,
                 },
-                request_id: None,
-                provider: None,
-                trigger: None,
-                grants: Vec::new(),
-                mcp: None,
             })
             .unwrap();
             // The steer is answered by the run's next request; then the person stops it.
             until_steer_answered(&f.rt, id).await;
-            f.rt.cancel(id).unwrap();
+            f.rt.call(ops::CancelTask { task_id: id }).unwrap();
             f.settle(id).await;
         }
         let settled = f.settle(id).await;
@@ -141,16 +159,30 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
         goals.push(id);
         if i == 7 {
             // Back to before question 6: its turns are set aside, never sent again.
-            let at = f.rt.session_entries(session).unwrap().into_iter();
+            let at =
+                f.rt.call(ops::SessionEntries {
+                    session_id: session,
+                })
+                .unwrap()
+                .into_iter();
             let at = at
                 .filter(|e| e.kind == EntryKind::User && e.task_id == Some(goals[4]))
                 .map(|e| e.id)
                 .next()
                 .unwrap();
-            f.rt.rewind(session, at, Default::default()).unwrap();
+            f.rt.call(ops::Rewind {
+                session_id: session,
+                to_entry: at,
+                opts: Default::default(),
+            })
+            .unwrap();
         }
     }
-    let stored = f.rt.session_entries(session).unwrap();
+    let stored =
+        f.rt.call(ops::SessionEntries {
+            session_id: session,
+        })
+        .unwrap();
     let steered = stored
         .iter()
         .any(|e| e.kind == EntryKind::User && e.content["text"] == "A steer: keep it short.");
@@ -159,9 +191,19 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
         stored.iter().any(|e| e.rewound_by.is_some()),
         "the rewind set turns aside"
     );
-    let compactions = f.rt.compactions(session).unwrap().len();
+    let compactions =
+        f.rt.call(ops::ListCompactions {
+            session_id: session,
+        })
+        .unwrap()
+        .len();
     assert!(compactions >= 1, "the session never compacted");
-    let requests = f.rt.context_turns(session).unwrap().len() as u64;
+    let requests =
+        f.rt.call(ops::ContextTurns {
+            session_id: session,
+        })
+        .unwrap()
+        .len() as u64;
     // At least one per task, more where tools were called.
     assert!(requests > 10, "{requests} requests");
     assert_eq!(all_compared_equal(&f.rt, session), requests);
@@ -179,25 +221,35 @@ async fn a_call_answered_by_a_person_is_finished_on_the_kept_view() {
                 { "name": "read_file", "arguments": { "path": "a.txt" } } ] },
             { "text": "Done." } ] }),
     );
-    let id = f.rt.submit(&f.task("write a.txt", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("write a.txt", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let yes = ApprovalAnswer {
         approve: true,
         by: "test".into(),
         ..Default::default()
     };
-    f.rt.resolve_approval(a.id, yes).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: yes,
+    })
+    .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let session = f.rt.task(id).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     // The approved write, then the read it was left with, each answered once.
     let results: Vec<String> =
-        f.rt.session_entries(session)
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == EntryKind::ToolResult)
-            .map(|e| e.content["text"].as_str().unwrap().to_owned())
-            .collect();
+        f.rt.call(ops::SessionEntries {
+            session_id: session,
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::ToolResult)
+        .map(|e| e.content["text"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[1].contains("hi"), "{results:?}");
     assert_eq!(all_compared_equal(&f.rt, session), 2);
@@ -223,9 +275,18 @@ fn calls_left_open_by_a_crash_are_finished_on_the_kept_view() {
     std::fs::write(f.ws("notes.txt"), "some notes\n").unwrap();
     let crashed = tokio::runtime::Runtime::new().unwrap();
     let id = crashed.block_on(async {
-        let id = f.rt.submit(&task(&f, "read then wait", &p, None)).unwrap();
+        let id =
+            f.rt.call(ops::SubmitTask {
+                new: task(&f, "read then wait", &p, None).clone(),
+            })
+            .unwrap();
         // The command is the second call: the crash comes once it has started.
-        let mut sub = f.rt.subscribe(id, 0).unwrap();
+        let mut sub =
+            f.rt.call(ops::SubscribeTask {
+                task_id: id,
+                after_sequence: 0,
+            })
+            .unwrap();
         let mut started = 0;
         while started < 2 {
             let ev = sub.next().await.unwrap().unwrap();
@@ -234,9 +295,12 @@ fn calls_left_open_by_a_crash_are_finished_on_the_kept_view() {
         id
     });
     crashed.shutdown_background();
-    let session = f.rt.task(id).unwrap().session_id;
-    assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Running);
-    f.rt.store
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
+    assert_eq!(
+        f.rt.call(ops::GetTask { id }).unwrap().status,
+        TaskStatus::Running
+    );
+    f.rt.store_for_tests()
         .write(|c| {
             let (holder, _) = leases::holder(c, session)?.expect("the crashed run's lease");
             leases::release(c, session, &holder)
@@ -245,11 +309,14 @@ fn calls_left_open_by_a_crash_are_finished_on_the_kept_view() {
     let resumed = tokio::runtime::Runtime::new().unwrap();
     resumed.block_on(async {
         let rt = Runtime::open(&f.data_dir).unwrap();
-        assert_eq!(rt.resume_all().unwrap(), [session]);
-        let settled = tokio::time::timeout(Duration::from_secs(30), rt.wait_settled(id));
+        assert_eq!(rt.call(ops::ResumeAll {}).unwrap(), [session]);
+        let settled = tokio::time::timeout(
+            Duration::from_secs(30),
+            rt.call(ops::WaitSettled { task_id: id }),
+        );
         assert_eq!(settled.await.unwrap().unwrap(), TaskStatus::Completed);
         let stored = rt
-            .store
+            .store_for_tests()
             .read(|c| entries::list(c, session))
             .unwrap()
             .into_iter()

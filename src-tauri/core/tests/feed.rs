@@ -7,6 +7,7 @@ use std::time::Duration;
 use pocketpilot_core::engine::feed::{Change, Changes};
 use pocketpilot_core::engine::inbox::{Say, Submit, WhenBusy};
 use pocketpilot_core::engine::watch::FALLBACK_POLL;
+use pocketpilot_core::ops;
 use pocketpilot_core::Runtime;
 use pocketpilot_test_support::Fixture;
 
@@ -45,12 +46,17 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     let f = Fixture::new();
     // A queued task (no run in this process) keeps the session busy: says are queued.
     let task =
-        f.rt.create_task(&f.task("first", "scripted:/nowhere"))
-            .unwrap();
-    let session = f.rt.task(task).unwrap().session_id;
-    let mut changes = f.rt.changes();
+        f.rt.call(ops::CreateTask {
+            new: f.task("first", "scripted:/nowhere").clone(),
+        })
+        .unwrap();
+    let session = f.rt.call(ops::GetTask { id: task }).unwrap().session_id;
+    let mut changes = f.rt.call(ops::WatchFeed {});
 
-    f.rt.say(&said(session, "from the window")).unwrap();
+    f.rt.call(ops::Say {
+        submit: said(session, "from the window").clone(),
+    })
+    .unwrap();
     let c = first(&mut changes, |c| matches!(c, Change::Inbox { .. })).await;
     assert_eq!(
         c,
@@ -62,7 +68,10 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     // This process's own commits never cost the window a full re-read: more says here,
     // and no `Refresh` over two looks at the store.
     for i in 0..5 {
-        f.rt.say(&said(session, &format!("again {i}"))).unwrap();
+        f.rt.call(ops::Say {
+            submit: (said(session, &format!("again {i}"))).clone(),
+        })
+        .unwrap();
     }
     // sleep: a quiet window (two of the watcher's fallback looks) in which no Refresh may come; absence has no event to wait on.
     let quiet = tokio::time::sleep(FALLBACK_POLL * 2 + Duration::from_millis(200));
@@ -76,19 +85,31 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
 
     // "The CLI", another process with its own store, writes: the window is told.
     let cli = Runtime::open(&f.data_dir).unwrap();
-    cli.say(&said(session, "from the CLI")).unwrap();
+    cli.call(ops::Say {
+        submit: said(session, "from the CLI"),
+    })
+    .unwrap();
     assert_eq!(first(&mut changes, |_| true).await, Change::Refresh);
-    assert_eq!(f.rt.inbox(session).unwrap().len(), 7);
+    assert_eq!(
+        f.rt.call(ops::GetInbox {
+            session_id: session
+        })
+        .unwrap()
+        .len(),
+        7
+    );
 }
 
 #[tokio::test]
 async fn a_task_change_names_its_session() {
     let f = Fixture::new();
-    let mut changes = f.rt.changes();
+    let mut changes = f.rt.call(ops::WatchFeed {});
     let task =
-        f.rt.create_task(&f.task("first", "scripted:/nowhere"))
-            .unwrap();
-    let session = f.rt.task(task).unwrap().session_id;
+        f.rt.call(ops::CreateTask {
+            new: f.task("first", "scripted:/nowhere").clone(),
+        })
+        .unwrap();
+    let session = f.rt.call(ops::GetTask { id: task }).unwrap().session_id;
     let c = first(&mut changes, |c| matches!(c, Change::Task { .. })).await;
     assert!(matches!(
         c,

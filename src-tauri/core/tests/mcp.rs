@@ -1,6 +1,7 @@
 //! MCP tools in real runs: the official reference servers (npm, installed by
 //! `tests/setup-mcp.sh`), the scripted model, the real policy and guard.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use std::path::PathBuf;
@@ -57,7 +58,7 @@ fn everything() -> StoredServer {
 #[tokio::test]
 async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
     let f = Fixture::new();
-    mcp::add(&f.rt.store, everything()).unwrap();
+    mcp::add(f.rt.store_for_tests(), everything()).unwrap();
     let p = f.script(
         "echo.json",
         json!([
@@ -65,9 +66,13 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
             { "text": "The server echoed it." }
         ]),
     );
-    let id = f.rt.submit(&f.task("echo", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("echo", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(a.capability.as_deref(), Some("mcp:everything:echo:execute"));
     assert_eq!(serde_json::to_value(&a.effect).unwrap()["kind"], "command");
     assert_eq!(
@@ -81,14 +86,14 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
         pocketpilot_sandbox::probe().line(false),
         "{asked}"
     );
-    f.rt.resolve_approval(
-        a.id,
-        ApprovalAnswer {
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: ApprovalAnswer {
             approve: true,
             by: "t".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let done = f.event(id, "tool_call_completed");
@@ -102,7 +107,7 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
     std::fs::write(&secret, "TOP-SECRET-CONTENT").unwrap();
     // The filesystem server itself may read the whole temp dir; the guard may not.
     mcp::add(
-        &f.rt.store,
+        f.rt.store_for_tests(),
         stdio(
             "fs",
             server_bin("mcp-server-filesystem"),
@@ -114,13 +119,13 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
         .unwrap()
         .display()
         .to_string();
-    f.rt.set_policy_rules(
-        &ws,
-        &PolicyRules {
+    f.rt.call(ops::SetPolicyRules {
+        workspace: ws.to_string(),
+        rules: PolicyRules {
             allow: vec!["mcp".into()],
             deny: vec![],
         },
-    )
+    })
     .unwrap();
     std::fs::write(f.ws("inside.txt"), "inside").unwrap();
     let p = f.script(
@@ -134,9 +139,13 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
             { "text": "done" }
         ]),
     );
-    let id = f.rt.submit(&f.task("read", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let events = f.rt.events(id).unwrap();
+    let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let failed: Vec<_> = events
         .iter()
         .filter(|e| e.kind().as_str() == "tool_call_failed")
@@ -161,22 +170,22 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
 async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limits_tools() {
     let f = Fixture::new();
     mcp::add(
-        &f.rt.store,
+        f.rt.store_for_tests(),
         stdio("broken", "/definitely/not/a/server".into(), vec![]),
     )
     .unwrap();
-    mcp::add(&f.rt.store, everything()).unwrap();
+    mcp::add(f.rt.store_for_tests(), everything()).unwrap();
     let ws = std::fs::canonicalize(&f.workspace)
         .unwrap()
         .display()
         .to_string();
-    f.rt.set_policy_rules(
-        &ws,
-        &PolicyRules {
+    f.rt.call(ops::SetPolicyRules {
+        workspace: ws.to_string(),
+        rules: PolicyRules {
             allow: vec!["mcp".into()],
             deny: vec![],
         },
-    )
+    })
     .unwrap();
     let p = f.script(
         "sum.json",
@@ -185,9 +194,13 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
             { "text": "42" }
         ]),
     );
-    let id = f.rt.submit(&f.task("add", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("add", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let events = f.rt.events(id).unwrap();
+    let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let problem = events
         .iter()
         .find(|e| e.kind().as_str() == "mcp_problem")
@@ -202,7 +215,7 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
     // With no MCP allowed for the run, the tool is not there at all.
     let mut t = f.task("add again", &p);
     t.mcp = Some(Vec::new());
-    let id = f.rt.submit(&t).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: t.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let failed = f.event(id, "tool_call_failed");
     assert_eq!(failed.payload()["kind"], "unknown_tool");
@@ -211,7 +224,7 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
 /// An approval of one of `server`'s tools: the `sandbox` line its event carries.
 async fn approval_line_of(server: StoredServer) -> String {
     let f = Fixture::new();
-    mcp::add(&f.rt.store, server).unwrap();
+    mcp::add(f.rt.store_for_tests(), server).unwrap();
     let p = f.script(
         "echo.json",
         json!([
@@ -219,7 +232,11 @@ async fn approval_line_of(server: StoredServer) -> String {
             { "text": "done" }
         ]),
     );
-    let id = f.rt.submit(&f.task("echo", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("echo", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let asked = f.event(id, "approval_required").payload();
     asked["sandbox"].as_str().unwrap().to_owned()
@@ -259,7 +276,7 @@ async fn an_mcp_approval_names_the_servers_widened_sandbox_and_says_not_sandboxe
 #[tokio::test]
 async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
     let f = Fixture::new();
-    mcp::add(&f.rt.store, everything()).unwrap();
+    mcp::add(f.rt.store_for_tests(), everything()).unwrap();
     let p = f.script(
         "grant.json",
         json!([
@@ -269,9 +286,13 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
             { "text": "done" }
         ]),
     );
-    let id = f.rt.submit(&f.task("grant", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("grant", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(a.tool, "mcp__everything__echo");
     let answer = ApprovalAnswer {
         approve: true,
@@ -279,31 +300,35 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
         by: "t".into(),
         ..Default::default()
     };
-    f.rt.resolve_approval(a.id, answer).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer,
+    })
+    .unwrap();
     // The second echo runs under the grant; get-env must ask.
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
-    let next = f.rt.pending_approvals().unwrap().remove(0);
+    let next = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(next.tool, "mcp__everything__get-env");
     assert_eq!(
         next.capability.as_deref(),
         Some("mcp:everything:get-env:execute")
     );
     let sources: Vec<String> =
-        f.rt.events(id)
+        f.rt.call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .filter(|e| e.kind().as_str() == "tool_call_started")
             .map(|e| e.payload()["decision_source"].as_str().unwrap().to_owned())
             .collect();
     assert_eq!(sources, ["user", "session_grant"]);
-    f.rt.resolve_approval(
-        next.id,
-        ApprovalAnswer {
+    f.rt.call(ops::ResolveApproval {
+        approval_id: next.id,
+        answer: ApprovalAnswer {
             approve: false,
             by: "t".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
 }
@@ -313,7 +338,7 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
 #[tokio::test]
 async fn rules_name_one_mcp_tool_or_its_whole_server() {
     let f = Fixture::new();
-    mcp::add(&f.rt.store, everything()).unwrap();
+    mcp::add(f.rt.store_for_tests(), everything()).unwrap();
     let ws = std::fs::canonicalize(&f.workspace)
         .unwrap()
         .display()
@@ -323,34 +348,36 @@ async fn rules_name_one_mcp_tool_or_its_whole_server() {
         { "tool_calls": [{ "name": "mcp__everything__get-env", "arguments": {} }] },
         { "text": "done" }
     ]);
-    f.rt.set_policy_rules(
-        &ws,
-        &PolicyRules {
+    f.rt.call(ops::SetPolicyRules {
+        workspace: ws.to_string(),
+        rules: PolicyRules {
             allow: vec!["mcp:everything:echo".into()],
             deny: vec![],
         },
-    )
+    })
     .unwrap();
     let id =
-        f.rt.submit(&f.task("one tool", &f.script("one.json", calls.clone())))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("one tool", &f.script("one.json", calls.clone()))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(
-        f.rt.pending_approvals().unwrap()[0].tool,
+        f.rt.call(ops::PendingApprovals {}).unwrap()[0].tool,
         "mcp__everything__get-env"
     );
-    f.rt.cancel(id).unwrap();
+    f.rt.call(ops::CancelTask { task_id: id }).unwrap();
     f.settle(id).await;
-    f.rt.set_policy_rules(
-        &ws,
-        &PolicyRules {
+    f.rt.call(ops::SetPolicyRules {
+        workspace: ws.to_string(),
+        rules: PolicyRules {
             allow: vec!["mcp:everything:*".into()],
             deny: vec![],
         },
-    )
+    })
     .unwrap();
     let t = f.task("the server", &f.script("all.json", calls));
-    let id = f.rt.submit(&t).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: t.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.kinds(id).contains(&"approval_required".to_string()));
 }

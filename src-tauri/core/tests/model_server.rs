@@ -3,6 +3,7 @@
 //! plain sentence with the detail apart, never as "invalid arguments".
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use pocketpilot_core::config::ProviderSettings;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::ErrorKind;
 use pocketpilot_test_support::Fixture;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -46,12 +47,22 @@ async fn the_model_picker_lists_what_the_server_offers() {
     let (base, served) =
         one_shot(r#"{"object":"list","data":[{"id":"qwen2.5-7b"},{"id":"llama-3.1-8b"}]}"#).await;
     // Nothing saved yet: the form's URL is what is asked.
-    let models = f.rt.list_models(&base).await.unwrap();
+    let models =
+        f.rt.call(ops::ListModels {
+            base_url: base.to_string(),
+        })
+        .await
+        .unwrap();
     assert_eq!(models, vec!["llama-3.1-8b", "qwen2.5-7b"]);
     let head = served.await.unwrap();
     assert!(head.starts_with("GET /v1/models "), "{head}");
 
-    let bad = f.rt.list_models("ftp://nowhere").await.unwrap_err();
+    let bad =
+        f.rt.call(ops::ListModels {
+            base_url: "ftp://nowhere".into(),
+        })
+        .await
+        .unwrap_err();
     assert_eq!(bad.kind(), ErrorKind::InvalidArguments);
 }
 
@@ -60,14 +71,16 @@ async fn an_unreachable_server_reads_as_a_plain_sentence() {
     let f = Fixture::new();
     let port = closed_port().await;
     let base = format!("http://127.0.0.1:{port}/v1");
-    f.rt.set_provider_settings(&ProviderSettings {
-        base_url: Some(base.clone()),
-        model: Some("m".into()),
-        ..ProviderSettings::default()
+    f.rt.call(ops::SetProviderSettings {
+        settings: ProviderSettings {
+            base_url: Some(base.clone()),
+            model: Some("m".into()),
+            ..ProviderSettings::default()
+        },
     })
     .unwrap();
 
-    let e = f.rt.test_connection().await.unwrap_err();
+    let e = f.rt.call(ops::TestConnection {}).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ModelConnect);
     assert_eq!(
         e.to_string(),
@@ -76,7 +89,12 @@ async fn an_unreachable_server_reads_as_a_plain_sentence() {
     assert!(!e.to_string().contains("invalid arguments"));
     assert!(e.detail().unwrap().contains(&format!("127.0.0.1:{port}")));
 
-    let listed = f.rt.list_models(&base).await.unwrap_err();
+    let listed =
+        f.rt.call(ops::ListModels {
+            base_url: base.to_string(),
+        })
+        .await
+        .unwrap_err();
     assert_eq!(listed.kind(), ErrorKind::ModelConnect);
     assert_eq!(listed.to_string(), e.to_string());
 }
@@ -86,16 +104,18 @@ async fn a_run_that_cannot_reach_its_server_ends_with_that_sentence() {
     std::env::remove_var("POCKETPILOT_PROVIDER");
     let f = Fixture::new();
     let port = closed_port().await;
-    f.rt.set_provider_settings(&ProviderSettings {
-        base_url: Some(format!("http://127.0.0.1:{port}/v1")),
-        model: Some("m".into()),
-        ..ProviderSettings::default()
+    f.rt.call(ops::SetProviderSettings {
+        settings: ProviderSettings {
+            base_url: Some(format!("http://127.0.0.1:{port}/v1")),
+            model: Some("m".into()),
+            ..ProviderSettings::default()
+        },
     })
     .unwrap();
     let mut new = f.task("Say hello", "settings");
     new.provider = None;
-    let id = f.rt.create_task(&new).unwrap();
-    f.rt.start(id);
+    let id = f.rt.call(ops::CreateTask { new: new.clone() }).unwrap();
+    f.rt.call(ops::StartTask { task_id: id });
     f.settle(id).await;
     let failed = f.event(id, "task_failed");
     match failed.event {

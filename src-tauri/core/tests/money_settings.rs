@@ -2,6 +2,7 @@
 //! money budgets typed as text, refused with the runtime's message when bad (nothing
 //! saved), obeyed by a run once saved, and today's spend read back. The model is scripted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use pocketpilot_core::config::Limits;
@@ -50,41 +51,68 @@ fn a_bad_price_is_refused_with_the_runtimes_message_and_nothing_is_saved() {
         (price("  ", "1", "1", ""), "a price needs a model"),
     ];
     for (form, says) in refused {
-        let e = f.rt.set_price(form.clone()).unwrap_err();
+        let e = f.rt.call(ops::SetPrice { form: form.clone() }).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArguments, "{form:?}");
         assert!(e.to_string().contains(says), "{form:?}: {e}");
     }
-    assert!(f.rt.prices().unwrap().models.is_empty());
-    assert!(f.rt.money_settings().unwrap().prices.is_empty());
+    assert!(f.rt.call(ops::GetPrices {}).unwrap().models.is_empty());
+    assert!(f
+        .rt
+        .call(ops::GetMoneySettings {})
+        .unwrap()
+        .prices
+        .is_empty());
 
     // A good one is stored trimmed; setting the same model again replaces it.
     let row =
-        f.rt.set_price(price(" gpt-4o ", " 2.5 ", "10", ""))
-            .unwrap();
+        f.rt.call(ops::SetPrice {
+            form: price(" gpt-4o ", " 2.5 ", "10", ""),
+        })
+        .unwrap();
     assert_eq!(
         (row.model.as_str(), row.cached_input_per_mtok),
         ("gpt-4o", None)
     );
-    f.rt.set_price(price("gpt-4o", "2.5", "10", "1.25"))
-        .unwrap();
-    let prices = f.rt.money_settings().unwrap().prices;
+    f.rt.call(ops::SetPrice {
+        form: price("gpt-4o", "2.5", "10", "1.25"),
+    })
+    .unwrap();
+    let prices = f.rt.call(ops::GetMoneySettings {}).unwrap().prices;
     assert_eq!(prices.len(), 1);
     assert_eq!(prices[0].cached_input_per_mtok, Some(1.25));
     // A refused change leaves the stored price as it was.
-    f.rt.set_price(price("gpt-4o", "-3", "10", "")).unwrap_err();
-    assert_eq!(f.rt.prices().unwrap().models[0].input_per_mtok, 2.5);
+    f.rt.call(ops::SetPrice {
+        form: price("gpt-4o", "-3", "10", ""),
+    })
+    .unwrap_err();
+    assert_eq!(
+        f.rt.call(ops::GetPrices {}).unwrap().models[0].input_per_mtok,
+        2.5
+    );
 
-    assert!(f.rt.delete_price("gpt-4o").unwrap());
-    assert!(!f.rt.delete_price("gpt-4o").unwrap());
-    assert!(f.rt.prices().unwrap().models.is_empty());
+    assert!(f
+        .rt
+        .call(ops::DeletePrice {
+            model: "gpt-4o".into()
+        })
+        .unwrap());
+    assert!(!f
+        .rt
+        .call(ops::DeletePrice {
+            model: "gpt-4o".into()
+        })
+        .unwrap());
+    assert!(f.rt.call(ops::GetPrices {}).unwrap().models.is_empty());
 }
 
 #[test]
 fn bad_budgets_are_refused_whole_and_good_ones_keep_the_other_limits() {
     let f = Fixture::new();
-    f.rt.save_limits_form(LimitsForm {
-        max_steps: 7,
-        ..LimitsForm::from(Limits::default())
+    f.rt.call(ops::SaveLimitsForm {
+        form: LimitsForm {
+            max_steps: 7,
+            ..LimitsForm::from(Limits::default())
+        },
     })
     .unwrap();
     for (form, says) in [
@@ -102,16 +130,19 @@ fn bad_budgets_are_refused_whole_and_good_ones_keep_the_other_limits() {
             "the daily cap for unattended runs must be 0 or more",
         ),
     ] {
-        let e = f.rt.set_money_budgets(form).unwrap_err();
+        let e = f.rt.call(ops::SetMoneyBudgets { form }).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArguments);
         assert!(e.to_string().contains(says), "{e}");
     }
-    let stored = Limits::stored(&f.rt.store).unwrap();
+    let stored = Limits::stored(f.rt.store_for_tests()).unwrap();
     assert_eq!(stored.max_task_usd, None);
     assert_eq!(stored.max_trigger_day_usd, None);
 
-    f.rt.set_money_budgets(budgets("2", "", " 1.5 ")).unwrap();
-    let stored = Limits::stored(&f.rt.store).unwrap();
+    f.rt.call(ops::SetMoneyBudgets {
+        form: budgets("2", "", " 1.5 "),
+    })
+    .unwrap();
+    let stored = Limits::stored(f.rt.store_for_tests()).unwrap();
     assert_eq!(
         (
             stored.max_task_usd,
@@ -121,16 +152,18 @@ fn bad_budgets_are_refused_whole_and_good_ones_keep_the_other_limits() {
         (Some(2.0), None, Some(1.5))
     );
     assert_eq!(stored.max_steps, 7, "the other limits stay as stored");
-    let m = f.rt.money_settings().unwrap();
+    let m = f.rt.call(ops::GetMoneySettings {}).unwrap();
     assert_eq!(
         (m.max_task_usd, m.max_day_usd, m.max_trigger_day_usd),
         (Some(2.0), None, Some(1.5))
     );
     // The CLI's path (`budget set`) is held to the same rule.
     let e =
-        f.rt.set_limits(&Limits {
-            max_day_usd: Some(-1.0),
-            ..stored
+        f.rt.call(ops::SetLimits {
+            limits: Limits {
+                max_day_usd: Some(-1.0),
+                ..stored
+            },
         })
         .unwrap_err();
     assert!(
@@ -142,23 +175,32 @@ fn bad_budgets_are_refused_whole_and_good_ones_keep_the_other_limits() {
 #[tokio::test]
 async fn a_price_and_a_task_budget_set_here_pause_a_run_and_today_shows_its_spend() {
     let f = Fixture::new();
-    f.rt.set_price(price("scripted:*", "1000", "1000", ""))
-        .unwrap();
-    f.rt.set_money_budgets(budgets("2", "10", "")).unwrap();
+    f.rt.call(ops::SetPrice {
+        form: price("scripted:*", "1000", "1000", ""),
+    })
+    .unwrap();
+    f.rt.call(ops::SetMoneyBudgets {
+        form: budgets("2", "10", ""),
+    })
+    .unwrap();
     // Each turn: 1000 + 500 tokens at $1000 per million = $1.50; after two, $3.00 ≥ $2.
     let p = f.script(
         "priced.json",
         json!([call("a"), call("b"), { "text": "never asked" }]),
     );
-    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("spend", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    let pause = f.rt.task(id).unwrap().pause.unwrap();
+    let pause = f.rt.call(ops::GetTask { id }).unwrap().pause.unwrap();
     assert_eq!(pause.message, "the task cost $3.00 of its budget of $2.00");
     assert_eq!(
         pause.resumes_at, None,
         "a person's budget waits for the person"
     );
-    let today = f.rt.money_settings().unwrap().today;
+    let today = f.rt.call(ops::GetMoneySettings {}).unwrap().today;
     assert!((today.cost_usd - 3.0).abs() < 1e-9, "{today:?}");
     assert_eq!((today.turns, today.unpriced_turns), (2, 0));
     assert_eq!(today.day_budget_usd, Some(10.0));

@@ -2,6 +2,7 @@
 //! and memories are re-applied verbatim in every request after a compaction (never
 //! summarised), and `.pocketpilot/` is refused to every writing tool.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use pocketpilot_context::ItemKind;
@@ -20,11 +21,11 @@ async fn instructions_and_memories_stay_verbatim_in_the_view_through_compactions
     std::fs::write(f.ws("AGENTS.md"), RULE).unwrap();
     let ws = std::fs::canonicalize(&f.workspace).unwrap();
     let ws = ws.to_str().unwrap();
-    f.rt.add_memory(
-        MemoryScope::Workspace,
-        Some(ws),
-        "MEMORY: answers in British English.",
-    )
+    f.rt.call(ops::AddMemory {
+        scope: MemoryScope::Workspace,
+        workspace: Some(ws.to_string()),
+        text: "MEMORY: answers in British English.".into(),
+    })
     .unwrap();
     let answer = "the quick brown fox jumps over the lazy dog; ".repeat(12);
     let p = f.script(
@@ -43,22 +44,26 @@ async fn instructions_and_memories_stay_verbatim_in_the_view_through_compactions
             session_id: session,
             ..f.task(&format!("question {i}: tell me more"), &p)
         };
-        last = f.rt.submit(&task).unwrap();
+        last = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
         let st = f.settle(last).await;
         assert_eq!(
             st,
             TaskStatus::Completed,
             "{i}: {:?}",
-            f.rt.task(last).unwrap().error
+            f.rt.call(ops::GetTask { id: last }).unwrap().error
         );
-        session = Some(f.rt.task(last).unwrap().session_id);
+        session = Some(f.rt.call(ops::GetTask { id: last }).unwrap().session_id);
     }
     let session = session.unwrap();
-    let compactions = f.rt.compactions(session).unwrap();
+    let compactions =
+        f.rt.call(ops::ListCompactions {
+            session_id: session,
+        })
+        .unwrap();
     assert!(compactions.len() >= 2, "{} compactions", compactions.len());
     let est = pocketpilot_context::Estimator::for_model("scripted");
     let view =
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| build_view(c, session, Some(last), ws, 4096, &est))
             .unwrap();
     // Second item, after the agent's rules: the preamble, kept as workspace instructions.
@@ -105,10 +110,10 @@ async fn no_tool_writes_or_deletes_in_the_pocketpilot_folder() {
         ],
         ..f.task("change the policy", &p)
     };
-    let id = f.rt.submit(&task).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let failed: Vec<String> =
-        f.rt.events(id)
+        f.rt.call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .filter(|e| e.kind().as_str() == "tool_call_failed")
@@ -137,7 +142,13 @@ fn only_an_instruction_file_in_effect_is_read_for_the_window() {
     .unwrap();
     std::fs::write(f.ws("secret.txt"), "private").unwrap();
     let ws = f.workspace.to_str().unwrap();
-    let shown = f.rt.instruction_text(ws, None, "AGENTS.md").unwrap();
+    let shown =
+        f.rt.call(ops::GetInstructionText {
+            workspace: ws.to_string(),
+            session: None,
+            rel: "AGENTS.md".into(),
+        })
+        .unwrap();
     assert_eq!(shown.text, RULE);
     assert_eq!(
         std::path::PathBuf::from(&shown.absolute),
@@ -145,17 +156,34 @@ fn only_an_instruction_file_in_effect_is_read_for_the_window() {
     );
     // What the desktop's editor is handed: the same file, without reading it.
     assert_eq!(
-        f.rt.instruction_file(ws, None, "AGENTS.md").unwrap(),
+        f.rt.call(ops::InstructionFile {
+            workspace: ws.to_string(),
+            session: None,
+            rel: "AGENTS.md".into()
+        })
+        .unwrap(),
         std::fs::canonicalize(f.ws("AGENTS.md")).unwrap()
     );
     for other in ["lib/AGENTS.md", "secret.txt", "../AGENTS.md", "/etc/passwd"] {
-        let e = f.rt.instruction_text(ws, None, other).unwrap_err();
+        let e =
+            f.rt.call(ops::GetInstructionText {
+                workspace: ws.to_string(),
+                session: None,
+                rel: other.to_string(),
+            })
+            .unwrap_err();
         assert_eq!(
             e.kind(),
             pocketpilot_protocol::ErrorKind::OutsideWorkspace,
             "{other}: {e}"
         );
-        let e = f.rt.instruction_file(ws, None, other).unwrap_err();
+        let e =
+            f.rt.call(ops::InstructionFile {
+                workspace: ws.to_string(),
+                session: None,
+                rel: other.to_string(),
+            })
+            .unwrap_err();
         assert_eq!(
             e.kind(),
             pocketpilot_protocol::ErrorKind::OutsideWorkspace,

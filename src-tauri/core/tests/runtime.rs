@@ -1,5 +1,6 @@
 //! The runtime end to end: real store, real worker, real tools, scripted model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use std::time::{Duration, Instant};
@@ -13,16 +14,20 @@ use support::*;
 async fn create_returns_before_the_model_is_asked_anything() {
     let f = Fixture::new();
     let p = f.script("slow.json", json!([{ "text": "late", "delay_ms": 60_000 }]));
-    let id = f.rt.submit(&f.task("say something", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("say something", &p).clone(),
+        })
+        .unwrap();
     // The id is back while the provider is still in its first delay: nothing answered yet.
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert!(matches!(
         task.status,
         TaskStatus::Queued | TaskStatus::Running
     ));
     assert!(!f.kinds(id).contains(&"model_turn_completed".to_string()));
     assert_eq!(f.kinds(id)[0], "task_created");
-    f.rt.cancel(id).unwrap();
+    f.rt.call(ops::CancelTask { task_id: id }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Cancelled);
 }
 
@@ -34,8 +39,19 @@ async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_onl
         "plain.json",
         json!([{ "text": "Hello from the model.", "chunk_size": 3 }]),
     );
-    let id = f.rt.submit(&f.task("greet", &p)).unwrap();
-    let events = drain(f.rt.subscribe(id, 0).unwrap()).await;
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("greet", &p).clone(),
+        })
+        .unwrap();
+    let events = drain(
+        f.rt.call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .unwrap(),
+    )
+    .await;
     let persisted: Vec<&str> = events
         .iter()
         .filter(|e| e.sequence > 0)
@@ -56,12 +72,19 @@ async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_onl
     // agent_completed did not close the stream: task_completed came after it.
     assert_eq!(events.last().unwrap().kind().as_str(), "task_completed");
     assert_eq!(deltas(&events), "Hello from the model.");
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.status, TaskStatus::Completed);
     assert_eq!(task.final_answer.as_deref(), Some("Hello from the model."));
     assert!(task.prompt_tokens > 0 && task.completion_tokens > 0);
     // A subscriber after the end gets the record, no deltas, and closes.
-    let replay = drain(f.rt.subscribe(id, 0).unwrap()).await;
+    let replay = drain(
+        f.rt.call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .unwrap(),
+    )
+    .await;
     assert_eq!(sequences(&replay), (1..=7).collect::<Vec<_>>());
     assert_eq!(deltas(&replay), "");
 }
@@ -81,13 +104,20 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
             { "text": "looking", "tool_calls": [{ "name": "list_dir", "arguments": { "path": "." } }] }
         ]}),
     );
-    let id = f.rt.submit(&f.task("loop", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("loop", &p).clone(),
+        })
+        .unwrap();
     // The step budget pauses the task; stopping it ends the record (and the streams).
     {
         let rt = f.rt.clone();
         tokio::spawn(async move {
-            assert_eq!(rt.wait_settled(id).await.unwrap(), TaskStatus::Paused);
-            rt.stop_task(id).unwrap();
+            assert_eq!(
+                rt.call(ops::WaitSettled { task_id: id }).await.unwrap(),
+                TaskStatus::Paused
+            );
+            rt.call(ops::StopTask { task_id: id }).unwrap();
         });
     }
     let mut joins = Vec::new();
@@ -96,7 +126,14 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
         joins.push(tokio::spawn(async move {
             // sleep: staggers the subscribers over the run, so they join the record at different points.
             tokio::time::sleep(Duration::from_millis(i * 40)).await;
-            drain(rt.subscribe(id, 0).unwrap()).await
+            drain(
+                rt.call(ops::SubscribeTask {
+                    task_id: id,
+                    after_sequence: 0,
+                })
+                .unwrap(),
+            )
+            .await
         }));
     }
     // One more that joins from the middle of the record.
@@ -105,7 +142,14 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
         tokio::spawn(async move {
             // sleep: this subscriber joins after the record has moved on, from its middle.
             tokio::time::sleep(Duration::from_millis(150)).await;
-            drain(rt.subscribe(id, 100).unwrap()).await
+            drain(
+                rt.call(ops::SubscribeTask {
+                    task_id: id,
+                    after_sequence: 100,
+                })
+                .unwrap(),
+            )
+            .await
         })
     };
     let mut counts = Vec::new();
@@ -120,7 +164,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
     assert!(counts[0] > 1000, "only {} events", counts[0]);
     let late = sequences(&late.await.unwrap());
     assert_eq!(late, (101..=counts[0] as i64).collect::<Vec<_>>());
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.status, TaskStatus::BudgetExceeded);
     assert!(task.error.unwrap().contains("all 260 steps"));
 }
@@ -133,10 +177,25 @@ async fn a_subscriber_joining_mid_answer_gets_the_whole_text_exactly_once() {
         "slow-text.json",
         json!([{ "text": text, "chunk_size": 4, "chunk_delay_ms": 15 }]),
     );
-    let id = f.rt.submit(&f.task("talk", &p)).unwrap();
-    let early = tokio::spawn(drain(f.rt.subscribe(id, 0).unwrap()));
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("talk", &p).clone(),
+        })
+        .unwrap();
+    let early = tokio::spawn(drain(
+        f.rt.call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .unwrap(),
+    ));
     // Join once some text has streamed.
-    let mut probe = f.rt.subscribe(id, 0).unwrap();
+    let mut probe =
+        f.rt.call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .unwrap();
     let mut seen = 0;
     while seen < 5 {
         let ev = probe.next().await.unwrap().unwrap();
@@ -144,7 +203,14 @@ async fn a_subscriber_joining_mid_answer_gets_the_whole_text_exactly_once() {
             seen += 1;
         }
     }
-    let mid = drain(f.rt.subscribe(id, 0).unwrap()).await;
+    let mid = drain(
+        f.rt.call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .unwrap(),
+    )
+    .await;
     assert_eq!(deltas(&mid), text);
     assert_eq!(deltas(&early.await.unwrap()), text);
     // Deltas were coalesced: fewer messages than chunks, same text.
@@ -172,17 +238,28 @@ async fn the_step_limit_pauses_the_task_with_its_reason_and_stop_ends_it_budget_
             { "tool_calls": [{ "name": "list_dir", "arguments": {} }] }
         ]}),
     );
-    let id = f.rt.submit(&f.task("never stop", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("never stop", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.step_count, 3);
     let pause = task.pause.unwrap();
     assert!(
         pause.message.contains("all 3 steps") && !pause.message.contains("POCKETPILOT_"),
         "{pause:?}"
     );
-    assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
-    let last = f.rt.events(id).unwrap().pop().unwrap();
+    assert_eq!(
+        f.rt.call(ops::StopTask { task_id: id }).unwrap(),
+        TaskStatus::BudgetExceeded
+    );
+    let last =
+        f.rt.call(ops::TaskEvents { task_id: id })
+            .unwrap()
+            .pop()
+            .unwrap();
     assert_eq!(last.kind().as_str(), "budget_exceeded");
     assert_eq!(last.payload()["budget"], "steps");
 }
@@ -197,10 +274,21 @@ async fn the_seconds_budget_pauses_the_task_and_stop_ends_it_budget_exceeded() {
         "stall.json",
         json!([{ "text": "never", "delay_ms": 60_000 }]),
     );
-    let id = f.rt.submit(&f.task("wait", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("wait", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    assert_eq!(f.rt.stop_task(id).unwrap(), TaskStatus::BudgetExceeded);
-    let last = f.rt.events(id).unwrap().pop().unwrap();
+    assert_eq!(
+        f.rt.call(ops::StopTask { task_id: id }).unwrap(),
+        TaskStatus::BudgetExceeded
+    );
+    let last =
+        f.rt.call(ops::TaskEvents { task_id: id })
+            .unwrap()
+            .pop()
+            .unwrap();
     assert_eq!(last.kind().as_str(), "budget_exceeded");
     assert_eq!(last.payload()["budget"], "seconds");
     assert!(last.payload()["reason"]
@@ -222,9 +310,17 @@ async fn the_token_budget_pauses_the_task_before_its_calls_run() {
             { "text": "never reached" }
         ]),
     );
-    let id = f.rt.submit(&f.task("spend", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("spend", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
-    let last = f.rt.events(id).unwrap().pop().unwrap();
+    let last =
+        f.rt.call(ops::TaskEvents { task_id: id })
+            .unwrap()
+            .pop()
+            .unwrap();
     assert_eq!(last.kind().as_str(), "run_paused");
     assert_eq!(last.payload()["budget"], "tokens");
     assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
@@ -237,8 +333,17 @@ async fn cancel_mid_stream_lands_cancelled_within_a_second() {
         "long.json",
         json!([{ "text": "a".repeat(400), "chunk_size": 1, "chunk_delay_ms": 200 }]),
     );
-    let id = f.rt.submit(&f.task("ramble", &p)).unwrap();
-    let mut sub = f.rt.subscribe(id, 0).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("ramble", &p).clone(),
+        })
+        .unwrap();
+    let mut sub =
+        f.rt.call(ops::SubscribeTask {
+            task_id: id,
+            after_sequence: 0,
+        })
+        .unwrap();
     loop {
         let ev = sub.next().await.unwrap().unwrap();
         if ev.kind().as_str() == "assistant_delta" {
@@ -246,17 +351,20 @@ async fn cancel_mid_stream_lands_cancelled_within_a_second() {
         }
     }
     let asked = Instant::now();
-    f.rt.cancel(id).unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(1), f.rt.wait_settled(id))
-        .await
-        .expect("not cancelled within a second")
-        .unwrap();
+    f.rt.call(ops::CancelTask { task_id: id }).unwrap();
+    let status = tokio::time::timeout(
+        Duration::from_secs(1),
+        f.rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await
+    .expect("not cancelled within a second")
+    .unwrap();
     assert_eq!(status, TaskStatus::Cancelled);
     assert!(asked.elapsed() < Duration::from_secs(1));
     assert!(!f.kinds(id).contains(&"model_turn_completed".to_string()));
     // A cancelled task stays cancelled.
     assert!(matches!(
-        f.rt.cancel(id),
+        f.rt.call(ops::CancelTask { task_id: id }),
         Err(RuntimeError::AlreadyEnded { .. })
     ));
 }
@@ -273,9 +381,13 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
             { "text": "The file does not exist." }
         ]),
     );
-    let id = f.rt.submit(&f.task("read it", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read it", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let events = f.rt.events(id).unwrap();
+    let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let failures: Vec<String> = events
         .iter()
         .filter(|e| e.kind().as_str() == "tool_call_failed")
@@ -285,13 +397,15 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
     assert_eq!(failures[1], "unknown_tool");
     assert_eq!(failures[2], "invalid_arguments");
     // The model was told: each failure is a tool result in the transcript.
-    let session = f.rt.task(id).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let results: Vec<_> =
-        f.rt.session_entries(session)
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == pocketpilot_protocol::EntryKind::ToolResult)
-            .collect();
+        f.rt.call(ops::SessionEntries {
+            session_id: session,
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == pocketpilot_protocol::EntryKind::ToolResult)
+        .collect();
     assert_eq!(results.len(), 3);
     assert!(results.iter().all(|r| r.content["is_error"] == true));
 }
@@ -304,18 +418,20 @@ async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
         enabled: false,
         ..Default::default()
     }
-    .save(&f.rt.store)
+    .save(f.rt.store_for_tests())
     .unwrap();
     let id =
-        f.rt.submit(&NewTask {
-            goal: "anything".into(),
-            workspace: Some(f.workspace.clone()),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            ..Default::default()
+        f.rt.call(ops::SubmitTask {
+            new: NewTask {
+                goal: "anything".into(),
+                workspace: Some(f.workspace.clone()),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                ..Default::default()
+            },
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Failed);
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     let error = task.error.unwrap();
     assert!(
         error.contains("No model is configured") && error.contains("pocketpilot provider set"),
@@ -328,20 +444,42 @@ async fn no_model_configured_fails_at_once_and_says_where_to_set_one() {
 async fn bad_input_is_a_clear_error_and_writes_nothing() {
     let f = Fixture::new();
     let p = f.script("x.json", json!([{ "text": "x" }]));
-    let empty = f.rt.submit(&f.task("   ", &p)).unwrap_err();
+    let empty =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("   ", &p).clone(),
+        })
+        .unwrap_err();
     assert_eq!(empty.kind().as_str(), "empty_goal");
     let mut t = f.task("go", &p);
     t.workspace = Some(f.dir.path().join("nope"));
-    let err = f.rt.submit(&t).unwrap_err();
+    let err = f.rt.call(ops::SubmitTask { new: t.clone() }).unwrap_err();
     assert_eq!(err.kind().as_str(), "workspace");
     assert!(err.to_string().contains("does not exist"));
     let mut t = f.task("go", &p);
     t.session_id = Some(4242);
-    assert_eq!(f.rt.submit(&t).unwrap_err().kind().as_str(), "not_found");
-    assert_eq!(f.rt.task(777).unwrap_err().kind().as_str(), "not_found");
-    assert!(f.rt.subscribe(777, 0).is_err());
-    assert!(f.rt.tasks(10).unwrap().is_empty());
-    assert!(f.rt.sessions().unwrap().is_empty());
+    assert_eq!(
+        f.rt.call(ops::SubmitTask { new: t.clone() })
+            .unwrap_err()
+            .kind()
+            .as_str(),
+        "not_found"
+    );
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: 777 })
+            .unwrap_err()
+            .kind()
+            .as_str(),
+        "not_found"
+    );
+    assert!(f
+        .rt
+        .call(ops::SubscribeTask {
+            task_id: 777,
+            after_sequence: 0
+        })
+        .is_err());
+    assert!(f.rt.call(ops::ListTasks { limit: 10 }).unwrap().is_empty());
+    assert!(f.rt.call(ops::ListSessions {}).unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -351,30 +489,38 @@ async fn a_follow_up_continues_the_session_with_its_context() {
         "two.json",
         json!([{ "text": "first answer" }, { "text": "second answer" }]),
     );
-    let first = f.rt.submit(&f.task("one", &p)).unwrap();
+    let first =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("one", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
-    let session = f.rt.task(first).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let second =
-        f.rt.submit(&NewTask {
-            goal: "two".into(),
-            session_id: Some(session),
-            follow_up_of: Some(first),
-            trigger: pocketpilot_protocol::RunSource::Cli,
-            provider: Some(p.clone()),
-            ..Default::default()
+        f.rt.call(ops::SubmitTask {
+            new: NewTask {
+                goal: "two".into(),
+                session_id: Some(session),
+                follow_up_of: Some(first),
+                trigger: pocketpilot_protocol::RunSource::Cli,
+                provider: Some(p.clone()),
+                ..Default::default()
+            },
         })
         .unwrap();
     assert_eq!(f.settle(second).await, TaskStatus::Completed);
-    let t = f.rt.task(second).unwrap();
+    let t = f.rt.call(ops::GetTask { id: second }).unwrap();
     // The scripted model played turn 2 because it saw turn 1 in the context.
     assert_eq!(t.final_answer.as_deref(), Some("second answer"));
     assert_eq!(t.follow_up_of, Some(first));
     let kinds: Vec<String> =
-        f.rt.session_entries(session)
-            .unwrap()
-            .into_iter()
-            .map(|e| e.kind.to_string())
-            .collect();
+        f.rt.call(ops::SessionEntries {
+            session_id: session,
+        })
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind.to_string())
+        .collect();
     assert_eq!(kinds, ["user", "assistant", "user", "assistant"]);
 }
 
@@ -385,26 +531,37 @@ async fn a_long_session_opens_at_its_newest_tasks_with_only_their_entries() {
         .map(|i| json!({ "text": format!("answer {i}") }))
         .collect();
     let p = f.script("five.json", json!(turns));
-    let first = f.rt.submit(&f.task("goal 1", &p)).unwrap();
+    let first =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("goal 1", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
-    let session = f.rt.task(first).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let mut ids = vec![first];
     for i in 2..=5 {
         let id =
-            f.rt.submit(&NewTask {
-                goal: format!("goal {i}"),
-                session_id: Some(session),
-                follow_up_of: ids.last().copied(),
-                trigger: pocketpilot_protocol::RunSource::Cli,
-                provider: Some(p.clone()),
-                ..Default::default()
+            f.rt.call(ops::SubmitTask {
+                new: NewTask {
+                    goal: format!("goal {i}"),
+                    session_id: Some(session),
+                    follow_up_of: ids.last().copied(),
+                    trigger: pocketpilot_protocol::RunSource::Cli,
+                    provider: Some(p.clone()),
+                    ..Default::default()
+                },
             })
             .unwrap();
         assert_eq!(f.settle(id).await, TaskStatus::Completed);
         ids.push(id);
     }
 
-    let h = f.rt.session_history(session, 2).unwrap();
+    let h =
+        f.rt.call(ops::GetSessionHistory {
+            session_id: session,
+            tasks: 2,
+        })
+        .unwrap();
     assert!(h.earlier, "three older tasks exist");
     assert_eq!(h.tasks.iter().map(|t| t.id).collect::<Vec<_>>(), ids[3..]);
     let texts: Vec<(Option<i64>, String)> = h
@@ -429,32 +586,60 @@ async fn a_long_session_opens_at_its_newest_tasks_with_only_their_entries() {
 
     // Asking for more than there is: everything, nothing earlier, the same entries as the
     // whole transcript's task entries.
-    let all = f.rt.session_history(session, 50).unwrap();
+    let all =
+        f.rt.call(ops::GetSessionHistory {
+            session_id: session,
+            tasks: 50,
+        })
+        .unwrap();
     assert!(!all.earlier);
     assert_eq!(all.tasks.iter().map(|t| t.id).collect::<Vec<_>>(), ids);
     let whole: Vec<i64> =
-        f.rt.session_entries(session)
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.task_id.is_some())
-            .map(|e| e.id)
-            .collect();
+        f.rt.call(ops::SessionEntries {
+            session_id: session,
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.task_id.is_some())
+        .map(|e| e.id)
+        .collect();
     assert_eq!(all.entries.iter().map(|e| e.id).collect::<Vec<_>>(), whole);
-    assert!(!f.rt.session_history(session, 5).unwrap().earlier);
-    assert!(f.rt.session_history(session + 1000, 5).is_err());
+    assert!(
+        !f.rt
+            .call(ops::GetSessionHistory {
+                session_id: session,
+                tasks: 5
+            })
+            .unwrap()
+            .earlier
+    );
+    assert!(f
+        .rt
+        .call(ops::GetSessionHistory {
+            session_id: session + 1000,
+            tasks: 5
+        })
+        .is_err());
 }
 
 #[tokio::test]
 async fn a_running_task_whose_process_died_is_cancelled_at_once() {
     let f = Fixture::new();
     let p = f.script("slow.json", json!([{ "text": "x", "delay_ms": 60_000 }]));
-    let id = f.rt.create_task(&f.task("orphan", &p)).unwrap();
+    let id =
+        f.rt.call(ops::CreateTask {
+            new: f.task("orphan", &p).clone(),
+        })
+        .unwrap();
     // As if a process had started it and died: running, and nobody holds the session.
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|tx| pocketpilot_core::store::tasks::set_status(tx, id, TaskStatus::Running))
         .unwrap();
-    f.rt.cancel(id).unwrap();
-    assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Cancelled);
+    f.rt.call(ops::CancelTask { task_id: id }).unwrap();
+    assert_eq!(
+        f.rt.call(ops::GetTask { id }).unwrap().status,
+        TaskStatus::Cancelled
+    );
 }
 
 #[tokio::test]
@@ -462,20 +647,33 @@ async fn at_start_interrupted_work_is_resumed_or_left_for_the_person_as_set() {
     use pocketpilot_core::config::ResumeOnStart;
     let f = Fixture::new();
     let p = f.script("one.json", json!([{ "text": "resumed and answered" }]));
-    let id = f.rt.create_task(&f.task("interrupted", &p)).unwrap();
+    let id =
+        f.rt.call(ops::CreateTask {
+            new: f.task("interrupted", &p).clone(),
+        })
+        .unwrap();
     // As if the process had died mid-run.
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|tx| pocketpilot_core::store::tasks::set_status(tx, id, TaskStatus::Running))
         .unwrap();
-    f.rt.set_resume_on_start(ResumeOnStart::Ask).unwrap();
-    let (waiting, resumed) = f.rt.resume_on_start().unwrap();
+    f.rt.call(ops::SetResumeOnStart {
+        mode: ResumeOnStart::Ask,
+    })
+    .unwrap();
+    let (waiting, resumed) = f.rt.call(ops::ResumeOnStart {}).unwrap();
     assert_eq!((waiting.len(), resumed), (1, false));
     // sleep: gives a wrongly resumed task time to start; that nothing resumes has no event to wait on.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(f.rt.task(id).unwrap().status, TaskStatus::Running);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id }).unwrap().status,
+        TaskStatus::Running
+    );
 
-    f.rt.set_resume_on_start(ResumeOnStart::Auto).unwrap();
-    let (sessions, resumed) = f.rt.resume_on_start().unwrap();
+    f.rt.call(ops::SetResumeOnStart {
+        mode: ResumeOnStart::Auto,
+    })
+    .unwrap();
+    let (sessions, resumed) = f.rt.call(ops::ResumeOnStart {}).unwrap();
     assert_eq!((sessions.len(), resumed), (1, true));
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let started = f.event(id, "task_started");
@@ -491,13 +689,17 @@ async fn a_write_of_a_run_whose_lease_moved_on_is_refused_inside_its_transaction
     use pocketpilot_core::store::{leases, StoreError};
     let f = Fixture::new();
     let p = f.script("never.json", json!([{ "text": "unused" }]));
-    let id = f.rt.create_task(&f.task("hold on", &p)).unwrap();
-    let session_id = f.rt.task(id).unwrap().session_id;
+    let id =
+        f.rt.call(ops::CreateTask {
+            new: f.task("hold on", &p).clone(),
+        })
+        .unwrap();
+    let session_id = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let pid = i64::from(std::process::id());
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|tx| leases::acquire(tx, session_id, "old-holder", pid, 60_000).map(|_| ()))
         .unwrap();
-    f.rt.recorder.claim(
+    f.rt.recorder_for_tests().claim(
         id,
         Claim {
             session_id,
@@ -510,13 +712,13 @@ async fn a_write_of_a_run_whose_lease_moved_on_is_refused_inside_its_transaction
     let before = f.kinds(id).len();
     // The takeover: the lease is someone else's now (the old holder's pid is alive, so
     // it is released first, as an expired lease would be).
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|tx| {
             leases::release(tx, session_id, "old-holder")?;
             leases::acquire(tx, session_id, "new-holder", pid, 60_000).map(|_| ())
         })
         .unwrap();
-    let refused = f.rt.recorder.record(id, &note);
+    let refused = f.rt.recorder_for_tests().record(id, &note);
     assert!(
         matches!(refused, Err(StoreError::LeaseLost { session_id: s }) if s == session_id),
         "{refused:?}"
@@ -524,8 +726,8 @@ async fn a_write_of_a_run_whose_lease_moved_on_is_refused_inside_its_transaction
     assert_eq!(f.kinds(id).len(), before, "nothing was recorded");
     // Without a claim (or with the holder's own), the same write commits: the refusal
     // came from the lease, not the event.
-    f.rt.recorder.release(id);
-    f.rt.recorder.record(id, &note).unwrap();
+    f.rt.recorder_for_tests().release(id);
+    f.rt.recorder_for_tests().record(id, &note).unwrap();
     assert_eq!(f.kinds(id).len(), before + 1);
 }
 
@@ -536,21 +738,33 @@ async fn a_failed_task_read_back_keeps_its_error_kind_and_sentence() {
         "auth.json",
         json!([{ "error": { "kind": "auth", "message": "401 invalid api key" } }]),
     );
-    let failed = f.rt.submit(&f.task("say hi", &bad_key)).unwrap();
+    let failed =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("say hi", &bad_key).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(failed).await, TaskStatus::Failed);
-    let session = f.rt.task(failed).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id: failed }).unwrap().session_id;
     let fine = f.script("ok.json", json!([{ "text": "hi" }]));
     let ok =
-        f.rt.submit(&pocketpilot_core::api::service::NewTask {
-            goal: "again".into(),
-            session_id: Some(session),
-            provider: Some(fine),
-            ..Default::default()
+        f.rt.call(ops::SubmitTask {
+            new: (pocketpilot_core::api::service::NewTask {
+                goal: "again".into(),
+                session_id: Some(session),
+                provider: Some(fine),
+                ..Default::default()
+            })
+            .clone(),
         })
         .unwrap();
     assert_eq!(f.settle(ok).await, TaskStatus::Completed);
 
-    let h = f.rt.session_history(session, 50).unwrap();
+    let h =
+        f.rt.call(ops::GetSessionHistory {
+            session_id: session,
+            tasks: 50,
+        })
+        .unwrap();
     assert_eq!(
         h.failures.len(),
         1,

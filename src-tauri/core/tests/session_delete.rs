@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use pocketpilot_changes::BlobStore;
+use pocketpilot_core::ops;
 use pocketpilot_core::store::{leases, memories};
 use pocketpilot_core::{ApprovalAnswer, NewTask, TaskStatus};
 use pocketpilot_protocol::{Change, ErrorKind};
@@ -17,7 +18,7 @@ const OWNER_COLUMNS: &[&str] = &["session_id", "task_id", "last_task_id", "follo
 /// Every table that has one of `OWNER_COLUMNS`, with those columns: read from the schema,
 /// so a table added later is checked too.
 fn owned_tables(f: &Fixture) -> BTreeMap<String, Vec<String>> {
-    f.rt.store
+    f.rt.store_for_tests()
         .read(|c| {
             let mut stmt =
                 c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
@@ -64,7 +65,7 @@ fn rows_of(f: &Fixture, session: i64, tasks: &[i64]) -> BTreeMap<String, i64> {
             .collect::<Vec<_>>()
             .join(" OR ");
         let n: i64 =
-            f.rt.store
+            f.rt.store_for_tests()
                 .read(|c| {
                     Ok(c.query_row(
                         &format!("SELECT count(*) FROM {table} WHERE {clause}"),
@@ -76,7 +77,7 @@ fn rows_of(f: &Fixture, session: i64, tasks: &[i64]) -> BTreeMap<String, i64> {
         out.insert(table, n);
     }
     let n: i64 =
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| {
                 Ok(c.query_row(
                     "SELECT count(*) FROM sessions WHERE id = ?1",
@@ -90,7 +91,7 @@ fn rows_of(f: &Fixture, session: i64, tasks: &[i64]) -> BTreeMap<String, i64> {
 }
 
 fn count(f: &Fixture, sql: &str) -> i64 {
-    f.rt.store
+    f.rt.store_for_tests()
         .read(|c| Ok(c.query_row(sql, [], |r| r.get(0))?))
         .unwrap()
 }
@@ -105,13 +106,17 @@ fn approve() -> ApprovalAnswer {
 
 /// Runs `goal` (in a new session unless `session` names one), approving every write.
 async fn run_approving(f: &Fixture, new: NewTask) -> i64 {
-    let id = f.rt.submit(&new).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: new.clone() }).unwrap();
     loop {
         match f.settle(id).await {
             TaskStatus::WaitingApproval => {
-                let pending = f.rt.pending_approvals().unwrap();
+                let pending = f.rt.call(ops::PendingApprovals {}).unwrap();
                 let a = pending.iter().find(|a| a.task_id == id).unwrap();
-                f.rt.resolve_approval(a.id, approve()).unwrap();
+                f.rt.call(ops::ResolveApproval {
+                    approval_id: a.id,
+                    answer: approve(),
+                })
+                .unwrap();
             }
             TaskStatus::Completed => return id,
             other => panic!("task {id} ended {other}"),
@@ -180,7 +185,7 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
         &[("only-a.txt", "only in a\n"), ("shared-a.txt", "shared\n")],
     );
     let a1 = run_approving(&f, f.task("Write two files", &a_script)).await;
-    let a = f.rt.task(a1).unwrap().session_id;
+    let a = f.rt.call(ops::GetTask { id: a1 }).unwrap().session_id;
     let mut follow = f.task("Once more", &later_reply(&f, "a2.json", "Again."));
     follow.session_id = Some(a);
     follow.workspace = None;
@@ -191,7 +196,7 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
     let mut b_new = f.task("Write the shared file", &b_script);
     b_new.follow_up_of = Some(a1);
     let b1 = run_approving(&f, b_new).await;
-    let b = f.rt.task(b1).unwrap().session_id;
+    let b = f.rt.call(ops::GetTask { id: b1 }).unwrap().session_id;
     assert_ne!(a, b);
     let only_a = blob_path(&f, "only-a.txt");
     let shared = blob_path(&f, "shared-b.txt");
@@ -200,7 +205,7 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
     // Rows elsewhere that point at A's tasks: a schedule's and a watch's last run, a
     // trigger run, a memory the person kept; and a lease A's worker left behind.
     let ws = f.workspace.display().to_string();
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|c| {
             c.execute(
                 "INSERT INTO schedules (expr, workspace, goal, last_task_id, created_at) VALUES ('@daily', ?1, 'tidy', ?2, '2026-01-01T00:00:00Z')",
@@ -247,8 +252,8 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
     let before_b = rows_of(&f, b, &[b1]);
     age_blobs(&f);
 
-    let mut feed = f.rt.changes();
-    let deleted = f.rt.delete_session(a).unwrap();
+    let mut feed = f.rt.call(ops::WatchFeed {});
+    let deleted = f.rt.call(ops::DeleteSession { session_id: a }).unwrap();
     // The window hears of it through the change feed.
     let heard = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(c) = feed.next().await {
@@ -274,12 +279,28 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
         before_b,
         "session B lost or gained rows"
     );
-    assert_eq!(f.rt.session(a).unwrap_err().kind(), ErrorKind::NotFound);
-    assert_eq!(f.rt.task(a1).unwrap_err().kind(), ErrorKind::NotFound);
-    let listed: Vec<i64> = f.rt.sessions().unwrap().iter().map(|s| s.id).collect();
+    assert_eq!(
+        f.rt.call(ops::GetSession { session_id: a })
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: a1 }).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    let listed: Vec<i64> =
+        f.rt.call(ops::ListSessions {})
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
     assert_eq!(listed, vec![b]);
     // B's follow-up link is cut; the triggers and the memory stay, only without A's task.
-    assert_eq!(f.rt.task(b1).unwrap().follow_up_of, None);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: b1 }).unwrap().follow_up_of,
+        None
+    );
     assert_eq!(
         count(
             &f,
@@ -315,7 +336,12 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
     );
     assert!(shared.is_file(), "a blob another session names was removed");
     // B is whole: its change can still be reviewed and its session runs on.
-    assert_eq!(f.rt.session_tasks(b).unwrap().len(), 1);
+    assert_eq!(
+        f.rt.call(ops::SessionTasks { session_id: b })
+            .unwrap()
+            .len(),
+        1
+    );
     let mut more = f.task("Carry on", &later_reply(&f, "b2.json", "On."));
     more.session_id = Some(b);
     more.workspace = None;
@@ -329,7 +355,7 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
         ),
     )
     .await;
-    assert_eq!(f.rt.sessions().unwrap().len(), 2);
+    assert_eq!(f.rt.call(ops::ListSessions {}).unwrap().len(), 2);
     assert_eq!(
         count(&f, "SELECT count(*) FROM pragma_foreign_key_check"),
         0,
@@ -341,12 +367,20 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
 async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
     let f = Fixture::new();
     let script = writes(&f, "w.json", &[("w.txt", "w\n")]);
-    let waiting = f.rt.submit(&f.task("Write w", &script)).unwrap();
+    let waiting =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("Write w", &script).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
-    let session = f.rt.task(waiting).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id: waiting }).unwrap().session_id;
     let before = rows_of(&f, session, &[waiting]);
 
-    let err = f.rt.delete_session(session).unwrap_err();
+    let err =
+        f.rt.call(ops::DeleteSession {
+            session_id: session,
+        })
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::SessionActive);
     let text = err.to_string();
     assert!(
@@ -358,29 +392,44 @@ async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
 
     // A queued task (created, not started) refuses it too.
     let idle =
-        f.rt.submit(&f.task("Say hi", &f.script("hi.json", json!([{ "text": "Hi." }]))))
-            .unwrap();
+        f.rt.call(ops::SubmitTask {
+            new: (f.task("Say hi", &f.script("hi.json", json!([{ "text": "Hi." }])))).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(idle).await, TaskStatus::Completed);
-    let other = f.rt.task(idle).unwrap().session_id;
+    let other = f.rt.call(ops::GetTask { id: idle }).unwrap().session_id;
     let mut queued = f.task("Again", &f.script("hi2.json", json!([{ "text": "Hi." }])));
     queued.session_id = Some(other);
     queued.workspace = None;
-    let q = f.rt.create_task(&queued).unwrap();
+    let q =
+        f.rt.call(ops::CreateTask {
+            new: queued.clone(),
+        })
+        .unwrap();
     assert_eq!(
-        f.rt.delete_session(other).unwrap_err().kind(),
+        f.rt.call(ops::DeleteSession { session_id: other })
+            .unwrap_err()
+            .kind(),
         ErrorKind::SessionActive
     );
-    f.rt.cancel(q).unwrap();
-    f.rt.delete_session(other).unwrap();
+    f.rt.call(ops::CancelTask { task_id: q }).unwrap();
+    f.rt.call(ops::DeleteSession { session_id: other }).unwrap();
 
     // Stopped, the first one can go.
-    f.rt.cancel(waiting).unwrap();
+    f.rt.call(ops::CancelTask { task_id: waiting }).unwrap();
     assert_eq!(f.settle(waiting).await, TaskStatus::Cancelled);
-    f.rt.delete_session(session).unwrap();
+    f.rt.call(ops::DeleteSession {
+        session_id: session,
+    })
+    .unwrap();
     assert!(rows_of(&f, session, &[waiting]).values().all(|n| *n == 0));
-    assert!(f.rt.sessions().unwrap().is_empty());
+    assert!(f.rt.call(ops::ListSessions {}).unwrap().is_empty());
     assert_eq!(
-        f.rt.delete_session(session).unwrap_err().kind(),
+        f.rt.call(ops::DeleteSession {
+            session_id: session
+        })
+        .unwrap_err()
+        .kind(),
         ErrorKind::NotFound
     );
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pocketpilot_core::config::ProviderSettings;
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, TaskStatus};
 use pocketpilot_protocol::{PriceForm, RunSource, SessionTitles};
 use pocketpilot_test_support::Fixture;
@@ -128,10 +129,12 @@ async fn serve(
 /// A runtime whose provider is `server`, with every other setting as a new install has it.
 fn fixture(server: &Server) -> Fixture {
     let f = Fixture::new();
-    f.rt.set_provider_settings(&ProviderSettings {
-        base_url: Some(server.base.clone()),
-        model: Some("m".into()),
-        ..Default::default()
+    f.rt.call(ops::SetProviderSettings {
+        settings: ProviderSettings {
+            base_url: Some(server.base.clone()),
+            model: Some("m".into()),
+            ..Default::default()
+        },
     })
     .unwrap();
     f
@@ -147,23 +150,30 @@ fn typed(f: &Fixture, goal: &str) -> NewTask {
 }
 
 async fn finish(f: &Fixture, task: NewTask) -> i64 {
-    let id = f.rt.submit(&task).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    tokio::time::timeout(Duration::from_secs(30), f.rt.titles_settled())
+    tokio::time::timeout(Duration::from_secs(30), f.rt.call(ops::TitlesSettled {}))
         .await
         .expect("the title request did not end in 30 s");
-    f.rt.task(id).unwrap().session_id
+    f.rt.call(ops::GetTask { id }).unwrap().session_id
 }
 
 fn title(f: &Fixture, session: i64) -> String {
-    f.rt.session(session).unwrap().title
+    f.rt.call(ops::GetSession {
+        session_id: session,
+    })
+    .unwrap()
+    .title
 }
 
 #[tokio::test]
 async fn a_session_typed_in_the_window_is_named_by_the_model_after_its_first_answer() {
     let server = Server::start("\"Cargo build failure.\"").await;
     let f = fixture(&server);
-    assert_eq!(f.rt.session_titles().unwrap(), SessionTitles::FreeModels);
+    assert_eq!(
+        f.rt.call(ops::GetSessionTitles {}).unwrap(),
+        SessionTitles::FreeModels
+    );
 
     let session = finish(&f, typed(&f, GOAL)).await;
     assert_eq!(title(&f, session), "Cargo build failure");
@@ -205,19 +215,26 @@ async fn a_title_the_person_gives_while_the_model_is_asked_is_kept() {
     let server = Server::start("Cargo build failure").await;
     server.release.send_replace(false);
     let f = fixture(&server);
-    let id = f.rt.submit(&typed(&f, GOAL)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: typed(&f, GOAL).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let session = f.rt.task(id).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     assert_eq!(
         title(&f, session),
         "please look at why cargo build fails in this folder"
     );
 
     // The title request is held at the server while the person renames the session.
-    f.rt.rename_session(session, "Build broke after update")
-        .unwrap();
+    f.rt.call(ops::RenameSession {
+        session_id: session,
+        title: "Build broke after update".into(),
+    })
+    .unwrap();
     server.release.send_replace(true);
-    tokio::time::timeout(Duration::from_secs(30), f.rt.titles_settled())
+    tokio::time::timeout(Duration::from_secs(30), f.rt.call(ops::TitlesSettled {}))
         .await
         .unwrap();
     assert_eq!(server.title_requests().len(), 1);
@@ -230,24 +247,35 @@ async fn nothing_is_asked_when_titles_are_off_for_a_paid_model_or_outside_the_wi
     let f = fixture(&server);
     let first_line = "please look at why cargo build fails in this folder";
 
-    f.rt.set_session_titles(SessionTitles::Off).unwrap();
+    f.rt.call(ops::SetSessionTitles {
+        titles: SessionTitles::Off,
+    })
+    .unwrap();
     let off = finish(&f, typed(&f, GOAL)).await;
     assert_eq!(title(&f, off), first_line);
 
     // A price above zero makes the model paid: the default asks nothing of it, "always" does.
-    f.rt.set_session_titles(SessionTitles::FreeModels).unwrap();
-    f.rt.set_price(PriceForm {
-        model: "m".into(),
-        input: "0.15".into(),
-        output: "0.60".into(),
-        cached: String::new(),
+    f.rt.call(ops::SetSessionTitles {
+        titles: SessionTitles::FreeModels,
+    })
+    .unwrap();
+    f.rt.call(ops::SetPrice {
+        form: PriceForm {
+            model: "m".into(),
+            input: "0.15".into(),
+            output: "0.60".into(),
+            cached: String::new(),
+        },
     })
     .unwrap();
     let paid = finish(&f, typed(&f, GOAL)).await;
     assert_eq!(title(&f, paid), first_line);
     assert!(server.title_requests().is_empty());
 
-    f.rt.set_session_titles(SessionTitles::Always).unwrap();
+    f.rt.call(ops::SetSessionTitles {
+        titles: SessionTitles::Always,
+    })
+    .unwrap();
     let always = finish(&f, typed(&f, GOAL)).await;
     assert_eq!(title(&f, always), "Cargo build failure");
 

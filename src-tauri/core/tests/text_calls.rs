@@ -3,6 +3,7 @@
 //! told to the model and the run goes on. The model is scripted (the only fake): its turns
 //! carry only text, as a small local model's do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use std::time::Duration;
@@ -40,7 +41,11 @@ async fn a_write_written_as_text_asks_for_approval_survives_a_restart_and_runs_w
         "text_write.json",
         json!({ "requests_log": log, "turns": [{ "text": WRITE_AS_TEXT }, { "text": "Done." }] }),
     );
-    let id = f.rt.submit(&f.task("write hello", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("write hello", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("notes").exists(),
@@ -71,7 +76,7 @@ async fn a_write_written_as_text_asks_for_approval_survives_a_restart_and_runs_w
         "{kinds:?}"
     );
 
-    let pending = f.rt.pending_approvals().unwrap();
+    let pending = f.rt.call(ops::PendingApprovals {}).unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].tool, "write_file");
     assert_eq!(pending[0].capability.as_deref(), Some("fs:write"));
@@ -81,15 +86,22 @@ async fn a_write_written_as_text_asks_for_approval_survives_a_restart_and_runs_w
     let approval = pending[0].id;
     drop(f.rt);
     let rt = Runtime::open(&data_dir).unwrap();
-    rt.resolve_approval(approval, approve()).unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(30), rt.wait_settled(id))
-        .await
-        .unwrap()
-        .unwrap();
+    rt.call(ops::ResolveApproval {
+        approval_id: approval,
+        answer: approve(),
+    })
+    .unwrap();
+    let status = tokio::time::timeout(
+        Duration::from_secs(30),
+        rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(status, TaskStatus::Completed);
     assert_eq!(read(&f.workspace.join("notes/hello.txt")), "hello\n");
     let started = rt
-        .events(id)
+        .call(ops::TaskEvents { task_id: id })
         .unwrap()
         .into_iter()
         .find(|e| e.kind().as_str() == "tool_call_started")
@@ -128,7 +140,11 @@ async fn a_call_that_cannot_be_read_is_told_to_the_model_and_the_run_completes()
             { "text": broken }, { "text": fixed }, { "text": "It says alpha." }
         ] }),
     );
-    let id = f.rt.submit(&f.task("read a.txt", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("read a.txt", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
 
     let failed = f.event(id, "tool_call_failed").payload();
@@ -142,7 +158,7 @@ async fn a_call_that_cannot_be_read_is_told_to_the_model_and_the_run_completes()
     );
     // Nothing is repaired from the broken turn; the second turn's call ran.
     let repaired: Vec<Value> =
-        f.rt.events(id)
+        f.rt.call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .filter(|e| e.kind().as_str() == "tool_call_repaired")
@@ -155,7 +171,10 @@ async fn a_call_that_cannot_be_read_is_told_to_the_model_and_the_run_completes()
         "alpha\n"
     );
     assert_eq!(
-        f.rt.task(id).unwrap().final_answer.as_deref(),
+        f.rt.call(ops::GetTask { id })
+            .unwrap()
+            .final_answer
+            .as_deref(),
         Some("It says alpha.")
     );
 
@@ -181,7 +200,11 @@ async fn a_call_only_mentioned_in_the_answer_never_runs() {
     let f = Fixture::new();
     let answer = "I could write it, for example:\n\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"x.txt\", \"content\": \"x\"}}\n```";
     let p = f.script("mention.json", json!([{ "text": answer }]));
-    let id = f.rt.submit(&f.task("explain", &p)).unwrap();
+    let id =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("explain", &p).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let kinds = f.kinds(id);
     for k in [
@@ -192,6 +215,12 @@ async fn a_call_only_mentioned_in_the_answer_never_runs() {
     ] {
         assert!(!kinds.iter().any(|x| x == k), "{k} in {kinds:?}");
     }
-    assert_eq!(f.rt.task(id).unwrap().final_answer.as_deref(), Some(answer));
+    assert_eq!(
+        f.rt.call(ops::GetTask { id })
+            .unwrap()
+            .final_answer
+            .as_deref(),
+        Some(answer)
+    );
     assert!(!f.ws("x.txt").exists());
 }

@@ -4,6 +4,7 @@
 //! Skips loudly when the server is not built, fails when POCKETPILOT_REQUIRE_MODEL_SERVER
 //! is set.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+use pocketpilot_core::ops;
 use pocketpilot_test_support as support;
 
 use std::sync::{Arc, Mutex};
@@ -118,16 +119,23 @@ const EARLIER: [(&str, &str); 7] = [
 ];
 
 fn kinds_of(f: &Fixture, id: i64) -> Vec<EventKind> {
-    f.rt.events(id).unwrap().iter().map(|e| e.kind()).collect()
+    f.rt.call(ops::TaskEvents { task_id: id })
+        .unwrap()
+        .iter()
+        .map(|e| e.kind())
+        .collect()
 }
 
 async fn settled(f: &Fixture, id: i64) -> TaskStatus {
     // A turn of the real model on two busy cores takes seconds to a minute; the bound only
     // keeps a hung server from hanging the suite.
-    tokio::time::timeout(Duration::from_secs(600), f.rt.wait_settled(id))
-        .await
-        .expect("the task settles")
-        .unwrap()
+    tokio::time::timeout(
+        Duration::from_secs(600),
+        f.rt.call(ops::WaitSettled { task_id: id }),
+    )
+    .await
+    .expect("the task settles")
+    .unwrap()
 }
 
 /// The server's own tool-call path, end to end: with `tool_choice: "required"` and a
@@ -158,12 +166,14 @@ async fn the_servers_own_tool_call_is_approved_run_and_answered() {
     std::env::set_var("POCKETPILOT_API_KEY", "none");
     std::env::set_var(TOOL_CHOICE_VAR, "required");
     let f = Fixture::new();
-    f.rt.set_provider_settings(&ProviderSettings {
-        base_url: Some(relay.base_url()),
-        model: Some("smollm2".into()),
-        // Greedy decoding: the same prompt gets the same answer.
-        temperature: Some(0.0),
-        ..ProviderSettings::default()
+    f.rt.call(ops::SetProviderSettings {
+        settings: ProviderSettings {
+            base_url: Some(relay.base_url()),
+            model: Some("smollm2".into()),
+            // Greedy decoding: the same prompt gets the same answer.
+            temperature: Some(0.0),
+            ..ProviderSettings::default()
+        },
     })
     .unwrap();
 
@@ -185,12 +195,12 @@ async fn the_servers_own_tool_call_is_approved_run_and_answered() {
             grants: vec![pocketpilot_protocol::Capability::FS_WRITE],
             ..f.task(&format!("Write {word} to {file}."), &script)
         };
-        let id = f.rt.submit(&task).unwrap();
+        let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
         let status = settled(&f, id).await;
-        let t = f.rt.task(id).unwrap();
+        let t = f.rt.call(ops::GetTask { id }).unwrap();
         assert_eq!(status, TaskStatus::Completed, "{:?}", t.error);
         assert_eq!(read(&f.ws(file)), word);
-        session = Some(f.rt.task(id).unwrap().session_id);
+        session = Some(f.rt.call(ops::GetTask { id }).unwrap().session_id);
     }
 
     let task = NewTask {
@@ -198,16 +208,16 @@ async fn the_servers_own_tool_call_is_approved_run_and_answered() {
         // The configured model from here on, the session's scripted turns behind it.
         ..f.task("Write blue to colour.txt.", "settings")
     };
-    let id = f.rt.submit(&task).unwrap();
+    let id = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
     let status = settled(&f, id).await;
     assert_eq!(
         status,
         TaskStatus::WaitingApproval,
         "{:?} {:?}",
-        f.rt.task(id).unwrap().error,
+        f.rt.call(ops::GetTask { id }).unwrap().error,
         kinds_of(&f, id)
     );
-    let pending = f.rt.pending_approvals().unwrap();
+    let pending = f.rt.call(ops::PendingApprovals {}).unwrap();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let approval = &pending[0];
     assert_eq!(approval.task_id, id);
@@ -224,18 +234,18 @@ async fn the_servers_own_tool_call_is_approved_run_and_answered() {
     // The server's own call: not one read back from the answer's text.
     assert!(!kinds_of(&f, id).contains(&EventKind::ToolCallRepaired));
 
-    f.rt.resolve_approval(
-        approval.id,
-        ApprovalAnswer {
+    f.rt.call(ops::ResolveApproval {
+        approval_id: approval.id,
+        answer: ApprovalAnswer {
             approve: true,
             by: "test".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     let status = settled(&f, id).await;
     let requests = relay.chat_requests();
-    let t = f.rt.task(id).unwrap();
+    let t = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(
         status,
         TaskStatus::Completed,

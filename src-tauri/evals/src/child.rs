@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use tokio::process::{Child, Command};
 
 use super::case::{expand_str, Case, ChildCommand, ChildRun, KillAt};
@@ -84,7 +85,7 @@ pub(super) async fn play(
         None => first_task(&rt)?.ok_or_else(|| CaseError::Case("the child made no task".into()))?,
     };
     for _ in 0..MAX_RESUMES {
-        if rt.task(task)?.status.is_terminal() {
+        if rt.call(ops::GetTask { id: task })?.status.is_terminal() {
             break;
         }
         spawn(program, env, &["resume".into(), task.to_string()])?
@@ -150,7 +151,11 @@ fn command(program: &Path, env: &CaseEnv, args: &[String]) -> Command {
 
 /// The store's first task (the child's).
 fn first_task(rt: &Arc<Runtime>) -> Result<Option<i64>, CaseError> {
-    Ok(rt.tasks(10_000)?.into_iter().map(|t| t.id).min())
+    Ok(rt
+        .call(ops::ListTasks { limit: 10_000 })?
+        .into_iter()
+        .map(|t| t.id)
+        .min())
 }
 
 /// Until the child's task recorded `kill.count` events of `kill.after`: its id, or `None`
@@ -163,7 +168,7 @@ async fn until_recorded(
     loop {
         if let Some(id) = first_task(rt)? {
             let seen = rt
-                .events(id)?
+                .call(ops::TaskEvents { task_id: id })?
                 .iter()
                 .filter(|e| e.kind() == kill.after)
                 .count();

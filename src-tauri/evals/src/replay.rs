@@ -8,7 +8,9 @@
 //! fresh session; the scripted model does not care what came before).
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{EventKind, RuntimeEvent, ToolCall, Usage};
 use pocketpilot_store::StoredEvent;
 use serde_json::{json, Value};
@@ -20,19 +22,23 @@ use pocketpilot_core::api::service::Runtime;
 /// Files larger than this are not copied into a case's setup.
 const MAX_SETUP_FILE: u64 = 64 * 1024;
 
-pub fn case_from_task(rt: &Runtime, task_id: i64) -> Result<Case, EvalError> {
-    let task = rt.task(task_id)?;
-    let session = rt.session(task.session_id)?;
+pub fn case_from_task(rt: &Arc<Runtime>, task_id: i64) -> Result<Case, EvalError> {
+    let task = rt.call(ops::GetTask { id: task_id })?;
+    let session = rt.call(ops::GetSession {
+        session_id: task.session_id,
+    })?;
     let workspace = Path::new(&session.workspace);
-    let recorded = Recorded::from_events(&rt.events(task_id)?, workspace);
+    let recorded = Recorded::from_events(&rt.call(ops::TaskEvents { task_id })?, workspace);
     if recorded.turns.is_empty() {
         return Err(EvalError::NothingToReplay(task_id));
     }
-    let rules = rt.policy_rules(&session.workspace)?;
+    let rules = rt.call(ops::GetPolicyRules {
+        workspace: session.workspace.to_string(),
+    })?;
     let policy = (!rules.allow.is_empty() || !rules.deny.is_empty()).then_some(rules);
     let setup = Setup {
         files: setup_files(workspace, &recorded.read),
-        limits: serde_json::to_value(rt.limits()?).ok(),
+        limits: serde_json::to_value(rt.call(ops::GetLimits {})?).ok(),
         policy,
         grants: task.grants.clone(),
         ..Setup::default()

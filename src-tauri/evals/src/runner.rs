@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use pocketpilot_core::ops;
 use pocketpilot_model::ToolCall;
 use pocketpilot_tools::Registry;
 use serde::Serialize;
@@ -109,7 +110,10 @@ pub async fn run_case(case: &Case, opts: &RunOptions) -> CaseResult {
             match env.rt() {
                 Ok(rt) => {
                     if let Some(id) = env.first_task() {
-                        status = rt.task(id).ok().map(|t| t.status.as_str().to_owned());
+                        status = rt
+                            .call(ops::GetTask { id })
+                            .ok()
+                            .map(|t| t.status.as_str().to_owned());
                     }
                     failures.extend(score::check(
                         case,
@@ -229,7 +233,7 @@ fn lay_out(
 /// The case's settings in its runtime's store: limits, prices, rules, memories, MCP
 /// servers and the model's server.
 fn configure(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     setup: &Setup,
     opts: &RunOptions,
     workspace: &Path,
@@ -239,11 +243,16 @@ fn configure(
     if let Some(prices) = &setup.prices {
         let prices: pocketpilot_core::policy::cost::Prices = serde_json::from_value(prices.clone())
             .map_err(|e| CaseError::context("setup.prices", e))?;
-        rt.set_prices(&prices)
-            .map_err(|e| CaseError::context("setup.prices", e))?;
+        rt.call(ops::SetPrices {
+            prices: prices.clone(),
+        })
+        .map_err(|e| CaseError::context("setup.prices", e))?;
     }
     if let Some(rules) = &setup.policy {
-        rt.set_policy_rules(&workspace.display().to_string(), rules)?;
+        rt.call(ops::SetPolicyRules {
+            workspace: workspace.display().to_string().to_string(),
+            rules: rules.clone(),
+        })?;
     }
     for r in &setup.command_rules {
         let kind = if r.deny {
@@ -251,31 +260,46 @@ fn configure(
         } else {
             pocketpilot_protocol::CommandRuleKind::Allow
         };
-        rt.add_command_rule(&workspace.display().to_string(), kind, &r.rule)?;
+        rt.call(ops::AddCommandRule {
+            workspace: workspace.display().to_string().to_string(),
+            kind,
+            rule: r.rule.to_string(),
+        })?;
     }
     for text in &setup.memories {
-        rt.add_memory(pocketpilot_protocol::MemoryScope::Global, None, text)?;
+        rt.call(ops::AddMemory {
+            scope: pocketpilot_protocol::MemoryScope::Global,
+            workspace: None,
+            text: text.to_string(),
+        })?;
     }
     add_mcp_servers(rt, setup, workspace, vars)?;
     if setup.hooks_consent {
-        rt.consent_hooks(&workspace.display().to_string(), None)
-            .map_err(|e| CaseError::context("setup.hooks_consent", e))?;
+        rt.call(ops::ConsentHooks {
+            workspace: workspace.display().to_string().to_string(),
+            hash: None,
+        })
+        .map_err(|e| CaseError::context("setup.hooks_consent", e))?;
     }
     if let (true, Some(p)) = (opts.real, &opts.provider) {
-        rt.set_provider_settings(p)?;
+        rt.call(ops::SetProviderSettings {
+            settings: p.clone(),
+        })?;
     }
     if let Some(settings) = &setup.model_server {
         let mut settings = settings.clone();
         expand(&mut settings, vars);
         let settings: pocketpilot_core::config::ProviderSettings = serde_json::from_value(settings)
             .map_err(|e| CaseError::context("setup.model_server", e))?;
-        rt.set_provider_settings(&settings)?;
+        rt.call(ops::SetProviderSettings {
+            settings: settings.clone(),
+        })?;
     }
     Ok(())
 }
 
 /// The default limits with the case's own on top.
-fn set_limits(rt: &Runtime, setup: &Setup) -> Result<(), CaseError> {
+fn set_limits(rt: &Arc<Runtime>, setup: &Setup) -> Result<(), CaseError> {
     let mut limits = serde_json::to_value(Limits::default())?;
     if let (Some(serde_json::Value::Object(patch)), Some(obj)) =
         (&setup.limits, limits.as_object_mut())
@@ -286,14 +310,12 @@ fn set_limits(rt: &Runtime, setup: &Setup) -> Result<(), CaseError> {
     }
     let limits: Limits =
         serde_json::from_value(limits).map_err(|e| CaseError::context("setup.limits", e))?;
-    rt.store.write(|c| {
-        pocketpilot_store::settings::set(c, pocketpilot_core::config::LIMITS_KEY, &limits)
-    })?;
+    rt.call(ops::SetLimits { limits })?;
     Ok(())
 }
 
 fn add_mcp_servers(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     setup: &Setup,
     workspace: &Path,
     vars: &[(&str, String)],
@@ -303,13 +325,10 @@ fn add_mcp_servers(
         expand(&mut server, vars);
         let config: pocketpilot_mcp::McpServerConfig = serde_json::from_value(server)
             .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
-        pocketpilot_core::engine::mcp::add(
-            &rt.store,
-            pocketpilot_core::engine::mcp::StoredServer {
-                workspace: Some(workspace.display().to_string()),
-                config,
-            },
-        )
+        rt.call(ops::AddMcpServerConfig {
+            workspace: Some(workspace.display().to_string()),
+            config,
+        })
         .map_err(|e| CaseError::context("setup.mcp_servers", e))?;
     }
     Ok(())
@@ -375,21 +394,21 @@ async fn start_first(
         }
         (None, Some(crash), _) => {
             let id = rt
-                .create_task(new)
+                .call(ops::CreateTask { new: new.clone() })
                 .map_err(|e| CaseError::context("create", e))?;
             *lock(&env.first_task) = Some(id);
             record_crashed_turn(&rt, id, crash, provider.unwrap_or("settings"), &env.vars)?;
             drop(rt);
             let rt = restart(env).await?;
-            rt.resume_all()
+            rt.call(ops::ResumeAll {})
                 .map_err(|e| CaseError::context("resume_all", e))?;
             id
         }
         (None, None, _) if case.plan.is_some() => rt
-            .submit_planning(new)
+            .call(ops::SubmitPlanning { new: new.clone() })
             .map_err(|e| CaseError::context("submit in plan mode", e))?,
         (None, None, _) => rt
-            .submit(new)
+            .call(ops::SubmitTask { new: new.clone() })
             .map_err(|e| CaseError::context("submit", e))?,
     };
     *lock(&env.first_task) = Some(id);
@@ -410,12 +429,16 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
         ..Default::default()
     };
     let task = start_first(case, opts, env, &new, provider.as_deref()).await?;
-    let session = env.rt()?.task(task)?.session_id;
+    let session = env.rt()?.call(ops::GetTask { id: task })?.session_id;
     let rt = env.rt()?;
     let modes = (case.setup.steering_mode, case.setup.follow_up_mode);
     if modes.0.is_some() || modes.1.is_some() {
-        rt.set_session_modes(session, modes.0, modes.1)
-            .map_err(|e| CaseError::context("session modes", e))?;
+        rt.call(ops::SetSessionModes {
+            session_id: session,
+            steering: modes.0,
+            follow_up: modes.1,
+        })
+        .map_err(|e| CaseError::context("session modes", e))?;
     }
     for step in &case.inbox {
         if let Some(kind) = &step.after {
@@ -438,7 +461,12 @@ async fn play(case: &Case, opts: &RunOptions, env: &CaseEnv) -> Result<(), CaseE
             grants: Vec::new(),
             mcp: None,
         };
-        match (rt.say(&submit), &step.expect_error) {
+        match (
+            rt.call(ops::Say {
+                submit: submit.clone(),
+            }),
+            &step.expect_error,
+        ) {
             (Ok(_), None) => {}
             (Err(e), Some(kind)) if e.kind() == *kind => {}
             (Ok(_), Some(kind)) => env.note(format!(
@@ -469,7 +497,9 @@ fn rewind_step(env: &CaseEnv, session: i64, n: usize, step: &RewindStep) -> Resu
     use pocketpilot_protocol::EntryKind;
     let rt = env.rt()?;
     let messages: Vec<i64> = rt
-        .session_entries(session)?
+        .call(ops::SessionEntries {
+            session_id: session,
+        })?
         .iter()
         .filter(|e| e.kind == EntryKind::User)
         .map(|e| e.id)
@@ -478,7 +508,9 @@ fn rewind_step(env: &CaseEnv, session: i64, n: usize, step: &RewindStep) -> Resu
     let to = match messages.get(step.to_message.wrapping_sub(1)) {
         Some(id) => *id,
         None => rt
-            .session_entries(session)?
+            .call(ops::SessionEntries {
+                session_id: session,
+            })?
             .iter()
             .find(|e| e.kind == EntryKind::Assistant)
             .map(|e| e.id)
@@ -488,7 +520,9 @@ fn rewind_step(env: &CaseEnv, session: i64, n: usize, step: &RewindStep) -> Resu
         write(&inside(&env.workspace, rel)?, content)?;
     }
     if let Some(t) = step.tamper_task {
-        let tasks = rt.session_tasks(session)?;
+        let tasks = rt.call(ops::SessionTasks {
+            session_id: session,
+        })?;
         let task = tasks
             .get(t.wrapping_sub(1))
             .ok_or_else(|| CaseError::Case(format!("rewind {n}: the session has no task {t}")))?
@@ -499,7 +533,14 @@ fn rewind_step(env: &CaseEnv, session: i64, n: usize, step: &RewindStep) -> Resu
         dry_run: step.dry_run,
         keep_theirs: step.keep_theirs,
     };
-    let report = match (rt.rewind(session, to, opts), &step.expect_error) {
+    let report = match (
+        rt.call(ops::Rewind {
+            session_id: session,
+            to_entry: to,
+            opts,
+        }),
+        &step.expect_error,
+    ) {
         (Err(e), Some(kind)) if e.kind() == *kind => return Ok(()),
         (Err(e), _) => {
             env.note(format!("rewind {n}: failed: {} ({e})", e.kind()));
@@ -549,7 +590,9 @@ fn check_rewind(
         }
     }
     let set_aside = rt
-        .session_entries(session)?
+        .call(ops::SessionEntries {
+            session_id: session,
+        })?
         .iter()
         .filter(|e| e.rewound_by.is_some() && e.rewound_by == report.files.id)
         .count();
@@ -569,11 +612,16 @@ fn check_rewind(
             env.note(format!("rewind {n}: nothing to redo (it was not applied)"));
             return Ok(());
         };
-        if let Err(e) = rt.redo(id, Options::default()) {
+        if let Err(e) = rt.call(ops::Redo {
+            undo_id: id,
+            opts: Options::default(),
+        }) {
             env.note(format!("rewind {n}: its redo failed: {} ({e})", e.kind()));
         }
         let back = rt
-            .session_entries(session)?
+            .call(ops::SessionEntries {
+                session_id: session,
+            })?
             .iter()
             .filter(|e| e.rewound_by == Some(id))
             .count();
@@ -631,13 +679,26 @@ fn write_files(
 async fn quiet(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
     loop {
         settle(rt, session).await?;
-        if rt.inbox(session)?.is_empty() {
+        if rt
+            .call(ops::GetInbox {
+                session_id: session,
+            })?
+            .is_empty()
+        {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            let tasks = rt.session_tasks(session)?;
+            let tasks = rt.call(ops::SessionTasks {
+                session_id: session,
+            })?;
             let busy = tasks
                 .iter()
                 .any(|t| !t.status.is_terminal() && !t.status.needs_person());
-            if rt.inbox(session)?.is_empty() && !busy {
+            if rt
+                .call(ops::GetInbox {
+                    session_id: session,
+                })?
+                .is_empty()
+                && !busy
+            {
                 return Ok(());
             }
         }
@@ -649,7 +710,9 @@ async fn quiet(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
 fn undo_step(env: &CaseEnv, session: i64, n: usize, step: &UndoStep) -> Result<(), CaseError> {
     use pocketpilot_core::engine::changes::undo::{Options, Target};
     let rt = env.rt()?;
-    let tasks = rt.session_tasks(session)?;
+    let tasks = rt.call(ops::SessionTasks {
+        session_id: session,
+    })?;
     let task = tasks
         .get(step.task.wrapping_sub(1))
         .ok_or_else(|| CaseError::Case(format!("undo {n}: the session has no task {}", step.task)))?
@@ -665,7 +728,13 @@ fn undo_step(env: &CaseEnv, session: i64, n: usize, step: &UndoStep) -> Result<(
         call_id: None,
     };
     let opts = Options::apply(step.keep_theirs);
-    match (rt.undo(&target, opts), &step.expect_error) {
+    match (
+        rt.call(ops::Undo {
+            target: target.clone(),
+            opts,
+        }),
+        &step.expect_error,
+    ) {
         (Err(e), Some(kind)) if e.kind() == *kind => {}
         (Err(e), _) => env.note(format!("undo {n}: failed: {} ({e})", e.kind())),
         (Ok(r), Some(kind)) => env.note(format!(
@@ -701,10 +770,10 @@ fn tamper(
     vars: &[(&'static str, String)],
 ) -> Result<(), CaseError> {
     use pocketpilot_protocol::changes::ChangeSetKind;
-    use pocketpilot_store::change_sets;
-    let sets = rt
-        .store
-        .read(|c| change_sets::of_task(c, task, ChangeSetKind::Call))?;
+    let sets = rt.call(ops::TaskChangeSets {
+        task_id: task,
+        kind: ChangeSetKind::Call,
+    })?;
     let mut next = paths.iter().cycle();
     for set in sets {
         let mut changes = set.changes.clone();
@@ -713,8 +782,10 @@ fn tamper(
                 c.path = expand_str(p, vars);
             }
         }
-        rt.store
-            .write(|tx| change_sets::set_changes(tx, set.id, &changes))?;
+        rt.call(ops::SetChangeSetChanges {
+            id: set.id,
+            changes,
+        })?;
     }
     Ok(())
 }
@@ -733,7 +804,7 @@ async fn answer_approvals(
     let mut extra = 0;
     loop {
         settle(&env.rt()?, session).await?;
-        let pending = env.rt()?.pending_approvals()?;
+        let pending = env.rt()?.call(ops::PendingApprovals {})?;
         let Some(approval) = pending.into_iter().next() else {
             if answer_pause(&env.rt()?, session, pauses.next())? {
                 continue;
@@ -775,16 +846,16 @@ async fn answer_approvals(
             _ => None,
         };
         env.rt()?
-            .resolve_approval(
-                approval.id,
-                ApprovalAnswer {
+            .call(ops::ResolveApproval {
+                approval_id: approval.id,
+                answer: ApprovalAnswer {
                     approve: answer.action != Action::Reject,
                     edited_arguments: edited,
                     session_grant: answer.action == Action::Session,
                     note: answer.note.clone(),
                     by: "eval".into(),
                 },
-            )
+            })
             .map_err(|e| CaseError::context(format!("answering approval {}", approval.id), e))?;
     }
 }
@@ -797,20 +868,27 @@ fn answer_plan(env: &CaseEnv, answer: Option<&super::case::PlanAnswer>) -> Resul
         return Ok(false);
     };
     let rt = env.rt()?;
-    if rt.plan_of_task(task)?.is_none() {
+    if rt.call(ops::PlanOfTask { task_id: task })?.is_none() {
         env.note(format!("task {task} made no plan to answer"));
         return Ok(false);
     }
     let context = |e| CaseError::context(format!("answering the plan of task {task}"), e);
     match answer.action {
         PlanAction::Approve => {
-            rt.approve_plan(task, answer.plan.as_ref(), RunSource::Eval)
-                .map_err(context)?;
+            rt.call(ops::ApprovePlan {
+                task_id: task,
+                edited: answer.plan.as_ref().cloned(),
+                by: RunSource::Eval,
+            })
+            .map_err(context)?;
             Ok(true)
         }
         PlanAction::Reject => {
-            rt.reject_plan(task, answer.reason.as_deref())
-                .map_err(context)?;
+            rt.call(ops::RejectPlan {
+                task_id: task,
+                reason: answer.reason.as_deref().map(|s| s.to_string()),
+            })
+            .map_err(context)?;
             Ok(false)
         }
         PlanAction::Leave => Ok(false),
@@ -825,7 +903,9 @@ fn answer_pause(
     answer: Option<&super::case::PauseAnswer>,
 ) -> Result<bool, CaseError> {
     let paused = rt
-        .session_tasks(session)?
+        .call(ops::SessionTasks {
+            session_id: session,
+        })?
         .into_iter()
         .find(|t| t.status == TaskStatus::Paused);
     let (Some(task), Some(answer)) = (paused, answer) else {
@@ -833,10 +913,15 @@ fn answer_pause(
     };
     match answer.action {
         super::case::PauseAction::Continue => rt
-            .continue_task(task.id, answer.raise.clone(), answer.steer.clone(), "eval")
+            .call(ops::ContinueTask {
+                task_id: task.id,
+                raise: answer.raise.clone(),
+                steer: answer.steer.clone(),
+                by: "eval".into(),
+            })
             .map_err(|e| CaseError::context(format!("continuing task {}", task.id), e))?,
         super::case::PauseAction::Stop => {
-            rt.stop_task(task.id)
+            rt.call(ops::StopTask { task_id: task.id })
                 .map_err(|e| CaseError::context(format!("stopping task {}", task.id), e))?;
         }
     }
@@ -846,7 +931,9 @@ fn answer_pause(
 /// Until every task of the session is terminal or waiting for a person.
 async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
     loop {
-        let tasks = rt.session_tasks(session)?;
+        let tasks = rt.call(ops::SessionTasks {
+            session_id: session,
+        })?;
         let busy = tasks
             .iter()
             .any(|t| !t.status.is_terminal() && !t.status.needs_person());
@@ -860,7 +947,10 @@ async fn settle(rt: &Arc<Runtime>, session: i64) -> Result<(), CaseError> {
 /// Until `task` records `kind` (an input placed at `final` does not count: that is the
 /// one that started the run).
 async fn until_event(rt: &Arc<Runtime>, task: i64, kind: EventKind) -> Result<(), CaseError> {
-    let mut sub = rt.subscribe(task, 0)?;
+    let mut sub = rt.call(ops::SubscribeTask {
+        task_id: task,
+        after_sequence: 0,
+    })?;
     while let Some(ev) = sub.next().await {
         let ev = ev?;
         let at_final = matches!(
@@ -888,8 +978,12 @@ fn record_crashed_turn(
     provider: &str,
     vars: &[(&str, String)],
 ) -> Result<(), CaseError> {
-    let rec = &rt.recorder;
-    let record = |ev: RuntimeEvent| rec.record(task, &ev).map(|_| ());
+    let record = |ev: RuntimeEvent| {
+        rt.call(ops::RecordEvents {
+            task_id: task,
+            events: vec![ev],
+        })
+    };
     record(RuntimeEvent::TaskStarted {
         provider: provider.to_owned(),
         resumed: false,
@@ -970,9 +1064,12 @@ async fn close(rt: Arc<Runtime>) -> bool {
 
 /// Cancels whatever is still going (a case that timed out or left a task waiting).
 fn stop_everything(rt: &Arc<Runtime>) {
-    for t in rt.tasks(10_000).unwrap_or_default() {
+    for t in rt
+        .call(ops::ListTasks { limit: 10_000 })
+        .unwrap_or_default()
+    {
         if !t.status.is_terminal() {
-            let _ = rt.cancel(t.id);
+            let _ = rt.call(ops::CancelTask { task_id: t.id });
         }
     }
 }
@@ -993,6 +1090,8 @@ pub enum CaseError {
     Store(#[from] pocketpilot_store::StoreError),
     #[error(transparent)]
     Mcp(#[from] pocketpilot_core::engine::mcp::McpConfigError),
+    #[error(transparent)]
+    Settings(#[from] pocketpilot_core::api::settings::SettingsError),
     #[error(transparent)]
     Trigger(#[from] pocketpilot_triggers::TriggerError),
     #[error("{what}: {source}")]

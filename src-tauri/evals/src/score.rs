@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::case::{subset, Case, EventMatch, Expect};
 use super::runner::CaseEnv;
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{EventKind, RuntimeEvent};
 use pocketpilot_store::{Entry, StoredEvent, Task};
 
@@ -163,13 +164,15 @@ fn settle<'a>(
         f.push("no task was created".into());
         return None;
     };
-    let Ok(task) = rt.task(first) else {
+    let Ok(task) = rt.call(ops::GetTask { id: first }) else {
         f.push(format!("task {first} is gone"));
         return None;
     };
     let mut expect = case.expect.clone();
     expand_expect(&mut expect, &env.vars);
-    let tasks = match rt.session_tasks(task.session_id) {
+    let tasks = match rt.call(ops::SessionTasks {
+        session_id: task.session_id,
+    }) {
         Ok(t) => t,
         Err(e) => {
             f.push(format!("the session's tasks could not be read: {e}"));
@@ -177,7 +180,9 @@ fn settle<'a>(
         }
     };
     let events = session_events(rt, &tasks, f);
-    let entries = match rt.session_entries(task.session_id) {
+    let entries = match rt.call(ops::SessionEntries {
+        session_id: task.session_id,
+    }) {
         Ok(e) => e,
         Err(e) => {
             f.push(format!("the transcript could not be read: {e}"));
@@ -207,7 +212,7 @@ fn settle<'a>(
 fn session_events(rt: &Arc<Runtime>, tasks: &[Task], f: &mut Vec<String>) -> Vec<StoredEvent> {
     let mut events: Vec<StoredEvent> = Vec::new();
     for t in tasks {
-        let evs = match rt.events(t.id) {
+        let evs = match rt.call(ops::TaskEvents { task_id: t.id }) {
             Ok(evs) => evs,
             Err(e) => {
                 f.push(format!(
@@ -317,7 +322,7 @@ fn memories(s: &Settled) -> Vec<String> {
     let Some(want) = s.expect.memories else {
         return Vec::new();
     };
-    match s.rt.memories(None) {
+    match s.rt.call(ops::ListMemories { workspace: None }) {
         Ok(m) if m.len() == want => Vec::new(),
         Ok(m) => vec![format!("{} memories kept, expected {want}", m.len())],
         Err(e) => vec![format!("the memories could not be read: {e}")],
@@ -505,7 +510,7 @@ fn haystacks(s: &Settled) -> Vec<(String, String)> {
 /// The store's cost figures against `want`.
 fn check_usage(rt: &Arc<Runtime>, want: &super::case::ExpectUsage) -> Vec<String> {
     let mut f = Vec::new();
-    let usage = match rt.usage(None) {
+    let usage = match rt.call(ops::GetUsage { since: None }) {
         Ok(u) => u,
         Err(e) => return vec![format!("the usage could not be read: {e}")],
     };
@@ -530,12 +535,12 @@ fn check_usage(rt: &Arc<Runtime>, want: &super::case::ExpectUsage) -> Vec<String
     }
     if want.one_per_recorded_turn {
         let (mut turns, mut usd) = (0u32, 0.0);
-        let tasks = match rt.tasks(100_000) {
+        let tasks = match rt.call(ops::ListTasks { limit: 100_000 }) {
             Ok(t) => t,
             Err(e) => return vec![format!("the tasks could not be read: {e}")],
         };
         for task in tasks {
-            let events = match rt.events(task.id) {
+            let events = match rt.call(ops::TaskEvents { task_id: task.id }) {
                 Ok(e) => e,
                 Err(e) => {
                     return vec![format!(

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::task::TaskStatus;
 use pocketpilot_triggers::{cron, webhook, Clock, HostOptions, ManualClock, TriggerHost};
 
@@ -60,7 +61,9 @@ pub(super) async fn start(
         Some(s) => {
             let clock = ManualClock::new(s.clock);
             let c = clock.clone();
-            rt.set_clock(Arc::new(move || c.now()));
+            rt.call(ops::SetClock {
+                clock: Arc::new(move || c.now()),
+            });
             (
                 Some(clock),
                 Some(make_schedule(rt, case, env, s, provider)?),
@@ -221,7 +224,7 @@ pub(super) async fn send_requests(
         replies.push((status, text));
     }
     // A refused request makes nothing: every task is an accepted request's.
-    let made = env.rt()?.tasks(10_000)?.len();
+    let made = env.rt()?.call(ops::ListTasks { limit: 10_000 })?.len();
     if made != accepted {
         env.note(format!("{made} tasks for {accepted} accepted requests"));
     }
@@ -269,7 +272,11 @@ pub(super) async fn play_schedule(
             ));
         }
         if let Some(want) = &tick.pause_contains {
-            let message = rt.task(task)?.pause.map(|p| p.message).unwrap_or_default();
+            let message = rt
+                .call(ops::GetTask { id: task })?
+                .pause
+                .map(|p| p.message)
+                .unwrap_or_default();
             if !message.contains(want.as_str()) {
                 env.note(format!(
                     "tick {i}: the pause says {message:?}, not {want:?}"
@@ -279,10 +286,15 @@ pub(super) async fn play_schedule(
         if let (Some(answer), TaskStatus::Paused) = (&tick.answer, status) {
             match answer.action {
                 PauseAction::Stop => {
-                    rt.stop_task(task)?;
+                    rt.call(ops::StopTask { task_id: task })?;
                 }
                 PauseAction::Continue => {
-                    rt.continue_task(task, answer.raise.clone(), answer.steer.clone(), "eval")?;
+                    rt.call(ops::ContinueTask {
+                        task_id: task,
+                        raise: answer.raise.clone(),
+                        steer: answer.steer.clone(),
+                        by: "eval".into(),
+                    })?;
                     settled(&rt, task).await?;
                 }
             }
@@ -294,7 +306,7 @@ pub(super) async fn play_schedule(
 /// Until `task` is terminal or waits for a person; its status then.
 async fn settled(rt: &Arc<Runtime>, task: i64) -> Result<TaskStatus, CaseError> {
     loop {
-        let status = rt.task(task)?.status;
+        let status = rt.call(ops::GetTask { id: task })?.status;
         if status.is_terminal() || status.needs_person() {
             return Ok(status);
         }

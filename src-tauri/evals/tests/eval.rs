@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use pocketpilot_core::ops;
 use pocketpilot_core::{ApprovalAnswer, NewTask, Runtime, TaskStatus};
 use pocketpilot_evals::{self as eval, RunOptions};
 use serde_json::json;
@@ -93,21 +94,21 @@ fn a_recorded_task_replayed_as_a_case_passes() {
         .unwrap();
         let rt = Runtime::open(&dir.path().join("data")).unwrap();
         let id = rt
-            .submit(&NewTask {
+            .call(ops::SubmitTask { new: NewTask {
                 goal: "Do the todo list".into(),
                 workspace: Some(workspace.clone()),
                 trigger: pocketpilot_protocol::RunSource::Cli,
                 provider: Some(format!("scripted:{}", script.display())),
                 ..Default::default()
-            })
+            } })
             .unwrap();
         let settle = |id| {
             let rt = rt.clone();
-            async move { tokio::time::timeout(Duration::from_secs(30), rt.wait_settled(id)).await.unwrap().unwrap() }
+            async move { tokio::time::timeout(Duration::from_secs(30), rt.call(ops::WaitSettled { task_id: id })).await.unwrap().unwrap() }
         };
         assert_eq!(settle(id).await, TaskStatus::WaitingApproval);
-        let approval = rt.pending_approvals().unwrap().remove(0);
-        rt.resolve_approval(approval.id, ApprovalAnswer { approve: true, by: "test".into(), ..Default::default() })
+        let approval = rt.call(ops::PendingApprovals {}).unwrap().remove(0);
+        rt.call(ops::ResolveApproval { approval_id: approval.id, answer: ApprovalAnswer { approve: true, by: "test".into(), ..Default::default() } })
             .unwrap();
         assert_eq!(settle(id).await, TaskStatus::Completed);
 

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pocketpilot_core::config::{Limits, LIMITS_KEY};
+use pocketpilot_core::config::Limits;
 use pocketpilot_core::engine::recorder::TaskEvent;
-use pocketpilot_core::store::settings;
+use pocketpilot_core::ops;
 use pocketpilot_core::{NewTask, Runtime, RuntimeEvent, TaskStatus};
 
 pub struct Fixture {
@@ -33,9 +33,10 @@ impl Fixture {
         std::fs::create_dir_all(&workspace).unwrap();
         {
             let rt = Runtime::open(&data_dir).unwrap();
-            rt.store
-                .write(|c| settings::set(c, LIMITS_KEY, &limits))
-                .unwrap();
+            rt.call(ops::SetLimits {
+                limits: limits.clone(),
+            })
+            .unwrap();
         }
         let rt = Runtime::open(&data_dir).unwrap();
         Self {
@@ -63,15 +64,18 @@ impl Fixture {
     }
 
     pub async fn settle(&self, id: i64) -> TaskStatus {
-        tokio::time::timeout(Duration::from_secs(30), self.rt.wait_settled(id))
-            .await
-            .expect("the task did not settle in 30 s")
-            .unwrap()
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            self.rt.call(ops::WaitSettled { task_id: id }),
+        )
+        .await
+        .expect("the task did not settle in 30 s")
+        .unwrap()
     }
 
     pub fn kinds(&self, id: i64) -> Vec<String> {
         self.rt
-            .events(id)
+            .call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .map(|e| e.kind().as_str().to_owned())
@@ -81,7 +85,7 @@ impl Fixture {
     /// The first persisted event of `kind` in task `id` (the test fails without one).
     pub fn event(&self, id: i64, kind: &str) -> TaskEvent {
         self.rt
-            .events(id)
+            .call(ops::TaskEvents { task_id: id })
             .unwrap()
             .into_iter()
             .find(|e| e.kind().as_str() == kind)

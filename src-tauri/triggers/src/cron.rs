@@ -29,12 +29,12 @@ use croner::Cron;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{ErrorKind, RunSource};
 
 use super::{canonical_workspace, parse_stamp, stamp, Fire, Result, TriggerError, TriggerSettings};
 use pocketpilot_core::api::service::Runtime;
-use pocketpilot_store::triggers::{self, Schedule};
-use pocketpilot_store::StoreError;
+use pocketpilot_store::triggers::Schedule;
 
 /// How late a tick may be observed and still count as on time.
 pub const LATE_GRACE: ChronoDuration = ChronoDuration::seconds(60);
@@ -209,7 +209,7 @@ pub struct NewSchedule {
 }
 
 /// Creates a schedule; ticks before `now` never count (nothing to catch up yet).
-pub fn create(rt: &Runtime, new: &NewSchedule, now: DateTime<Utc>) -> Result<Schedule> {
+pub fn create(rt: &Arc<Runtime>, new: &NewSchedule, now: DateTime<Utc>) -> Result<Schedule> {
     let expr = CronExpr::parse(&new.expr)?;
     let goal = new.goal.trim();
     if goal.is_empty() {
@@ -217,36 +217,28 @@ pub fn create(rt: &Runtime, new: &NewSchedule, now: DateTime<Utc>) -> Result<Sch
     }
     let workspace = canonical_workspace(Path::new(&new.workspace))?;
     let created = stamp(now);
-    let schedule = rt.store.write(|c| {
-        let id = triggers::insert_schedule(
-            c,
-            &triggers::NewSchedule {
-                expr: expr.as_str(),
-                workspace: &workspace,
-                goal,
-                provider: new.provider.as_deref(),
-                catch_up: new.catch_up,
-                created_at: &created,
-            },
-        )?;
-        triggers::schedule(c, id)?.ok_or_else(|| StoreError::not_found("schedule", id))
+    let schedule = rt.call(ops::CreateSchedule {
+        expr: expr.as_str().to_owned(),
+        workspace,
+        goal: goal.to_owned(),
+        provider: new.provider.clone(),
+        catch_up: new.catch_up,
+        created_at: created,
     })?;
     tracing::info!(schedule_id = schedule.id, expr = %schedule.expr, "schedule created");
     Ok(schedule)
 }
 
-pub fn list(rt: &Runtime) -> Result<Vec<Schedule>> {
-    Ok(rt.store.read(triggers::schedules)?)
+pub fn list(rt: &Arc<Runtime>) -> Result<Vec<Schedule>> {
+    Ok(rt.call(ops::ListSchedules {})?)
 }
 
-pub fn set_paused(rt: &Runtime, id: i64, paused: bool) -> Result<()> {
-    Ok(rt
-        .store
-        .write(|c| triggers::set_schedule_paused(c, id, paused))?)
+pub fn set_paused(rt: &Arc<Runtime>, id: i64, paused: bool) -> Result<()> {
+    Ok(rt.call(ops::SetSchedulePaused { id, paused })?)
 }
 
-pub fn delete(rt: &Runtime, id: i64) -> Result<()> {
-    Ok(rt.store.write(|c| triggers::delete_schedule(c, id))?)
+pub fn delete(rt: &Arc<Runtime>, id: i64) -> Result<()> {
+    Ok(rt.call(ops::DeleteSchedule { id })?)
 }
 
 /// When a schedule fires next, for display.
@@ -283,7 +275,7 @@ async fn run_inner(
         if cancel.is_cancelled() {
             return Ok(());
         }
-        let Some(s) = rt.store.read(|c| triggers::schedule(c, id))? else {
+        let Some(s) = rt.call(ops::GetSchedule { id })? else {
             return Ok(());
         };
         if s.paused {
@@ -329,17 +321,26 @@ fn tick_due(
     reason: Option<&str>,
 ) -> Result<()> {
     let at = stamp(tick);
-    if !rt.store.write(|c| triggers::claim_tick(c, s.id, &at))? {
+    if !rt.call(ops::ClaimTick {
+        id: s.id,
+        tick: at.clone(),
+    })? {
         return Ok(());
     }
     if TriggerSettings::load(rt)?.paused {
-        return super::skip(rt, "cron", s.id, Some(&at), "all triggers are paused");
+        return super::skip(
+            rt,
+            RunSource::Cron,
+            s.id,
+            Some(&at),
+            "all triggers are paused",
+        );
     }
     if let Some(prev) = s.last_task_id {
-        match rt.task(prev) {
+        match rt.call(ops::GetTask { id: prev }) {
             Ok(t) if !t.status.is_terminal() => {
                 let why = format!("the previous task {prev} is still {}", t.status);
-                return super::skip(rt, "cron", s.id, Some(&at), &why);
+                return super::skip(rt, RunSource::Cron, s.id, Some(&at), &why);
             }
             Ok(_) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -359,14 +360,13 @@ fn tick_due(
     };
     match super::fire(rt, &fire) {
         Ok(task_id) => {
-            rt.store
-                .write(|c| triggers::schedule_task(c, s.id, task_id))?;
+            rt.call(ops::NoteScheduleTask { id: s.id, task_id })?;
             Ok(())
         }
         // The tick is recorded, not retried: a broken workspace would fail every minute.
         Err(e) => super::skip(
             rt,
-            "cron",
+            RunSource::Cron,
             s.id,
             Some(&at),
             &format!("the task could not be created: {e}"),
@@ -374,12 +374,15 @@ fn tick_due(
     }
 }
 
-fn missed(rt: &Runtime, s: &Schedule, tick: DateTime<Utc>) -> Result<()> {
+fn missed(rt: &Arc<Runtime>, s: &Schedule, tick: DateTime<Utc>) -> Result<()> {
     let at = stamp(tick);
-    if rt.store.write(|c| triggers::claim_tick(c, s.id, &at))? {
+    if rt.call(ops::ClaimTick {
+        id: s.id,
+        tick: at.clone(),
+    })? {
         super::skip(
             rt,
-            "cron",
+            RunSource::Cron,
             s.id,
             Some(&at),
             "missed: PocketPilot was not running (or the computer slept) at this tick, and the schedule does not catch up",

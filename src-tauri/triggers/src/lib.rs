@@ -41,13 +41,15 @@ pub mod watch;
 pub mod webhook;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 use pocketpilot_core::api::service::{NewTask, Runtime, RuntimeError};
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{ErrorKind, RunSource};
-use pocketpilot_store::{settings, triggers, StoreError};
+use pocketpilot_store::{triggers, StoreError};
 
 pub use cron::{Clock, CronExpr, ManualClock, SystemClock};
 pub use serve::{HostOptions, TriggerHost};
@@ -148,11 +150,16 @@ impl Default for TriggerSettings {
 }
 
 impl TriggerSettings {
-    pub fn load(rt: &Runtime) -> Result<Self> {
-        let mut s: TriggerSettings = rt
-            .store
-            .read(|c| settings::get(c, SETTINGS_KEY))?
-            .unwrap_or_default();
+    pub fn load(rt: &Arc<Runtime>) -> Result<Self> {
+        let stored = rt.call(ops::GetSetting {
+            key: SETTINGS_KEY.into(),
+        })?;
+        let mut s: TriggerSettings = match stored {
+            Some(v) => serde_json::from_value(v).map_err(|e| {
+                StoreError::Invalid(format!("setting `{SETTINGS_KEY}` is not valid: {e}"))
+            })?,
+            None => TriggerSettings::default(),
+        };
         if let Some(port) = std::env::var("POCKETPILOT_WEBHOOK_PORT")
             .ok()
             .and_then(|v| v.trim().parse().ok())
@@ -162,29 +169,34 @@ impl TriggerSettings {
         Ok(s)
     }
 
-    pub fn save(&self, rt: &Runtime) -> Result<()> {
-        Ok(rt.store.write(|c| settings::set(c, SETTINGS_KEY, self))?)
+    pub fn save(&self, rt: &Arc<Runtime>) -> Result<()> {
+        let value = serde_json::to_value(self)
+            .map_err(|e| StoreError::Invalid(format!("trigger settings: {e}")))?;
+        Ok(rt.call(ops::SetSetting {
+            key: SETTINGS_KEY.into(),
+            value,
+        })?)
     }
 }
 
 /// Pauses every trigger (persisted): webhooks answer 503, ticks and changes are skipped.
-pub fn pause_all(rt: &Runtime) -> Result<()> {
+pub fn pause_all(rt: &Arc<Runtime>) -> Result<()> {
     set_all_paused(rt, true)
 }
 
-pub fn resume_all(rt: &Runtime) -> Result<()> {
+pub fn resume_all(rt: &Arc<Runtime>) -> Result<()> {
     set_all_paused(rt, false)
 }
 
-pub fn all_paused(rt: &Runtime) -> Result<bool> {
+pub fn all_paused(rt: &Arc<Runtime>) -> Result<bool> {
     Ok(TriggerSettings::load(rt)?.paused)
 }
 
-fn set_all_paused(rt: &Runtime, paused: bool) -> Result<()> {
-    rt.store.write(|c| {
-        let mut s: TriggerSettings = settings::get(c, SETTINGS_KEY)?.unwrap_or_default();
-        s.paused = paused;
-        settings::set(c, SETTINGS_KEY, &s)
+fn set_all_paused(rt: &Arc<Runtime>, paused: bool) -> Result<()> {
+    rt.call(ops::SetSettingField {
+        key: SETTINGS_KEY.into(),
+        field: "paused".into(),
+        value: paused.into(),
     })?;
     tracing::info!(paused, "all triggers");
     Ok(())
@@ -192,8 +204,11 @@ fn set_all_paused(rt: &Runtime, paused: bool) -> Result<()> {
 
 /// The record of a trigger: every fire and skip, oldest first. `kind` is `webhook`,
 /// `cron` or `watch`.
-pub fn runs(rt: &Runtime, kind: &str, trigger_id: i64) -> Result<Vec<triggers::TriggerRun>> {
-    Ok(rt.store.read(|c| triggers::runs(c, kind, trigger_id))?)
+pub fn runs(rt: &Arc<Runtime>, kind: &str, trigger_id: i64) -> Result<Vec<triggers::TriggerRun>> {
+    Ok(rt.call(ops::TriggerRuns {
+        kind: kind.to_owned(),
+        trigger_id,
+    })?)
 }
 
 /// Runs store work (a submission, a fire and its record) on the blocking pool: a commit
@@ -233,31 +248,28 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
         .provider
         .map(str::to_owned)
         .or_else(pocketpilot_core::config::default_provider_spec);
-    let task_id = rt.submit(&NewTask {
-        goal: f.goal.to_owned(),
-        workspace: f
-            .session_id
-            .is_none()
-            .then(|| Path::new(f.workspace).to_path_buf()),
-        session_id: f.session_id,
-        follow_up_of: f.follow_up_of,
-        trigger: f.kind,
-        provider,
-        grants: Vec::new(),
-        mcp: None,
+    let task_id = rt.call(ops::SubmitTask {
+        new: NewTask {
+            goal: f.goal.to_owned(),
+            workspace: f
+                .session_id
+                .is_none()
+                .then(|| Path::new(f.workspace).to_path_buf()),
+            session_id: f.session_id,
+            follow_up_of: f.follow_up_of,
+            trigger: f.kind,
+            provider,
+            grants: Vec::new(),
+            mcp: None,
+        },
     })?;
-    rt.store.write(|c| {
-        triggers::record_run(
-            c,
-            &triggers::NewRun {
-                kind: f.kind.as_str(),
-                trigger_id: f.trigger_id,
-                outcome: "fired",
-                task_id: Some(task_id),
-                reason: f.reason,
-                scheduled_for: f.scheduled_for,
-            },
-        )
+    rt.call(ops::RecordTriggerRun {
+        kind: f.kind,
+        trigger_id: f.trigger_id,
+        outcome: ops::TriggerOutcome::Fired,
+        task_id: Some(task_id),
+        reason: f.reason.map(str::to_owned),
+        scheduled_for: f.scheduled_for.map(str::to_owned),
     })?;
     tracing::info!(
         task_id,
@@ -270,26 +282,26 @@ pub(crate) fn fire(rt: &std::sync::Arc<Runtime>, f: &Fire<'_>) -> Result<i64> {
 
 /// Records a skipped fire with its reason.
 pub(crate) fn skip(
-    rt: &Runtime,
-    kind: &'static str,
+    rt: &Arc<Runtime>,
+    kind: RunSource,
     trigger_id: i64,
     scheduled_for: Option<&str>,
     reason: &str,
 ) -> Result<()> {
-    rt.store.write(|c| {
-        triggers::record_run(
-            c,
-            &triggers::NewRun {
-                kind,
-                trigger_id,
-                outcome: "skipped",
-                task_id: None,
-                reason: Some(reason),
-                scheduled_for,
-            },
-        )
+    rt.call(ops::RecordTriggerRun {
+        kind,
+        trigger_id,
+        outcome: ops::TriggerOutcome::Skipped,
+        task_id: None,
+        reason: Some(reason.to_owned()),
+        scheduled_for: scheduled_for.map(str::to_owned),
     })?;
-    tracing::info!(trigger = kind, trigger_id, reason, "trigger skipped");
+    tracing::info!(
+        trigger = kind.as_str(),
+        trigger_id,
+        reason,
+        "trigger skipped"
+    );
     Ok(())
 }
 

@@ -13,7 +13,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -21,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::cron::{self, Clock, SystemClock};
 use super::{watch, webhook, Result, TriggerSettings};
 use pocketpilot_core::api::service::Runtime;
-use pocketpilot_protocol::EventKind;
+use pocketpilot_core::ops;
+use pocketpilot_protocol::{Change, EventKind};
 use pocketpilot_store::triggers;
 
 pub struct HostOptions {
@@ -93,8 +93,7 @@ impl TriggerHost {
         };
         // Followed from before the first look: a change committed after it is not missed.
         let follow = Follow {
-            foreign: sup.rt.foreign_commits(),
-            changes: sup.rt.task_changes(),
+            changes: sup.rt.call(ops::WatchFeed {}),
         };
         sup.reconcile().await;
         sup.resume_parked().await;
@@ -134,11 +133,10 @@ impl TriggerHost {
     }
 }
 
-/// What wakes the supervisor besides its own: other processes' commits and this
-/// process's task events.
+/// What wakes the supervisor besides its own: the runtime's change feed, which carries
+/// this process's task changes and a `Refresh` for each commit of another process.
 struct Follow {
-    foreign: tokio::sync::watch::Receiver<u64>,
-    changes: tokio::sync::broadcast::Receiver<pocketpilot_core::engine::recorder::TaskChange>,
+    changes: pocketpilot_core::engine::feed::Changes,
 }
 
 struct Runner<K> {
@@ -161,11 +159,7 @@ struct Supervisor {
 impl Supervisor {
     async fn run(mut self, follow: Follow, reload: Arc<Notify>, cancel: CancellationToken) {
         let retry = Duration::from_secs(self.settings.reload_secs.max(1));
-        let Follow {
-            mut foreign,
-            mut changes,
-        } = follow;
-        let mut foreign_open = true;
+        let Follow { mut changes } = follow;
         let mut changes_open = true;
         let mut lift = self.next_lift(false);
         // Set when a runner ended by itself: it is restarted after `retry`, not at once, so
@@ -175,22 +169,18 @@ impl Supervisor {
             let look = tokio::select! {
                 _ = cancel.cancelled() => break,
                 _ = reload.notified() => true,
-                changed = foreign.changed(), if foreign_open => {
-                    foreign_open = changed.is_ok();
-                    foreign_open
-                }
-                change = changes.recv(), if changes_open => match change {
+                change = changes.next(), if changes_open => match change {
+                    // Another process committed (a definition added from the CLI, say), or
+                    // this host fell behind the feed: look again.
+                    Some(Change::Refresh) => true,
                     // A run here was parked: when it lifts may be sooner than what is awaited.
-                    Ok(c) if c.kind == EventKind::RunPaused => {
+                    Some(Change::Task { event: EventKind::RunPaused, .. }) => {
                         lift = self.next_lift(false);
                         false
                     }
-                    Ok(_) => false,
-                    Err(RecvError::Lagged(_)) => {
-                        lift = self.next_lift(false);
-                        false
-                    }
-                    Err(RecvError::Closed) => {
+                    // This process's own definition changes come with `reload()`.
+                    Some(_) => false,
+                    None => {
                         changes_open = false;
                         false
                     }
@@ -220,7 +210,7 @@ impl Supervisor {
     /// the runs due were just continued, so one still due (its continue failed) is tried
     /// again a second later rather than at once, over and over.
     fn next_lift(&self, just_looked: bool) -> Option<chrono::DateTime<chrono::Utc>> {
-        let at = match self.rt.next_lifted_pause() {
+        let at = match self.rt.call(ops::NextLiftedPause {}) {
             Ok(at) => at?,
             Err(e) => {
                 tracing::error!(error = %e, "cannot read when the parked runs continue");
@@ -237,7 +227,7 @@ impl Supervisor {
     async fn resume_parked(&self) {
         let (rt, now) = (self.rt.clone(), self.clock.now());
         let resumed = super::blocking(move || {
-            rt.resume_lifted_pauses(now)
+            rt.call(ops::ResumeLiftedPauses { now })
                 .map_err(super::TriggerError::from)
         })
         .await;
@@ -253,10 +243,7 @@ impl Supervisor {
     /// Starts runners for active definitions, stops those of paused, deleted or changed
     /// ones, and restarts runners that ended on an error.
     async fn reconcile(&mut self) {
-        let defs = self
-            .rt
-            .store
-            .read(|c| Ok((triggers::schedules(c)?, triggers::watches(c)?)));
+        let defs = self.rt.call(ops::TriggerDefinitions {});
         let (schedules, watches) = match defs {
             Ok(d) => d,
             Err(e) => {
@@ -387,7 +374,7 @@ fn retain_wanted(running: &mut HashMap<i64, Runner<String>>, wanted: &HashMap<i6
 /// What `serve` does before it listens: resume the runs a crash or a quit interrupted,
 /// unless the person chose to be asked (DESIGN §9); waiting approvals stay waiting.
 pub fn on_start(rt: &Arc<Runtime>) {
-    match rt.resume_on_start() {
+    match rt.call(ops::ResumeOnStart {}) {
         Ok((sessions, resumed)) if !sessions.is_empty() => {
             tracing::info!(sessions = ?sessions, resumed, "interrupted sessions at start");
         }

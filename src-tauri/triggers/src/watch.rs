@@ -26,9 +26,9 @@ use tracing::Instrument;
 
 use super::{canonical_workspace, stamp, Fire, Result, TriggerError, TriggerSettings};
 use pocketpilot_core::api::service::Runtime;
+use pocketpilot_core::ops;
 use pocketpilot_protocol::RunSource;
-use pocketpilot_store::triggers::{self, Watch};
-use pocketpilot_store::StoreError;
+use pocketpilot_store::triggers::Watch;
 
 /// A change to a path the agent wrote this recently is taken as the agent's own.
 pub const AGENT_WRITE_WINDOW: Duration = Duration::from_secs(15);
@@ -164,7 +164,7 @@ pub fn is_agent_temp_file(path: &Path) -> bool {
         .is_some_and(|n| n.starts_with('.') && n.contains(".pocketpilot-") && n.ends_with(".tmp"))
 }
 
-pub fn create(rt: &Runtime, new: &NewWatch) -> Result<Watch> {
+pub fn create(rt: &Arc<Runtime>, new: &NewWatch) -> Result<Watch> {
     let goal = new.goal.trim();
     if goal.is_empty() {
         return Err(TriggerError::EmptyGoal);
@@ -175,35 +175,27 @@ pub fn create(rt: &Runtime, new: &NewWatch) -> Result<Watch> {
         .min_interval_secs
         .unwrap_or(DEFAULT_MIN_INTERVAL_SECS)
         .max(0);
-    let watch = rt.store.write(|c| {
-        let id = triggers::insert_watch(
-            c,
-            &triggers::NewWatch {
-                pattern: &pattern,
-                workspace: &workspace,
-                goal,
-                provider: new.provider.as_deref(),
-                min_interval_secs: interval,
-            },
-        )?;
-        triggers::watch(c, id)?.ok_or_else(|| StoreError::not_found("watch", id))
+    let watch = rt.call(ops::CreateWatch {
+        pattern,
+        workspace,
+        goal: goal.to_owned(),
+        provider: new.provider.clone(),
+        min_interval_secs: interval,
     })?;
     tracing::info!(watch_id = watch.id, pattern = %watch.pattern, "watch created");
     Ok(watch)
 }
 
-pub fn list(rt: &Runtime) -> Result<Vec<Watch>> {
-    Ok(rt.store.read(triggers::watches)?)
+pub fn list(rt: &Arc<Runtime>) -> Result<Vec<Watch>> {
+    Ok(rt.call(ops::ListWatches {})?)
 }
 
-pub fn set_paused(rt: &Runtime, id: i64, paused: bool) -> Result<()> {
-    Ok(rt
-        .store
-        .write(|c| triggers::set_watch_paused(c, id, paused))?)
+pub fn set_paused(rt: &Arc<Runtime>, id: i64, paused: bool) -> Result<()> {
+    Ok(rt.call(ops::SetWatchPaused { id, paused })?)
 }
 
-pub fn delete(rt: &Runtime, id: i64) -> Result<()> {
-    Ok(rt.store.write(|c| triggers::delete_watch(c, id))?)
+pub fn delete(rt: &Arc<Runtime>, id: i64) -> Result<()> {
+    Ok(rt.call(ops::DeleteWatch { id })?)
 }
 
 /// The goal of a watch's task: its own goal and the changed files.
@@ -271,8 +263,8 @@ async fn run_inner(
     if let Some(ready) = ready {
         let _ = ready.send(());
     }
-    let data_dir =
-        std::fs::canonicalize(rt.data_dir()).unwrap_or_else(|_| rt.data_dir().to_path_buf());
+    let data_dir = std::fs::canonicalize(rt.call(ops::DataDir {}))
+        .unwrap_or_else(|_| rt.call(ops::DataDir {}).to_path_buf());
     let min_interval = Duration::from_secs(w.min_interval_secs.max(0) as u64);
     let mut last_fire: Option<Instant> = None;
     let mut pending: BTreeSet<String> = BTreeSet::new();
@@ -327,7 +319,7 @@ pub(crate) async fn sleep_until_opt(deadline: Option<Instant>) {
 
 /// Drops the paths the agent itself changed recently in this workspace.
 async fn without_agent_writes(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     workspace: &str,
     mut paths: BTreeSet<String>,
     cancel: &CancellationToken,
@@ -335,10 +327,9 @@ async fn without_agent_writes(
     // A write may be on disk before its `tool_call_completed` is recorded: wait (bounded)
     // until no tool call of this workspace is in flight.
     let started = Instant::now();
-    while rt
-        .store
-        .read(|c| triggers::tool_call_in_flight(c, workspace))?
-    {
+    while rt.call(ops::ToolCallInFlight {
+        workspace: workspace.to_owned(),
+    })? {
         if started.elapsed() > IN_FLIGHT_WAIT || cancel.is_cancelled() {
             break;
         }
@@ -347,9 +338,10 @@ async fn without_agent_writes(
     let window = chrono::Duration::from_std(AGENT_WRITE_WINDOW)
         .unwrap_or_else(|_| chrono::Duration::seconds(15));
     let since = stamp(chrono::Utc::now() - window);
-    let agent = rt
-        .store
-        .read(|c| triggers::agent_changes_since(c, workspace, &since))?;
+    let agent = rt.call(ops::AgentChangesSince {
+        workspace: workspace.to_owned(),
+        since,
+    })?;
     for p in agent {
         // `changed` of a deleted tree lists the folder too: drop what is under it.
         let prefix = format!("{p}/");
@@ -364,10 +356,10 @@ fn fire_watch(rt: &Arc<Runtime>, w: &Watch, changed: &BTreeSet<String>) -> Resul
             "all triggers are paused ({} changed files dropped)",
             changed.len()
         );
-        return super::skip(rt, "watch", w.id, None, &why);
+        return super::skip(rt, RunSource::Watch, w.id, None, &why);
     }
     // The definition may have been paused or deleted since the runner started.
-    match rt.store.read(|c| triggers::watch(c, w.id))? {
+    match rt.call(ops::GetWatch { id: w.id })? {
         Some(current) if !current.paused => {}
         _ => return Ok(()),
     }
@@ -386,13 +378,16 @@ fn fire_watch(rt: &Arc<Runtime>, w: &Watch, changed: &BTreeSet<String>) -> Resul
     match super::fire(rt, &fire) {
         Ok(task_id) => {
             let at = stamp(chrono::Utc::now());
-            rt.store
-                .write(|c| triggers::watch_fired(c, w.id, task_id, &at))?;
+            rt.call(ops::NoteWatchFired {
+                id: w.id,
+                task_id,
+                at,
+            })?;
             Ok(())
         }
         Err(e) => super::skip(
             rt,
-            "watch",
+            RunSource::Watch,
             w.id,
             None,
             &format!("the task could not be created: {e}"),

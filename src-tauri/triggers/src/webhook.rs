@@ -44,12 +44,13 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{ErrorKind, RunSource};
 
 use super::{canonical_workspace, Fire, Result, TriggerError, TriggerSettings};
 use pocketpilot_core::api::service::{Runtime, RuntimeError};
 use pocketpilot_core::engine::inbox::{InboxError, Say, Submit, WhenBusy};
-use pocketpilot_store::{sessions, tasks, triggers, StoreError};
+use pocketpilot_store::triggers;
 
 /// The most a request body may hold. A 4000-character text fully `\u`-escaped (surrogate
 /// pairs: 12 bytes per character) is 48 000 bytes, so the bound sits above that.
@@ -68,7 +69,7 @@ pub struct CreatedHook {
 
 /// Creates a hook for a workspace and returns its token, which is never shown again.
 pub fn create(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     name: &str,
     workspace: &Path,
     provider: Option<&str>,
@@ -85,30 +86,32 @@ pub fn create(
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
-    let hook = rt.store.write(|c| {
-        if triggers::webhook_by_name(c, name)?.is_some() {
-            return Ok(None);
-        }
-        triggers::insert_webhook(c, name, &workspace, &digest(&token), provider)?;
-        triggers::webhook_by_name(c, name)
+    let hook = rt.call(ops::CreateWebhook {
+        name: name.to_owned(),
+        workspace,
+        token_sha256: digest(&token),
+        provider: provider.map(str::to_owned),
     })?;
     let hook = hook.ok_or_else(|| TriggerError::Duplicate(name.to_owned()))?;
     tracing::info!(hook = name, workspace = %hook.workspace, "webhook created");
     Ok(CreatedHook { hook, token })
 }
 
-pub fn list(rt: &Runtime) -> Result<Vec<triggers::Webhook>> {
-    Ok(rt.store.read(triggers::webhooks)?)
+pub fn list(rt: &Arc<Runtime>) -> Result<Vec<triggers::Webhook>> {
+    Ok(rt.call(ops::ListWebhooks {})?)
 }
 
-pub fn set_paused(rt: &Runtime, name: &str, paused: bool) -> Result<()> {
-    Ok(rt
-        .store
-        .write(|c| triggers::set_webhook_paused(c, name, paused))?)
+pub fn set_paused(rt: &Arc<Runtime>, name: &str, paused: bool) -> Result<()> {
+    Ok(rt.call(ops::SetWebhookPaused {
+        name: name.to_owned(),
+        paused,
+    })?)
 }
 
-pub fn delete(rt: &Runtime, name: &str) -> Result<()> {
-    Ok(rt.store.write(|c| triggers::delete_webhook(c, name))?)
+pub fn delete(rt: &Arc<Runtime>, name: &str) -> Result<()> {
+    Ok(rt.call(ops::DeleteWebhook {
+        name: name.to_owned(),
+    })?)
 }
 
 fn digest(token: &str) -> String {
@@ -397,8 +400,9 @@ fn admit(
         ));
     }
     let hook = rt
-        .store
-        .read(|c| triggers::webhook_by_name(c, name))
+        .call(ops::GetWebhook {
+            name: name.to_owned(),
+        })
         .map_err(HookError::internal)?
         .filter(|h| !h.paused);
     let hook = authenticate(hook, presented_token(headers))?;
@@ -524,33 +528,37 @@ fn say_to_session(
         grants: Vec::new(),
         mcp: None,
     };
-    let admitted = rt.say(&submit).map_err(|e| match e {
-        RuntimeError::Inbox(InboxError::ConversationBusy(_)) => HookError::new(
-            StatusCode::CONFLICT,
-            "conversation_busy",
-            "the session is busy and the request said \"when_busy\": \"reject\"",
-        ),
-        // Nothing was queued: the sender may try again once the agent has taken some.
-        RuntimeError::Inbox(e @ InboxError::InboxFull { .. }) => {
-            HookError::new(StatusCode::TOO_MANY_REQUESTS, "inbox_full", e.to_string())
-        }
-        e => HookError::internal(e),
-    })?;
+    let admitted = rt
+        .call(ops::Say {
+            submit: submit.clone(),
+        })
+        .map_err(|e| match e {
+            RuntimeError::Inbox(InboxError::ConversationBusy(_)) => HookError::new(
+                StatusCode::CONFLICT,
+                "conversation_busy",
+                "the session is busy and the request said \"when_busy\": \"reject\"",
+            ),
+            // Nothing was queued: the sender may try again once the agent has taken some.
+            RuntimeError::Inbox(e @ InboxError::InboxFull { .. }) => {
+                HookError::new(StatusCode::TOO_MANY_REQUESTS, "inbox_full", e.to_string())
+            }
+            e => HookError::internal(e),
+        })?;
     let submission_id = admitted.submission.id;
     // Queued, the fire has no task yet: the reason says where the text waits.
     let queued = admitted
         .started
         .is_none()
         .then(|| format!("queued in session {session}'s inbox (submission {submission_id})"));
-    let run = triggers::NewRun {
-        kind: "webhook",
+    let run = ops::RecordTriggerRun {
+        kind: RunSource::Webhook,
         trigger_id: hook.id,
-        outcome: "fired",
+        outcome: ops::TriggerOutcome::Fired,
         task_id: admitted.started,
-        reason: queued.as_deref(),
+        reason: queued,
         scheduled_for: None,
     };
-    if let Err(e) = rt.store.write(|c| triggers::record_run(c, &run)) {
+    if let Err(e) = rt.call(run) {
         tracing::warn!(submission_id, error = %e, "could not record the hook's run");
     }
     note_fired(rt, hook);
@@ -567,9 +575,9 @@ fn say_to_session(
     })
 }
 
-fn note_fired(rt: &Runtime, hook: &triggers::Webhook) {
+fn note_fired(rt: &Arc<Runtime>, hook: &triggers::Webhook) {
     let at = super::stamp(chrono::Utc::now());
-    if let Err(e) = rt.store.write(|c| triggers::webhook_fired(c, hook.id, &at)) {
+    if let Err(e) = rt.call(ops::NoteWebhookFired { id: hook.id, at }) {
         tracing::warn!(hook = %hook.name, error = %e, "could not note the hook's last fire");
     }
 }
@@ -631,15 +639,15 @@ async fn read_bounded(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HookEr
 
 /// A hook may continue a session or follow up a task only in its own workspace.
 fn check_scope(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     workspace: &str,
     session: Option<i64>,
     follow_up_of: Option<i64>,
 ) -> Result<(), HookError> {
     let in_scope = |session_id: i64| -> Result<bool, HookError> {
-        match rt.store.read(|c| sessions::get(c, session_id)) {
+        match rt.call(ops::GetSession { session_id }) {
             Ok(s) => Ok(s.workspace == workspace),
-            Err(StoreError::NotFound { .. }) => Ok(false),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
             Err(e) => Err(HookError::internal(e)),
         }
     };
@@ -652,9 +660,9 @@ fn check_scope(
         }
     }
     if let Some(id) = follow_up_of {
-        let task = match rt.store.read(|c| tasks::get(c, id)) {
+        let task = match rt.call(ops::GetTask { id }) {
             Ok(t) => Some(t),
-            Err(StoreError::NotFound { .. }) => None,
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
             Err(e) => return Err(HookError::internal(e)),
         };
         let ok = match task {

@@ -2,6 +2,7 @@
 //! schedules on an injected clock (and one on the real clock), real file watches on a
 //! real folder, the real task service behind them. The only fake is the model (scripted).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use pocketpilot_core::ops;
 use pocketpilot_protocol::{Capability, RunSource};
 use pocketpilot_test_support as support;
 
@@ -85,7 +86,7 @@ async fn runs_len(f: &Fixture, kind: &str, id: i64, n: usize) -> Vec<TriggerRun>
 }
 
 fn tasks_with_trigger(f: &Fixture, trigger: RunSource) -> Vec<pocketpilot_core::store::Task> {
-    f.rt.tasks(100_000)
+    f.rt.call(ops::ListTasks { limit: 100_000 })
         .unwrap()
         .into_iter()
         .filter(|t| t.trigger == trigger)
@@ -129,11 +130,11 @@ async fn a_good_token_gets_202_and_an_ordinary_webhook_task_that_completes() {
     assert_eq!(status, 202, "{body}");
     let id = body["task_id"].as_i64().unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
-    let task = f.rt.task(id).unwrap();
+    let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.trigger, RunSource::Webhook);
     assert_eq!(task.goal, "ship it");
     let session =
-        f.rt.sessions()
+        f.rt.call(ops::ListSessions {})
             .unwrap()
             .into_iter()
             .find(|s| s.id == task.session_id)
@@ -156,7 +157,11 @@ async fn a_good_token_gets_202_and_an_ordinary_webhook_task_that_completes() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 202);
     let next: Value = resp.json().await.unwrap();
-    let next = f.rt.task(next["task_id"].as_i64().unwrap()).unwrap();
+    let next =
+        f.rt.call(ops::GetTask {
+            id: next["task_id"].as_i64().unwrap(),
+        })
+        .unwrap();
     assert_eq!(
         (next.session_id, next.follow_up_of),
         (task.session_id, Some(id))
@@ -187,14 +192,24 @@ async fn refused_requests_get_clear_json_errors_and_create_nothing() {
     let tok = hook.token.as_str();
 
     // A session of another workspace is out of the hook's reach.
-    let foreign = f.rt.create_task(&pocketpilot_core::NewTask {
-        goal: "elsewhere".into(),
-        workspace: Some(other_ws),
-        trigger: RunSource::Cli,
-        ..Default::default()
+    let foreign = f.rt.call(ops::CreateTask {
+        new: (pocketpilot_core::NewTask {
+            goal: "elsewhere".into(),
+            workspace: Some(other_ws),
+            trigger: RunSource::Cli,
+            ..Default::default()
+        })
+        .clone(),
     });
-    let foreign = f.rt.task(foreign.unwrap()).unwrap();
-    f.rt.cancel(foreign.id).unwrap();
+    let foreign =
+        f.rt.call(ops::GetTask {
+            id: foreign.unwrap(),
+        })
+        .unwrap();
+    f.rt.call(ops::CancelTask {
+        task_id: foreign.id,
+    })
+    .unwrap();
 
     let kind = |v: &Value| v["error"]["kind"].as_str().unwrap_or_default().to_owned();
     let cases: Vec<(&str, u16, &str, reqwest::RequestBuilder)> = vec![
@@ -418,9 +433,13 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     // Naming a busy session speaks to it like the window's composer: the text waits in
     // its inbox (202, queued) and is answered after the current run, in a run of its own.
     // With "when_busy": "reject" the hook answers 409 and nothing is queued.
-    let busy = f.rt.submit(&f.task("busy", &slow)).unwrap();
+    let busy =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("busy", &slow).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
-    let busy_session = f.rt.task(busy).unwrap().session_id;
+    let busy_session = f.rt.call(ops::GetTask { id: busy }).unwrap().session_id;
     let (status, body) = post(
         &client,
         &u,
@@ -433,7 +452,13 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
         (409, "conversation_busy"),
         "{body}"
     );
-    assert!(f.rt.inbox(busy_session).unwrap().is_empty());
+    assert!(f
+        .rt
+        .call(ops::GetInbox {
+            session_id: busy_session
+        })
+        .unwrap()
+        .is_empty());
     let (status, body) = post(
         &client,
         &u,
@@ -465,27 +490,33 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     assert!(body["task_id"].is_null());
     let submission = body["submission_id"].as_i64().unwrap();
     assert_eq!(
-        f.rt.inbox(busy_session)
-            .unwrap()
-            .iter()
-            .map(|s| s.id)
-            .collect::<Vec<_>>(),
+        f.rt.call(ops::GetInbox {
+            session_id: busy_session
+        })
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect::<Vec<_>>(),
         [submission]
     );
-    let approval = f.rt.pending_approvals().unwrap().remove(0);
-    f.rt.resolve_approval(
-        approval.id,
-        pocketpilot_core::ApprovalAnswer {
+    let approval = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
+    f.rt.call(ops::ResolveApproval {
+        approval_id: approval.id,
+        answer: pocketpilot_core::ApprovalAnswer {
             approve: true,
             by: "test".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     assert_eq!(f.settle(busy).await, TaskStatus::Completed);
     let answered = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let tasks = f.rt.session_tasks(busy_session).unwrap();
+            let tasks =
+                f.rt.call(ops::SessionTasks {
+                    session_id: busy_session,
+                })
+                .unwrap();
             if let Some(t) = tasks
                 .iter()
                 .find(|t| t.id != busy && t.status.is_terminal())
@@ -500,12 +531,14 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     .expect("the queued text was answered");
     assert_eq!(answered.final_answer.as_deref(), Some("answered the hook"));
     let said: Vec<String> =
-        f.rt.session_entries(busy_session)
-            .unwrap()
-            .into_iter()
-            .filter(|e| e.kind == pocketpilot_protocol::EntryKind::User)
-            .map(|e| e.content["text"].as_str().unwrap_or("").to_owned())
-            .collect();
+        f.rt.call(ops::SessionEntries {
+            session_id: busy_session,
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == pocketpilot_protocol::EntryKind::User)
+        .map(|e| e.content["text"].as_str().unwrap_or("").to_owned())
+        .collect();
     assert_eq!(said, ["busy", "from the hook"]);
 
     // An idle session named by the hook: the text starts a run there at once.
@@ -519,7 +552,10 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     assert_eq!(status, 202, "{body}");
     assert!(body.get("queued").is_none());
     let again = body["task_id"].as_i64().unwrap();
-    assert_eq!(f.rt.task(again).unwrap().session_id, busy_session);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: again }).unwrap().session_id,
+        busy_session
+    );
     f.settle(again).await;
 
     h.shutdown().await;
@@ -655,7 +691,7 @@ async fn a_webhook_task_with_a_risky_step_parks_waiting_for_approval() {
     let id = body["task_id"].as_i64().unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert!(!f.ws("hooked.txt").exists());
-    f.rt.cancel(id).unwrap();
+    f.rt.call(ops::CancelTask { task_id: id }).unwrap();
     f.settle(id).await;
     h.shutdown().await;
 }
@@ -693,7 +729,7 @@ async fn cron_fires_on_time_and_skips_a_tick_while_its_previous_task_runs() {
         Some("2030-01-01T10:01:00.000Z")
     );
     let first = runs[0].task_id.unwrap();
-    let task = f.rt.task(first).unwrap();
+    let task = f.rt.call(ops::GetTask { id: first }).unwrap();
     assert_eq!(
         (task.trigger, task.goal.as_str()),
         (RunSource::Cron, "tidy the inbox")
@@ -714,7 +750,7 @@ async fn cron_fires_on_time_and_skips_a_tick_while_its_previous_task_runs() {
         "{reason}"
     );
 
-    f.rt.cancel(first).unwrap();
+    f.rt.call(ops::CancelTask { task_id: first }).unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Cancelled);
     clock.set(t("2030-01-01T10:03:00Z"));
     let runs = runs_len(&f, "cron", s.id, 3).await;
@@ -725,7 +761,7 @@ async fn cron_fires_on_time_and_skips_a_tick_while_its_previous_task_runs() {
     );
     let second = runs[2].task_id.unwrap();
     assert_ne!(second, first);
-    f.rt.cancel(second).unwrap();
+    f.rt.call(ops::CancelTask { task_id: second }).unwrap();
     f.settle(second).await;
     h.shutdown().await;
 
@@ -886,7 +922,11 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
     std::fs::write(f.ws("notes.txt"), "hello").unwrap();
     std::fs::write(f.ws("ignored.md"), "not matched").unwrap();
     let runs = runs_len(&f, "watch", w.id, 1).await;
-    let first = f.rt.task(runs[0].task_id.unwrap()).unwrap();
+    let first =
+        f.rt.call(ops::GetTask {
+            id: runs[0].task_id.unwrap(),
+        })
+        .unwrap();
     assert_eq!(first.trigger, RunSource::Watch);
     assert!(first.goal.starts_with("Summarise the changed notes."));
     assert!(first.goal.contains("- notes.txt"), "{}", first.goal);
@@ -903,7 +943,7 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
     );
     let mut task = f.task("write agent.txt", &p);
     task.grants = vec![Capability::FS_WRITE];
-    let agent = f.rt.submit(&task).unwrap();
+    let agent = f.rt.call(ops::SubmitTask { new: task.clone() }).unwrap();
     assert_eq!(f.settle(agent).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("agent.txt")), "by the agent");
 
@@ -917,7 +957,7 @@ async fn a_file_change_starts_a_task_naming_it_and_the_agents_own_write_does_not
             .unwrap()
             .into_iter()
             .filter_map(|r| r.task_id)
-            .map(|id| f.rt.task(id).unwrap())
+            .map(|id| f.rt.call(ops::GetTask { id }).unwrap())
             .find(|t| t.goal.contains("- later.txt"))
     })
     .await;
@@ -1091,7 +1131,7 @@ async fn serve_says_where_it_listens_and_stops_cleanly_on_sigterm() {
 async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing() {
     use pocketpilot_core::config::{InboxSettings, INBOX_KEY};
     let f = Fixture::new();
-    f.rt.store
+    f.rt.store_for_tests()
         .write(|c| {
             pocketpilot_core::store::settings::set(c, INBOX_KEY, &InboxSettings { max_queued: 1 })
         })
@@ -1104,9 +1144,13 @@ async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing
     let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
     let client = reqwest::Client::new();
     let u = url(&h, "full");
-    let busy = f.rt.submit(&f.task("busy", &waits)).unwrap();
+    let busy =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("busy", &waits).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
-    let session = f.rt.task(busy).unwrap().session_id;
+    let session = f.rt.call(ops::GetTask { id: busy }).unwrap().session_id;
     let body = json!({"text": "queued", "session": session});
     let (status, first) = post(&client, &u, &hook.token, body.clone()).await;
     assert_eq!(status, 202, "{first}");
@@ -1116,8 +1160,23 @@ async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing
         (429, Some("inbox_full")),
         "{refused}"
     );
-    assert_eq!(f.rt.inbox(session).unwrap().len(), 1, "nothing more queued");
-    assert_eq!(f.rt.submissions(session).unwrap().len(), 2);
+    assert_eq!(
+        f.rt.call(ops::GetInbox {
+            session_id: session
+        })
+        .unwrap()
+        .len(),
+        1,
+        "nothing more queued"
+    );
+    assert_eq!(
+        f.rt.call(ops::ListSubmissions {
+            session_id: session
+        })
+        .unwrap()
+        .len(),
+        2
+    );
     h.shutdown().await;
 }
 
@@ -1156,25 +1215,33 @@ async fn unknown_and_known_hooks_are_refused_alike() {
     for (name, with_token, s, b) in &answers {
         assert_eq!((s, b), (status, body), "{name} (token: {with_token})");
     }
-    assert!(f.rt.tasks(100).unwrap().is_empty());
+    assert!(f.rt.call(ops::ListTasks { limit: 100 }).unwrap().is_empty());
     h.shutdown().await;
 }
 
 /// A person's run whose first command the person approved for the whole session: the
 /// session then holds `shell:execute`. Returns the session.
 async fn a_session_holding_a_shell_grant(f: &Fixture, script: &str) -> i64 {
-    let first = f.rt.submit(&f.task("person", script)).unwrap();
+    let first =
+        f.rt.call(ops::SubmitTask {
+            new: f.task("person", script).clone(),
+        })
+        .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
-    let a = f.rt.pending_approvals().unwrap().remove(0);
+    let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let grant = pocketpilot_core::ApprovalAnswer {
         approve: true,
         session_grant: true,
         by: "person".into(),
         ..Default::default()
     };
-    f.rt.resolve_approval(a.id, grant).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: a.id,
+        answer: grant,
+    })
+    .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
-    f.rt.task(first).unwrap().session_id
+    f.rt.call(ops::GetTask { id: first }).unwrap().session_id
 }
 
 #[tokio::test]
@@ -1193,7 +1260,7 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     );
     let session = a_session_holding_a_shell_grant(&f, &p).await;
     let grants =
-        f.rt.store
+        f.rt.store_for_tests()
             .read(|c| pocketpilot_core::store::sessions::grants(c, session))
             .unwrap();
     assert_eq!(grants, ["shell:execute"], "the person's grant is held");
@@ -1209,23 +1276,26 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     .await;
     assert_eq!(status, 202, "{body}");
     let hooked = body["task_id"].as_i64().unwrap();
-    assert_eq!(f.rt.task(hooked).unwrap().trigger, RunSource::Webhook);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: hooked }).unwrap().trigger,
+        RunSource::Webhook
+    );
     assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("PWNED").exists(),
         "the hook's command ran under the grant"
     );
-    let asked = f.rt.pending_approvals().unwrap().remove(0);
+    let asked = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(asked.task_id, hooked);
     assert_eq!(asked.capability.as_deref(), Some("shell:execute"));
-    f.rt.resolve_approval(
-        asked.id,
-        pocketpilot_core::ApprovalAnswer {
+    f.rt.call(ops::ResolveApproval {
+        approval_id: asked.id,
+        answer: pocketpilot_core::ApprovalAnswer {
             approve: false,
             by: "person".into(),
             ..Default::default()
         },
-    )
+    })
     .unwrap();
     assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
     assert!(!f.ws("PWNED").exists());
@@ -1234,7 +1304,7 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     let mut again = f.task("again", &p);
     again.workspace = None;
     again.session_id = Some(session);
-    let next = f.rt.submit(&again).unwrap();
+    let next = f.rt.call(ops::SubmitTask { new: again.clone() }).unwrap();
     assert_eq!(f.settle(next).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("again.txt")), "again\n");
     h.shutdown().await;
@@ -1263,7 +1333,11 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
     let mut working = f.task("keep going", &p);
     working.workspace = None;
     working.session_id = Some(session);
-    let working = f.rt.submit(&working).unwrap();
+    let working =
+        f.rt.call(ops::SubmitTask {
+            new: working.clone(),
+        })
+        .unwrap();
     until("the person's command to start", || {
         f.kinds(working)
             .contains(&"tool_call_started".to_string())
@@ -1288,13 +1362,18 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
     std::fs::write(f.ws("go"), "").unwrap();
 
     assert_eq!(f.settle(working).await, TaskStatus::Completed);
-    let joined =
-        f.rt.events(working).unwrap().into_iter().any(|e| {
-            e.kind().as_str() == "input_placed" && e.payload()["boundary"] == "post_tools"
-        });
+    let joined = f
+        .rt
+        .call(ops::TaskEvents { task_id: working })
+        .unwrap()
+        .into_iter()
+        .any(|e| e.kind().as_str() == "input_placed" && e.payload()["boundary"] == "post_tools");
     assert!(!joined, "the hook's steer joined the person's run");
     assert_eq!(
-        f.rt.task(working).unwrap().final_answer.as_deref(),
+        f.rt.call(ops::GetTask { id: working })
+            .unwrap()
+            .final_answer
+            .as_deref(),
         Some("second answer for the person")
     );
     let hooked = until("the hook's own run", || {
@@ -1303,13 +1382,16 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
             .map(|t| t.id)
     })
     .await;
-    assert_eq!(f.rt.task(hooked).unwrap().session_id, session);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: hooked }).unwrap().session_id,
+        session
+    );
     assert_eq!(f.settle(hooked).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("PWNED").exists(),
         "the hook's command ran under the grant"
     );
-    let asked = f.rt.pending_approvals().unwrap().remove(0);
+    let asked = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(asked.task_id, hooked);
     assert_eq!(asked.capability.as_deref(), Some("shell:execute"));
     let reject = pocketpilot_core::ApprovalAnswer {
@@ -1317,7 +1399,11 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
         by: "person".into(),
         ..Default::default()
     };
-    f.rt.resolve_approval(asked.id, reject).unwrap();
+    f.rt.call(ops::ResolveApproval {
+        approval_id: asked.id,
+        answer: reject,
+    })
+    .unwrap();
     assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
     assert!(!f.ws("PWNED").exists());
     h.shutdown().await;
@@ -1329,13 +1415,16 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
         max_trigger_day_usd: Some(1.0),
         ..Default::default()
     });
-    f.rt.set_prices(&pocketpilot_core::policy::cost::Prices {
-        models: vec![pocketpilot_core::policy::cost::Price {
-            model: "scripted:*".into(),
-            input_per_mtok: 1000.0,
-            output_per_mtok: 1000.0,
-            cached_input_per_mtok: None,
-        }],
+    f.rt.call(ops::SetPrices {
+        prices: (pocketpilot_core::policy::cost::Prices {
+            models: vec![pocketpilot_core::policy::cost::Price {
+                model: "scripted:*".into(),
+                input_per_mtok: 1000.0,
+                output_per_mtok: 1000.0,
+                cached_input_per_mtok: None,
+            }],
+        })
+        .clone(),
     })
     .unwrap();
     // Each run: one turn of 1000 + 500 tokens at $1000 per million = $1.50.
@@ -1345,7 +1434,9 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
     );
     let clock = ManualClock::new(t("2030-01-01T23:57:30Z"));
     let c = clock.clone();
-    f.rt.set_clock(Arc::new(move || c.now()));
+    f.rt.call(ops::SetClock {
+        clock: Arc::new(move || c.now()),
+    });
     let s = cron::create(
         &f.rt,
         &cron::NewSchedule {
@@ -1374,20 +1465,30 @@ async fn the_daily_cap_for_unattended_runs_parks_the_next_scheduled_run_until_th
     let parked = runs_len(&f, "cron", s.id, 2).await[1].task_id.unwrap();
     assert_eq!(f.settle(parked).await, TaskStatus::Paused);
     assert!(!f.kinds(parked).contains(&"model_turn_started".to_string()));
-    let pause = f.rt.task(parked).unwrap().pause.unwrap();
+    let pause =
+        f.rt.call(ops::GetTask { id: parked })
+            .unwrap()
+            .pause
+            .unwrap();
     assert!(pause.message.contains("daily cap"), "{}", pause.message);
-    assert_eq!(f.rt.counts().unwrap().paused, 1);
-    assert_eq!(f.rt.stop_task(parked).unwrap(), TaskStatus::BudgetExceeded);
+    assert_eq!(f.rt.call(ops::GetCounts {}).unwrap().paused, 1);
+    assert_eq!(
+        f.rt.call(ops::StopTask { task_id: parked }).unwrap(),
+        TaskStatus::BudgetExceeded
+    );
 
     // A new UTC day: the cap starts again and the next tick runs.
     clock.set(t("2030-01-02T00:00:00Z"));
     let next = runs_len(&f, "cron", s.id, 3).await[2].task_id.unwrap();
     assert_eq!(f.settle(next).await, TaskStatus::Completed);
     assert_eq!(
-        f.rt.task(next).unwrap().final_answer.as_deref(),
+        f.rt.call(ops::GetTask { id: next })
+            .unwrap()
+            .final_answer
+            .as_deref(),
         Some("report done")
     );
-    let usage = f.rt.usage(None).unwrap();
+    let usage = f.rt.call(ops::GetUsage { since: None }).unwrap();
     assert!(
         (usage.today_unattended.cost_usd - 1.5).abs() < 1e-9,
         "{usage:?}"
@@ -1434,13 +1535,16 @@ fn capped_fixture() -> Fixture {
         max_trigger_day_usd: Some(1.0),
         ..Default::default()
     });
-    f.rt.set_prices(&pocketpilot_core::policy::cost::Prices {
-        models: vec![pocketpilot_core::policy::cost::Price {
-            model: "scripted:*".into(),
-            input_per_mtok: 1000.0,
-            output_per_mtok: 1000.0,
-            cached_input_per_mtok: None,
-        }],
+    f.rt.call(ops::SetPrices {
+        prices: (pocketpilot_core::policy::cost::Prices {
+            models: vec![pocketpilot_core::policy::cost::Price {
+                model: "scripted:*".into(),
+                input_per_mtok: 1000.0,
+                output_per_mtok: 1000.0,
+                cached_input_per_mtok: None,
+            }],
+        })
+        .clone(),
     })
     .unwrap();
     f
@@ -1451,7 +1555,7 @@ fn schedule_at(f: &Fixture, expr: &str, goal: &str, provider: &str, now: DateTim
 }
 
 fn schedule_at_in(
-    rt: &pocketpilot_core::api::service::Runtime,
+    rt: &Arc<pocketpilot_core::api::service::Runtime>,
     f: &Fixture,
     expr: &str,
     goal: &str,
@@ -1470,7 +1574,7 @@ fn schedule_at_in(
 
 async fn status_becomes(f: &Fixture, id: i64, want: TaskStatus) {
     until(&format!("task {id} {want}"), || {
-        (f.rt.task(id).unwrap().status == want).then_some(())
+        (f.rt.call(ops::GetTask { id }).unwrap().status == want).then_some(())
     })
     .await
 }
@@ -1485,7 +1589,9 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
     );
     let clock = ManualClock::new(t("2030-01-01T23:57:30Z"));
     let c = clock.clone();
-    f.rt.set_clock(Arc::new(move || c.now()));
+    f.rt.call(ops::SetClock {
+        clock: Arc::new(move || c.now()),
+    });
     // Fixed times, so no tick of the new day competes with the resumed run for the cap.
     let report = schedule_at(&f, "58,59 23 * * *", "nightly report", &p, clock.now());
     let backup = schedule_at(&f, "59 23 * * *", "nightly backup", &p, clock.now());
@@ -1506,7 +1612,7 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
     let stopped = runs_len(&f, "cron", backup, 1).await[0].task_id.unwrap();
     for id in [parked, stopped] {
         assert_eq!(f.settle(id).await, TaskStatus::Paused);
-        let pause = f.rt.task(id).unwrap().pause.unwrap();
+        let pause = f.rt.call(ops::GetTask { id }).unwrap().pause.unwrap();
         assert_eq!(
             pause.resumes_at.as_deref(),
             Some("2030-01-02T00:00:00.000Z")
@@ -1518,7 +1624,10 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
         );
     }
     // The person stops one of them.
-    assert_eq!(f.rt.stop_task(stopped).unwrap(), TaskStatus::BudgetExceeded);
+    assert_eq!(
+        f.rt.call(ops::StopTask { task_id: stopped }).unwrap(),
+        TaskStatus::BudgetExceeded
+    );
 
     // Still the same day: the clock moves (waking the host's wait for the lift) and the
     // task stays parked.
@@ -1526,13 +1635,16 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
     // sleep: nothing is to happen; a wrong continue would show within this (it starts in
     // milliseconds here).
     tokio::time::sleep(Duration::from_millis(1_000)).await;
-    assert_eq!(f.rt.task(parked).unwrap().status, TaskStatus::Paused);
+    assert_eq!(
+        f.rt.call(ops::GetTask { id: parked }).unwrap().status,
+        TaskStatus::Paused
+    );
     assert!(!f.kinds(parked).contains(&"model_turn_started".to_string()));
 
     // The next UTC day: the cap reset, the parked run continues from where it stopped.
     clock.set(t("2030-01-02T00:00:00Z"));
     status_becomes(&f, parked, TaskStatus::Completed).await;
-    let task = f.rt.task(parked).unwrap();
+    let task = f.rt.call(ops::GetTask { id: parked }).unwrap();
     assert_eq!(task.final_answer.as_deref(), Some("report done"));
     assert!(task.pause.is_none());
     let continued = f.event(parked, "run_continued").payload();
@@ -1545,7 +1657,7 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
 
     // The stopped one stays as the person left it: no continue, no model turn.
     assert_eq!(
-        f.rt.task(stopped).unwrap().status,
+        f.rt.call(ops::GetTask { id: stopped }).unwrap().status,
         TaskStatus::BudgetExceeded
     );
     let kinds = f.kinds(stopped);
@@ -1555,11 +1667,11 @@ async fn a_run_parked_by_the_daily_cap_continues_by_itself_the_next_day_unless_t
             .any(|k| k == "run_continued" || k == "model_turn_started"),
         "{kinds:?}"
     );
-    let usage = f.rt.usage(None).unwrap();
+    let usage = f.rt.call(ops::GetUsage { since: None }).unwrap();
     assert!(
         (usage.today_unattended.cost_usd - 1.5).abs() < 1e-9,
         "{usage:?}"
     );
-    assert_eq!(f.rt.counts().unwrap().paused, 0);
+    assert_eq!(f.rt.call(ops::GetCounts {}).unwrap().paused, 0);
     h.shutdown().await;
 }

@@ -18,7 +18,7 @@ type Result<T, E = RuntimeError> = std::result::Result<T, E>;
 
 impl Runtime {
     /// The rules of `workspace` (with its sessions'), or of every workspace.
-    pub fn command_rules(&self, workspace: Option<&str>) -> Result<Vec<CommandRule>> {
+    pub(crate) fn command_rules(&self, workspace: Option<&str>) -> Result<Vec<CommandRule>> {
         let workspace = workspace
             .map(|w| canonical_workspace(Path::new(w)))
             .transpose()?;
@@ -29,7 +29,7 @@ impl Runtime {
 
     /// Adds a workspace rule written by the person. The text must read as one rule
     /// (`cargo test *`); it is stored as it is shown back.
-    pub fn add_command_rule(
+    pub(crate) fn add_command_rule(
         &self,
         workspace: &str,
         kind: CommandRuleKind,
@@ -54,7 +54,7 @@ impl Runtime {
         Ok(added)
     }
 
-    pub fn remove_command_rule(&self, id: i64) -> Result<CommandRule> {
+    pub(crate) fn remove_command_rule(&self, id: i64) -> Result<CommandRule> {
         let removed = self.store.write(|c| rules_table::remove(c, id))?;
         tracing::info!(id, rule = %removed.rule, "command rule removed");
         self.announce_rules();
@@ -63,7 +63,7 @@ impl Runtime {
 
     /// For a pending command approval: the part the rules in force do not cover and the
     /// rules "Always allow" would add. `None` for any other approval.
-    pub fn command_offer(&self, approval_id: i64) -> Result<Option<CommandAsk>> {
+    pub(crate) fn command_offer(&self, approval_id: i64) -> Result<Option<CommandAsk>> {
         let approval = self.store.read(|c| store::approvals::get(c, approval_id))?;
         if approval.capability.as_deref() != Some(SHELL_EXECUTE) {
             return Ok(None);
@@ -87,7 +87,7 @@ impl Runtime {
     /// for the workspace ("Always allow `cargo test *` in this workspace") or for the rest
     /// of the session ("for this session": a command rule, not a capability grant). The
     /// rules are stored before the answer is recorded, so the run that goes on sees them.
-    pub fn resolve_approval_keeping(
+    pub(crate) fn resolve_approval_keeping(
         self: &Arc<Self>,
         approval_id: i64,
         answer: ApprovalAnswer,
@@ -144,7 +144,7 @@ impl Runtime {
     }
 
     /// Why `call_id` of `task_id` was allowed, asked or refused, from the task's log.
-    pub fn explain_call(&self, task_id: i64, call_id: &str) -> Result<CallExplanation> {
+    pub(crate) fn explain_call(&self, task_id: i64, call_id: &str) -> Result<CallExplanation> {
         let task = self.task(task_id)?;
         let events = self
             .store
@@ -323,4 +323,36 @@ fn resolution(approved: bool, session_grant: bool, by: &str, note: Option<&str>)
         .map(|n| format!(": {n}"))
         .unwrap_or_default();
     format!("{verb} by {by}{grant}{note}")
+}
+
+crate::api::call::op! {
+    /// The rules of `workspace` (with its sessions'), or of every workspace.
+    #[derive(Debug, Clone)]
+    ListCommandRules { workspace: Option<String> } -> Result<Vec<CommandRule>>
+        = |rt, op| rt.command_rules(op.workspace.as_deref());
+    /// Adds a workspace rule written by the person. The text must read as one rule (`cargo test
+    /// *`); it is stored as it is shown back.
+    #[derive(Debug, Clone)]
+    AddCommandRule { workspace: String, kind: CommandRuleKind, rule: String } -> Result<CommandRule>
+        = |rt, op| rt.add_command_rule(&op.workspace, op.kind, &op.rule);
+    /// `remove_command_rule`.
+    #[derive(Debug, Clone)]
+    RemoveCommandRule { id: i64 } -> Result<CommandRule>
+        = |rt, op| rt.remove_command_rule(op.id);
+    /// For a pending command approval: the part the rules in force do not cover and the rules
+    /// "Always allow" would add. `None` for any other approval.
+    #[derive(Debug, Clone)]
+    GetCommandOffer { approval_id: i64 } -> Result<Option<CommandAsk>>
+        = |rt, op| rt.command_offer(op.approval_id);
+    /// [`Runtime::resolve_approval`], keeping command rules when the call is approved: for the
+    /// workspace ("Always allow `cargo test *` in this workspace") or for the rest of the session
+    /// ("for this session": a command rule, not a capability grant). The rules are stored before
+    /// the answer is recorded, so the run that goes on sees them.
+    #[derive(Debug, Clone)]
+    ResolveApprovalKeeping { approval_id: i64, answer: ApprovalAnswer, keep: Option<KeepRules> } -> Result<i64>
+        = |rt, op| rt.resolve_approval_keeping(op.approval_id, op.answer, op.keep);
+    /// Why `call_id` of `task_id` was allowed, asked or refused, from the task's log.
+    #[derive(Debug, Clone)]
+    ExplainCall { task_id: i64, call_id: String } -> Result<CallExplanation>
+        = |rt, op| rt.explain_call(op.task_id, &op.call_id);
 }

@@ -8,7 +8,7 @@ use crate::store;
 use pocketpilot_tools::CommandSandbox;
 
 impl Runtime {
-    pub fn workspace_sandbox(&self, workspace: &str) -> Result<WorkspaceSandbox> {
+    pub(crate) fn workspace_sandbox(&self, workspace: &str) -> Result<WorkspaceSandbox> {
         Ok(self
             .store
             .read(|c| store::settings::get(c, &workspace_sandbox_key(workspace)))?
@@ -17,7 +17,11 @@ impl Runtime {
 
     /// Stores the workspace's sandbox settings; refuses a pass-through of PocketPilot's
     /// own variables or of the provider's keys ([`pass_env_refusal`]).
-    pub fn set_workspace_sandbox(&self, workspace: &str, value: &WorkspaceSandbox) -> Result<()> {
+    pub(crate) fn set_workspace_sandbox(
+        &self,
+        workspace: &str,
+        value: &WorkspaceSandbox,
+    ) -> Result<()> {
         if let Some(why) = value.env_pass.iter().find_map(|n| pass_env_refusal(n)) {
             return Err(crate::api::service::RuntimeError::InvalidValue(why));
         }
@@ -27,13 +31,17 @@ impl Runtime {
     }
 
     /// The sandbox of `workspace`'s commands for a run with `grants`.
-    pub fn command_sandbox(&self, workspace: &str, grants: &[String]) -> Result<CommandSandbox> {
+    pub(crate) fn command_sandbox(
+        &self,
+        workspace: &str,
+        grants: &[String],
+    ) -> Result<CommandSandbox> {
         Ok(load_command_sandbox(&self.store, workspace, grants)?)
     }
 
     /// Unsandboxed, a session grant for `shell:execute` is refused: the answer becomes a
     /// one-off approval and its note says why.
-    pub fn vet_session_grant(
+    pub(crate) fn vet_session_grant(
         &self,
         approval: &store::approvals::Approval,
         mut answer: ApprovalAnswer,
@@ -63,4 +71,25 @@ impl Runtime {
         });
         Ok(answer)
     }
+}
+
+crate::api::call::op! {
+    /// `workspace_sandbox`.
+    #[derive(Debug, Clone)]
+    GetWorkspaceSandbox { workspace: String } -> Result<WorkspaceSandbox>
+        = |rt, op| rt.workspace_sandbox(&op.workspace);
+    /// Stores the workspace's sandbox settings; refuses a pass-through of PocketPilot's own
+    /// variables or of the provider's keys ([`pass_env_refusal`]).
+    #[derive(Debug, Clone)]
+    SetWorkspaceSandbox { workspace: String, value: WorkspaceSandbox } -> Result<()>
+        = |rt, op| rt.set_workspace_sandbox(&op.workspace, &op.value);
+    /// The sandbox of `workspace`'s commands for a run with `grants`.
+    #[derive(Debug, Clone)]
+    GetCommandSandbox { workspace: String, grants: Vec<String> } -> Result<CommandSandbox>
+        = |rt, op| rt.command_sandbox(&op.workspace, &op.grants);
+    /// Unsandboxed, a session grant for `shell:execute` is refused: the answer becomes a one-off
+    /// approval and its note says why.
+    #[derive(Debug, Clone)]
+    VetSessionGrant { approval: store::approvals::Approval, answer: ApprovalAnswer } -> Result<ApprovalAnswer>
+        = |rt, op| rt.vet_session_grant(&op.approval, op.answer);
 }

@@ -1,4 +1,5 @@
 //! The context entry points: compactions, resets, the meter and a manual compaction.
+use crate::api::service::Runtime;
 use crate::config::ProviderSettings;
 use crate::engine::context::{
     build_view, calibration_key, ids_of, is_lean, model_facts, offered_specs, replaces_of, text_of,
@@ -15,9 +16,9 @@ pub use pocketpilot_protocol::{
     CompactReport, CompactionInfo, ContextMarks, ContextReset, ContextUse,
 };
 
-impl crate::api::service::Runtime {
+impl Runtime {
     /// A session's compactions, oldest first: the dividers of its transcript.
-    pub fn compactions(&self, session_id: i64) -> Result<Vec<CompactionInfo>, StoreError> {
+    pub(crate) fn compactions(&self, session_id: i64) -> Result<Vec<CompactionInfo>, StoreError> {
         let list = self.store.read(|c| compactions::list(c, session_id))?;
         Ok(list
             .iter()
@@ -46,14 +47,14 @@ impl crate::api::service::Runtime {
     }
 
     /// Per-request token figures of a session (estimate and the server's count).
-    pub fn context_turns(&self, session_id: i64) -> Result<Vec<ContextTurn>, StoreError> {
+    pub(crate) fn context_turns(&self, session_id: i64) -> Result<Vec<ContextTurn>, StoreError> {
         self.store
             .read(|c| compactions::turns_of_session(c, session_id))
     }
 
     /// The context meter: the next request's estimate against the window of the
     /// session's provider (discovered, set or assumed).
-    pub async fn context_use(&self, session_id: i64) -> Result<ContextUse, StoreError> {
+    pub(crate) async fn context_use(&self, session_id: i64) -> Result<ContextUse, StoreError> {
         let session = self
             .store
             .read(|c| crate::store::sessions::get(c, session_id))?;
@@ -102,7 +103,7 @@ impl crate::api::service::Runtime {
     /// "Fresh context": a new head for the session's model view, submitted as a `reset`
     /// (placed at once when the session is idle; while it is busy, at the run's next
     /// boundary, where it ends that run). The transcript keeps everything before it.
-    pub fn fresh_context(
+    pub(crate) fn fresh_context(
         self: &Arc<Self>,
         session_id: i64,
     ) -> crate::api::service::Result<crate::engine::inbox::Admitted> {
@@ -118,7 +119,10 @@ impl crate::api::service::Runtime {
     }
 
     /// A session's compactions and fresh contexts, oldest first: its transcript's dividers.
-    pub fn context_marks(&self, session_id: i64) -> crate::api::service::Result<ContextMarks> {
+    pub(crate) fn context_marks(
+        &self,
+        session_id: i64,
+    ) -> crate::api::service::Result<ContextMarks> {
         let resets = self.store.read(|c| {
             crate::store::sessions::get(c, session_id)?;
             compactions::resets(c, session_id)
@@ -132,7 +136,10 @@ impl crate::api::service::Runtime {
     /// "Compact now": summarises the session's older turns with its provider, to half of
     /// what the view takes, and records it under the session's newest task. Refused
     /// while the session has a run in progress.
-    pub async fn compact_now(&self, session_id: i64) -> Result<CompactReport, ContextFailure> {
+    pub(crate) async fn compact_now(
+        &self,
+        session_id: i64,
+    ) -> Result<CompactReport, ContextFailure> {
         // A paused run asks nothing until it is continued, and it rebuilds its view from
         // the store at every request: compacting while it waits is safe, and often what
         // lets it go on. A running (or approving) one would race the compaction.
@@ -232,4 +239,42 @@ async fn compact_below(
         tokens_after: before,
         compacted: false,
     })
+}
+
+crate::api::call::op! {
+    /// A session's compactions, oldest first: the dividers of its transcript.
+    #[derive(Debug, Clone)]
+    ListCompactions { session_id: i64 } -> Result<Vec<CompactionInfo>, StoreError>
+        = |rt, op| rt.compactions(op.session_id);
+    /// Per-request token figures of a session (estimate and the server's count).
+    #[derive(Debug, Clone)]
+    ContextTurns { session_id: i64 } -> Result<Vec<ContextTurn>, StoreError>
+        = |rt, op| rt.context_turns(op.session_id);
+    /// The context meter: the next request's estimate against the window of the session's provider
+    /// (discovered, set or assumed).
+    #[derive(Debug, Clone)]
+    GetContextUse { session_id: i64 } -> crate::api::call::Pending<Result<ContextUse, StoreError>>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.context_use(op.session_id).await })
+    };
+    /// "Fresh context": a new head for the session's model view, submitted as a `reset` (placed at
+    /// once when the session is idle; while it is busy, at the run's next boundary, where it ends
+    /// that run). The transcript keeps everything before it.
+    #[derive(Debug, Clone)]
+    FreshContext { session_id: i64 } -> crate::api::service::Result<crate::engine::inbox::Admitted>
+        = |rt, op| rt.fresh_context(op.session_id);
+    /// A session's compactions and fresh contexts, oldest first: its transcript's dividers.
+    #[derive(Debug, Clone)]
+    GetContextMarks { session_id: i64 } -> crate::api::service::Result<ContextMarks>
+        = |rt, op| rt.context_marks(op.session_id);
+    /// "Compact now": summarises the session's older turns with its provider, to half of what the
+    /// view takes, and records it under the session's newest task. Refused while the session has a
+    /// run in progress.
+    #[derive(Debug, Clone)]
+    CompactNow { session_id: i64 } -> crate::api::call::Pending<Result<CompactReport, ContextFailure>>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.compact_now(op.session_id).await })
+    };
 }

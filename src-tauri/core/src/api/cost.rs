@@ -1,14 +1,15 @@
 //! The money entry points: prices, a task's and a session's cost, usage.
+use crate::api::service::Runtime;
 use crate::policy::cost::{day_of, stamp, Prices, TaskCost, Usage, PRICES_KEY};
 use crate::store::{costs, settings};
 use chrono::{Duration, NaiveTime};
 
-impl crate::api::service::Runtime {
-    pub fn prices(&self) -> crate::api::service::Result<Prices> {
+impl Runtime {
+    pub(crate) fn prices(&self) -> crate::api::service::Result<Prices> {
         Ok(self.store.read(Prices::load)?)
     }
 
-    pub fn set_prices(&self, prices: &Prices) -> crate::api::service::Result<()> {
+    pub(crate) fn set_prices(&self, prices: &Prices) -> crate::api::service::Result<()> {
         for p in &prices.models {
             let bad = [
                 Some(p.input_per_mtok),
@@ -30,7 +31,7 @@ impl crate::api::service::Runtime {
         Ok(self.store.write(|c| settings::set(c, PRICES_KEY, prices))?)
     }
 
-    pub fn task_cost(&self, task_id: i64) -> crate::api::service::Result<TaskCost> {
+    pub(crate) fn task_cost(&self, task_id: i64) -> crate::api::service::Result<TaskCost> {
         let task = self.task(task_id)?;
         Ok(self.store.read(|c| {
             Ok(TaskCost {
@@ -41,12 +42,18 @@ impl crate::api::service::Runtime {
         })?)
     }
 
-    pub fn session_cost(&self, session_id: i64) -> crate::api::service::Result<costs::Totals> {
+    pub(crate) fn session_cost(
+        &self,
+        session_id: i64,
+    ) -> crate::api::service::Result<costs::Totals> {
         Ok(self.store.read(|c| costs::for_session(c, session_id))?)
     }
 
     /// Usage from `since` (a UTC day, `YYYY-MM-DD`; `None`: the last 30 days).
-    pub fn usage(&self, since: Option<chrono::NaiveDate>) -> crate::api::service::Result<Usage> {
+    pub(crate) fn usage(
+        &self,
+        since: Option<chrono::NaiveDate>,
+    ) -> crate::api::service::Result<Usage> {
         let now = self.recorder.now();
         let since = since.unwrap_or_else(|| (now - Duration::days(29)).date_naive());
         let from = stamp(since.and_time(NaiveTime::MIN).and_utc());
@@ -71,4 +78,27 @@ impl crate::api::service::Runtime {
             })
         })?)
     }
+}
+
+crate::api::call::op! {
+    /// `prices`.
+    #[derive(Debug, Clone)]
+    GetPrices {} -> crate::api::service::Result<Prices>
+        = |rt, op| rt.prices();
+    /// `set_prices`.
+    #[derive(Debug, Clone)]
+    SetPrices { prices: Prices } -> crate::api::service::Result<()>
+        = |rt, op| rt.set_prices(&op.prices);
+    /// `task_cost`.
+    #[derive(Debug, Clone)]
+    GetTaskCost { task_id: i64 } -> crate::api::service::Result<TaskCost>
+        = |rt, op| rt.task_cost(op.task_id);
+    /// `session_cost`.
+    #[derive(Debug, Clone)]
+    GetSessionCost { session_id: i64 } -> crate::api::service::Result<costs::Totals>
+        = |rt, op| rt.session_cost(op.session_id);
+    /// Usage from `since` (a UTC day, `YYYY-MM-DD`; `None`: the last 30 days).
+    #[derive(Debug, Clone)]
+    GetUsage { since: Option<chrono::NaiveDate> } -> crate::api::service::Result<Usage>
+        = |rt, op| rt.usage(op.since);
 }

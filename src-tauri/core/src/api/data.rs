@@ -35,7 +35,7 @@ impl Runtime {
 
     /// Copies the store into `backups/` now (beside the writer: runs go on meanwhile),
     /// then applies the retention.
-    pub fn backup_now(&self) -> Result<BackupFile> {
+    pub(crate) fn backup_now(&self) -> Result<BackupFile> {
         let file = backup::take(self.store.path(), &self.backups_dir(), Utc::now(), |_| {})
             .map_err(StoreError::from)?;
         let removed = backup::prune(&self.backups_dir(), self.backup_settings()?)
@@ -47,11 +47,11 @@ impl Runtime {
     }
 
     /// The backups, newest first.
-    pub fn backups(&self) -> Result<Vec<BackupFile>> {
+    pub(crate) fn backups(&self) -> Result<Vec<BackupFile>> {
         Ok(backup::list(&self.backups_dir()).map_err(StoreError::from)?)
     }
 
-    pub fn backup_settings(&self) -> Result<BackupSettings> {
+    pub(crate) fn backup_settings(&self) -> Result<BackupSettings> {
         Ok(self
             .store
             .read(|c| settings::get(c, backup::SETTINGS_KEY))?
@@ -59,7 +59,7 @@ impl Runtime {
     }
 
     /// Saves the retention and applies it at once.
-    pub fn set_backup_settings(&self, s: &BackupSettings) -> Result<BackupSettings> {
+    pub(crate) fn set_backup_settings(&self, s: &BackupSettings) -> Result<BackupSettings> {
         if s.keep_daily == 0 {
             return Err(RuntimeError::InvalidValue(
                 "keep at least one daily backup".into(),
@@ -73,7 +73,7 @@ impl Runtime {
 
     /// The window cannot replace the store it has open: it names the backup to put back
     /// when the app next starts, before anything opens the store (`apply_pending_restore`).
-    pub fn schedule_restore(&self, name: &str) -> Result<BackupFile> {
+    pub(crate) fn schedule_restore(&self, name: &str) -> Result<BackupFile> {
         let chosen = backup::list(&self.backups_dir())
             .map_err(StoreError::from)?
             .into_iter()
@@ -91,14 +91,14 @@ impl Runtime {
     }
 
     /// The backup scheduled to be put back at the next start, if any.
-    pub fn pending_restore(&self) -> Option<String> {
+    pub(crate) fn pending_restore(&self) -> Option<String> {
         pending_name(self.data_dir())
     }
 
     /// A backup once a day for as long as the process runs (the app, `serve`): sleeps
     /// until the next one is due, counted from the newest backup of any kind. A failed
     /// copy (a full disk) is logged and tried again after [`RECHECK`].
-    pub async fn keep_daily_backups(self: Arc<Self>) {
+    pub(crate) async fn keep_daily_backups(self: Arc<Self>) {
         loop {
             let newest = backup::list(&self.backups_dir())
                 .ok()
@@ -264,6 +264,41 @@ pub fn apply_pending_restore(
             }
         }
     }
+}
+
+crate::api::call::op! {
+    /// Copies the store into `backups/` now (beside the writer: runs go on meanwhile), then applies
+    /// the retention.
+    #[derive(Debug, Clone)]
+    BackupNow {} -> Result<BackupFile>
+        = |rt, op| rt.backup_now();
+    /// The backups, newest first.
+    #[derive(Debug, Clone)]
+    ListBackups {} -> Result<Vec<BackupFile>>
+        = |rt, op| rt.backups();
+    /// `backup_settings`.
+    #[derive(Debug, Clone)]
+    GetBackupSettings {} -> Result<BackupSettings>
+        = |rt, op| rt.backup_settings();
+    /// Saves the retention and applies it at once.
+    #[derive(Debug, Clone)]
+    SetBackupSettings { settings: BackupSettings } -> Result<BackupSettings>
+        = |rt, op| rt.set_backup_settings(&op.settings);
+    /// The window cannot replace the store it has open: it names the backup to put back when the
+    /// app next starts, before anything opens the store (`apply_pending_restore`).
+    #[derive(Debug, Clone)]
+    ScheduleRestore { name: String } -> Result<BackupFile>
+        = |rt, op| rt.schedule_restore(&op.name);
+    /// The backup scheduled to be put back at the next start, if any.
+    #[derive(Debug, Clone)]
+    PendingRestore {} -> Option<String>
+        = |rt, op| rt.pending_restore();
+    /// A backup once a day for as long as the process runs (the app, `serve`): sleeps until the
+    /// next one is due, counted from the newest backup of any kind. A failed copy (a full disk) is
+    /// logged and tried again after [`RECHECK`].
+    #[derive(Debug, Clone)]
+    KeepDailyBackups {} -> crate::api::call::Pending<()>
+        = |rt, op| Box::pin(std::sync::Arc::clone(rt).keep_daily_backups());
 }
 
 #[cfg(test)]

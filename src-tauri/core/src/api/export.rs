@@ -121,7 +121,7 @@ pub struct TranscriptItem {
 
 impl Runtime {
     /// Everything a session holds that a person would take elsewhere.
-    pub fn export_session(&self, session_id: i64) -> Result<SessionExport> {
+    pub(crate) fn export_session(&self, session_id: i64) -> Result<SessionExport> {
         let session = self.session(session_id)?;
         let tasks = self.session_tasks(session_id)?;
         let entries = self.session_entries(session_id)?;
@@ -170,7 +170,7 @@ impl Runtime {
     /// The session as a file's text. Markdown is for reading: control and invisible
     /// characters from the model or tools are written visibly (`\x1b`). JSON keeps every
     /// character (serde escapes the controls).
-    pub fn export_text(&self, session_id: i64, format: ExportFormat) -> Result<String> {
+    pub(crate) fn export_text(&self, session_id: i64, format: ExportFormat) -> Result<String> {
         let x = self.export_session(session_id)?;
         Ok(match format {
             ExportFormat::Md => pocketpilot_protocol::visible(&to_markdown(&x)).into_owned(),
@@ -185,7 +185,7 @@ impl Runtime {
     }
 
     /// Every session's id and title, newest first: what `export --all` walks.
-    pub fn export_index(&self) -> Result<Vec<(i64, String)>> {
+    pub(crate) fn export_index(&self) -> Result<Vec<(i64, String)>> {
         Ok(self
             .sessions()?
             .into_iter()
@@ -466,6 +466,23 @@ fn fenced(text: &str, lang: &str) -> String {
     let fence = "`".repeat(longest.max(2) + 1);
     let body = text.trim_end_matches('\n');
     format!("{fence}{lang}\n{body}\n{fence}\n")
+}
+
+crate::api::call::op! {
+    /// Everything a session holds that a person would take elsewhere.
+    #[derive(Debug, Clone)]
+    ExportSession { session_id: i64 } -> Result<SessionExport>
+        = |rt, op| rt.export_session(op.session_id);
+    /// The session as a file's text. Markdown is for reading: control and invisible characters from
+    /// the model or tools are written visibly (`\x1b`). JSON keeps every character (serde escapes
+    /// the controls).
+    #[derive(Debug, Clone)]
+    ExportText { session_id: i64, format: ExportFormat } -> Result<String>
+        = |rt, op| rt.export_text(op.session_id, op.format);
+    /// Every session's id and title, newest first: what `export --all` walks.
+    #[derive(Debug, Clone)]
+    ExportIndex {} -> Result<Vec<(i64, String)>>
+        = |rt, op| rt.export_index();
 }
 
 #[cfg(test)]

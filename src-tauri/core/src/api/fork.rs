@@ -53,7 +53,7 @@ impl Runtime {
     /// `place`: `None` lets the runtime choose (a worktree in a git work tree, else a
     /// copy). `path`: where the worktree or copy goes (default: beside the workspace, or
     /// beside the repository's top folder for a worktree, `<name>-fork-<new session>`).
-    pub fn fork_session(
+    pub(crate) fn fork_session(
         &self,
         session_id: i64,
         at_entry: i64,
@@ -359,6 +359,16 @@ fn run(c: &mut Command) -> Result<()> {
     } else {
         Err(fork_error(String::from_utf8_lossy(&out.stderr).trim()))
     }
+}
+
+crate::api::call::op! {
+    /// Forks `session_id` at the person's message `at_entry` (see the module doc). `place`: `None`
+    /// lets the runtime choose (a worktree in a git work tree, else a copy). `path`: where the
+    /// worktree or copy goes (default: beside the workspace, or beside the repository's top folder
+    /// for a worktree, `<name>-fork-<new session>`).
+    #[derive(Debug, Clone)]
+    ForkSession { session_id: i64, at_entry: i64, place: Option<ForkPlace>, path: Option<PathBuf> } -> Result<Fork>
+        = |rt, op| rt.fork_session(op.session_id, op.at_entry, op.place, op.path);
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ type Result<T, E = RuntimeError> = std::result::Result<T, E>;
 
 impl Runtime {
     /// The person's hooks file, then the workspace's, as they are on disk now.
-    pub fn hooks_in_effect(&self, workspace: &str) -> Result<Vec<HooksFileInfo>> {
+    pub(crate) fn hooks_in_effect(&self, workspace: &str) -> Result<Vec<HooksFileInfo>> {
         let workspace = canonical_workspace(Path::new(workspace))?;
         let consented = hooks::consented_hash(&self.store, &workspace)?;
         let mut files = Vec::new();
@@ -47,7 +47,11 @@ impl Runtime {
 
     /// Consents to the workspace's hooks file as it is now; with `hash`, only if that is
     /// still its content's hash (what the person reviewed). Returns the file consented to.
-    pub fn consent_hooks(&self, workspace: &str, hash: Option<&str>) -> Result<HooksFileInfo> {
+    pub(crate) fn consent_hooks(
+        &self,
+        workspace: &str,
+        hash: Option<&str>,
+    ) -> Result<HooksFileInfo> {
         let workspace = canonical_workspace(Path::new(workspace))?;
         let path = hooks::workspace_file(Path::new(&workspace));
         let file = HooksFile::read(&path, HookScope::Workspace)
@@ -67,7 +71,7 @@ impl Runtime {
     }
 
     /// Takes the consent back: the workspace's hooks stop running.
-    pub fn revoke_hooks(&self, workspace: &str) -> Result<()> {
+    pub(crate) fn revoke_hooks(&self, workspace: &str) -> Result<()> {
         let workspace = canonical_workspace(Path::new(workspace))?;
         hooks::set_consent(&self.store, &workspace, None)?;
         Ok(())
@@ -92,4 +96,20 @@ fn info(f: HooksFile, runs: bool) -> HooksFileInfo {
             .collect(),
         problems: f.problems,
     }
+}
+
+crate::api::call::op! {
+    /// The person's hooks file, then the workspace's, as they are on disk now.
+    #[derive(Debug, Clone)]
+    GetHooksInEffect { workspace: String } -> Result<Vec<HooksFileInfo>>
+        = |rt, op| rt.hooks_in_effect(&op.workspace);
+    /// Consents to the workspace's hooks file as it is now; with `hash`, only if that is still its
+    /// content's hash (what the person reviewed). Returns the file consented to.
+    #[derive(Debug, Clone)]
+    ConsentHooks { workspace: String, hash: Option<String> } -> Result<HooksFileInfo>
+        = |rt, op| rt.consent_hooks(&op.workspace, op.hash.as_deref());
+    /// Takes the consent back: the workspace's hooks stop running.
+    #[derive(Debug, Clone)]
+    RevokeHooks { workspace: String } -> Result<()>
+        = |rt, op| rt.revoke_hooks(&op.workspace);
 }

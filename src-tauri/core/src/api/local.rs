@@ -2,6 +2,7 @@
 //! (list, import, download with progress and cancel, use, remove), the server's state as
 //! it changes, and the built-in model's settings. Each is a thin call into
 //! `pocketpilot_local` or `local_model`, its answer turned into the protocol's types.
+use crate::api::service::Runtime;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{LazyLock, Mutex};
@@ -191,14 +192,14 @@ impl ServerWatch {
     }
 }
 
-impl crate::api::service::Runtime {
+impl Runtime {
     /// The built-in model's settings as stored.
-    pub fn local_model_form(&self) -> Result<LocalModelForm> {
+    pub(crate) fn local_model_form(&self) -> Result<LocalModelForm> {
         form(&self.store)
     }
 
     /// Saves the built-in model's settings (see [`save_form`]).
-    pub fn save_local_model_form(&self, form: &LocalModelForm) -> Result<()> {
+    pub(crate) fn save_local_model_form(&self, form: &LocalModelForm) -> Result<()> {
         save_form(&self.store, form)
     }
 }
@@ -293,6 +294,17 @@ fn progress_event(p: &PullProgress) -> PullProgressEvent {
         rate_mib_s: p.bytes_per_sec / MIB,
         eta_secs: p.eta_secs,
     }
+}
+
+crate::api::call::op! {
+    /// The built-in model's settings as stored.
+    #[derive(Debug, Clone)]
+    GetLocalModelForm {} -> Result<LocalModelForm>
+        = |rt, op| rt.local_model_form();
+    /// Saves the built-in model's settings (see [`save_form`]).
+    #[derive(Debug, Clone)]
+    SaveLocalModelForm { form: LocalModelForm } -> Result<()>
+        = |rt, op| rt.save_local_model_form(&op.form);
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ impl Runtime {
     /// The prices, the budgets as stored (no environment override: what the form edits;
     /// the overrides are in `setting_overrides`), and today's spend against the budgets
     /// runs use.
-    pub fn money_settings(&self) -> Result<MoneySettings> {
+    pub(crate) fn money_settings(&self) -> Result<MoneySettings> {
         let stored = Limits::stored(&self.store)?;
         let effective = self.limits()?;
         let now = self.recorder.now();
@@ -107,7 +107,7 @@ impl Runtime {
 
     /// Sets one model's prices (replacing its earlier ones). Turns already recorded keep
     /// the cost they were recorded at.
-    pub fn set_price(&self, form: PriceForm) -> Result<PriceRow> {
+    pub(crate) fn set_price(&self, form: PriceForm) -> Result<PriceRow> {
         let price = price_of(&form)?;
         let saved = price.clone();
         self.store.write(move |c| {
@@ -119,7 +119,7 @@ impl Runtime {
     }
 
     /// Removes a model's prices; false when it had none.
-    pub fn delete_price(&self, model: &str) -> Result<bool> {
+    pub(crate) fn delete_price(&self, model: &str) -> Result<bool> {
         let model = model.trim().to_owned();
         Ok(self.store.write(move |c| {
             let mut prices = Prices::load(c)?;
@@ -135,7 +135,7 @@ impl Runtime {
 
     /// Saves the three money budgets (blank: none) over the stored limits; the other
     /// limits stay as stored. Every figure is checked before anything is written.
-    pub fn set_money_budgets(&self, form: MoneyBudgetsForm) -> Result<()> {
+    pub(crate) fn set_money_budgets(&self, form: MoneyBudgetsForm) -> Result<()> {
         let task = parse_budget("the task budget", &form.task_usd)?;
         let day = parse_budget("the daily budget", &form.day_usd)?;
         let trigger_day = parse_budget("the daily cap for unattended runs", &form.trigger_day_usd)?;
@@ -147,4 +147,26 @@ impl Runtime {
             settings::set(c, LIMITS_KEY, &l)
         })?)
     }
+}
+
+crate::api::call::op! {
+    /// The prices, the budgets as stored (no environment override: what the form edits; the
+    /// overrides are in `setting_overrides`), and today's spend against the budgets runs use.
+    #[derive(Debug, Clone)]
+    GetMoneySettings {} -> Result<MoneySettings>
+        = |rt, op| rt.money_settings();
+    /// Sets one model's prices (replacing its earlier ones). Turns already recorded keep the cost
+    /// they were recorded at.
+    #[derive(Debug, Clone)]
+    SetPrice { form: PriceForm } -> Result<PriceRow>
+        = |rt, op| rt.set_price(op.form);
+    /// Removes a model's prices; false when it had none.
+    #[derive(Debug, Clone)]
+    DeletePrice { model: String } -> Result<bool>
+        = |rt, op| rt.delete_price(&op.model);
+    /// Saves the three money budgets (blank: none) over the stored limits; the other limits stay as
+    /// stored. Every figure is checked before anything is written.
+    #[derive(Debug, Clone)]
+    SetMoneyBudgets { form: MoneyBudgetsForm } -> Result<()>
+        = |rt, op| rt.set_money_budgets(op.form);
 }

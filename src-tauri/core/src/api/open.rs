@@ -40,7 +40,7 @@ pub fn inside(root: &Path, rel: &str) -> Result<PathBuf> {
 
 impl Runtime {
     /// The real path of `rel` in the workspace of task `task_id` (see [`inside`]).
-    pub fn task_file(&self, task_id: i64, rel: &str) -> Result<PathBuf> {
+    pub(crate) fn task_file(&self, task_id: i64, rel: &str) -> Result<PathBuf> {
         let workspace = self.store.read(|c| {
             let t = tasks::get(c, task_id)?;
             Ok(sessions::get(c, t.session_id)?.workspace)
@@ -51,7 +51,7 @@ impl Runtime {
     /// The real path of one of the instruction files in effect for `workspace` (and
     /// `session`), for the desktop's editor: only a path that list names, and nothing is
     /// read from it.
-    pub fn instruction_file(
+    pub(crate) fn instruction_file(
         &self,
         workspace: &str,
         session: Option<i64>,
@@ -68,7 +68,7 @@ impl Runtime {
     }
 
     /// One of the instruction files in effect (see [`Self::instruction_file`]), read now.
-    pub fn instruction_text(
+    pub(crate) fn instruction_text(
         &self,
         workspace: &str,
         session: Option<i64>,
@@ -85,6 +85,22 @@ impl Runtime {
             text: String::from_utf8_lossy(&bytes).into_owned(),
         })
     }
+}
+
+crate::api::call::op! {
+    /// The real path of `rel` in the workspace of task `task_id` (see [`inside`]).
+    #[derive(Debug, Clone)]
+    TaskFile { task_id: i64, rel: String } -> Result<PathBuf>
+        = |rt, op| rt.task_file(op.task_id, &op.rel);
+    /// The real path of one of the instruction files in effect for `workspace` (and `session`), for
+    /// the desktop's editor: only a path that list names, and nothing is read from it.
+    #[derive(Debug, Clone)]
+    InstructionFile { workspace: String, session: Option<i64>, rel: String } -> Result<PathBuf>
+        = |rt, op| rt.instruction_file(&op.workspace, op.session, &op.rel);
+    /// One of the instruction files in effect (see [`Self::instruction_file`]), read now.
+    #[derive(Debug, Clone)]
+    GetInstructionText { workspace: String, session: Option<i64>, rel: String } -> Result<InstructionText>
+        = |rt, op| rt.instruction_text(&op.workspace, op.session, &op.rel);
 }
 
 #[cfg(test)]

@@ -10,11 +10,19 @@ impl Runtime {
     /// A new, empty session on `workspace` (made canonical; it must be a folder). It shows
     /// in the sessions list like any other and its first run is started with
     /// `NewTask::session_id`.
-    pub fn open_session(&self, workspace: &Path, title: &str) -> Result<sessions::Session> {
+    pub(crate) fn open_session(&self, workspace: &Path, title: &str) -> Result<sessions::Session> {
         let workspace = canonical_workspace(workspace)?;
         let id = self
             .store
             .write(|c| sessions::insert(c, title, &workspace))?;
         self.session(id)
     }
+}
+
+crate::api::call::op! {
+    /// A new, empty session on `workspace` (made canonical; it must be a folder). It shows in the
+    /// sessions list like any other and its first run is started with `NewTask::session_id`.
+    #[derive(Debug, Clone)]
+    OpenSession { workspace: std::path::PathBuf, title: String } -> Result<sessions::Session>
+        = |rt, op| rt.open_session(&op.workspace, &op.title);
 }

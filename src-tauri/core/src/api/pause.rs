@@ -11,7 +11,7 @@ use std::sync::Arc;
 impl Runtime {
     /// What a paused task's card says and proposes: what ran out, how much was used,
     /// and the raise (the budget again).
-    pub fn pause_offer(&self, task_id: i64) -> Result<PauseOffer> {
+    pub(crate) fn pause_offer(&self, task_id: i64) -> Result<PauseOffer> {
         let task = self.task(task_id)?;
         let limits = Limits::load(&self.store)?;
         pause::offer(&task, &limits).ok_or(RuntimeError::NotPaused {
@@ -23,7 +23,7 @@ impl Runtime {
     /// Continues a paused task with `raise` added to its budgets and, if given, `steer`
     /// as the person's message before the model is asked again. An empty raise after a
     /// budget ran out means "the same again": the offer's raise is used.
-    pub fn continue_task(
+    pub(crate) fn continue_task(
         self: &Arc<Self>,
         task_id: i64,
         raise: Raise,
@@ -70,7 +70,7 @@ impl Runtime {
 
     /// Ends a paused task: `budget_exceeded` when a budget paused it (as before there
     /// were pauses), `cancelled` when the repetition guard or a full disk did.
-    pub fn stop_task(&self, task_id: i64) -> Result<TaskStatus> {
+    pub(crate) fn stop_task(&self, task_id: i64) -> Result<TaskStatus> {
         let task = self.task(task_id)?;
         if task.status != TaskStatus::Paused {
             return Err(RuntimeError::NotPaused {
@@ -96,7 +96,7 @@ impl Runtime {
 
     /// When the soonest pause that lifts by itself lifts (a run the daily cap parked),
     /// if any: the trigger host sleeps until then.
-    pub fn next_lifted_pause(&self) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    pub(crate) fn next_lifted_pause(&self) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
         let Some(at) = self.store.read(tasks::next_resume_at)? else {
             return Ok(None);
         };
@@ -115,7 +115,7 @@ impl Runtime {
     /// unattended runs parked goes on once the cap resets (the trigger host asks). A run
     /// the person stopped or continued is no longer parked and is left alone. Returns
     /// the tasks continued.
-    pub fn resume_lifted_pauses(
+    pub(crate) fn resume_lifted_pauses(
         self: &Arc<Self>,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<i64>> {
@@ -144,7 +144,7 @@ impl Runtime {
     }
 
     /// Replaces the clock of day budgets and usage rows (tests inject one).
-    pub fn set_clock(&self, clock: crate::policy::cost::Clock) {
+    pub(crate) fn set_clock(&self, clock: crate::policy::cost::Clock) {
         self.recorder.set_clock(clock);
     }
 }
@@ -175,4 +175,37 @@ fn vet(task: &store::Task, raise: &Raise) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+crate::api::call::op! {
+    /// What a paused task's card says and proposes: what ran out, how much was used, and the raise
+    /// (the budget again).
+    #[derive(Debug, Clone)]
+    GetPauseOffer { task_id: i64 } -> Result<PauseOffer>
+        = |rt, op| rt.pause_offer(op.task_id);
+    /// Continues a paused task with `raise` added to its budgets and, if given, `steer` as the
+    /// person's message before the model is asked again. An empty raise after a budget ran out
+    /// means "the same again": the offer's raise is used.
+    #[derive(Debug, Clone)]
+    ContinueTask { task_id: i64, raise: Raise, steer: Option<String>, by: String } -> Result<()>
+        = |rt, op| rt.continue_task(op.task_id, op.raise, op.steer, &op.by);
+    /// Ends a paused task: `budget_exceeded` when a budget paused it (as before there were pauses),
+    /// `cancelled` when the repetition guard or a full disk did.
+    #[derive(Debug, Clone)]
+    StopTask { task_id: i64 } -> Result<TaskStatus>
+        = |rt, op| rt.stop_task(op.task_id);
+    /// When the soonest pause that lifts by itself lifts (a run the daily cap parked), if any: the
+    /// trigger host sleeps until then.
+    #[derive(Debug, Clone)]
+    NextLiftedPause {} -> Result<Option<chrono::DateTime<chrono::Utc>>>
+        = |rt, op| rt.next_lifted_pause();
+    /// Continues every run whose pause lifts by itself by `now`: a run the daily cap for unattended
+    /// runs parked goes on once the cap resets (the trigger host asks). A run the person stopped or
+    /// continued is no longer parked and is left alone. Returns the tasks continued.
+    #[derive(Debug, Clone)]
+    ResumeLiftedPauses { now: chrono::DateTime<chrono::Utc> } -> Result<Vec<i64>>
+        = |rt, op| rt.resume_lifted_pauses(op.now);
+    /// Replaces the clock of day budgets and usage rows (tests inject one).
+    SetClock { clock: crate::policy::cost::Clock } -> ()
+        = |rt, op| rt.set_clock(op.clock);
 }

@@ -11,7 +11,7 @@ use crate::store::{entries, plans};
 
 impl Runtime {
     /// `submit`, in plan mode: the run only reads and ends with a plan.
-    pub fn submit_planning(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
+    pub(crate) fn submit_planning(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
         let id = self.create_task(new)?;
         self.store
             .write(|tx| plans::set_task_plan_mode(tx, id, true))?;
@@ -20,20 +20,20 @@ impl Runtime {
     }
 
     /// Every run of the session plans first (on), or acts (off).
-    pub fn set_session_plan_mode(&self, session_id: i64, on: bool) -> Result<()> {
+    pub(crate) fn set_session_plan_mode(&self, session_id: i64, on: bool) -> Result<()> {
         self.store
             .write(|tx| plans::set_session_plan_mode(tx, session_id, on))?;
         Ok(())
     }
 
-    pub fn session_plan_mode(&self, session_id: i64) -> Result<bool> {
+    pub(crate) fn session_plan_mode(&self, session_id: i64) -> Result<bool> {
         Ok(self
             .store
             .read(|c| plans::session_plan_mode(c, session_id))?)
     }
 
     /// The plan a task made, or the approved plan it carries out.
-    pub fn plan_of_task(&self, task_id: i64) -> Result<Option<Plan>> {
+    pub(crate) fn plan_of_task(&self, task_id: i64) -> Result<Option<Plan>> {
         self.task(task_id)?;
         Ok(self.store.read(|c| {
             Ok(match plans::for_task(c, task_id)? {
@@ -44,12 +44,12 @@ impl Runtime {
     }
 
     /// The plans of a session, oldest first.
-    pub fn session_plans(&self, session_id: i64) -> Result<Vec<Plan>> {
+    pub(crate) fn session_plans(&self, session_id: i64) -> Result<Vec<Plan>> {
         Ok(self.store.read(|c| plans::for_session(c, session_id))?)
     }
 
     /// The person's changes to a task's proposed plan.
-    pub fn edit_plan(&self, task_id: i64, content: &PlanContent) -> Result<Plan> {
+    pub(crate) fn edit_plan(&self, task_id: i64, content: &PlanContent) -> Result<Plan> {
         if let Some(problem) = content.problem() {
             return Err(RuntimeError::InvalidArguments(problem));
         }
@@ -61,7 +61,7 @@ impl Runtime {
     /// Approves a task's proposed plan (as edited, when `edited`), and starts the run that
     /// carries it out: the session's next task, with the planning task's model, grants
     /// and MCP servers. Returns that task.
-    pub fn approve_plan(
+    pub(crate) fn approve_plan(
         self: &Arc<Self>,
         task_id: i64,
         edited: Option<&PlanContent>,
@@ -96,7 +96,7 @@ impl Runtime {
 
     /// Rejects a task's proposed plan: nothing of it runs. The session's transcript says
     /// so, for the model's next turn.
-    pub fn reject_plan(&self, task_id: i64, reason: Option<&str>) -> Result<Plan> {
+    pub(crate) fn reject_plan(&self, task_id: i64, reason: Option<&str>) -> Result<Plan> {
         let plan = self.proposed_plan(task_id)?;
         let text = match reason.map(str::trim).filter(|r| !r.is_empty()) {
             Some(r) => format!("The person rejected the plan: {r}"),
@@ -131,4 +131,42 @@ impl Runtime {
         }
         Ok(plan)
     }
+}
+
+crate::api::call::op! {
+    /// `submit`, in plan mode: the run only reads and ends with a plan.
+    #[derive(Debug, Clone)]
+    SubmitPlanning { new: NewTask } -> Result<i64>
+        = |rt, op| rt.submit_planning(&op.new);
+    /// Every run of the session plans first (on), or acts (off).
+    #[derive(Debug, Clone)]
+    SetSessionPlanMode { session_id: i64, on: bool } -> Result<()>
+        = |rt, op| rt.set_session_plan_mode(op.session_id, op.on);
+    /// `session_plan_mode`.
+    #[derive(Debug, Clone)]
+    GetSessionPlanMode { session_id: i64 } -> Result<bool>
+        = |rt, op| rt.session_plan_mode(op.session_id);
+    /// The plan a task made, or the approved plan it carries out.
+    #[derive(Debug, Clone)]
+    PlanOfTask { task_id: i64 } -> Result<Option<Plan>>
+        = |rt, op| rt.plan_of_task(op.task_id);
+    /// The plans of a session, oldest first.
+    #[derive(Debug, Clone)]
+    SessionPlans { session_id: i64 } -> Result<Vec<Plan>>
+        = |rt, op| rt.session_plans(op.session_id);
+    /// The person's changes to a task's proposed plan.
+    #[derive(Debug, Clone)]
+    EditPlan { task_id: i64, content: PlanContent } -> Result<Plan>
+        = |rt, op| rt.edit_plan(op.task_id, &op.content);
+    /// Approves a task's proposed plan (as edited, when `edited`), and starts the run that carries
+    /// it out: the session's next task, with the planning task's model, grants and MCP servers.
+    /// Returns that task.
+    #[derive(Debug, Clone)]
+    ApprovePlan { task_id: i64, edited: Option<PlanContent>, by: pocketpilot_protocol::RunSource } -> Result<i64>
+        = |rt, op| rt.approve_plan(op.task_id, op.edited.as_ref(), op.by);
+    /// Rejects a task's proposed plan: nothing of it runs. The session's transcript says so, for
+    /// the model's next turn.
+    #[derive(Debug, Clone)]
+    RejectPlan { task_id: i64, reason: Option<String> } -> Result<Plan>
+        = |rt, op| rt.reject_plan(op.task_id, op.reason.as_deref());
 }

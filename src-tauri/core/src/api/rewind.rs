@@ -7,7 +7,12 @@ use crate::engine::changes::undo::Options;
 
 impl Runtime {
     /// Rewinds a session to before the person's message `to_entry`.
-    pub fn rewind(&self, session_id: i64, to_entry: i64, opts: Options) -> Result<RewindReport> {
+    pub(crate) fn rewind(
+        &self,
+        session_id: i64,
+        to_entry: i64,
+        opts: Options,
+    ) -> Result<RewindReport> {
         let report = rewind::rewind(&self.store, self.data_dir(), session_id, to_entry, opts)?;
         if report.files.id.is_some() {
             self.feed.announce(crate::engine::feed::Change::Refresh);
@@ -26,4 +31,11 @@ impl Runtime {
             }
         }
     }
+}
+
+crate::api::call::op! {
+    /// Rewinds a session to before the person's message `to_entry`.
+    #[derive(Debug, Clone)]
+    Rewind { session_id: i64, to_entry: i64, opts: Options } -> Result<RewindReport>
+        = |rt, op| rt.rewind(op.session_id, op.to_entry, op.opts);
 }

@@ -15,7 +15,11 @@ impl Runtime {
     /// What a workspace's runs are given: the instruction files (for `session`, those of
     /// the directories its agent worked in since its last reset; else the root's), the
     /// memories, and every skill found with its switch.
-    pub fn rules_in_effect(&self, workspace: &str, session: Option<i64>) -> Result<RulesInEffect> {
+    pub(crate) fn rules_in_effect(
+        &self,
+        workspace: &str,
+        session: Option<i64>,
+    ) -> Result<RulesInEffect> {
         let workspace = canonical_workspace(Path::new(workspace))?;
         let guard = WorkspaceGuard::new(&workspace, &[])
             .map_err(|_| RuntimeError::Workspace(workspace.clone()))?;
@@ -67,7 +71,7 @@ impl Runtime {
     }
 
     /// Every memory (`None`), or those a run in `workspace` is given.
-    pub fn memories(&self, workspace: Option<&str>) -> Result<Vec<Memory>> {
+    pub(crate) fn memories(&self, workspace: Option<&str>) -> Result<Vec<Memory>> {
         let workspace = workspace
             .map(|w| canonical_workspace(Path::new(w)))
             .transpose()?;
@@ -77,7 +81,7 @@ impl Runtime {
     }
 
     /// A memory the person writes: global, or for `workspace`.
-    pub fn add_memory(
+    pub(crate) fn add_memory(
         &self,
         scope: MemoryScope,
         workspace: Option<&str>,
@@ -97,21 +101,21 @@ impl Runtime {
         Ok(m)
     }
 
-    pub fn edit_memory(&self, id: i64, text: &str) -> Result<Memory> {
+    pub(crate) fn edit_memory(&self, id: i64, text: &str) -> Result<Memory> {
         let text = text.to_owned();
         let m = self.store.write(move |tx| memories::edit(tx, id, &text))?;
         self.feed.announce(crate::engine::feed::Change::Refresh);
         Ok(m)
     }
 
-    pub fn delete_memory(&self, id: i64) -> Result<()> {
+    pub(crate) fn delete_memory(&self, id: i64) -> Result<()> {
         self.store.write(move |tx| memories::delete(tx, id))?;
         self.feed.announce(crate::engine::feed::Change::Refresh);
         Ok(())
     }
 
     /// Switches a skill (by its folder, as listed) on or off for every run from now on.
-    pub fn set_skill_enabled(&self, dir: &str, enabled: bool) -> Result<()> {
+    pub(crate) fn set_skill_enabled(&self, dir: &str, enabled: bool) -> Result<()> {
         let dir = dir.to_owned();
         self.store.write(move |tx| {
             let mut off = instructions::disabled_skills(tx)?;
@@ -126,10 +130,43 @@ impl Runtime {
     }
 
     /// Whether memories the agent proposes are kept without asking.
-    pub fn set_memory_auto_accept(&self, on: bool) -> Result<()> {
+    pub(crate) fn set_memory_auto_accept(&self, on: bool) -> Result<()> {
         self.store
             .write(move |tx| settings::set(tx, memory::AUTO_ACCEPT_KEY, &on))?;
         self.feed.announce(crate::engine::feed::Change::Refresh);
         Ok(())
     }
+}
+
+crate::api::call::op! {
+    /// What a workspace's runs are given: the instruction files (for `session`, those of the
+    /// directories its agent worked in since its last reset; else the root's), the memories, and
+    /// every skill found with its switch.
+    #[derive(Debug, Clone)]
+    GetRulesInEffect { workspace: String, session: Option<i64> } -> Result<RulesInEffect>
+        = |rt, op| rt.rules_in_effect(&op.workspace, op.session);
+    /// Every memory (`None`), or those a run in `workspace` is given.
+    #[derive(Debug, Clone)]
+    ListMemories { workspace: Option<String> } -> Result<Vec<Memory>>
+        = |rt, op| rt.memories(op.workspace.as_deref());
+    /// A memory the person writes: global, or for `workspace`.
+    #[derive(Debug, Clone)]
+    AddMemory { scope: MemoryScope, workspace: Option<String>, text: String } -> Result<Memory>
+        = |rt, op| rt.add_memory(op.scope, op.workspace.as_deref(), &op.text);
+    /// `edit_memory`.
+    #[derive(Debug, Clone)]
+    EditMemory { id: i64, text: String } -> Result<Memory>
+        = |rt, op| rt.edit_memory(op.id, &op.text);
+    /// `delete_memory`.
+    #[derive(Debug, Clone)]
+    DeleteMemory { id: i64 } -> Result<()>
+        = |rt, op| rt.delete_memory(op.id);
+    /// Switches a skill (by its folder, as listed) on or off for every run from now on.
+    #[derive(Debug, Clone)]
+    SetSkillEnabled { dir: String, enabled: bool } -> Result<()>
+        = |rt, op| rt.set_skill_enabled(&op.dir, op.enabled);
+    /// Whether memories the agent proposes are kept without asking.
+    #[derive(Debug, Clone)]
+    SetMemoryAutoAccept { on: bool } -> Result<()>
+        = |rt, op| rt.set_memory_auto_accept(op.on);
 }

@@ -6,7 +6,7 @@ use crate::store::search::{self, SearchHit};
 impl Runtime {
     /// The newest entries matching what the person typed (every word, the last one also
     /// as a prefix), at most `limit`, only in `workspace` when given.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         typed: &str,
         workspace: Option<&str>,
@@ -16,4 +16,12 @@ impl Runtime {
             .store
             .read(|c| search::search(c, typed, workspace, limit))?)
     }
+}
+
+crate::api::call::op! {
+    /// The newest entries matching what the person typed (every word, the last one also as a
+    /// prefix), at most `limit`, only in `workspace` when given.
+    #[derive(Debug, Clone)]
+    Search { typed: String, workspace: Option<String>, limit: u32 } -> Result<Vec<SearchHit>>
+        = |rt, op| rt.search(&op.typed, op.workspace.as_deref(), op.limit);
 }

@@ -224,10 +224,10 @@ pub struct ApprovalAnswer {
 }
 
 pub struct Runtime {
-    pub store: Arc<Store>,
-    pub recorder: Arc<Recorder>,
+    pub(crate) store: Arc<Store>,
+    pub(crate) recorder: Arc<Recorder>,
     /// Changes the window is told about besides task states (see `feed`).
-    pub feed: crate::engine::feed::Feed,
+    pub(crate) feed: crate::engine::feed::Feed,
     data_dir: PathBuf,
     runs: Arc<RunRegistry>,
     /// This process's identity in session leases.
@@ -271,27 +271,46 @@ impl Runtime {
         Ok(rt)
     }
 
-    pub fn data_dir(&self) -> &Path {
+    /// The one entry point: carries out `op` and gives its typed reply (the ops are listed
+    /// in the `ops` module).
+    pub fn call<O: crate::api::call::Op<Self>>(self: &Arc<Self>, op: O) -> O::Reply {
+        crate::api::call::sealed::Run::run(op, self)
+    }
+
+    /// The store, for a test that stages or damages what a run left behind. Everything
+    /// else goes through [`Runtime::call`].
+    #[cfg(feature = "testing")]
+    pub fn store_for_tests(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The recorder, for a test that writes a run's events as its worker would.
+    #[cfg(feature = "testing")]
+    pub fn recorder_for_tests(&self) -> &Arc<Recorder> {
+        &self.recorder
+    }
+
+    pub(crate) fn data_dir(&self) -> &Path {
         &self.data_dir
     }
 
     /// The limits runs get: what is stored, with the environment's overrides.
-    pub fn limits(&self) -> Result<Limits> {
+    pub(crate) fn limits(&self) -> Result<Limits> {
         Ok(Limits::load(&self.store)?)
     }
 
     /// The limits as stored, without the environment's overrides: what an edit starts from.
-    pub fn stored_limits(&self) -> Result<Limits> {
+    pub(crate) fn stored_limits(&self) -> Result<Limits> {
         Ok(Limits::stored(&self.store)?)
     }
 
-    pub fn provider_settings(&self) -> Result<ProviderSettings> {
+    pub(crate) fn provider_settings(&self) -> Result<ProviderSettings> {
         Ok(ProviderSettings::load(&self.store)?)
     }
 
     /// The provider as stored, without the environment's overrides: what an edit starts
     /// from.
-    pub fn stored_provider_settings(&self) -> Result<ProviderSettings> {
+    pub(crate) fn stored_provider_settings(&self) -> Result<ProviderSettings> {
         Ok(ProviderSettings::stored(&self.store)?)
     }
 
@@ -299,7 +318,7 @@ impl Runtime {
     /// `workspace`), or in an idle session (`session_id`; a busy one answers
     /// `ConversationBusy` — use `say` to queue). Persists the task `queued` and returns its
     /// id; nothing runs until `start`.
-    pub fn create_task(&self, new: &NewTask) -> Result<i64> {
+    pub(crate) fn create_task(&self, new: &NewTask) -> Result<i64> {
         let goal = new.goal.trim();
         if goal.is_empty() {
             return Err(RuntimeError::EmptyGoal);
@@ -356,7 +375,7 @@ impl Runtime {
     }
 
     /// Follows every change the window shows (see `feed`). Needs a tokio runtime.
-    pub fn changes(&self) -> crate::engine::feed::Changes {
+    pub(crate) fn changes(&self) -> crate::engine::feed::Changes {
         crate::engine::feed::Changes::follow(
             self.store.clone(),
             self.recorder.changes(),
@@ -365,23 +384,9 @@ impl Runtime {
         )
     }
 
-    /// Each task event this process records, as it is committed (a lagging receiver
-    /// is told how much it missed).
-    pub fn task_changes(
-        &self,
-    ) -> tokio::sync::broadcast::Receiver<crate::engine::recorder::TaskChange> {
-        self.recorder.changes()
-    }
-
-    /// Wakes whenever another process sharing the data directory commits (see
-    /// `engine::watch`). Needs a tokio runtime.
-    pub fn foreign_commits(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.recorder.foreign_commits()
-    }
-
     /// Says something to a session (see `inbox`): queued while it is busy, placed (and a
     /// run started, in this process) when it is idle.
-    pub fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
+    pub(crate) fn say(self: &Arc<Self>, submit: &inbox::Submit) -> Result<inbox::Admitted> {
         let submit_owned = submit.clone();
         let admitted = self.recorder.commit_admission_queued(move |tx, out| {
             Ok::<_, RuntimeError>(crate::engine::admission::admit(tx, &submit_owned, out)?)
@@ -396,7 +401,7 @@ impl Runtime {
     }
 
     /// Withdraws a queued submission (→ unanswered, reason `aborted`).
-    pub fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
+    pub(crate) fn withdraw(&self, submission_id: i64) -> Result<store::Submission> {
         let s = self
             .store
             .write_with(|tx| inbox::withdraw(tx, submission_id).map_err(RuntimeError::from))?;
@@ -406,26 +411,26 @@ impl Runtime {
         Ok(s)
     }
 
-    pub fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+    pub(crate) fn inbox(&self, session_id: i64) -> Result<Vec<store::Submission>> {
         Ok(self.store.read(|c| {
             sessions::get(c, session_id)?;
             submissions::queued(c, session_id)
         })?)
     }
 
-    pub fn submissions(&self, session_id: i64) -> Result<Vec<store::Submission>> {
+    pub(crate) fn submissions(&self, session_id: i64) -> Result<Vec<store::Submission>> {
         Ok(self.store.read(|c| {
             sessions::get(c, session_id)?;
             submissions::list(c, session_id)
         })?)
     }
 
-    pub fn session(&self, session_id: i64) -> Result<sessions::Session> {
+    pub(crate) fn session(&self, session_id: i64) -> Result<sessions::Session> {
         Ok(self.store.read(|c| sessions::get(c, session_id))?)
     }
 
     /// Renames a session (the sessions list and its header show the title).
-    pub fn rename_session(&self, session_id: i64, title: &str) -> Result<sessions::Session> {
+    pub(crate) fn rename_session(&self, session_id: i64, title: &str) -> Result<sessions::Session> {
         let title = title.trim();
         if title.is_empty() {
             return Err(RuntimeError::InvalidArguments(
@@ -440,7 +445,7 @@ impl Runtime {
 
     /// How many queued steers and follow-ups a boundary takes (`None` keeps the mode),
     /// read fresh at every boundary.
-    pub fn set_session_modes(
+    pub(crate) fn set_session_modes(
         &self,
         session_id: i64,
         steering: Option<SessionMode>,
@@ -451,7 +456,7 @@ impl Runtime {
             .write(|tx| sessions::set_modes(tx, session_id, steering, follow_up))?)
     }
 
-    pub fn set_provider_settings(&self, p: &ProviderSettings) -> Result<()> {
+    pub(crate) fn set_provider_settings(&self, p: &ProviderSettings) -> Result<()> {
         if let Some(u) = &p.base_url {
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return Err(RuntimeError::InvalidArguments(format!(
@@ -462,7 +467,7 @@ impl Runtime {
         Ok(p.save(&self.store)?)
     }
 
-    pub fn set_limits(&self, l: &Limits) -> Result<()> {
+    pub(crate) fn set_limits(&self, l: &Limits) -> Result<()> {
         if l.max_steps == 0 || l.max_task_seconds == 0 {
             return Err(RuntimeError::InvalidArguments(
                 "limits must be at least 1".into(),
@@ -475,7 +480,7 @@ impl Runtime {
     }
 
     /// Asks the configured model for a one-word reply: the settings screen's "test connection".
-    pub async fn test_connection(&self) -> Result<String> {
+    pub(crate) async fn test_connection(&self) -> Result<String> {
         let settings = self.provider_settings()?;
         let provider = crate::engine::provider::build(None, &settings)?;
         let server = settings
@@ -503,7 +508,7 @@ impl Runtime {
 
     /// The models the server at `base_url` lists (the settings form's URL, which may not
     /// be saved yet), asked with the stored key: the settings screen's model picker.
-    pub async fn list_models(&self, base_url: &str) -> Result<Vec<String>> {
+    pub(crate) async fn list_models(&self, base_url: &str) -> Result<Vec<String>> {
         let mut settings = self.provider_settings()?;
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(RuntimeError::InvalidArguments(format!(
@@ -524,7 +529,7 @@ impl Runtime {
     }
 
     /// Tasks running and waiting for a person, for the tray.
-    pub fn counts(&self) -> Result<Counts> {
+    pub(crate) fn counts(&self) -> Result<Counts> {
         Ok(self.store.read(|c| {
             Ok(Counts {
                 running: tasks::count_with_status(c, &[TaskStatus::Running, TaskStatus::Queued])?,
@@ -535,12 +540,12 @@ impl Runtime {
     }
 
     /// Whether the session has a run that is not terminal.
-    pub fn is_busy(&self, session_id: i64) -> Result<bool> {
+    pub(crate) fn is_busy(&self, session_id: i64) -> Result<bool> {
         Ok(self.store.read(|c| inbox::is_busy(c, session_id))?)
     }
 
     /// Hands a task's session to a worker in this process. Needs a tokio runtime.
-    pub fn start(self: &Arc<Self>, task_id: i64) {
+    pub(crate) fn start(self: &Arc<Self>, task_id: i64) {
         if let Ok(task) = self.task(task_id) {
             self.drive_in_background(task.session_id);
         }
@@ -555,7 +560,7 @@ impl Runtime {
     /// then each run its boundaries start. Exactly one process works a session at a time:
     /// without the lease this returns at once (the holder will place what was submitted);
     /// a worker that loses it stops (see `lease`).
-    pub async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
+    pub(crate) async fn drive(self: &Arc<Self>, session_id: i64) -> Result<()> {
         loop {
             let Some(lease) = SessionLease::acquire(&self.store, session_id, &self.holder)? else {
                 return Ok(());
@@ -589,13 +594,13 @@ impl Runtime {
     }
 
     /// The person's hooks file this runtime uses (`None`: isolated from it).
-    pub fn person_hooks_file(&self) -> Option<&Path> {
+    pub(crate) fn person_hooks_file(&self) -> Option<&Path> {
         self.person_hooks.as_deref()
     }
 
     /// Runs of `session_id` made by this process read and write files through `editor`
     /// (an ACP client's file methods), after the guard and the approvals as always.
-    pub fn attach_editor(
+    pub(crate) fn attach_editor(
         &self,
         session_id: i64,
         editor: Arc<dyn pocketpilot_tools::editor::EditorFiles>,
@@ -603,7 +608,7 @@ impl Runtime {
         self.editors.attach(session_id, editor);
     }
 
-    pub fn detach_editor(&self, session_id: i64) {
+    pub(crate) fn detach_editor(&self, session_id: i64) {
         self.editors.detach(session_id);
     }
 
@@ -633,7 +638,7 @@ impl Runtime {
     }
 
     /// Sessions with work that nobody is doing (after a crash or a restart).
-    pub fn interrupted_sessions(&self) -> Result<Vec<i64>> {
+    pub(crate) fn interrupted_sessions(&self) -> Result<Vec<i64>> {
         let mut ids: Vec<i64> = Vec::new();
         for status in [TaskStatus::Running, TaskStatus::Queued] {
             for t in self.store.read(|c| tasks::with_status(c, status))? {
@@ -648,7 +653,7 @@ impl Runtime {
 
     /// At start: resumes interrupted sessions when the setting says `auto` (the default),
     /// else only lists them. Returns the sessions and whether they were resumed.
-    pub fn resume_on_start(self: &Arc<Self>) -> Result<(Vec<i64>, bool)> {
+    pub(crate) fn resume_on_start(self: &Arc<Self>) -> Result<(Vec<i64>, bool)> {
         let mode: crate::config::ResumeOnStart = self
             .store
             .read(|c| store::settings::get(c, crate::config::RESUME_KEY))?
@@ -665,14 +670,14 @@ impl Runtime {
         }
     }
 
-    pub fn set_resume_on_start(&self, mode: crate::config::ResumeOnStart) -> Result<()> {
+    pub(crate) fn set_resume_on_start(&self, mode: crate::config::ResumeOnStart) -> Result<()> {
         Ok(self
             .store
             .write(|c| store::settings::set(c, crate::config::RESUME_KEY, &mode))?)
     }
 
     /// Resumes every interrupted session, each on its own worker; returns their ids.
-    pub fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>> {
+    pub(crate) fn resume_all(self: &Arc<Self>) -> Result<Vec<i64>> {
         let sessions = self.interrupted_sessions()?;
         for s in &sessions {
             self.drive_in_background(*s);
@@ -681,19 +686,19 @@ impl Runtime {
     }
 
     /// Create and start: the id comes back before the model is asked anything.
-    pub fn submit(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
+    pub(crate) fn submit(self: &Arc<Self>, new: &NewTask) -> Result<i64> {
         let id = self.create_task(new)?;
         self.start(id);
         Ok(id)
     }
 
-    pub fn is_running_here(&self, task_id: i64) -> bool {
+    pub(crate) fn is_running_here(&self, task_id: i64) -> bool {
         self.runs.is_running(task_id)
     }
 
     /// Cancels a task in any non-terminal state. A running worker stops its model stream
     /// and kills its tool process; a queued or waiting task is ended here.
-    pub fn cancel(&self, task_id: i64) -> Result<()> {
+    pub(crate) fn cancel(&self, task_id: i64) -> Result<()> {
         if self.runs.cancel(task_id) {
             return Ok(());
         }
@@ -724,7 +729,7 @@ impl Runtime {
     }
 
     /// Answers a pending approval and continues the run in a new worker task.
-    pub fn resolve_approval(
+    pub(crate) fn resolve_approval(
         self: &Arc<Self>,
         approval_id: i64,
         answer: ApprovalAnswer,
@@ -765,7 +770,10 @@ impl Runtime {
     }
 
     /// Issue 16: the changes of a task, a call or a session from a task on, with diffs.
-    pub fn change_list(&self, target: &crate::engine::changes::undo::Target) -> Result<ChangeList> {
+    pub(crate) fn change_list(
+        &self,
+        target: &crate::engine::changes::undo::Target,
+    ) -> Result<ChangeList> {
         Ok(crate::engine::changes::undo::list(
             &self.store,
             &self.data_dir,
@@ -774,7 +782,7 @@ impl Runtime {
     }
 
     /// Per task of a session: files changed and whether they can be undone.
-    pub fn change_summaries(
+    pub(crate) fn change_summaries(
         &self,
         session_id: i64,
     ) -> Result<Vec<crate::engine::changes::undo::TaskChanges>> {
@@ -785,7 +793,7 @@ impl Runtime {
     }
 
     /// Undoes a target's changes; conflicts refuse unless `keep_theirs` (see the report).
-    pub fn undo(
+    pub(crate) fn undo(
         &self,
         target: &crate::engine::changes::undo::Target,
         opts: crate::engine::changes::undo::Options,
@@ -796,7 +804,7 @@ impl Runtime {
     }
 
     /// Redoes an undo.
-    pub fn redo(
+    pub(crate) fn redo(
         &self,
         undo_id: i64,
         opts: crate::engine::changes::undo::Options,
@@ -808,7 +816,7 @@ impl Runtime {
     }
 
     /// Applies the retention settings now.
-    pub fn prune_changes(&self) -> Result<crate::engine::changes::retention::Pruned> {
+    pub(crate) fn prune_changes(&self) -> Result<crate::engine::changes::retention::Pruned> {
         Ok(crate::engine::changes::retention::prune(
             &self.store,
             &self.data_dir,
@@ -816,11 +824,11 @@ impl Runtime {
         )?)
     }
 
-    pub fn change_settings(&self) -> Result<ChangeSettings> {
+    pub(crate) fn change_settings(&self) -> Result<ChangeSettings> {
         Ok(crate::engine::changes::load_settings(&self.store)?)
     }
 
-    pub fn set_change_settings(&self, s: &ChangeSettings) -> Result<()> {
+    pub(crate) fn set_change_settings(&self, s: &ChangeSettings) -> Result<()> {
         if s.max_mib == 0 || s.max_age_days == 0 {
             return Err(RuntimeError::InvalidArguments(
                 "the size cap and the age limit must be at least 1".into(),
@@ -834,24 +842,24 @@ impl Runtime {
         self.feed.announce(crate::engine::feed::Change::Refresh);
     }
 
-    pub fn task(&self, id: i64) -> Result<tasks::Task> {
+    pub(crate) fn task(&self, id: i64) -> Result<tasks::Task> {
         Ok(self.store.read(|c| tasks::get(c, id))?)
     }
 
-    pub fn tasks(&self, limit: i64) -> Result<Vec<tasks::Task>> {
+    pub(crate) fn tasks(&self, limit: i64) -> Result<Vec<tasks::Task>> {
         Ok(self.store.read(|c| tasks::list(c, limit))?)
     }
 
-    pub fn events(&self, task_id: i64) -> Result<Vec<store::StoredEvent>> {
+    pub(crate) fn events(&self, task_id: i64) -> Result<Vec<store::StoredEvent>> {
         self.task(task_id)?;
         Ok(self.store.read(|c| events::list_after(c, task_id, 0))?)
     }
 
-    pub fn sessions(&self) -> Result<Vec<sessions::Session>> {
+    pub(crate) fn sessions(&self) -> Result<Vec<sessions::Session>> {
         Ok(self.store.read(sessions::list)?)
     }
 
-    pub fn session_tasks(&self, session_id: i64) -> Result<Vec<tasks::Task>> {
+    pub(crate) fn session_tasks(&self, session_id: i64) -> Result<Vec<tasks::Task>> {
         Ok(self.store.read(|c| {
             sessions::get(c, session_id)?;
             tasks::list_for_session(c, session_id)
@@ -860,7 +868,7 @@ impl Runtime {
 
     /// What the window shows when it opens a session: its newest `tasks` tasks and their
     /// entries. Long sessions open as fast as short ones; older tasks come on request.
-    pub fn session_history(&self, session_id: i64, tasks: u32) -> Result<SessionHistory> {
+    pub(crate) fn session_history(&self, session_id: i64, tasks: u32) -> Result<SessionHistory> {
         let limit = i64::from(tasks.max(1));
         Ok(self.store.read(|c| {
             sessions::get(c, session_id)?;
@@ -883,26 +891,26 @@ impl Runtime {
         })?)
     }
 
-    pub fn session_entries(&self, session_id: i64) -> Result<Vec<store::Entry>> {
+    pub(crate) fn session_entries(&self, session_id: i64) -> Result<Vec<store::Entry>> {
         Ok(self.store.read(|c| {
             sessions::get(c, session_id)?;
             entries::list(c, session_id)
         })?)
     }
 
-    pub fn pending_approvals(&self) -> Result<Vec<approvals::Approval>> {
+    pub(crate) fn pending_approvals(&self) -> Result<Vec<approvals::Approval>> {
         Ok(self.store.read(approvals::pending)?)
     }
 
     /// The person's rules for a workspace (canonical path).
-    pub fn policy_rules(&self, workspace: &str) -> Result<pocketpilot_tools::PolicyRules> {
+    pub(crate) fn policy_rules(&self, workspace: &str) -> Result<pocketpilot_tools::PolicyRules> {
         Ok(self
             .store
             .read(|c| store::settings::get(c, &crate::config::workspace_rules_key(workspace)))?
             .unwrap_or_default())
     }
 
-    pub fn set_policy_rules(
+    pub(crate) fn set_policy_rules(
         &self,
         workspace: &str,
         rules: &pocketpilot_tools::PolicyRules,
@@ -912,12 +920,12 @@ impl Runtime {
         })?)
     }
 
-    pub fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {
+    pub(crate) fn subscribe(&self, task_id: i64, after_sequence: i64) -> Result<Subscription> {
         Ok(self.recorder.subscribe(task_id, after_sequence)?)
     }
 
     /// Waits until the task is terminal or waiting for an approval, and returns its status.
-    pub async fn wait_settled(&self, task_id: i64) -> Result<TaskStatus> {
+    pub(crate) async fn wait_settled(&self, task_id: i64) -> Result<TaskStatus> {
         let mut sub = self.subscribe(task_id, 0)?;
         while let Some(ev) = sub.next().await {
             let ev = ev?;
@@ -957,4 +965,240 @@ fn doing(status: crate::task::TaskStatus) -> &'static str {
         Paused => "paused",
         Completed | Failed | Cancelled | BudgetExceeded => "ending",
     }
+}
+
+crate::api::call::op! {
+    /// `data_dir`.
+    #[derive(Debug, Clone)]
+    DataDir {} -> PathBuf
+        = |rt, op| rt.data_dir().to_path_buf();
+    /// The limits runs get: what is stored, with the environment's overrides.
+    #[derive(Debug, Clone)]
+    GetLimits {} -> Result<Limits>
+        = |rt, op| rt.limits();
+    /// The limits as stored, without the environment's overrides: what an edit starts from.
+    #[derive(Debug, Clone)]
+    StoredLimits {} -> Result<Limits>
+        = |rt, op| rt.stored_limits();
+    /// `provider_settings`.
+    #[derive(Debug, Clone)]
+    GetProviderSettings {} -> Result<ProviderSettings>
+        = |rt, op| rt.provider_settings();
+    /// The provider as stored, without the environment's overrides: what an edit starts from.
+    #[derive(Debug, Clone)]
+    StoredProviderSettings {} -> Result<ProviderSettings>
+        = |rt, op| rt.stored_provider_settings();
+    /// Starts a run with `new.goal` as the person's input: in a new session (with `workspace`), or
+    /// in an idle session (`session_id`; a busy one answers `ConversationBusy` — use `say` to
+    /// queue). Persists the task `queued` and returns its id; nothing runs until `start`.
+    #[derive(Debug, Clone)]
+    CreateTask { new: NewTask } -> Result<i64>
+        = |rt, op| rt.create_task(&op.new);
+    /// The one subscription to the runtime's changes (see `feed`): this process's task
+    /// changes, the entry points' announcements, and a `Refresh` for each commit of another
+    /// process. The window, the tray and the trigger host follow it. Needs a tokio runtime.
+    #[derive(Debug, Clone)]
+    WatchFeed {} -> crate::engine::feed::Changes
+        = |rt, op| rt.changes();
+    /// Says something to a session (see `inbox`): queued while it is busy, placed (and a run
+    /// started, in this process) when it is idle.
+    #[derive(Debug, Clone)]
+    Say { submit: inbox::Submit } -> Result<inbox::Admitted>
+        = |rt, op| rt.say(&op.submit);
+    /// Withdraws a queued submission (→ unanswered, reason `aborted`).
+    #[derive(Debug, Clone)]
+    Withdraw { submission_id: i64 } -> Result<store::Submission>
+        = |rt, op| rt.withdraw(op.submission_id);
+    /// `inbox`.
+    #[derive(Debug, Clone)]
+    GetInbox { session_id: i64 } -> Result<Vec<store::Submission>>
+        = |rt, op| rt.inbox(op.session_id);
+    /// `submissions`.
+    #[derive(Debug, Clone)]
+    ListSubmissions { session_id: i64 } -> Result<Vec<store::Submission>>
+        = |rt, op| rt.submissions(op.session_id);
+    /// `session`.
+    #[derive(Debug, Clone)]
+    GetSession { session_id: i64 } -> Result<sessions::Session>
+        = |rt, op| rt.session(op.session_id);
+    /// Renames a session (the sessions list and its header show the title).
+    #[derive(Debug, Clone)]
+    RenameSession { session_id: i64, title: String } -> Result<sessions::Session>
+        = |rt, op| rt.rename_session(op.session_id, &op.title);
+    /// How many queued steers and follow-ups a boundary takes (`None` keeps the mode), read fresh
+    /// at every boundary.
+    #[derive(Debug, Clone)]
+    SetSessionModes { session_id: i64, steering: Option<SessionMode>, follow_up: Option<SessionMode> } -> Result<()>
+        = |rt, op| rt.set_session_modes(op.session_id, op.steering, op.follow_up);
+    /// `set_provider_settings`.
+    #[derive(Debug, Clone)]
+    SetProviderSettings { settings: ProviderSettings } -> Result<()>
+        = |rt, op| rt.set_provider_settings(&op.settings);
+    /// `set_limits`.
+    #[derive(Debug, Clone)]
+    SetLimits { limits: Limits } -> Result<()>
+        = |rt, op| rt.set_limits(&op.limits);
+    /// Asks the configured model for a one-word reply: the settings screen's "test connection".
+    #[derive(Debug, Clone)]
+    TestConnection {} -> crate::api::call::Pending<Result<String>>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.test_connection().await })
+    };
+    /// The models the server at `base_url` lists (the settings form's URL, which may not be saved
+    /// yet), asked with the stored key: the settings screen's model picker.
+    #[derive(Debug, Clone)]
+    ListModels { base_url: String } -> crate::api::call::Pending<Result<Vec<String>>>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.list_models(&op.base_url).await })
+    };
+    /// Tasks running and waiting for a person, for the tray.
+    #[derive(Debug, Clone)]
+    GetCounts {} -> Result<Counts>
+        = |rt, op| rt.counts();
+    /// Whether the session has a run that is not terminal.
+    #[derive(Debug, Clone)]
+    IsBusy { session_id: i64 } -> Result<bool>
+        = |rt, op| rt.is_busy(op.session_id);
+    /// Hands a task's session to a worker in this process. Needs a tokio runtime.
+    #[derive(Debug, Clone)]
+    StartTask { task_id: i64 } -> ()
+        = |rt, op| rt.start(op.task_id);
+    /// Works a session until it is idle or waiting for a person: runs its current task, then each
+    /// run its boundaries start. Exactly one process works a session at a time: without the lease
+    /// this returns at once (the holder will place what was submitted); a worker that loses it
+    /// stops (see `lease`).
+    #[derive(Debug, Clone)]
+    DriveSession { session_id: i64 } -> crate::api::call::Pending<Result<()>>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.drive(op.session_id).await })
+    };
+    /// The person's hooks file this runtime uses (`None`: isolated from it).
+    #[derive(Debug, Clone)]
+    PersonHooksFile {} -> Option<PathBuf>
+        = |rt, op| rt.person_hooks_file().map(Path::to_path_buf);
+    /// Runs of `session_id` made by this process read and write files through `editor` (an ACP
+    /// client's file methods), after the guard and the approvals as always.
+    AttachEditor { session_id: i64, editor: Arc<dyn pocketpilot_tools::editor::EditorFiles> } -> ()
+        = |rt, op| rt.attach_editor(op.session_id, op.editor);
+    /// `detach_editor`.
+    #[derive(Debug, Clone)]
+    DetachEditor { session_id: i64 } -> ()
+        = |rt, op| rt.detach_editor(op.session_id);
+    /// Sessions with work that nobody is doing (after a crash or a restart).
+    #[derive(Debug, Clone)]
+    InterruptedSessions {} -> Result<Vec<i64>>
+        = |rt, op| rt.interrupted_sessions();
+    /// At start: resumes interrupted sessions when the setting says `auto` (the default), else only
+    /// lists them. Returns the sessions and whether they were resumed.
+    #[derive(Debug, Clone)]
+    ResumeOnStart {} -> Result<(Vec<i64>, bool)>
+        = |rt, op| rt.resume_on_start();
+    /// `set_resume_on_start`.
+    #[derive(Debug, Clone)]
+    SetResumeOnStart { mode: crate::config::ResumeOnStart } -> Result<()>
+        = |rt, op| rt.set_resume_on_start(op.mode);
+    /// Resumes every interrupted session, each on its own worker; returns their ids.
+    #[derive(Debug, Clone)]
+    ResumeAll {} -> Result<Vec<i64>>
+        = |rt, op| rt.resume_all();
+    /// Create and start: the id comes back before the model is asked anything.
+    #[derive(Debug, Clone)]
+    SubmitTask { new: NewTask } -> Result<i64>
+        = |rt, op| rt.submit(&op.new);
+    /// `is_running_here`.
+    #[derive(Debug, Clone)]
+    IsRunningHere { task_id: i64 } -> bool
+        = |rt, op| rt.is_running_here(op.task_id);
+    /// Cancels a task in any non-terminal state. A running worker stops its model stream and kills
+    /// its tool process; a queued or waiting task is ended here.
+    #[derive(Debug, Clone)]
+    CancelTask { task_id: i64 } -> Result<()>
+        = |rt, op| rt.cancel(op.task_id);
+    /// Answers a pending approval and continues the run in a new worker task.
+    #[derive(Debug, Clone)]
+    ResolveApproval { approval_id: i64, answer: ApprovalAnswer } -> Result<i64>
+        = |rt, op| rt.resolve_approval(op.approval_id, op.answer);
+    /// Issue 16: the changes of a task, a call or a session from a task on, with diffs.
+    #[derive(Debug, Clone)]
+    GetChangeList { target: crate::engine::changes::undo::Target } -> Result<ChangeList>
+        = |rt, op| rt.change_list(&op.target);
+    /// Per task of a session: files changed and whether they can be undone.
+    #[derive(Debug, Clone)]
+    ChangeSummaries { session_id: i64 } -> Result<Vec<crate::engine::changes::undo::TaskChanges>>
+        = |rt, op| rt.change_summaries(op.session_id);
+    /// Undoes a target's changes; conflicts refuse unless `keep_theirs` (see the report).
+    #[derive(Debug, Clone)]
+    Undo { target: crate::engine::changes::undo::Target, opts: crate::engine::changes::undo::Options } -> Result<UndoReport>
+        = |rt, op| rt.undo(&op.target, op.opts);
+    /// Redoes an undo.
+    #[derive(Debug, Clone)]
+    Redo { undo_id: i64, opts: crate::engine::changes::undo::Options } -> Result<UndoReport>
+        = |rt, op| rt.redo(op.undo_id, op.opts);
+    /// Applies the retention settings now.
+    #[derive(Debug, Clone)]
+    PruneChanges {} -> Result<crate::engine::changes::retention::Pruned>
+        = |rt, op| rt.prune_changes();
+    /// `change_settings`.
+    #[derive(Debug, Clone)]
+    GetChangeSettings {} -> Result<ChangeSettings>
+        = |rt, op| rt.change_settings();
+    /// `set_change_settings`.
+    #[derive(Debug, Clone)]
+    SetChangeSettings { settings: ChangeSettings } -> Result<()>
+        = |rt, op| rt.set_change_settings(&op.settings);
+    /// `task`.
+    #[derive(Debug, Clone)]
+    GetTask { id: i64 } -> Result<tasks::Task>
+        = |rt, op| rt.task(op.id);
+    /// `tasks`.
+    #[derive(Debug, Clone)]
+    ListTasks { limit: i64 } -> Result<Vec<tasks::Task>>
+        = |rt, op| rt.tasks(op.limit);
+    /// `events`.
+    #[derive(Debug, Clone)]
+    TaskEvents { task_id: i64 } -> Result<Vec<store::StoredEvent>>
+        = |rt, op| rt.events(op.task_id);
+    /// `sessions`.
+    #[derive(Debug, Clone)]
+    ListSessions {} -> Result<Vec<sessions::Session>>
+        = |rt, op| rt.sessions();
+    /// `session_tasks`.
+    #[derive(Debug, Clone)]
+    SessionTasks { session_id: i64 } -> Result<Vec<tasks::Task>>
+        = |rt, op| rt.session_tasks(op.session_id);
+    /// What the window shows when it opens a session: its newest `tasks` tasks and their entries.
+    /// Long sessions open as fast as short ones; older tasks come on request.
+    #[derive(Debug, Clone)]
+    GetSessionHistory { session_id: i64, tasks: u32 } -> Result<SessionHistory>
+        = |rt, op| rt.session_history(op.session_id, op.tasks);
+    /// `session_entries`.
+    #[derive(Debug, Clone)]
+    SessionEntries { session_id: i64 } -> Result<Vec<store::Entry>>
+        = |rt, op| rt.session_entries(op.session_id);
+    /// `pending_approvals`.
+    #[derive(Debug, Clone)]
+    PendingApprovals {} -> Result<Vec<approvals::Approval>>
+        = |rt, op| rt.pending_approvals();
+    /// The person's rules for a workspace (canonical path).
+    #[derive(Debug, Clone)]
+    GetPolicyRules { workspace: String } -> Result<pocketpilot_tools::PolicyRules>
+        = |rt, op| rt.policy_rules(&op.workspace);
+    /// `set_policy_rules`.
+    #[derive(Debug, Clone)]
+    SetPolicyRules { workspace: String, rules: pocketpilot_tools::PolicyRules } -> Result<()>
+        = |rt, op| rt.set_policy_rules(&op.workspace, &op.rules);
+    /// `subscribe`.
+    #[derive(Debug, Clone)]
+    SubscribeTask { task_id: i64, after_sequence: i64 } -> Result<Subscription>
+        = |rt, op| rt.subscribe(op.task_id, op.after_sequence);
+    /// Waits until the task is terminal or waiting for an approval, and returns its status.
+    #[derive(Debug, Clone)]
+    WaitSettled { task_id: i64 } -> crate::api::call::Pending<Result<TaskStatus>>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.wait_settled(op.task_id).await })
+    };
 }

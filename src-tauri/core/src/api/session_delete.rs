@@ -43,7 +43,7 @@ struct Named {
 impl Runtime {
     /// Deletes a session and everything that belongs only to it; refused with
     /// `SessionActive` while one of its tasks is open (see the module comment).
-    pub fn delete_session(&self, session_id: i64) -> Result<DeletedSession> {
+    pub(crate) fn delete_session(&self, session_id: i64) -> Result<DeletedSession> {
         let (session, deleted_tasks, named) = self.store.write_with(|tx| {
             let session = sessions::get(tx, session_id)?;
             if let Some(open) = tasks::open_for_session(tx, session_id)? {
@@ -97,4 +97,12 @@ impl Runtime {
             std::time::SystemTime::now(),
         )
     }
+}
+
+crate::api::call::op! {
+    /// Deletes a session and everything that belongs only to it; refused with `SessionActive` while
+    /// one of its tasks is open (see the module comment).
+    #[derive(Debug, Clone)]
+    DeleteSession { session_id: i64 } -> Result<DeletedSession>
+        = |rt, op| rt.delete_session(op.session_id);
 }

@@ -63,7 +63,7 @@ fn blank(v: Option<String>) -> Option<String> {
 impl Runtime {
     /// Whether runs have a model to ask (environment included): without one the window
     /// leads to the settings screen. An endpoint without a model name is not enough.
-    pub fn setup_status(&self) -> Result<Setup> {
+    pub(crate) fn setup_status(&self) -> Result<Setup> {
         let configured = ProviderSettings::load(&self.store)?.is_configured();
         // Looked up only when it would be used: a configured provider always wins.
         let builtin = if configured {
@@ -78,24 +78,24 @@ impl Runtime {
     }
 
     /// The provider as stored (no environment override applied): what the form edits.
-    pub fn provider_form(&self) -> Result<ProviderForm> {
+    pub(crate) fn provider_form(&self) -> Result<ProviderForm> {
         Ok(ProviderSettings::stored(&self.store)?.into())
     }
 
     /// Saves the form's fields over the *stored* settings (what the form does not show,
     /// extra headers, is kept). An environment override is never written back.
-    pub fn save_provider_form(&self, form: ProviderForm) -> Result<()> {
+    pub(crate) fn save_provider_form(&self, form: ProviderForm) -> Result<()> {
         let stored = ProviderSettings::stored(&self.store)?;
         self.set_provider_settings(&stored.with_form(form))?;
         Ok(())
     }
 
     /// The limits as stored (no environment override applied): what the form edits.
-    pub fn limits_form(&self) -> Result<LimitsForm> {
+    pub(crate) fn limits_form(&self) -> Result<LimitsForm> {
         Ok(Limits::stored(&self.store)?.into())
     }
 
-    pub fn save_limits_form(&self, form: LimitsForm) -> Result<()> {
+    pub(crate) fn save_limits_form(&self, form: LimitsForm) -> Result<()> {
         // Budgets the form does not show (money, the repetition guard) stay as stored.
         let mut limits = Limits::stored(&self.store)?;
         limits.apply_form(form);
@@ -104,11 +104,11 @@ impl Runtime {
     }
 
     /// Whether new sessions are named by the model after their first answer.
-    pub fn session_titles(&self) -> Result<SessionTitles, RuntimeError> {
+    pub(crate) fn session_titles(&self) -> Result<SessionTitles, RuntimeError> {
         Ok(self.store.read(crate::engine::title::load_setting)?)
     }
 
-    pub fn set_session_titles(&self, titles: SessionTitles) -> Result<(), RuntimeError> {
+    pub(crate) fn set_session_titles(&self, titles: SessionTitles) -> Result<(), RuntimeError> {
         self.store.write(|tx| {
             crate::store::settings::set(tx, crate::engine::title::SESSION_TITLES_KEY, &titles)
         })?;
@@ -117,12 +117,12 @@ impl Runtime {
 
     /// Waits until no session title is being asked for (a title is asked in the
     /// background after a session's first answer).
-    pub async fn titles_settled(&self) {
+    pub(crate) async fn titles_settled(&self) {
         self.titles.settled().await;
     }
 
     /// The provider and limit fields an environment variable overrides in this process.
-    pub fn setting_overrides(&self) -> Result<Vec<EnvOverride>> {
+    pub(crate) fn setting_overrides(&self) -> Result<Vec<EnvOverride>> {
         let mut out = ProviderSettings::env_overrides();
         out.extend(Limits::stored(&self.store)?.env_overrides());
         Ok(out)
@@ -130,7 +130,7 @@ impl Runtime {
 
     /// Files the key in the OS keychain under the stored provider's name. Nothing reads it
     /// back.
-    pub fn set_api_key(&self, key: &str) -> Result<()> {
+    pub(crate) fn set_api_key(&self, key: &str) -> Result<()> {
         let key = key.trim();
         if key.is_empty() {
             return Err(SettingsError::EmptyKey);
@@ -139,12 +139,12 @@ impl Runtime {
     }
 
     /// Removes the provider's key; false when there was none.
-    pub fn delete_api_key(&self) -> Result<bool> {
+    pub(crate) fn delete_api_key(&self) -> Result<bool> {
         Ok(keychain::delete_key(&self.key_account()?)?)
     }
 
     /// Whether a key is stored for the provider: a yes or no, never the key.
-    pub fn api_key_stored(&self) -> Result<bool> {
+    pub(crate) fn api_key_stored(&self) -> Result<bool> {
         Ok(keychain::get_key(&self.key_account()?)?.is_some())
     }
 
@@ -154,25 +154,25 @@ impl Runtime {
     }
 
     /// Every configured MCP server; runs pick theirs up when they start.
-    pub fn mcp_servers(&self) -> Result<Vec<StoredServer>> {
+    pub(crate) fn mcp_servers(&self) -> Result<Vec<StoredServer>> {
         Ok(mcp::list(&self.store)?)
     }
 
     /// Adds (or replaces, by name and workspace) a server: a URL or a command, not both.
     /// A workspace is stored as its canonical path, the form sessions carry.
-    pub fn add_mcp_server(&self, new: NewMcpServer) -> Result<StoredServer> {
+    pub(crate) fn add_mcp_server(&self, new: NewMcpServer) -> Result<StoredServer> {
         let server = stored_server(new)?;
         mcp::add(&self.store, server.clone())?;
         Ok(server)
     }
 
     /// Deletes a server by its name and workspace as listed (`None`: the global one).
-    pub fn delete_mcp_server(&self, name: &str, workspace: Option<&str>) -> Result<()> {
+    pub(crate) fn delete_mcp_server(&self, name: &str, workspace: Option<&str>) -> Result<()> {
         Ok(mcp::delete(&self.store, name, workspace)?)
     }
 
     /// Each secret variable the MCP servers declare, with whether the keychain has it.
-    pub fn mcp_secrets(&self) -> Result<Vec<pocketpilot_protocol::McpSecret>> {
+    pub(crate) fn mcp_secrets(&self) -> Result<Vec<pocketpilot_protocol::McpSecret>> {
         let mut out = Vec::new();
         for s in mcp::list(&self.store)? {
             for var in &s.config.secret_env {
@@ -193,7 +193,7 @@ impl Runtime {
 
     /// Files an MCP server's secret in the keychain (write-only, like the API key). Only a
     /// variable a server declares is accepted, so a typo cannot file a secret nothing reads.
-    pub fn set_mcp_secret(&self, server: &str, var: &str, value: &str) -> Result<()> {
+    pub(crate) fn set_mcp_secret(&self, server: &str, var: &str, value: &str) -> Result<()> {
         if value.trim().is_empty() {
             return Err(SettingsError::EmptySecret);
         }
@@ -210,7 +210,7 @@ impl Runtime {
     }
 
     /// Tells the window that trigger definitions or the host's state changed.
-    pub fn announce_triggers(&self) {
+    pub(crate) fn announce_triggers(&self) {
         self.feed.announce(Change::Triggers);
     }
 }
@@ -255,6 +255,89 @@ fn stored_server(new: NewMcpServer) -> Result<StoredServer> {
         ),
     };
     Ok(StoredServer { workspace, config })
+}
+
+crate::api::call::op! {
+    /// Whether runs have a model to ask (environment included): without one the window leads to the
+    /// settings screen. An endpoint without a model name is not enough.
+    #[derive(Debug, Clone)]
+    GetSetupStatus {} -> Result<Setup>
+        = |rt, op| rt.setup_status();
+    /// The provider as stored (no environment override applied): what the form edits.
+    #[derive(Debug, Clone)]
+    GetProviderForm {} -> Result<ProviderForm>
+        = |rt, op| rt.provider_form();
+    /// Saves the form's fields over the *stored* settings (what the form does not show, extra
+    /// headers, is kept). An environment override is never written back.
+    #[derive(Debug, Clone)]
+    SaveProviderForm { form: ProviderForm } -> Result<()>
+        = |rt, op| rt.save_provider_form(op.form);
+    /// The limits as stored (no environment override applied): what the form edits.
+    #[derive(Debug, Clone)]
+    GetLimitsForm {} -> Result<LimitsForm>
+        = |rt, op| rt.limits_form();
+    /// `save_limits_form`.
+    #[derive(Debug, Clone)]
+    SaveLimitsForm { form: LimitsForm } -> Result<()>
+        = |rt, op| rt.save_limits_form(op.form);
+    /// Whether new sessions are named by the model after their first answer.
+    #[derive(Debug, Clone)]
+    GetSessionTitles {} -> Result<SessionTitles, RuntimeError>
+        = |rt, op| rt.session_titles();
+    /// `set_session_titles`.
+    #[derive(Debug, Clone)]
+    SetSessionTitles { titles: SessionTitles } -> Result<(), RuntimeError>
+        = |rt, op| rt.set_session_titles(op.titles);
+    /// Waits until no session title is being asked for (a title is asked in the background after a
+    /// session's first answer).
+    #[derive(Debug, Clone)]
+    TitlesSettled {} -> crate::api::call::Pending<()>
+        = |rt, op| {
+        let rt = std::sync::Arc::clone(rt);
+        Box::pin(async move { rt.titles_settled().await })
+    };
+    /// The provider and limit fields an environment variable overrides in this process.
+    #[derive(Debug, Clone)]
+    SettingOverrides {} -> Result<Vec<EnvOverride>>
+        = |rt, op| rt.setting_overrides();
+    /// Files the key in the OS keychain under the stored provider's name. Nothing reads it back.
+    #[derive(Debug, Clone)]
+    SetApiKey { key: String } -> Result<()>
+        = |rt, op| rt.set_api_key(&op.key);
+    /// Removes the provider's key; false when there was none.
+    #[derive(Debug, Clone)]
+    DeleteApiKey {} -> Result<bool>
+        = |rt, op| rt.delete_api_key();
+    /// Whether a key is stored for the provider: a yes or no, never the key.
+    #[derive(Debug, Clone)]
+    ApiKeyStored {} -> Result<bool>
+        = |rt, op| rt.api_key_stored();
+    /// Every configured MCP server; runs pick theirs up when they start.
+    #[derive(Debug, Clone)]
+    ListMcpServers {} -> Result<Vec<StoredServer>>
+        = |rt, op| rt.mcp_servers();
+    /// Adds (or replaces, by name and workspace) a server: a URL or a command, not both. A
+    /// workspace is stored as its canonical path, the form sessions carry.
+    #[derive(Debug, Clone)]
+    AddMcpServer { new: NewMcpServer } -> Result<StoredServer>
+        = |rt, op| rt.add_mcp_server(op.new);
+    /// Deletes a server by its name and workspace as listed (`None`: the global one).
+    #[derive(Debug, Clone)]
+    DeleteMcpServer { name: String, workspace: Option<String> } -> Result<()>
+        = |rt, op| rt.delete_mcp_server(&op.name, op.workspace.as_deref());
+    /// Each secret variable the MCP servers declare, with whether the keychain has it.
+    #[derive(Debug, Clone)]
+    ListMcpSecrets {} -> Result<Vec<pocketpilot_protocol::McpSecret>>
+        = |rt, op| rt.mcp_secrets();
+    /// Files an MCP server's secret in the keychain (write-only, like the API key). Only a variable
+    /// a server declares is accepted, so a typo cannot file a secret nothing reads.
+    #[derive(Debug, Clone)]
+    SetMcpSecret { server: String, var: String, value: String } -> Result<()>
+        = |rt, op| rt.set_mcp_secret(&op.server, &op.var, &op.value);
+    /// Tells the window that trigger definitions or the host's state changed.
+    #[derive(Debug, Clone)]
+    AnnounceTriggers {} -> ()
+        = |rt, op| rt.announce_triggers();
 }
 
 #[cfg(test)]
