@@ -103,6 +103,8 @@ pub struct Agent {
 
 use crate::engine::context::{ContextFailure, Prepared, SessionContext, MAX_OVERFLOW_RETRIES};
 pub use crate::engine::transcript::{system_prompt, wrap_untrusted};
+use pocketpilot_context::Budget;
+use pocketpilot_model::openai::Uncounted;
 use pocketpilot_protocol::CompactionCause;
 
 /// How the open calls of a turn are decided: at a run's start, those of its last turn
@@ -672,20 +674,34 @@ pub fn open_calls(messages: &[Message]) -> Vec<ToolCall> {
 
 /// The server's count of a prepared request when it is over the room the window leaves
 /// beside the answer's reserve; `None` when it fits or the server does not count.
+/// What the server's count says of a prepared request.
+enum Counted {
+    /// It fits, or the server does not count (the estimate stands).
+    Fits,
+    /// Over the window by the server's count.
+    Over(u32),
+    /// The server did not count it in time: the estimate is all there is.
+    NoAnswer,
+}
+
 async fn counted_over(
     ctx: &SessionContext,
     agent: &Agent,
     prepared: &Prepared,
     tools: &[pocketpilot_model::ToolSpec],
-) -> Option<u32> {
-    let n = ctx.count(agent.provider.as_ref(), prepared, tools).await?;
+) -> Counted {
+    let n = match ctx.count(agent.provider.as_ref(), prepared, tools).await {
+        Ok(n) => n,
+        Err(Uncounted::NotCounted) => return Counted::Fits,
+        Err(Uncounted::NoAnswer) => return Counted::NoAnswer,
+    };
     let budget = &prepared.budget;
     let room = budget.window.saturating_sub(budget.output_reserve);
     if n <= room {
-        return None;
+        return Counted::Fits;
     }
     tracing::info!(counted = n, room, "counted over the window: planning again");
-    Some(n)
+    Counted::Over(n)
 }
 
 /// The model request of one agent step (the hook in `Agent::run`): without a context,
@@ -717,9 +733,18 @@ pub(crate) async fn model_request(
         // Where the server counts before a request is sent (llama.cpp), a request it would
         // refuse is planned again at once, from its exact figure, and never sent.
         if tries.attempt < MAX_OVERFLOW_RETRIES {
-            if let Some(n) = counted_over(ctx, agent, &prepared, &tools).await {
-                tries.counted_over(ctx, n, prepared);
-                continue;
+            match counted_over(ctx, agent, &prepared, &tools).await {
+                Counted::Over(n) => {
+                    tries.counted_over(ctx, n, prepared);
+                    continue;
+                }
+                // A server that counts is busy: the estimate, which can be a few percent
+                // short, gets the margin a refusal would, once, rather than a refusal.
+                Counted::NoAnswer if !tries.uncounted => {
+                    tries.uncounted(&prepared.budget);
+                    continue;
+                }
+                Counted::NoAnswer | Counted::Fits => {}
             }
         }
         if tries.last_sent.as_ref() == Some(&prepared.messages) {
@@ -766,6 +791,8 @@ struct Tries {
     last_sent: Option<Vec<Message>>,
     last_counted: Option<Vec<Message>>,
     attempt: u32,
+    /// The margin for a request the server did not count was added.
+    uncounted: bool,
 }
 
 impl Default for Tries {
@@ -776,6 +803,7 @@ impl Default for Tries {
             last_sent: None,
             last_counted: None,
             attempt: 0,
+            uncounted: false,
         }
     }
 }
@@ -793,6 +821,13 @@ impl Tries {
         }
         self.last_counted = Some(prepared.messages);
         self.attempt += 1;
+    }
+
+    /// The server did not count a request in time: plan again with a tenth of the room
+    /// spare, as after a refusal.
+    fn uncounted(&mut self, budget: &Budget) {
+        self.extra_margin = self.extra_margin.saturating_add(budget.limit() / 10);
+        self.uncounted = true;
     }
 
     /// The server refused `prepared` for length, saying the sizes it knew.

@@ -24,7 +24,7 @@ use pocketpilot_context::{
     cap_tool_output_tokens, known_window, plan_compaction, plan_compaction_after, Action, Anchor,
     Budget, Calibration, ContextError, Estimator, Item, NewSummary, Plan, PlanOptions,
 };
-use pocketpilot_model::openai::discover_server_model;
+use pocketpilot_model::openai::{discover_server_model, Uncounted};
 use pocketpilot_model::{
     ContextWindow, Message, ModelResponse, OpenAiConfig, Provider, ProviderSpec, Role,
     TemplateFamily, ToolCall, ToolKind, ToolSpec, WindowSource, ASSUMED_CONTEXT_WINDOW,
@@ -1159,28 +1159,35 @@ impl SessionContext {
     /// The server's own count of a prepared request, where it counts (llama.cpp), before
     /// it is sent. Like an answer's usage, the count calibrates the estimator and anchors
     /// the next plan: a request found too large is planned again from the exact figure.
-    /// `None` where the server does not count; the estimate then stands.
+    /// A server that does not count is not asked again (the estimate stands); one that did
+    /// not answer in time (busy) is asked again for the next request.
     pub(crate) async fn count(
         &self,
         provider: &dyn Provider,
         p: &Prepared,
         tools: &[ToolSpec],
-    ) -> Option<u32> {
+    ) -> Result<u32, Uncounted> {
         if !self.counts_prompts.load(Ordering::Relaxed) {
-            return None;
+            return Err(Uncounted::NotCounted);
         }
-        let config = provider.server()?;
-        let Some(n) = pocketpilot_model::openai::count_prompt(config, &p.messages, tools).await
-        else {
-            self.counts_prompts.store(false, Ordering::Relaxed);
-            tracing::debug!("the server did not count the request: estimates stand");
-            return None;
+        let config = provider.server().ok_or(Uncounted::NotCounted)?;
+        let n = match pocketpilot_model::openai::count_prompt(config, &p.messages, tools).await {
+            Ok(n) => n,
+            Err(Uncounted::NotCounted) => {
+                self.counts_prompts.store(false, Ordering::Relaxed);
+                tracing::debug!("the server did not count the request: estimates stand");
+                return Err(Uncounted::NotCounted);
+            }
+            Err(Uncounted::NoAnswer) => {
+                tracing::info!("the server did not count the request in time");
+                return Err(Uncounted::NoAnswer);
+            }
         };
         let mut s = lock(&self.state);
         let e = s.estimator.request(&p.messages, tools, s.anchor.as_ref());
         s.estimator.calibrate(u64::from(n), &e);
         s.anchor = Some(Anchor::new(&p.messages, tools, u64::from(n)));
-        Some(n)
+        Ok(n)
     }
 
     /// A refusal for length: adopt the server's window when smaller, forget the anchor,

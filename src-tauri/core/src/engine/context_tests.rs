@@ -164,3 +164,171 @@ async fn a_runs_context_follows_the_window_its_provider_reports() {
     );
     assert_eq!(facts_of(&bare).await.window.source, WindowOrigin::Assumed);
 }
+
+/// How the test server answers `/apply-template`.
+#[derive(Clone, Copy)]
+enum Template {
+    /// Holds the connection without a word, as a busy server does.
+    Busy,
+    /// 404: a server without the count endpoints.
+    Missing,
+    Renders(&'static str),
+}
+
+/// A llama.cpp-like server on 127.0.0.1: `/props` names a window (so the run counts
+/// requests), `/tokenize` answers three tokens, and `/apply-template` answers as
+/// `template` says, given how many times it was asked before.
+async fn counting_server(
+    template: impl Fn(usize) -> Template + Send + Sync + 'static,
+) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let asked = Arc::new(AtomicUsize::new(0));
+    let template = Arc::new(template);
+    let counter = asked.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let (template, counter) = (template.clone(), counter.clone());
+            tokio::spawn(async move {
+                let mut data = Vec::new();
+                let mut buf = [0u8; 8192];
+                // The whole request: its head, then Content-Length bytes of body.
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if data.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let head = String::from_utf8_lossy(&data).to_string();
+                let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                let body = match path.as_str() {
+                    "/props" => Some(r#"{"default_generation_settings":{"n_ctx":4096}}"#),
+                    "/tokenize" => Some(r#"{"tokens":[1,2,3]}"#),
+                    "/apply-template" => match template(counter.fetch_add(1, Ordering::SeqCst)) {
+                        Template::Renders(body) => Some(body),
+                        Template::Missing => None,
+                        Template::Busy => {
+                            // Reads until the client gives up and closes.
+                            while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+                            return;
+                        }
+                    },
+                    _ => None,
+                };
+                let (status, body) = match body {
+                    Some(b) => ("200 OK", b),
+                    None => ("404 Not Found", r#"{"error":{"code":404}}"#),
+                };
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (base, asked)
+}
+
+fn prepared(text: &str) -> Prepared {
+    Prepared {
+        messages: vec![Message::user(text)],
+        estimate: 10,
+        budget: pocketpilot_context::Budget {
+            window: 4096,
+            output_reserve: 512,
+            margin: 0,
+        },
+        window: Window {
+            tokens: 4096,
+            source: WindowOrigin::Discovered,
+        },
+        compacted: false,
+    }
+}
+
+async fn counting_context(
+    store: &Arc<Store>,
+    provider: &dyn Provider,
+    id: i64,
+) -> Arc<SessionContext> {
+    SessionContext::for_run(
+        store.clone(),
+        Conversation::of(id, Vec::new()),
+        id,
+        "/w",
+        provider,
+    )
+    .await
+    .unwrap()
+    .expect("a discovered window gives the run a context")
+}
+
+/// A busy llama.cpp (its count not answered within the probe's bound) is asked again for
+/// the next request; a server that answers that it does not count is never asked again.
+/// A real timeout is under test: the held count waits out the provider's idle timeout,
+/// 300 ms here.
+#[tokio::test]
+async fn a_busy_servers_count_is_asked_again_and_a_server_without_counts_is_not() {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&dir.path().join("db.sqlite")).unwrap());
+    let provider_at = |base: &str| {
+        pocketpilot_model::OpenAiProvider::new(pocketpilot_model::OpenAiConfig {
+            base_url: base.to_owned(),
+            model: "m".into(),
+            idle_timeout: std::time::Duration::from_millis(300),
+            ..pocketpilot_model::OpenAiConfig::default()
+        })
+        .unwrap()
+    };
+    let p = prepared("hi");
+
+    let (base, asked) = counting_server(|before| match before {
+        0 => Template::Busy,
+        _ => Template::Renders(r#"{"prompt":"<user>hi"}"#),
+    })
+    .await;
+    let busy = provider_at(&base);
+    let ctx = counting_context(&store, &busy, 1).await;
+    assert_eq!(ctx.count(&busy, &p, &[]).await, Err(Uncounted::NoAnswer));
+    assert_eq!(
+        ctx.count(&busy, &p, &[]).await,
+        Ok(3),
+        "asked again after no answer"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+
+    let (base, asked) = counting_server(|_| Template::Missing).await;
+    let without = provider_at(&base);
+    let ctx = counting_context(&store, &without, 2).await;
+    assert_eq!(
+        ctx.count(&without, &p, &[]).await,
+        Err(Uncounted::NotCounted)
+    );
+    assert_eq!(
+        ctx.count(&without, &p, &[]).await,
+        Err(Uncounted::NotCounted)
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "not asked again");
+}

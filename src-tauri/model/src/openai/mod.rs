@@ -43,7 +43,7 @@ use crate::chat::{Message, ModelResponse, ToolSpec};
 use crate::provider::{Provider, ProviderError, TurnStream};
 
 pub use config::{parse_switch, OpenAiConfig, StreamCaps, ToolChoice, TOOL_CHOICE_VAR};
-pub use count::count_prompt;
+pub use count::{count_prompt, Uncounted};
 pub use window::{
     discover_context_window, discover_server_model, ContextWindow, Discovery, ServerModel,
     WindowSource, ASSUMED_CONTEXT_WINDOW,

@@ -154,6 +154,17 @@ async fn probe(config: &OpenAiConfig) -> (Option<ContextWindow>, Option<String>,
     (None, chat_template, false)
 }
 
+/// Why a bounded probe gave no JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProbeFailure {
+    /// The server answered, but not with this dialect (an error status, not JSON, too
+    /// large): asking again gives the same.
+    Refused,
+    /// No answer in time, or no connection: a busy or restarting server may answer the
+    /// next one.
+    NoAnswer,
+}
+
 /// One bounded probe: the JSON of a 2xx answer, or `None` (logged at debug: a server
 /// that does not speak this dialect is the normal case, not an error).
 pub(crate) async fn get_json(
@@ -162,33 +173,52 @@ pub(crate) async fn get_json(
     post: Option<&Value>,
     bound: Duration,
 ) -> Option<Value> {
+    probe_json(client, url, post, bound).await.ok()
+}
+
+/// [`get_json`], saying why there is no JSON.
+pub(crate) async fn probe_json(
+    client: &reqwest::Client,
+    url: &str,
+    post: Option<&Value>,
+    bound: Duration,
+) -> Result<Value, ProbeFailure> {
     let request = match post {
         Some(body) => client.post(url).json(body),
         None => client.get(url),
     };
     let read = async {
-        let mut response = request.send().await.map_err(|e| e.to_string())?;
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| (ProbeFailure::NoAnswer, e.to_string()))?;
         if !response.status().is_success() {
-            return Err(format!("HTTP {}", response.status().as_u16()));
+            let status = response.status().as_u16();
+            return Err((ProbeFailure::Refused, format!("HTTP {status}")));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| (ProbeFailure::NoAnswer, e.to_string()))?
+        {
             body.extend_from_slice(&chunk);
             if body.len() > MAX_PROBE_BODY {
-                return Err("the answer is too large".to_owned());
+                return Err((ProbeFailure::Refused, "the answer is too large".to_owned()));
             }
         }
-        serde_json::from_slice::<Value>(&body).map_err(|e| format!("not JSON: {e}"))
+        serde_json::from_slice::<Value>(&body)
+            .map_err(|e| (ProbeFailure::Refused, format!("not JSON: {e}")))
     };
     match tokio::time::timeout(bound, read).await {
-        Ok(Ok(json)) => Some(json),
-        Ok(Err(why)) => {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err((failure, why))) => {
             tracing::debug!(url, "context window probe: {why}");
-            None
+            Err(failure)
         }
         Err(_) => {
             tracing::debug!(url, "context window probe timed out");
-            None
+            Err(ProbeFailure::NoAnswer)
         }
     }
 }

@@ -239,5 +239,8 @@ async fn a_server_without_the_count_endpoints_gives_no_count() {
         ),
     )
     .await;
-    assert_eq!(counted, None);
+    assert_eq!(
+        counted,
+        Err(pocketpilot_model::openai::Uncounted::NotCounted)
+    );
 }

@@ -224,3 +224,46 @@ async fn a_server_that_never_answers_is_given_up_on() {
         started.elapsed()
     );
 }
+
+/// A count the server does not answer in time is no count *now*; a server without the
+/// count endpoints never counts. The runtime keeps asking the first and stops asking the
+/// second, so the two must not look alike.
+#[tokio::test]
+async fn a_count_with_no_answer_is_told_apart_from_a_server_that_does_not_count() {
+    use pocketpilot_model::openai::{count_prompt, Uncounted};
+    let held = RawServer::start(|_, _| Reply {
+        bytes: Vec::new(),
+        split_at: None,
+        after: After::Hold,
+    })
+    .await;
+    let counted = bounded(
+        Duration::from_secs(30),
+        count_prompt(&config(held.base_url(), "m"), &user("hi"), &[]),
+    )
+    .await;
+    assert_eq!(counted, Err(Uncounted::NoAnswer));
+
+    let without = server(Vec::new()).await;
+    let counted = bounded(
+        Duration::from_secs(30),
+        count_prompt(&config(without.base_url(), "m"), &user("hi"), &[]),
+    )
+    .await;
+    assert_eq!(counted, Err(Uncounted::NotCounted));
+
+    let counting = server(vec![
+        (
+            "/apply-template",
+            r#"{"prompt":"<|im_start|>user\nhi"}"#.to_owned(),
+        ),
+        ("/tokenize", r#"{"tokens":[1,2,3,4,5]}"#.to_owned()),
+    ])
+    .await;
+    let counted = bounded(
+        Duration::from_secs(30),
+        count_prompt(&config(counting.base_url(), "m"), &user("hi"), &[]),
+    )
+    .await;
+    assert_eq!(counted, Ok(5));
+}
