@@ -28,7 +28,7 @@ async fn commands_the_agent_runs_do_not_inherit_the_windows_own_settings() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("print the environment", &p).clone(),
+            new: f.task("print the environment", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);

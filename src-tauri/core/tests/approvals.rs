@@ -54,14 +54,14 @@ async fn counts_say_what_is_running_and_what_waits_for_a_person() {
     assert_eq!((zero.running, zero.waiting_approval), (0, 0));
     let waiting =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write hello", &write_script(&f))).clone(),
+            new: f.task("write hello", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
     // Created and not started yet (no worker): counted as running, as the tray shows it.
     let queued =
         f.rt.call(ops::CreateTask {
-            new: (f.task("later", &write_script(&f))).clone(),
+            new: f.task("later", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(
@@ -86,7 +86,7 @@ async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved
     let f = Fixture::new();
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write hello", &write_script(&f))).clone(),
+            new: f.task("write hello", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -150,7 +150,7 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
     let before = snapshot(&f.workspace);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write hello", &write_script(&f))).clone(),
+            new: f.task("write hello", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -177,7 +177,7 @@ async fn edited_arguments_run_instead_and_are_guarded_again() {
     let f = Fixture::new();
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write hello", &write_script(&f))).clone(),
+            new: f.task("write hello", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -197,7 +197,7 @@ async fn edited_arguments_run_instead_and_are_guarded_again() {
     let outside = f.dir.path().join("outside.txt");
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write again", &write_script(&f))).clone(),
+            new: f.task("write again", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -235,7 +235,7 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("three steps", &p).clone(),
+            new: f.task("three steps", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -323,7 +323,7 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
     });
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write hello", &write_script(&f))).clone(),
+            new: f.task("write hello", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -360,7 +360,7 @@ async fn cancelling_a_waiting_task_ends_it_and_nothing_runs() {
     let f = Fixture::new();
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("write hello", &write_script(&f))).clone(),
+            new: f.task("write hello", &write_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -393,7 +393,7 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("try bad things", &p).clone(),
+            new: f.task("try bad things", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
@@ -432,7 +432,7 @@ async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
     let f = Fixture::new();
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("reuse", &reused_id_script(&f))).clone(),
+            new: f.task("reuse", &reused_id_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -472,7 +472,7 @@ async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_rejected() {
     let f = Fixture::new();
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("reuse", &reused_id_script(&f))).clone(),
+            new: f.task("reuse", &reused_id_script(&f)),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -519,7 +519,7 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("edit", &p).clone(),
+            new: f.task("edit", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -581,7 +581,7 @@ async fn a_write_whose_file_changed_anywhere_is_asked_again() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("write", &p).clone(),
+            new: f.task("write", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);

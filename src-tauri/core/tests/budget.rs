@@ -42,7 +42,7 @@ async fn a_model_repeating_a_failing_call_is_paused_after_three_and_continue_run
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p).clone(),
+            new: f.task("read it", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -90,7 +90,7 @@ async fn stopping_a_repeating_run_cancels_it_and_a_steer_reaches_the_model() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p).clone(),
+            new: f.task("read it", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -139,7 +139,7 @@ async fn the_guard_is_a_setting_and_off_at_zero() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p).clone(),
+            new: f.task("read it", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -166,7 +166,7 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("what does a.txt say", &p).clone(),
+            new: f.task("what does a.txt say", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -275,7 +275,7 @@ async fn the_money_budget_pauses_at_known_prices_and_a_raise_in_dollars_continue
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p).clone(),
+            new: f.task("spend", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -329,7 +329,7 @@ async fn a_stopped_budget_pause_ends_budget_exceeded_and_the_day_budget_holds_th
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p).clone(),
+            new: f.task("spend", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -347,7 +347,7 @@ async fn a_stopped_budget_pause_ends_budget_exceeded_and_the_day_budget_holds_th
     // The day's money is spent: the next task pauses before it asks the model anything.
     let next =
         f.rt.call(ops::SubmitTask {
-            new: f.task("more", &p).clone(),
+            new: f.task("more", &p),
         })
         .unwrap();
     assert_eq!(f.settle(next).await, TaskStatus::Paused);
@@ -373,7 +373,7 @@ async fn the_token_and_seconds_budgets_pause_and_a_raise_continues_them() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p).clone(),
+            new: f.task("spend", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -405,7 +405,7 @@ async fn a_paused_task_stays_paused_across_a_restart_and_costs_no_time() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("go", &p).clone(),
+            new: f.task("go", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -448,7 +448,7 @@ async fn a_step_pause_offers_the_budget_again_and_an_empty_raise_takes_it() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("look around", &p).clone(),
+            new: f.task("look around", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -506,7 +506,7 @@ async fn a_token_pause_offers_enough_to_cover_the_overrun() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p).clone(),
+            new: f.task("spend", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);

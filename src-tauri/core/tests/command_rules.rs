@@ -44,7 +44,7 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     let p = commands(&f, "s.json", &["echo one", "echo two", "ls", "echo three"]);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p).clone(),
+            new: f.task("echo", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -107,7 +107,7 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     // Another session of the workspace does not inherit the session rule.
     let other =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("echo", &commands(&f, "o.json", &["echo four"]))).clone(),
+            new: f.task("echo", &commands(&f, "o.json", &["echo four"])),
         })
         .unwrap();
     assert_eq!(f.settle(other).await, TaskStatus::WaitingApproval);
@@ -120,7 +120,7 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
     let p = commands(&f, "w.json", &["echo a > a.txt && echo b"]);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p).clone(),
+            new: f.task("echo", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -167,7 +167,7 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
     let p = commands(&f, "k.json", &["git status", "git status -s"]);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("git", &p).clone(),
+            new: f.task("git", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);

@@ -345,7 +345,7 @@ async fn compact_now_is_refused_while_the_session_has_a_run() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("take your time", &p).clone(),
+            new: f.task("take your time", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
@@ -374,7 +374,7 @@ async fn a_message_too_long_for_the_window_is_refused_saying_how_much_to_cut() {
     let huge = "the harbour lights flicker while old ships creak. ".repeat(500);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task(&huge, &p).clone(),
+            new: f.task(&huge, &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Failed);
@@ -396,7 +396,7 @@ async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
     let p = chatty_script(&f, "lean.json", false);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("hello", &p).clone(),
+            new: f.task("hello", &p),
         })
         .unwrap();
     f.settle(id).await;
@@ -449,7 +449,7 @@ async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
     let p = chatty_script(&f, "offer.json", false);
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("hello", &p).clone(),
+            new: f.task("hello", &p),
         })
         .unwrap();
     f.settle(id).await;

@@ -265,7 +265,7 @@ async fn a_tool_result_larger_than_the_window_then_the_real_server_answers_withi
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read big.txt", &reader).clone(),
+            new: f.task("read big.txt", &reader),
         })
         .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);

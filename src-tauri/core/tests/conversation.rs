@@ -113,7 +113,7 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
     let p = f.script("s.json", script(400));
     let first =
         f.rt.call(ops::SubmitTask {
-            new: task(&f, "Goal one", &p, None).clone(),
+            new: task(&f, "Goal one", &p, None),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -127,7 +127,7 @@ async fn follow_ups_a_steer_compactions_and_a_rewind_keep_the_view_of_a_fresh_re
     for i in 2..=10 {
         let p = if i == 4 { &tools_only } else { &p };
         let id = f.rt.call(ops::SubmitTask {
-            new: (task(&f, &format!("Question {i}"), p, Some(session))).clone(),
+            new: task(&f, &format!("Question {i}"), p, Some(session)),
         });
         let id = id.unwrap();
         if i == 4 {
@@ -223,7 +223,7 @@ async fn a_call_answered_by_a_person_is_finished_on_the_kept_view() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("write a.txt", &p).clone(),
+            new: f.task("write a.txt", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -277,7 +277,7 @@ fn calls_left_open_by_a_crash_are_finished_on_the_kept_view() {
     let id = crashed.block_on(async {
         let id =
             f.rt.call(ops::SubmitTask {
-                new: task(&f, "read then wait", &p, None).clone(),
+                new: task(&f, "read then wait", &p, None),
             })
             .unwrap();
         // The command is the second call: the crash comes once it has started.

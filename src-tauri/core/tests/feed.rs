@@ -47,7 +47,7 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     // A queued task (no run in this process) keeps the session busy: says are queued.
     let task =
         f.rt.call(ops::CreateTask {
-            new: f.task("first", "scripted:/nowhere").clone(),
+            new: f.task("first", "scripted:/nowhere"),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: task }).unwrap().session_id;
@@ -106,7 +106,7 @@ async fn a_task_change_names_its_session() {
     let mut changes = f.rt.call(ops::WatchFeed {});
     let task =
         f.rt.call(ops::CreateTask {
-            new: f.task("first", "scripted:/nowhere").clone(),
+            new: f.task("first", "scripted:/nowhere"),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: task }).unwrap().session_id;

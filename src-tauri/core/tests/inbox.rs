@@ -122,7 +122,7 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("First question", &p).clone(),
+            new: f.task("First question", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -351,7 +351,7 @@ async fn follow_ups_one_at_a_time_each_get_their_own_run_and_all_share_one() {
         );
         let first =
             f.rt.call(ops::SubmitTask {
-                new: f.task("q", &p).clone(),
+                new: f.task("q", &p),
             })
             .unwrap();
         let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -463,7 +463,7 @@ async fn a_queued_reset_after_tools_ends_the_run_and_earlier_follow_ups_run_in_t
     .unwrap();
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -516,7 +516,7 @@ async fn a_queued_reset_after_the_answer_is_placed_at_the_final_boundary() {
     let p = f.script("a.json", json!([{ "text": "answer", "delay_ms": 600 }]));
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -583,7 +583,7 @@ async fn a_failed_run_leaves_the_inbox_until_the_next_submission_places_it_in_or
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -680,7 +680,7 @@ async fn queued_submissions_survive_a_restart_and_run_after_it() {
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -738,7 +738,7 @@ async fn a_repeated_request_id_returns_the_same_submission_and_writes_nothing() 
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -789,7 +789,7 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -936,7 +936,7 @@ async fn a_write_naming_one_of_the_runtimes_kinds_is_refused_and_writes_nothing(
     let p = f.script("w.json", json!([{ "text": "done" }]));
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p).clone(),
+            new: f.task("q", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
@@ -988,7 +988,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("Work", &p).clone(),
+            new: f.task("Work", &p),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;

@@ -68,7 +68,7 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p).clone(),
+            new: f.task("echo", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -141,7 +141,7 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read", &p).clone(),
+            new: f.task("read", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
@@ -196,7 +196,7 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("add", &p).clone(),
+            new: f.task("add", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
@@ -234,7 +234,7 @@ async fn approval_line_of(server: StoredServer) -> String {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p).clone(),
+            new: f.task("echo", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -288,7 +288,7 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("grant", &p).clone(),
+            new: f.task("grant", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -358,7 +358,7 @@ async fn rules_name_one_mcp_tool_or_its_whole_server() {
     .unwrap();
     let id =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("one tool", &f.script("one.json", calls.clone()))).clone(),
+            new: f.task("one tool", &f.script("one.json", calls.clone())),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);

@@ -190,7 +190,7 @@ async fn a_price_and_a_task_budget_set_here_pause_a_run_and_today_shows_its_spen
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p).clone(),
+            new: f.task("spend", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);

@@ -16,7 +16,7 @@ async fn create_returns_before_the_model_is_asked_anything() {
     let p = f.script("slow.json", json!([{ "text": "late", "delay_ms": 60_000 }]));
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("say something", &p).clone(),
+            new: f.task("say something", &p),
         })
         .unwrap();
     // The id is back while the provider is still in its first delay: nothing answered yet.
@@ -41,7 +41,7 @@ async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_onl
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("greet", &p).clone(),
+            new: f.task("greet", &p),
         })
         .unwrap();
     let events = drain(
@@ -106,7 +106,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("loop", &p).clone(),
+            new: f.task("loop", &p),
         })
         .unwrap();
     // The step budget pauses the task; stopping it ends the record (and the streams).
@@ -179,7 +179,7 @@ async fn a_subscriber_joining_mid_answer_gets_the_whole_text_exactly_once() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("talk", &p).clone(),
+            new: f.task("talk", &p),
         })
         .unwrap();
     let early = tokio::spawn(drain(
@@ -240,7 +240,7 @@ async fn the_step_limit_pauses_the_task_with_its_reason_and_stop_ends_it_budget_
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("never stop", &p).clone(),
+            new: f.task("never stop", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -276,7 +276,7 @@ async fn the_seconds_budget_pauses_the_task_and_stop_ends_it_budget_exceeded() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("wait", &p).clone(),
+            new: f.task("wait", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -312,7 +312,7 @@ async fn the_token_budget_pauses_the_task_before_its_calls_run() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p).clone(),
+            new: f.task("spend", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
@@ -335,7 +335,7 @@ async fn cancel_mid_stream_lands_cancelled_within_a_second() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("ramble", &p).clone(),
+            new: f.task("ramble", &p),
         })
         .unwrap();
     let mut sub =
@@ -383,7 +383,7 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p).clone(),
+            new: f.task("read it", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
@@ -446,7 +446,7 @@ async fn bad_input_is_a_clear_error_and_writes_nothing() {
     let p = f.script("x.json", json!([{ "text": "x" }]));
     let empty =
         f.rt.call(ops::SubmitTask {
-            new: f.task("   ", &p).clone(),
+            new: f.task("   ", &p),
         })
         .unwrap_err();
     assert_eq!(empty.kind().as_str(), "empty_goal");
@@ -491,7 +491,7 @@ async fn a_follow_up_continues_the_session_with_its_context() {
     );
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("one", &p).clone(),
+            new: f.task("one", &p),
         })
         .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
@@ -533,7 +533,7 @@ async fn a_long_session_opens_at_its_newest_tasks_with_only_their_entries() {
     let p = f.script("five.json", json!(turns));
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("goal 1", &p).clone(),
+            new: f.task("goal 1", &p),
         })
         .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
@@ -628,7 +628,7 @@ async fn a_running_task_whose_process_died_is_cancelled_at_once() {
     let p = f.script("slow.json", json!([{ "text": "x", "delay_ms": 60_000 }]));
     let id =
         f.rt.call(ops::CreateTask {
-            new: f.task("orphan", &p).clone(),
+            new: f.task("orphan", &p),
         })
         .unwrap();
     // As if a process had started it and died: running, and nobody holds the session.
@@ -649,7 +649,7 @@ async fn at_start_interrupted_work_is_resumed_or_left_for_the_person_as_set() {
     let p = f.script("one.json", json!([{ "text": "resumed and answered" }]));
     let id =
         f.rt.call(ops::CreateTask {
-            new: f.task("interrupted", &p).clone(),
+            new: f.task("interrupted", &p),
         })
         .unwrap();
     // As if the process had died mid-run.
@@ -691,7 +691,7 @@ async fn a_write_of_a_run_whose_lease_moved_on_is_refused_inside_its_transaction
     let p = f.script("never.json", json!([{ "text": "unused" }]));
     let id =
         f.rt.call(ops::CreateTask {
-            new: f.task("hold on", &p).clone(),
+            new: f.task("hold on", &p),
         })
         .unwrap();
     let session_id = f.rt.call(ops::GetTask { id }).unwrap().session_id;
@@ -740,7 +740,7 @@ async fn a_failed_task_read_back_keeps_its_error_kind_and_sentence() {
     );
     let failed =
         f.rt.call(ops::SubmitTask {
-            new: f.task("say hi", &bad_key).clone(),
+            new: f.task("say hi", &bad_key),
         })
         .unwrap();
     assert_eq!(f.settle(failed).await, TaskStatus::Failed);

@@ -369,7 +369,7 @@ async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
     let script = writes(&f, "w.json", &[("w.txt", "w\n")]);
     let waiting =
         f.rt.call(ops::SubmitTask {
-            new: f.task("Write w", &script).clone(),
+            new: f.task("Write w", &script),
         })
         .unwrap();
     assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
@@ -393,7 +393,7 @@ async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
     // A queued task (created, not started) refuses it too.
     let idle =
         f.rt.call(ops::SubmitTask {
-            new: (f.task("Say hi", &f.script("hi.json", json!([{ "text": "Hi." }])))).clone(),
+            new: f.task("Say hi", &f.script("hi.json", json!([{ "text": "Hi." }]))),
         })
         .unwrap();
     assert_eq!(f.settle(idle).await, TaskStatus::Completed);

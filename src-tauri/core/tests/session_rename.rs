@@ -11,7 +11,7 @@ async fn a_session_is_renamed_and_an_empty_title_is_refused() {
     let script = f.script("hi.json", serde_json::json!([{ "text": "Hello." }]));
     let id =
         f.rt.call(ops::CreateTask {
-            new: f.task("Say hello", &script).clone(),
+            new: f.task("Say hello", &script),
         })
         .unwrap();
     let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;

@@ -43,7 +43,7 @@ async fn a_write_written_as_text_asks_for_approval_survives_a_restart_and_runs_w
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &p).clone(),
+            new: f.task("write hello", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
@@ -142,7 +142,7 @@ async fn a_call_that_cannot_be_read_is_told_to_the_model_and_the_run_completes()
     );
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("read a.txt", &p).clone(),
+            new: f.task("read a.txt", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
@@ -202,7 +202,7 @@ async fn a_call_only_mentioned_in_the_answer_never_runs() {
     let p = f.script("mention.json", json!([{ "text": answer }]));
     let id =
         f.rt.call(ops::SubmitTask {
-            new: f.task("explain", &p).clone(),
+            new: f.task("explain", &p),
         })
         .unwrap();
     assert_eq!(f.settle(id).await, TaskStatus::Completed);

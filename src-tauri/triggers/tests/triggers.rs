@@ -435,7 +435,7 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     // With "when_busy": "reject" the hook answers 409 and nothing is queued.
     let busy =
         f.rt.call(ops::SubmitTask {
-            new: f.task("busy", &slow).clone(),
+            new: f.task("busy", &slow),
         })
         .unwrap();
     assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
@@ -1146,7 +1146,7 @@ async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing
     let u = url(&h, "full");
     let busy =
         f.rt.call(ops::SubmitTask {
-            new: f.task("busy", &waits).clone(),
+            new: f.task("busy", &waits),
         })
         .unwrap();
     assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
@@ -1224,7 +1224,7 @@ async fn unknown_and_known_hooks_are_refused_alike() {
 async fn a_session_holding_a_shell_grant(f: &Fixture, script: &str) -> i64 {
     let first =
         f.rt.call(ops::SubmitTask {
-            new: f.task("person", script).clone(),
+            new: f.task("person", script),
         })
         .unwrap();
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
