@@ -1,6 +1,7 @@
 //! The built-in model's commands: the models kept on this computer (Models screen), the
 //! server's state (Settings, the thinking line) and the built-in model's settings. Each:
-//! one call into core (`local_api`), its error mapped. The server's state is also pushed
+//! one op (or, for what is the process's and needs no store — downloads, the server's
+//! state — one call into core's `local_api`), its error mapped. The server's state is also pushed
 //! to the window as the `local-server-status` event whenever it changes.
 use std::path::PathBuf;
 
@@ -28,7 +29,7 @@ impl From<LocalApiError> for CommandError {
 #[tauri::command]
 #[specta::specta]
 pub async fn local_models(state: State<'_, AppState>) -> Result<Vec<ModelRow>> {
-    call(&state, |rt| local_api::list(&rt.call(ops::DataDir {}))).await
+    call(&state, |rt| rt.call(ops::ListLocalModels {})).await
 }
 
 /// Adds the GGUF file the person picked; refused when it is not GGUF or too large for
@@ -37,7 +38,9 @@ pub async fn local_models(state: State<'_, AppState>) -> Result<Vec<ModelRow>> {
 #[specta::specta]
 pub async fn import_model(state: State<'_, AppState>, path: String) -> Result<ModelRow> {
     call(&state, move |rt| {
-        local_api::import(&rt.call(ops::DataDir {}), &PathBuf::from(path))
+        rt.call(ops::ImportLocalModel {
+            path: PathBuf::from(path),
+        })
     })
     .await
 }
@@ -72,20 +75,14 @@ pub async fn cancel_pull(url: String) -> Result<bool> {
 #[tauri::command]
 #[specta::specta]
 pub async fn use_model(state: State<'_, AppState>, name: String) -> Result<()> {
-    call(&state, move |rt| {
-        local_api::use_model(&rt.call(ops::DataDir {}), &name)
-    })
-    .await
+    call(&state, move |rt| rt.call(ops::UseLocalModel { name })).await
 }
 
 /// Removes a kept model.
 #[tauri::command]
 #[specta::specta]
 pub async fn remove_model(state: State<'_, AppState>, name: String) -> Result<()> {
-    call(&state, move |rt| {
-        local_api::remove(&rt.call(ops::DataDir {}), &name)
-    })
-    .await
+    call(&state, move |rt| rt.call(ops::RemoveLocalModel { name })).await
 }
 
 /// The built-in model's server now (stopped, starting, ready, crashed).

@@ -82,7 +82,7 @@ type Result<T, E = LocalApiError> = std::result::Result<T, E>;
 
 /// Every model kept on this computer, the one runs use marked. The shipped default is
 /// registered first, so that it is listed like the others.
-pub fn list(data_dir: &Path) -> Result<Vec<ModelRow>> {
+pub(crate) fn list(data_dir: &Path) -> Result<Vec<ModelRow>> {
     let in_use = local_model::chosen_model(data_dir)?.map(|m| m.name);
     Ok(ModelStore::new(data_dir)
         .list()?
@@ -92,18 +92,18 @@ pub fn list(data_dir: &Path) -> Result<Vec<ModelRow>> {
 }
 
 /// Adds the GGUF file at `path` (a link when it can be, else a copy).
-pub fn import(data_dir: &Path, path: &Path) -> Result<ModelRow> {
+pub(crate) fn import(data_dir: &Path, path: &Path) -> Result<ModelRow> {
     let m = ModelStore::new(data_dir).import(path, None)?;
     in_list(data_dir, m)
 }
 
 /// Makes `name` the model runs use while no provider is configured.
-pub fn use_model(data_dir: &Path, name: &str) -> Result<()> {
+pub(crate) fn use_model(data_dir: &Path, name: &str) -> Result<()> {
     Ok(ModelStore::new(data_dir).use_model(name)?)
 }
 
 /// Removes a model (a shipped model's file stays where the app installed it).
-pub fn remove(data_dir: &Path, name: &str) -> Result<()> {
+pub(crate) fn remove(data_dir: &Path, name: &str) -> Result<()> {
     Ok(ModelStore::new(data_dir).remove(name)?)
 }
 
@@ -305,6 +305,23 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     SaveLocalModelForm { form: LocalModelForm } -> Result<()>
         = |rt, op| rt.save_local_model_form(&op.form);
+    /// Every model kept on this computer, the one runs use marked.
+    #[derive(Debug, Clone)]
+    ListLocalModels {} -> Result<Vec<ModelRow>>
+        = |rt, op| list(rt.data_dir());
+    /// Adds a GGUF file; refused when it is not GGUF or too large for this computer's
+    /// memory.
+    #[derive(Debug, Clone)]
+    ImportLocalModel { path: std::path::PathBuf } -> Result<ModelRow>
+        = |rt, op| import(rt.data_dir(), &op.path);
+    /// Makes `name` the model runs use while no provider is configured.
+    #[derive(Debug, Clone)]
+    UseLocalModel { name: String } -> Result<()>
+        = |rt, op| use_model(rt.data_dir(), &op.name);
+    /// Removes a kept model.
+    #[derive(Debug, Clone)]
+    RemoveLocalModel { name: String } -> Result<()>
+        = |rt, op| remove(rt.data_dir(), &op.name);
 }
 
 #[cfg(test)]

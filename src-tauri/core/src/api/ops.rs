@@ -31,7 +31,10 @@ pub use crate::api::data::{
 pub use crate::api::export::{ExportIndex, ExportSession, ExportText};
 pub use crate::api::fork::ForkSession;
 pub use crate::api::hooks::{ConsentHooks, GetHooksInEffect, RevokeHooks};
-pub use crate::api::local::{GetLocalModelForm, SaveLocalModelForm};
+pub use crate::api::local::{
+    GetLocalModelForm, ImportLocalModel, ListLocalModels, RemoveLocalModel, SaveLocalModelForm,
+    UseLocalModel,
+};
 pub use crate::api::money::{DeletePrice, GetMoneySettings, SetMoneyBudgets, SetPrice};
 pub use crate::api::open::{GetInstructionText, InstructionFile, TaskFile};
 pub use crate::api::open_session::OpenSession;
