@@ -4,9 +4,10 @@
 //! Layout: three layers, and imports go one way (api → engine → policy → the root's
 //! foundation modules and the crates below); `tests/architecture.rs` fails on an import
 //! against that direction or on any import circle.
-//! - `api`: `Runtime`, the only entry point, and every `impl Runtime` block (tasks,
-//!   sessions, approvals, inbox, settings, money, rules, sandbox settings, context, the
-//!   built-in model's screens).
+//! - `api`: `Runtime` and its one entry point, `Runtime::call(op)`, with every op (`ops`:
+//!   tasks, sessions, approvals, inbox, settings, money, rules, sandbox settings, context,
+//!   triggers, the built-in model's screens) declared next to its handler, and every
+//!   `impl Runtime` block. `ops::WatchFeed` is the one subscription to its changes.
 //! - `engine`: what runs a task — `scheduler` (this process's runs), `worker` (one run),
 //!   `agent` (the bounded model → tool loop), `orchestrator` (one tool call: decide → wait
 //!   → guard → execute → record), `context` (the session's context and its planner glue),
