@@ -26,22 +26,17 @@ async fn commands_the_agent_runs_do_not_inherit_the_windows_own_settings() {
             { "text": "ok" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("print the environment", &p),
-        })
-        .unwrap();
+    let id = f.submit("print the environment", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let approval = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
-    f.rt.call(ops::ResolveApproval {
-        approval_id: approval.id,
-        answer: ApprovalAnswer {
+    f.answer(
+        approval.id,
+        ApprovalAnswer {
             approve: true,
             by: "test".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("env.txt")), "unset person\n");
 }

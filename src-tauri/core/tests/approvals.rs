@@ -52,11 +52,7 @@ async fn counts_say_what_is_running_and_what_waits_for_a_person() {
     let f = Fixture::new();
     let zero = f.rt.call(ops::GetCounts {}).unwrap();
     assert_eq!((zero.running, zero.waiting_approval), (0, 0));
-    let waiting =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &write_script(&f)),
-        })
-        .unwrap();
+    let waiting = f.submit("write hello", &write_script(&f));
     assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
     // Created and not started yet (no worker): counted as running, as the tray shows it.
     let queued =
@@ -70,11 +66,10 @@ async fn counts_say_what_is_running_and_what_waits_for_a_person() {
     );
     let c = f.rt.call(ops::GetCounts {}).unwrap();
     assert_eq!((c.running, c.waiting_approval), (1, 1));
-    f.rt.call(ops::ResolveApproval {
-        approval_id: f.rt.call(ops::PendingApprovals {}).unwrap()[0].id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(
+        f.rt.call(ops::PendingApprovals {}).unwrap()[0].id,
+        approve(),
+    );
     assert_eq!(f.settle(waiting).await, TaskStatus::Completed);
     f.rt.call(ops::CancelTask { task_id: queued }).unwrap();
     let c = f.rt.call(ops::GetCounts {}).unwrap();
@@ -84,11 +79,7 @@ async fn counts_say_what_is_running_and_what_waits_for_a_person() {
 #[tokio::test]
 async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved() {
     let f = Fixture::new();
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &write_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("write hello", &write_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("notes").exists(),
@@ -110,11 +101,7 @@ async fn a_write_waits_for_approval_before_touching_disk_then_runs_when_approved
     );
     assert!(!f.kinds(id).contains(&"tool_call_started".to_string()));
 
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(a.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/hello.txt")), "hello\n");
     let kinds = f.kinds(id);
@@ -148,23 +135,18 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
     let f = Fixture::new();
     std::fs::write(f.ws("keep.txt"), "original").unwrap();
     let before = snapshot(&f.workspace);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &write_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("write hello", &write_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: ApprovalAnswer {
+    f.answer(
+        a.id,
+        ApprovalAnswer {
             approve: false,
             note: Some("not now".into()),
             by: "test".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(snapshot(&f.workspace), before);
     let failed = f.event(id, "tool_call_failed");
@@ -175,41 +157,25 @@ async fn rejecting_leaves_the_workspace_byte_identical_and_tells_the_model() {
 #[tokio::test]
 async fn edited_arguments_run_instead_and_are_guarded_again() {
     let f = Fixture::new();
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &write_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("write hello", &write_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let mut answer = approve();
     answer.edited_arguments = Some(json!({ "path": "notes/edited.txt", "content": "edited\n" }));
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer,
-    })
-    .unwrap();
+    f.answer(a.id, answer);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("notes/edited.txt")), "edited\n");
     assert!(!f.ws("notes/hello.txt").exists());
 
     // An edit that points outside the workspace is stopped by the guard at run time.
     let outside = f.dir.path().join("outside.txt");
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write again", &write_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("write again", &write_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let mut answer = approve();
     answer.edited_arguments =
         Some(json!({ "path": outside.display().to_string(), "content": "escape" }));
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer,
-    })
-    .unwrap();
+    f.answer(a.id, answer);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!outside.exists());
     let failed = f.event(id, "tool_call_failed");
@@ -233,20 +199,12 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
             { "text": "ok" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("three steps", &p),
-        })
-        .unwrap();
+    let id = f.submit("three steps", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let mut answer = approve();
     answer.session_grant = true;
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer,
-    })
-    .unwrap();
+    f.answer(a.id, answer);
     // The second write needs no approval; the command does.
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(read(&f.ws("b.txt")), "b");
@@ -269,11 +227,7 @@ async fn a_session_grant_covers_its_capability_and_nothing_else() {
             .nth(1)
             .unwrap();
     assert_eq!(second_write.payload()["decision_source"], "session_grant");
-    f.rt.call(ops::ResolveApproval {
-        approval_id: next.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(next.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("c.txt")), "hi\n");
 }
@@ -321,11 +275,7 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
         max_task_seconds: 2,
         ..Limits::default()
     });
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &write_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("write hello", &write_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let data_dir = f.data_dir.clone();
     drop(f.rt);
@@ -358,11 +308,7 @@ async fn a_pending_approval_survives_a_restart_and_waiting_costs_no_budget() {
 #[tokio::test]
 async fn cancelling_a_waiting_task_ends_it_and_nothing_runs() {
     let f = Fixture::new();
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &write_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("write hello", &write_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     f.rt.call(ops::CancelTask { task_id: id }).unwrap();
     assert_eq!(
@@ -391,11 +337,7 @@ async fn bad_tool_input_is_a_tool_error_the_run_survives_and_nothing_is_written(
             { "text": "I could not do any of that." }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("try bad things", &p),
-        })
-        .unwrap();
+    let id = f.submit("try bad things", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let kinds: Vec<String> =
         f.rt.call(ops::TaskEvents { task_id: id })
@@ -430,22 +372,14 @@ fn reused_id_script(f: &Fixture) -> String {
 #[tokio::test]
 async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
     let f = Fixture::new();
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("reuse", &reused_id_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("reuse", &reused_id_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(
         (a.tool.as_str(), a.call_id.as_str(), a.step),
         ("write_file", "c1", 2)
     );
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(a.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("out.txt")), "second");
     assert!(f.rt.call(ops::PendingApprovals {}).unwrap().is_empty());
@@ -470,11 +404,7 @@ async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_approved() {
 #[tokio::test]
 async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_rejected() {
     let f = Fixture::new();
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("reuse", &reused_id_script(&f)),
-        })
-        .unwrap();
+    let id = f.submit("reuse", &reused_id_script(&f));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let no = ApprovalAnswer {
@@ -483,11 +413,7 @@ async fn a_call_id_the_model_reuses_in_a_later_turn_is_a_new_call_rejected() {
         by: "test".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: no,
-    })
-    .unwrap();
+    f.answer(a.id, no);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("out.txt").exists());
     assert_eq!(
@@ -517,11 +443,7 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
             { "text": "Edited." }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("edit", &p),
-        })
-        .unwrap();
+    let id = f.submit("edit", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let first = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let diff = |a: &pocketpilot_core::store::Approval| {
@@ -534,11 +456,7 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
     // Changed on disk between the request and the answer.
     let changed = "mode = unsafe\nlimit = 1\n";
     std::fs::write(f.ws("conf.txt"), changed).unwrap();
-    f.rt.call(ops::ResolveApproval {
-        approval_id: first.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(first.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(
         read(&f.ws("conf.txt")),
@@ -558,11 +476,7 @@ async fn an_edit_whose_file_changed_after_the_approval_was_asked_is_asked_again(
         diff(&second)
     );
     assert!(second.reason.contains("changed"), "{}", second.reason);
-    f.rt.call(ops::ResolveApproval {
-        approval_id: second.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(second.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("conf.txt")), "mode = unsafe\nlimit = 2\n");
 }
@@ -579,20 +493,12 @@ async fn a_write_whose_file_changed_anywhere_is_asked_again() {
             { "text": "Written." }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write", &p),
-        })
-        .unwrap();
+    let id = f.submit("write", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let first = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     // The file did not exist when asked; now it does.
     std::fs::write(f.ws("new.txt"), "someone else's\n").unwrap();
-    f.rt.call(ops::ResolveApproval {
-        approval_id: first.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(first.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(read(&f.ws("new.txt")), "someone else's\n");
     let second = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
@@ -607,11 +513,7 @@ async fn a_write_whose_file_changed_anywhere_is_asked_again() {
         by: "test".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: second.id,
-        answer: no,
-    })
-    .unwrap();
+    f.answer(second.id, no);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(read(&f.ws("new.txt")), "someone else's\n");
 }

@@ -40,11 +40,7 @@ async fn a_model_repeating_a_failing_call_is_paused_after_three_and_continue_run
         json!([missing_file_turn(), missing_file_turn(), missing_file_turn(),
                { "text": "The file is missing; I stop here." }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p),
-        })
-        .unwrap();
+    let id = f.submit("read it", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(tool_calls(&f, id), 3, "{:?}", f.kinds(id));
     let pause = paused_payload(&f, id);
@@ -88,11 +84,7 @@ async fn stopping_a_repeating_run_cancels_it_and_a_steer_reaches_the_model() {
         "repeat.json",
         json!({ "repeat_last": true, "turns": [missing_file_turn()] }),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p),
-        })
-        .unwrap();
+    let id = f.submit("read it", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     // Continuing with a steer: the person's text joins the context; the model repeats
     // itself again and the guard, counting afresh, pauses it after three more.
@@ -137,11 +129,7 @@ async fn the_guard_is_a_setting_and_off_at_zero() {
         "repeat.json",
         json!({ "repeat_last": true, "turns": [missing_file_turn()] }),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p),
-        })
-        .unwrap();
+    let id = f.submit("read it", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     // It ran to the step budget instead.
     assert_eq!(tool_calls(&f, id), 5);
@@ -164,11 +152,7 @@ async fn continuing_after_the_step_budget_keeps_the_context() {
             { "text": "a.txt says alpha." }
         ]}),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("what does a.txt say", &p),
-        })
-        .unwrap();
+    let id = f.submit("what does a.txt say", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = paused_payload(&f, id);
     assert_eq!(
@@ -273,11 +257,7 @@ async fn the_money_budget_pauses_at_known_prices_and_a_raise_in_dollars_continue
         json!([priced_call("a"), priced_call("b"),
                { "text": "done", "usage": { "prompt_tokens": 1000, "completion_tokens": 500 } }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p),
-        })
-        .unwrap();
+    let id = f.submit("spend", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = paused_payload(&f, id);
     assert_eq!(pause["budget"], "usd");
@@ -327,11 +307,7 @@ async fn a_stopped_budget_pause_ends_budget_exceeded_and_the_day_budget_holds_th
         "priced.json",
         json!([priced_call("a"), { "text": "never" }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p),
-        })
-        .unwrap();
+    let id = f.submit("spend", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(
         f.rt.call(ops::StopTask { task_id: id }).unwrap(),
@@ -345,11 +321,7 @@ async fn a_stopped_budget_pause_ends_budget_exceeded_and_the_day_budget_holds_th
     assert_eq!(last.kind().as_str(), "budget_exceeded");
     assert_eq!(last.payload()["budget"], "usd");
     // The day's money is spent: the next task pauses before it asks the model anything.
-    let next =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("more", &p),
-        })
-        .unwrap();
+    let next = f.submit("more", &p);
     assert_eq!(f.settle(next).await, TaskStatus::Paused);
     assert!(!f.kinds(next).contains(&"model_turn_started".to_string()));
     assert!(paused_payload(&f, next)["message"]
@@ -371,11 +343,7 @@ async fn the_token_and_seconds_budgets_pause_and_a_raise_continues_them() {
             { "text": "finished", "usage": { "prompt_tokens": 10, "completion_tokens": 10 } }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p),
-        })
-        .unwrap();
+    let id = f.submit("spend", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(paused_payload(&f, id)["budget"], "tokens");
     f.rt.call(ops::ContinueTask {
@@ -403,11 +371,7 @@ async fn a_paused_task_stays_paused_across_a_restart_and_costs_no_time() {
         "one.json",
         json!([{ "tool_calls": [{ "name": "list_dir", "arguments": {} }] }, { "text": "ok" }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("go", &p),
-        })
-        .unwrap();
+    let id = f.submit("go", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let active = f.rt.call(ops::GetTask { id }).unwrap().active_ms;
     // sleep: real time passes while the task is paused, to show it is not counted in active_ms.
@@ -446,11 +410,7 @@ async fn a_step_pause_offers_the_budget_again_and_an_empty_raise_takes_it() {
             { "text": "done in five" }
         ]}),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("look around", &p),
-        })
-        .unwrap();
+    let id = f.submit("look around", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
 
     let offer = f.rt.call(ops::GetPauseOffer { task_id: id }).unwrap();
@@ -504,11 +464,7 @@ async fn a_token_pause_offers_enough_to_cover_the_overrun() {
             { "text": "finished", "usage": { "prompt_tokens": 10, "completion_tokens": 10 } }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p),
-        })
-        .unwrap();
+    let id = f.submit("spend", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let offer = f.rt.call(ops::GetPauseOffer { task_id: id }).unwrap();
     // 120 used of 50: 70 over, and one budget more.

@@ -42,11 +42,7 @@ fn sources(f: &Fixture, id: i64) -> Vec<String> {
 async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     let f = Fixture::new();
     let p = commands(&f, "s.json", &["echo one", "echo two", "ls", "echo three"]);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p),
-        })
-        .unwrap();
+    let id = f.submit("echo", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let first = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let offer =
@@ -93,11 +89,7 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     // means what it meant: `echo three` runs under it.
     let mut all = approve();
     all.session_grant = true;
-    f.rt.call(ops::ResolveApproval {
-        approval_id: next.id,
-        answer: all,
-    })
-    .unwrap();
+    f.answer(next.id, all);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert_eq!(
         sources(&f, id),
@@ -105,11 +97,7 @@ async fn for_this_session_keeps_a_command_rule_that_covers_that_command_only() {
     );
 
     // Another session of the workspace does not inherit the session rule.
-    let other =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &commands(&f, "o.json", &["echo four"])),
-        })
-        .unwrap();
+    let other = f.submit("echo", &commands(&f, "o.json", &["echo four"]));
     assert_eq!(f.settle(other).await, TaskStatus::WaitingApproval);
 }
 
@@ -118,11 +106,7 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
     let f = Fixture::new();
     let ws = f.workspace.to_str().unwrap().to_owned();
     let p = commands(&f, "w.json", &["echo a > a.txt && echo b"]);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p),
-        })
-        .unwrap();
+    let id = f.submit("echo", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     // A redirection to a file: no rule could cover it, so none is offered.
@@ -151,11 +135,7 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
         rule: "echo a *".into(),
     })
     .unwrap();
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: approve(),
-    })
-    .unwrap();
+    f.answer(a.id, approve());
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     assert!(!f.ws("a.txt").exists());
     let failed = f.event(id, "tool_call_failed");
@@ -165,11 +145,7 @@ async fn always_allow_keeps_a_workspace_rule_and_a_deny_rule_wins_over_an_approv
         .contains("the deny rule `echo a *`"));
 
     let p = commands(&f, "k.json", &["git status", "git status -s"]);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("git", &p),
-        })
-        .unwrap();
+    let id = f.submit("git", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let offer =

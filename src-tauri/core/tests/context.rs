@@ -343,11 +343,7 @@ async fn compact_now_is_refused_while_the_session_has_a_run() {
         "slow.json",
         json!({ "context_window": 4096, "turns": [ { "text": "Slowly.", "delay_ms": 3000 } ] }),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("take your time", &p),
-        })
-        .unwrap();
+    let id = f.submit("take your time", &p);
     let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let err =
         f.rt.call(ops::CompactNow {
@@ -372,11 +368,7 @@ async fn a_message_too_long_for_the_window_is_refused_saying_how_much_to_cut() {
     let f = Fixture::new();
     let p = chatty_script(&f, "refuse.json", false);
     let huge = "the harbour lights flicker while old ships creak. ".repeat(500);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task(&huge, &p),
-        })
-        .unwrap();
+    let id = f.submit(&huge, &p);
     assert_eq!(f.settle(id).await, TaskStatus::Failed);
     let error = f.rt.call(ops::GetTask { id }).unwrap().error.unwrap();
     assert!(error.contains("Your message is about "), "{error}");
@@ -394,11 +386,7 @@ async fn a_message_too_long_for_the_window_is_refused_saying_how_much_to_cut() {
 async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
     let f = Fixture::new();
     let p = chatty_script(&f, "lean.json", false);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("hello", &p),
-        })
-        .unwrap();
+    let id = f.submit("hello", &p);
     f.settle(id).await;
     let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let est = pocketpilot_context::Estimator::for_model("scripted");
@@ -447,11 +435,7 @@ async fn a_small_window_gets_the_lean_system_text_and_a_large_one_the_full() {
 async fn a_small_windows_run_offers_lean_specs_and_no_tool_the_policy_denies() {
     let f = Fixture::new();
     let p = chatty_script(&f, "offer.json", false);
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("hello", &p),
-        })
-        .unwrap();
+    let id = f.submit("hello", &p);
     f.settle(id).await;
     let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     let settings = pocketpilot_core::config::ProviderSettings::default();

@@ -263,11 +263,7 @@ async fn a_tool_result_larger_than_the_window_then_the_real_server_answers_withi
             { "text": "I read it." }
         ]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read big.txt", &reader),
-        })
-        .unwrap();
+    let first = f.submit("read big.txt", &reader);
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let done = f.event(first, "tool_call_completed").payload();

@@ -221,11 +221,7 @@ async fn a_call_answered_by_a_person_is_finished_on_the_kept_view() {
                 { "name": "read_file", "arguments": { "path": "a.txt" } } ] },
             { "text": "Done." } ] }),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write a.txt", &p),
-        })
-        .unwrap();
+    let id = f.submit("write a.txt", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let yes = ApprovalAnswer {
@@ -233,11 +229,7 @@ async fn a_call_answered_by_a_person_is_finished_on_the_kept_view() {
         by: "test".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: yes,
-    })
-    .unwrap();
+    f.answer(a.id, yes);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let session = f.rt.call(ops::GetTask { id }).unwrap().session_id;
     // The approved write, then the read it was left with, each answered once.

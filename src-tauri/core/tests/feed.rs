@@ -53,10 +53,7 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     let session = f.rt.call(ops::GetTask { id: task }).unwrap().session_id;
     let mut changes = f.rt.call(ops::WatchFeed {});
 
-    f.rt.call(ops::Say {
-        submit: said(session, "from the window").clone(),
-    })
-    .unwrap();
+    f.say(said(session, "from the window")).unwrap();
     let c = first(&mut changes, |c| matches!(c, Change::Inbox { .. })).await;
     assert_eq!(
         c,
@@ -68,10 +65,7 @@ async fn a_say_here_is_announced_and_a_say_from_another_process_arrives_as_a_ref
     // This process's own commits never cost the window a full re-read: more says here,
     // and no `Refresh` over two looks at the store.
     for i in 0..5 {
-        f.rt.call(ops::Say {
-            submit: (said(session, &format!("again {i}"))).clone(),
-        })
-        .unwrap();
+        f.say(said(session, &format!("again {i}"))).unwrap();
     }
     // sleep: a quiet window (two of the watcher's fallback looks) in which no Refresh may come; absence has no event to wait on.
     let quiet = tokio::time::sleep(FALLBACK_POLL * 2 + Duration::from_millis(200));

@@ -120,11 +120,7 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
             { "text": "Answer to the follow-up and the steer." }
         ]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("First question", &p),
-        })
-        .unwrap();
+    let first = f.submit("First question", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     f.rt.call(ops::SetSessionModes {
         session_id: session,
@@ -139,16 +135,10 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
         .unwrap()[0]
             .id;
 
-    let follow =
-        f.rt.call(ops::Say {
-            submit: input(session, "A follow-up", WhenBusy::FollowUp).clone(),
-        })
+    let follow = f
+        .say(input(session, "A follow-up", WhenBusy::FollowUp))
         .unwrap();
-    let steer =
-        f.rt.call(ops::Say {
-            submit: input(session, "A steer", WhenBusy::Steer).clone(),
-        })
-        .unwrap();
+    let steer = f.say(input(session, "A steer", WhenBusy::Steer)).unwrap();
     let note =
         f.rt.call(ops::Say {
             submit: Submit {
@@ -160,10 +150,8 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
             },
         })
         .unwrap();
-    let withdrawn =
-        f.rt.call(ops::Say {
-            submit: input(session, "Withdrawn", WhenBusy::FollowUp).clone(),
-        })
+    let withdrawn = f
+        .say(input(session, "Withdrawn", WhenBusy::FollowUp))
         .unwrap();
     f.rt.call(ops::Withdraw {
         submission_id: withdrawn.submission.id,
@@ -175,10 +163,8 @@ async fn worked_example_1_no_tool_call_follow_up_mode_all() {
         })
         .unwrap()
         .len();
-    let rejected =
-        f.rt.call(ops::Say {
-            submit: input(session, "Rejected", WhenBusy::Reject).clone(),
-        })
+    let rejected = f
+        .say(input(session, "Rejected", WhenBusy::Reject))
         .unwrap_err();
     assert_eq!(rejected.kind().as_str(), "conversation_busy");
     assert!(rejected.to_string().contains("busy"));
@@ -268,17 +254,13 @@ async fn worked_example_2_steer_at_post_tools_follow_up_at_final() {
     let first = f.rt.call(ops::SubmitTask { new: t.clone() }).unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     until_event(&f.rt, first, "tool_call_started").await;
-    let steer =
-        f.rt.call(ops::Say {
-            submit: input(session, "A steer", WhenBusy::Steer).clone(),
-        })
+    let steer = f
+        .say(input(session, "A steer", WhenBusy::Steer))
         .unwrap()
         .submission
         .id;
-    let follow =
-        f.rt.call(ops::Say {
-            submit: input(session, "A follow-up", WhenBusy::FollowUp).clone(),
-        })
+    let follow = f
+        .say(input(session, "A follow-up", WhenBusy::FollowUp))
         .unwrap()
         .submission
         .id;
@@ -349,11 +331,7 @@ async fn follow_ups_one_at_a_time_each_get_their_own_run_and_all_share_one() {
             "f.json",
             json!({ "repeat_last": true, "turns": [{ "text": "first", "delay_ms": 800 }, { "text": "next" }] }),
         );
-        let first =
-            f.rt.call(ops::SubmitTask {
-                new: f.task("q", &p),
-            })
-            .unwrap();
+        let first = f.submit("q", &p);
         let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
         f.rt.call(ops::SetSessionModes {
             session_id: session,
@@ -362,10 +340,7 @@ async fn follow_ups_one_at_a_time_each_get_their_own_run_and_all_share_one() {
         })
         .unwrap();
         for t in ["f1", "f2", "f3"] {
-            f.rt.call(ops::Say {
-                submit: input(session, t, WhenBusy::FollowUp).clone(),
-            })
-            .unwrap();
+            f.say(input(session, t, WhenBusy::FollowUp)).unwrap();
         }
         until_settled(&f.rt, session).await;
         assert_eq!(
@@ -414,14 +389,8 @@ async fn steering_mode_all_places_every_steer_after_the_tools() {
     })
     .unwrap();
     until_event(&f.rt, first, "tool_call_started").await;
-    f.rt.call(ops::Say {
-        submit: input(session, "s1", WhenBusy::Steer).clone(),
-    })
-    .unwrap();
-    f.rt.call(ops::Say {
-        submit: input(session, "s2", WhenBusy::Steer).clone(),
-    })
-    .unwrap();
+    f.say(input(session, "s1", WhenBusy::Steer)).unwrap();
+    f.say(input(session, "s2", WhenBusy::Steer)).unwrap();
     until_settled(&f.rt, session).await;
     let t = transcript(&f.rt, session);
     assert_eq!(t[3], "user:s1");
@@ -461,17 +430,11 @@ async fn a_queued_reset_after_tools_ends_the_run_and_earlier_follow_ups_run_in_t
         .clone(),
     })
     .unwrap();
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     until_event(&f.rt, first, "tool_call_started").await;
-    let fu =
-        f.rt.call(ops::Say {
-            submit: input(session, "f", WhenBusy::FollowUp).clone(),
-        })
+    let fu = f
+        .say(input(session, "f", WhenBusy::FollowUp))
         .unwrap()
         .submission
         .id;
@@ -514,11 +477,7 @@ async fn a_queued_reset_after_tools_ends_the_run_and_earlier_follow_ups_run_in_t
 async fn a_queued_reset_after_the_answer_is_placed_at_the_final_boundary() {
     let f = Fixture::new();
     let p = f.script("a.json", json!([{ "text": "answer", "delay_ms": 600 }]));
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     f.rt.call(ops::Say {
         submit: Submit {
@@ -581,21 +540,11 @@ async fn a_failed_run_leaves_the_inbox_until_the_next_submission_places_it_in_or
             { "text": "answer 1" }, { "text": "answer 2" }, { "text": "answer 3" }
         ]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
-    f.rt.call(ops::Say {
-        submit: input(session, "f1", WhenBusy::FollowUp).clone(),
-    })
-    .unwrap();
-    f.rt.call(ops::Say {
-        submit: input(session, "f2", WhenBusy::FollowUp).clone(),
-    })
-    .unwrap();
+    f.say(input(session, "f1", WhenBusy::FollowUp)).unwrap();
+    f.say(input(session, "f2", WhenBusy::FollowUp)).unwrap();
     f.rt.call(ops::CancelTask { task_id: first }).unwrap();
     assert_eq!(
         f.rt.call(ops::GetTask { id: first }).unwrap().status,
@@ -629,11 +578,7 @@ async fn a_failed_run_leaves_the_inbox_until_the_next_submission_places_it_in_or
         ("unanswered", Some("cancelled"))
     );
     // An idle steer queues behind the waiting items and goes with the first follow-up.
-    let steer =
-        f.rt.call(ops::Say {
-            submit: input(session, "s", WhenBusy::Steer).clone(),
-        })
-        .unwrap();
+    let steer = f.say(input(session, "s", WhenBusy::Steer)).unwrap();
     assert!(steer.started.is_some());
     until_settled(&f.rt, session).await;
     let users: Vec<String> = transcript(&f.rt, session)
@@ -678,17 +623,11 @@ async fn queued_submissions_survive_a_restart_and_run_after_it() {
             { "text": "written" }, { "text": "followed up" }
         ]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
-    let fu =
-        f.rt.call(ops::Say {
-            submit: input(session, "later", WhenBusy::FollowUp).clone(),
-        })
+    let fu = f
+        .say(input(session, "later", WhenBusy::FollowUp))
         .unwrap()
         .submission
         .id;
@@ -736,16 +675,12 @@ async fn a_repeated_request_id_returns_the_same_submission_and_writes_nothing() 
         "s.json",
         json!({ "repeat_last": true, "turns": [{ "text": "slow", "delay_ms": 800 }] }),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let mut s = input(session, "once", WhenBusy::FollowUp);
     s.request_id = Some("r1".into());
-    let a = f.rt.call(ops::Say { submit: s.clone() }).unwrap();
-    let b = f.rt.call(ops::Say { submit: s.clone() }).unwrap();
+    let a = f.say(s.clone()).unwrap();
+    let b = f.say(s.clone()).unwrap();
     assert_eq!(a.submission.id, b.submission.id);
     assert!(b.deduplicated);
     assert_eq!(
@@ -759,22 +694,11 @@ async fn a_repeated_request_id_returns_the_same_submission_and_writes_nothing() 
     // Even a reject does not reject a known request: dedupe comes first.
     let mut r = input(session, "once", WhenBusy::Reject);
     r.request_id = Some("r1".into());
-    assert_eq!(
-        f.rt.call(ops::Say { submit: r.clone() })
-            .unwrap()
-            .submission
-            .id,
-        a.submission.id
-    );
+    assert_eq!(f.say(r.clone()).unwrap().submission.id, a.submission.id);
     let mut other = s.clone();
     other.say = Say::Continue;
     assert_eq!(
-        f.rt.call(ops::Say {
-            submit: other.clone()
-        })
-        .unwrap_err()
-        .kind()
-        .as_str(),
+        f.say(other.clone()).unwrap_err().kind().as_str(),
         "request_mismatch"
     );
     until_settled(&f.rt, session).await;
@@ -787,23 +711,14 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
         "c.json",
         json!([{ "text": "one", "delay_ms": 500 }, { "text": "continued" }]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let cont = Submit {
         say: Say::Continue,
         ..input(session, "", WhenBusy::FollowUp)
     };
     assert_eq!(
-        f.rt.call(ops::Say {
-            submit: cont.clone()
-        })
-        .unwrap_err()
-        .kind()
-        .as_str(),
+        f.say(cont.clone()).unwrap_err().kind().as_str(),
         "conversation_busy"
     );
     until_settled(&f.rt, session).await;
@@ -818,12 +733,7 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
         .unwrap()
         .len();
     assert_eq!(
-        f.rt.call(ops::Say {
-            submit: idle.clone()
-        })
-        .unwrap_err()
-        .kind()
-        .as_str(),
+        f.say(idle.clone()).unwrap_err().kind().as_str(),
         "conversation_idle"
     );
     assert_eq!(
@@ -835,11 +745,7 @@ async fn continue_and_when_idle_reject_follow_the_idle_rules() {
         before
     );
     // Continue on an empty inbox runs again on the context as it stands.
-    let c =
-        f.rt.call(ops::Say {
-            submit: cont.clone(),
-        })
-        .unwrap();
+    let c = f.say(cont.clone()).unwrap();
     let task = c.started.unwrap();
     until_settled(&f.rt, session).await;
     assert_eq!(
@@ -897,11 +803,7 @@ async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
         .unwrap();
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::Failed);
-    let said =
-        f.rt.call(ops::Say {
-            submit: input(session, "again", WhenBusy::FollowUp).clone(),
-        })
-        .unwrap();
+    let said = f.say(input(session, "again", WhenBusy::FollowUp)).unwrap();
     let second = said.started.expect("an idle session starts a run");
     assert_eq!(f.settle(second).await, TaskStatus::Failed);
     let all =
@@ -934,11 +836,7 @@ async fn a_run_without_a_model_leaves_its_inputs_unanswered_not_placed() {
 async fn a_write_naming_one_of_the_runtimes_kinds_is_refused_and_writes_nothing() {
     let f = Fixture::new();
     let p = f.script("w.json", json!([{ "text": "done" }]));
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("q", &p),
-        })
-        .unwrap();
+    let first = f.submit("q", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     until_settled(&f.rt, session).await;
     let before = transcript(&f.rt, session);
@@ -986,11 +884,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
             { "text": "answer three" }
         ]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("Work", &p),
-        })
-        .unwrap();
+    let first = f.submit("Work", &p);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
@@ -1000,11 +894,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
         by: "person".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: grant,
-    })
-    .unwrap();
+    f.answer(a.id, grant);
     // The second command (under the grant) waits for `go`.
     tokio::time::timeout(Duration::from_secs(30), async {
         while f
@@ -1022,22 +912,10 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
     .expect("the second command never started");
     let mut steer = input(session, "hook words", WhenBusy::Steer);
     steer.trigger = Some(RunSource::Webhook);
-    let steer =
-        f.rt.call(ops::Say {
-            submit: steer.clone(),
-        })
-        .unwrap()
-        .submission
-        .id;
+    let steer = f.say(steer.clone()).unwrap().submission.id;
     let mut follow = input(session, "person words", WhenBusy::FollowUp);
     follow.trigger = Some(RunSource::Chat);
-    let follow =
-        f.rt.call(ops::Say {
-            submit: follow.clone(),
-        })
-        .unwrap()
-        .submission
-        .id;
+    let follow = f.say(follow.clone()).unwrap().submission.id;
     std::fs::write(f.ws("go"), "").unwrap();
 
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
@@ -1071,11 +949,7 @@ async fn a_triggers_steer_never_joins_a_persons_run_and_a_persons_follow_up_keep
         by: "person".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: asked.id,
-        answer: reject,
-    })
-    .unwrap();
+    f.answer(asked.id, reject);
     assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
 
     // The person's follow-up waited for its own run, which keeps the person's grant.

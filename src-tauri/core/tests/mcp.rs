@@ -66,11 +66,7 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
             { "text": "The server echoed it." }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p),
-        })
-        .unwrap();
+    let id = f.submit("echo", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(a.capability.as_deref(), Some("mcp:everything:echo:execute"));
@@ -86,15 +82,14 @@ async fn an_mcp_tool_needs_approval_shows_its_call_and_runs_when_approved() {
         pocketpilot_sandbox::probe().line(false),
         "{asked}"
     );
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: ApprovalAnswer {
+    f.answer(
+        a.id,
+        ApprovalAnswer {
             approve: true,
             by: "t".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let done = f.event(id, "tool_call_completed");
     assert_eq!(done.payload()["output"], "Echo: hi from the agent");
@@ -139,11 +134,7 @@ async fn a_path_outside_the_workspace_is_stopped_before_the_server_sees_it() {
             { "text": "done" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read", &p),
-        })
-        .unwrap();
+    let id = f.submit("read", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let failed: Vec<_> = events
@@ -194,11 +185,7 @@ async fn a_broken_server_is_reported_and_the_run_goes_on_and_the_whitelist_limit
             { "text": "42" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("add", &p),
-        })
-        .unwrap();
+    let id = f.submit("add", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let problem = events
@@ -232,11 +219,7 @@ async fn approval_line_of(server: StoredServer) -> String {
             { "text": "done" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("echo", &p),
-        })
-        .unwrap();
+    let id = f.submit("echo", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let asked = f.event(id, "approval_required").payload();
     asked["sandbox"].as_str().unwrap().to_owned()
@@ -286,11 +269,7 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
             { "text": "done" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("grant", &p),
-        })
-        .unwrap();
+    let id = f.submit("grant", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(a.tool, "mcp__everything__echo");
@@ -300,11 +279,7 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
         by: "t".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer,
-    })
-    .unwrap();
+    f.answer(a.id, answer);
     // The second echo runs under the grant; get-env must ask.
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     let next = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
@@ -321,15 +296,14 @@ async fn a_session_grant_for_one_mcp_tool_covers_no_other_tool_of_its_server() {
             .map(|e| e.payload()["decision_source"].as_str().unwrap().to_owned())
             .collect();
     assert_eq!(sources, ["user", "session_grant"]);
-    f.rt.call(ops::ResolveApproval {
-        approval_id: next.id,
-        answer: ApprovalAnswer {
+    f.answer(
+        next.id,
+        ApprovalAnswer {
             approve: false,
             by: "t".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
 }
 
@@ -356,11 +330,7 @@ async fn rules_name_one_mcp_tool_or_its_whole_server() {
         },
     })
     .unwrap();
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("one tool", &f.script("one.json", calls.clone())),
-        })
-        .unwrap();
+    let id = f.submit("one tool", &f.script("one.json", calls.clone()));
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert_eq!(
         f.rt.call(ops::PendingApprovals {}).unwrap()[0].tool,

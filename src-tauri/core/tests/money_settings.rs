@@ -188,11 +188,7 @@ async fn a_price_and_a_task_budget_set_here_pause_a_run_and_today_shows_its_spen
         "priced.json",
         json!([call("a"), call("b"), { "text": "never asked" }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p),
-        })
-        .unwrap();
+    let id = f.submit("spend", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let pause = f.rt.call(ops::GetTask { id }).unwrap().pause.unwrap();
     assert_eq!(pause.message, "the task cost $3.00 of its budget of $2.00");

@@ -14,11 +14,7 @@ use support::*;
 async fn create_returns_before_the_model_is_asked_anything() {
     let f = Fixture::new();
     let p = f.script("slow.json", json!([{ "text": "late", "delay_ms": 60_000 }]));
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("say something", &p),
-        })
-        .unwrap();
+    let id = f.submit("say something", &p);
     // The id is back while the provider is still in its first delay: nothing answered yet.
     let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert!(matches!(
@@ -39,11 +35,7 @@ async fn a_plain_answer_completes_with_events_in_order_and_the_stream_closes_onl
         "plain.json",
         json!([{ "text": "Hello from the model.", "chunk_size": 3 }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("greet", &p),
-        })
-        .unwrap();
+    let id = f.submit("greet", &p);
     let events = drain(
         f.rt.call(ops::SubscribeTask {
             task_id: id,
@@ -104,11 +96,7 @@ async fn a_thousand_events_are_gapless_for_every_concurrent_subscriber() {
             { "text": "looking", "tool_calls": [{ "name": "list_dir", "arguments": { "path": "." } }] }
         ]}),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("loop", &p),
-        })
-        .unwrap();
+    let id = f.submit("loop", &p);
     // The step budget pauses the task; stopping it ends the record (and the streams).
     {
         let rt = f.rt.clone();
@@ -177,11 +165,7 @@ async fn a_subscriber_joining_mid_answer_gets_the_whole_text_exactly_once() {
         "slow-text.json",
         json!([{ "text": text, "chunk_size": 4, "chunk_delay_ms": 15 }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("talk", &p),
-        })
-        .unwrap();
+    let id = f.submit("talk", &p);
     let early = tokio::spawn(drain(
         f.rt.call(ops::SubscribeTask {
             task_id: id,
@@ -238,11 +222,7 @@ async fn the_step_limit_pauses_the_task_with_its_reason_and_stop_ends_it_budget_
             { "tool_calls": [{ "name": "list_dir", "arguments": {} }] }
         ]}),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("never stop", &p),
-        })
-        .unwrap();
+    let id = f.submit("never stop", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let task = f.rt.call(ops::GetTask { id }).unwrap();
     assert_eq!(task.step_count, 3);
@@ -274,11 +254,7 @@ async fn the_seconds_budget_pauses_the_task_and_stop_ends_it_budget_exceeded() {
         "stall.json",
         json!([{ "text": "never", "delay_ms": 60_000 }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("wait", &p),
-        })
-        .unwrap();
+    let id = f.submit("wait", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     assert_eq!(
         f.rt.call(ops::StopTask { task_id: id }).unwrap(),
@@ -310,11 +286,7 @@ async fn the_token_budget_pauses_the_task_before_its_calls_run() {
             { "text": "never reached" }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("spend", &p),
-        })
-        .unwrap();
+    let id = f.submit("spend", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Paused);
     let last =
         f.rt.call(ops::TaskEvents { task_id: id })
@@ -333,11 +305,7 @@ async fn cancel_mid_stream_lands_cancelled_within_a_second() {
         "long.json",
         json!([{ "text": "a".repeat(400), "chunk_size": 1, "chunk_delay_ms": 200 }]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("ramble", &p),
-        })
-        .unwrap();
+    let id = f.submit("ramble", &p);
     let mut sub =
         f.rt.call(ops::SubscribeTask {
             task_id: id,
@@ -381,11 +349,7 @@ async fn a_failing_tool_is_an_observation_and_the_run_goes_on() {
             { "text": "The file does not exist." }
         ]),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read it", &p),
-        })
-        .unwrap();
+    let id = f.submit("read it", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let events = f.rt.call(ops::TaskEvents { task_id: id }).unwrap();
     let failures: Vec<String> = events
@@ -489,11 +453,7 @@ async fn a_follow_up_continues_the_session_with_its_context() {
         "two.json",
         json!([{ "text": "first answer" }, { "text": "second answer" }]),
     );
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("one", &p),
-        })
-        .unwrap();
+    let first = f.submit("one", &p);
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let second =
@@ -531,11 +491,7 @@ async fn a_long_session_opens_at_its_newest_tasks_with_only_their_entries() {
         .map(|i| json!({ "text": format!("answer {i}") }))
         .collect();
     let p = f.script("five.json", json!(turns));
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("goal 1", &p),
-        })
-        .unwrap();
+    let first = f.submit("goal 1", &p);
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
     let session = f.rt.call(ops::GetTask { id: first }).unwrap().session_id;
     let mut ids = vec![first];
@@ -738,11 +694,7 @@ async fn a_failed_task_read_back_keeps_its_error_kind_and_sentence() {
         "auth.json",
         json!([{ "error": { "kind": "auth", "message": "401 invalid api key" } }]),
     );
-    let failed =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("say hi", &bad_key),
-        })
-        .unwrap();
+    let failed = f.submit("say hi", &bad_key);
     assert_eq!(f.settle(failed).await, TaskStatus::Failed);
     let session = f.rt.call(ops::GetTask { id: failed }).unwrap().session_id;
     let fine = f.script("ok.json", json!([{ "text": "hi" }]));

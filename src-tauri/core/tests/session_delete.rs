@@ -112,11 +112,7 @@ async fn run_approving(f: &Fixture, new: NewTask) -> i64 {
             TaskStatus::WaitingApproval => {
                 let pending = f.rt.call(ops::PendingApprovals {}).unwrap();
                 let a = pending.iter().find(|a| a.task_id == id).unwrap();
-                f.rt.call(ops::ResolveApproval {
-                    approval_id: a.id,
-                    answer: approve(),
-                })
-                .unwrap();
+                f.answer(a.id, approve());
             }
             TaskStatus::Completed => return id,
             other => panic!("task {id} ended {other}"),
@@ -367,11 +363,7 @@ async fn deleting_a_session_removes_every_row_and_blob_of_it_and_nothing_else() 
 async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
     let f = Fixture::new();
     let script = writes(&f, "w.json", &[("w.txt", "w\n")]);
-    let waiting =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("Write w", &script),
-        })
-        .unwrap();
+    let waiting = f.submit("Write w", &script);
     assert_eq!(f.settle(waiting).await, TaskStatus::WaitingApproval);
     let session = f.rt.call(ops::GetTask { id: waiting }).unwrap().session_id;
     let before = rows_of(&f, session, &[waiting]);
@@ -391,11 +383,7 @@ async fn a_session_with_an_open_task_is_refused_and_loses_nothing() {
     assert_eq!(rows_of(&f, session, &[waiting]), before);
 
     // A queued task (created, not started) refuses it too.
-    let idle =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("Say hi", &f.script("hi.json", json!([{ "text": "Hi." }]))),
-        })
-        .unwrap();
+    let idle = f.submit("Say hi", &f.script("hi.json", json!([{ "text": "Hi." }])));
     assert_eq!(f.settle(idle).await, TaskStatus::Completed);
     let other = f.rt.call(ops::GetTask { id: idle }).unwrap().session_id;
     let mut queued = f.task("Again", &f.script("hi2.json", json!([{ "text": "Hi." }])));

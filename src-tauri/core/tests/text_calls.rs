@@ -41,11 +41,7 @@ async fn a_write_written_as_text_asks_for_approval_survives_a_restart_and_runs_w
         "text_write.json",
         json!({ "requests_log": log, "turns": [{ "text": WRITE_AS_TEXT }, { "text": "Done." }] }),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("write hello", &p),
-        })
-        .unwrap();
+    let id = f.submit("write hello", &p);
     assert_eq!(f.settle(id).await, TaskStatus::WaitingApproval);
     assert!(
         !f.ws("notes").exists(),
@@ -140,11 +136,7 @@ async fn a_call_that_cannot_be_read_is_told_to_the_model_and_the_run_completes()
             { "text": broken }, { "text": fixed }, { "text": "It says alpha." }
         ] }),
     );
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("read a.txt", &p),
-        })
-        .unwrap();
+    let id = f.submit("read a.txt", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
 
     let failed = f.event(id, "tool_call_failed").payload();
@@ -200,11 +192,7 @@ async fn a_call_only_mentioned_in_the_answer_never_runs() {
     let f = Fixture::new();
     let answer = "I could write it, for example:\n\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"x.txt\", \"content\": \"x\"}}\n```";
     let p = f.script("mention.json", json!([{ "text": answer }]));
-    let id =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("explain", &p),
-        })
-        .unwrap();
+    let id = f.submit("explain", &p);
     assert_eq!(f.settle(id).await, TaskStatus::Completed);
     let kinds = f.kinds(id);
     for k in [

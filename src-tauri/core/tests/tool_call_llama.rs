@@ -234,15 +234,14 @@ async fn the_servers_own_tool_call_is_approved_run_and_answered() {
     // The server's own call: not one read back from the answer's text.
     assert!(!kinds_of(&f, id).contains(&EventKind::ToolCallRepaired));
 
-    f.rt.call(ops::ResolveApproval {
-        approval_id: approval.id,
-        answer: ApprovalAnswer {
+    f.answer(
+        approval.id,
+        ApprovalAnswer {
             approve: true,
             by: "test".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     let status = settled(&f, id).await;
     let requests = relay.chat_requests();
     let t = f.rt.call(ops::GetTask { id }).unwrap();

@@ -73,6 +73,33 @@ impl Fixture {
         .unwrap()
     }
 
+    /// Creates and starts a task with `goal` on `provider` in a new session.
+    pub fn submit(&self, goal: &str, provider: &str) -> i64 {
+        self.rt
+            .call(ops::SubmitTask {
+                new: self.task(goal, provider),
+            })
+            .unwrap()
+    }
+
+    /// Answers an approval; gives the task it belongs to.
+    pub fn answer(&self, approval_id: i64, answer: pocketpilot_core::ApprovalAnswer) -> i64 {
+        self.rt
+            .call(ops::ResolveApproval {
+                approval_id,
+                answer,
+            })
+            .unwrap()
+    }
+
+    /// Says something to a session (a follow-up, a steer, a note).
+    pub fn say(
+        &self,
+        submit: pocketpilot_core::engine::inbox::Submit,
+    ) -> Result<pocketpilot_core::engine::inbox::Admitted, pocketpilot_core::RuntimeError> {
+        self.rt.call(ops::Say { submit })
+    }
+
     pub fn kinds(&self, id: i64) -> Vec<String> {
         self.rt
             .call(ops::TaskEvents { task_id: id })

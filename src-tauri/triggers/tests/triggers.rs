@@ -433,11 +433,7 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
     // Naming a busy session speaks to it like the window's composer: the text waits in
     // its inbox (202, queued) and is answered after the current run, in a run of its own.
     // With "when_busy": "reject" the hook answers 409 and nothing is queued.
-    let busy =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("busy", &slow),
-        })
-        .unwrap();
+    let busy = f.submit("busy", &slow);
     assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
     let busy_session = f.rt.call(ops::GetTask { id: busy }).unwrap().session_id;
     let (status, body) = post(
@@ -500,15 +496,14 @@ async fn a_hook_naming_a_busy_session_queues_its_text_like_a_follow_up() {
         [submission]
     );
     let approval = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
-    f.rt.call(ops::ResolveApproval {
-        approval_id: approval.id,
-        answer: pocketpilot_core::ApprovalAnswer {
+    f.answer(
+        approval.id,
+        pocketpilot_core::ApprovalAnswer {
             approve: true,
             by: "test".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     assert_eq!(f.settle(busy).await, TaskStatus::Completed);
     let answered = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
@@ -1144,11 +1139,7 @@ async fn a_hook_naming_a_session_whose_inbox_is_full_gets_429_and_queues_nothing
     let h = host(&f, settings(), Arc::new(SystemClock::default())).await;
     let client = reqwest::Client::new();
     let u = url(&h, "full");
-    let busy =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("busy", &waits),
-        })
-        .unwrap();
+    let busy = f.submit("busy", &waits);
     assert_eq!(f.settle(busy).await, TaskStatus::WaitingApproval);
     let session = f.rt.call(ops::GetTask { id: busy }).unwrap().session_id;
     let body = json!({"text": "queued", "session": session});
@@ -1222,11 +1213,7 @@ async fn unknown_and_known_hooks_are_refused_alike() {
 /// A person's run whose first command the person approved for the whole session: the
 /// session then holds `shell:execute`. Returns the session.
 async fn a_session_holding_a_shell_grant(f: &Fixture, script: &str) -> i64 {
-    let first =
-        f.rt.call(ops::SubmitTask {
-            new: f.task("person", script),
-        })
-        .unwrap();
+    let first = f.submit("person", script);
     assert_eq!(f.settle(first).await, TaskStatus::WaitingApproval);
     let a = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     let grant = pocketpilot_core::ApprovalAnswer {
@@ -1235,11 +1222,7 @@ async fn a_session_holding_a_shell_grant(f: &Fixture, script: &str) -> i64 {
         by: "person".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: a.id,
-        answer: grant,
-    })
-    .unwrap();
+    f.answer(a.id, grant);
     assert_eq!(f.settle(first).await, TaskStatus::Completed);
     f.rt.call(ops::GetTask { id: first }).unwrap().session_id
 }
@@ -1288,15 +1271,14 @@ async fn a_webhook_into_a_session_holding_a_grant_stops_for_approval() {
     let asked = f.rt.call(ops::PendingApprovals {}).unwrap().remove(0);
     assert_eq!(asked.task_id, hooked);
     assert_eq!(asked.capability.as_deref(), Some("shell:execute"));
-    f.rt.call(ops::ResolveApproval {
-        approval_id: asked.id,
-        answer: pocketpilot_core::ApprovalAnswer {
+    f.answer(
+        asked.id,
+        pocketpilot_core::ApprovalAnswer {
             approve: false,
             by: "person".into(),
             ..Default::default()
         },
-    })
-    .unwrap();
+    );
     assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
     assert!(!f.ws("PWNED").exists());
 
@@ -1399,11 +1381,7 @@ async fn a_webhook_steer_into_a_persons_working_run_runs_on_its_own_without_the_
         by: "person".into(),
         ..Default::default()
     };
-    f.rt.call(ops::ResolveApproval {
-        approval_id: asked.id,
-        answer: reject,
-    })
-    .unwrap();
+    f.answer(asked.id, reject);
     assert_eq!(f.settle(hooked).await, TaskStatus::Completed);
     assert!(!f.ws("PWNED").exists());
     h.shutdown().await;
