@@ -33,12 +33,7 @@ pub async fn task_changes(state: State<'_, AppState>, task_id: i64) -> Result<Ch
         task_id,
         call_id: None,
     };
-    call(&state, move |rt| {
-        rt.call(ops::GetChangeList {
-            target: target.clone(),
-        })
-    })
-    .await
+    call(&state, move |rt| rt.call(ops::GetChangeList { target })).await
 }
 
 /// Undoes a task's changes; files changed since refuse it unless `keep_theirs`.
@@ -54,13 +49,7 @@ pub async fn undo_task(
         call_id: None,
     };
     let opts = Options::apply(keep_theirs);
-    call(&state, move |rt| {
-        rt.call(ops::Undo {
-            target: target.clone(),
-            opts,
-        })
-    })
-    .await
+    call(&state, move |rt| rt.call(ops::Undo { target, opts })).await
 }
 
 /// Undoes what a task did to some of its files only; the same conflict check as a task's
@@ -75,13 +64,7 @@ pub async fn undo_files(
 ) -> Result<UndoReport> {
     let target = Target::Files { task_id, paths };
     let opts = Options::apply(keep_theirs);
-    call(&state, move |rt| {
-        rt.call(ops::Undo {
-            target: target.clone(),
-            opts,
-        })
-    })
-    .await
+    call(&state, move |rt| rt.call(ops::Undo { target, opts })).await
 }
 
 /// Opens a file of a task's workspace in the desktop's default app. The runtime resolves
@@ -173,9 +156,7 @@ pub async fn set_change_settings(
     settings: ChangeSettings,
 ) -> Result<()> {
     call(&state, move |rt| {
-        rt.call(ops::SetChangeSettings {
-            settings: settings.clone(),
-        })
+        rt.call(ops::SetChangeSettings { settings })
     })
     .await
 }

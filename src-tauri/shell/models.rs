@@ -102,10 +102,7 @@ pub async fn local_model_form(state: State<'_, AppState>) -> Result<LocalModelFo
 #[tauri::command]
 #[specta::specta]
 pub async fn save_local_model_form(state: State<'_, AppState>, form: LocalModelForm) -> Result<()> {
-    call(&state, move |rt| {
-        rt.call(ops::SaveLocalModelForm { form: form.clone() })
-    })
-    .await
+    call(&state, move |rt| rt.call(ops::SaveLocalModelForm { form })).await
 }
 
 /// Tells the window every change of the server's state, for as long as the app runs.

@@ -97,9 +97,7 @@ pub fn changes(rt: &Arc<Runtime>, a: ChangesArgs) -> Result<ExitCode, CliError> 
             let mut s = rt.call(ops::GetChangeSettings {})?;
             s.max_mib = a.max_mib.unwrap_or(s.max_mib);
             s.max_age_days = a.max_age_days.unwrap_or(s.max_age_days);
-            rt.call(ops::SetChangeSettings {
-                settings: s.clone(),
-            })?;
+            rt.call(ops::SetChangeSettings { settings: s })?;
         }
         let p = rt.call(ops::PruneChanges {})?;
         if a.json {
@@ -127,9 +125,7 @@ pub fn changes(rt: &Arc<Runtime>, a: ChangesArgs) -> Result<ExitCode, CliError> 
         },
         _ => return Err(CliError::Usage("give a TASK or --session SESSION".into())),
     };
-    let list = rt.call(ops::GetChangeList {
-        target: target.clone(),
-    })?;
+    let list = rt.call(ops::GetChangeList { target })?;
     if a.json {
         print_json(&list);
     } else {
@@ -190,7 +186,7 @@ pub fn undo(rt: &Arc<Runtime>, a: UndoArgs) -> Result<ExitCode, CliError> {
         }
     };
     let report = rt.call(ops::Undo {
-        target: target.clone(),
+        target,
         opts: a.how.options(),
     })?;
     Ok(print_report(&report, a.how.json, false))

@@ -66,12 +66,12 @@ pub async fn run(rt: &Arc<Runtime>, args: RunArgs) -> Result<ExitCode, CliError>
         },
     };
     if args.plan {
-        let id = rt.call(ops::SubmitPlanning { new: new.clone() })?;
+        let id = rt.call(ops::SubmitPlanning { new })?;
         let _ = writeln!(std::io::stderr(), "task {id} (plan mode)");
         let code = follow_with(rt, id, 0, &FollowOptions::run(args.json)).await?;
         return super::plan::after_planning(rt, id, code, args.json).await;
     }
-    let id = rt.call(ops::SubmitTask { new: new.clone() })?;
+    let id = rt.call(ops::SubmitTask { new })?;
     let _ = writeln!(std::io::stderr(), "task {id}");
     follow_session(rt, id, args.json).await
 }

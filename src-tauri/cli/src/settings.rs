@@ -118,9 +118,7 @@ pub fn provider(rt: &Arc<Runtime>, cmd: ProviderCommand) -> Result<ExitCode, Cli
                 p.extra_headers
                     .push((k.trim().to_owned(), v.trim().to_owned()));
             }
-            rt.call(ops::SetProviderSettings {
-                settings: p.clone(),
-            })?;
+            rt.call(ops::SetProviderSettings { settings: p })?;
             let _ = writeln!(std::io::stdout(), "provider saved");
             Ok(ExitCode::SUCCESS)
         }

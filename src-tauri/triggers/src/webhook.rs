@@ -528,22 +528,18 @@ fn say_to_session(
         grants: Vec::new(),
         mcp: None,
     };
-    let admitted = rt
-        .call(ops::Say {
-            submit: submit.clone(),
-        })
-        .map_err(|e| match e {
-            RuntimeError::Inbox(InboxError::ConversationBusy(_)) => HookError::new(
-                StatusCode::CONFLICT,
-                "conversation_busy",
-                "the session is busy and the request said \"when_busy\": \"reject\"",
-            ),
-            // Nothing was queued: the sender may try again once the agent has taken some.
-            RuntimeError::Inbox(e @ InboxError::InboxFull { .. }) => {
-                HookError::new(StatusCode::TOO_MANY_REQUESTS, "inbox_full", e.to_string())
-            }
-            e => HookError::internal(e),
-        })?;
+    let admitted = rt.call(ops::Say { submit }).map_err(|e| match e {
+        RuntimeError::Inbox(InboxError::ConversationBusy(_)) => HookError::new(
+            StatusCode::CONFLICT,
+            "conversation_busy",
+            "the session is busy and the request said \"when_busy\": \"reject\"",
+        ),
+        // Nothing was queued: the sender may try again once the agent has taken some.
+        RuntimeError::Inbox(e @ InboxError::InboxFull { .. }) => {
+            HookError::new(StatusCode::TOO_MANY_REQUESTS, "inbox_full", e.to_string())
+        }
+        e => HookError::internal(e),
+    })?;
     let submission_id = admitted.submission.id;
     // Queued, the fire has no task yet: the reason says where the text waits.
     let queued = admitted
