@@ -14,7 +14,7 @@ use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 use pocketpilot_triggers::webhook;
 use pocketpilot_triggers::TriggerSettings;
-use pocketpilot_core::Runtime;
+use pocketpilot_core::{ops, Runtime};
 use tower::ServiceExt;
 
 struct World {
@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(text.chars().count() <= webhook::MAX_TEXT_CHARS);
             match v["task_id"].as_i64() {
                 Some(id) => {
-                    let task = w.rt.task(id).expect("the task exists");
+                    let task = w.rt.call(ops::GetTask { id }).expect("the task exists");
                     assert_eq!(task.goal.trim(), text.trim());
                 }
                 // Queued in a busy session's inbox: the submission is there.
@@ -82,7 +82,8 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(v["queued"], true, "{v}");
                     let session = sent["session"].as_i64().expect("only a named session queues");
                     let id = v["submission_id"].as_i64().expect("submission id");
-                    assert!(w.rt.inbox(session).expect("inbox").iter().any(|s| s.id == id));
+                    let inbox = w.rt.call(ops::GetInbox { session_id: session }).expect("inbox");
+                    assert!(inbox.iter().any(|s| s.id == id));
                 }
             }
         }
