@@ -335,7 +335,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     AddCommandRule { workspace: String, kind: CommandRuleKind, rule: String } -> Result<CommandRule>
         = |rt, op| rt.add_command_rule(&op.workspace, op.kind, &op.rule);
-    /// `remove_command_rule`.
+    /// Removes a command rule by its id; gives the rule removed.
     #[derive(Debug, Clone)]
     RemoveCommandRule { id: i64 } -> Result<CommandRule>
         = |rt, op| rt.remove_command_rule(op.id);

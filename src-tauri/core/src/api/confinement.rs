@@ -74,7 +74,7 @@ impl Runtime {
 }
 
 crate::api::call::op! {
-    /// `workspace_sandbox`.
+    /// A workspace's sandbox settings as stored (extra paths, network, passed variables).
     #[derive(Debug, Clone)]
     GetWorkspaceSandbox { workspace: String } -> Result<WorkspaceSandbox>
         = |rt, op| rt.workspace_sandbox(&op.workspace);

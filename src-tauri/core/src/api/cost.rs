@@ -81,19 +81,19 @@ impl Runtime {
 }
 
 crate::api::call::op! {
-    /// `prices`.
+    /// The model prices the cost figures use, as stored.
     #[derive(Debug, Clone)]
     GetPrices {} -> crate::api::service::Result<Prices>
         = |rt, op| rt.prices();
-    /// `set_prices`.
+    /// Replaces the stored model prices.
     #[derive(Debug, Clone)]
     SetPrices { prices: Prices } -> crate::api::service::Result<()>
         = |rt, op| rt.set_prices(&op.prices);
-    /// `task_cost`.
+    /// A task's tokens and money, per model turn and in total.
     #[derive(Debug, Clone)]
     GetTaskCost { task_id: i64 } -> crate::api::service::Result<TaskCost>
         = |rt, op| rt.task_cost(op.task_id);
-    /// `session_cost`.
+    /// A session's tokens and money in total.
     #[derive(Debug, Clone)]
     GetSessionCost { session_id: i64 } -> crate::api::service::Result<costs::Totals>
         = |rt, op| rt.session_cost(op.session_id);

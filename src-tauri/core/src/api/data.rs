@@ -276,7 +276,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     ListBackups {} -> Result<Vec<BackupFile>>
         = |rt, op| rt.backups();
-    /// `backup_settings`.
+    /// How many daily backups of the store are kept.
     #[derive(Debug, Clone)]
     GetBackupSettings {} -> Result<BackupSettings>
         = |rt, op| rt.backup_settings();

@@ -142,7 +142,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     SetSessionPlanMode { session_id: i64, on: bool } -> Result<()>
         = |rt, op| rt.set_session_plan_mode(op.session_id, op.on);
-    /// `session_plan_mode`.
+    /// Whether a session plans before it acts (plan mode).
     #[derive(Debug, Clone)]
     GetSessionPlanMode { session_id: i64 } -> Result<bool>
         = |rt, op| rt.session_plan_mode(op.session_id);

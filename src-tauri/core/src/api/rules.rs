@@ -153,11 +153,11 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     AddMemory { scope: MemoryScope, workspace: Option<String>, text: String } -> Result<Memory>
         = |rt, op| rt.add_memory(op.scope, op.workspace.as_deref(), &op.text);
-    /// `edit_memory`.
+    /// Changes a memory's text; gives the memory as stored.
     #[derive(Debug, Clone)]
     EditMemory { id: i64, text: String } -> Result<Memory>
         = |rt, op| rt.edit_memory(op.id, &op.text);
-    /// `delete_memory`.
+    /// Deletes a memory.
     #[derive(Debug, Clone)]
     DeleteMemory { id: i64 } -> Result<()>
         = |rt, op| rt.delete_memory(op.id);

@@ -968,7 +968,7 @@ fn doing(status: crate::task::TaskStatus) -> &'static str {
 }
 
 crate::api::call::op! {
-    /// `data_dir`.
+    /// The data directory this runtime's store lives in.
     #[derive(Debug, Clone)]
     DataDir {} -> PathBuf
         = |rt, op| rt.data_dir().to_path_buf();
@@ -980,7 +980,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     StoredLimits {} -> Result<Limits>
         = |rt, op| rt.stored_limits();
-    /// `provider_settings`.
+    /// The model provider runs use: what is stored, with the environment's overrides.
     #[derive(Debug, Clone)]
     GetProviderSettings {} -> Result<ProviderSettings>
         = |rt, op| rt.provider_settings();
@@ -1009,15 +1009,15 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     Withdraw { submission_id: i64 } -> Result<store::Submission>
         = |rt, op| rt.withdraw(op.submission_id);
-    /// `inbox`.
+    /// A session's inbox: what was said to it and waits for a boundary.
     #[derive(Debug, Clone)]
     GetInbox { session_id: i64 } -> Result<Vec<store::Submission>>
         = |rt, op| rt.inbox(op.session_id);
-    /// `submissions`.
+    /// Everything said to a session, placed or waiting, oldest first.
     #[derive(Debug, Clone)]
     ListSubmissions { session_id: i64 } -> Result<Vec<store::Submission>>
         = |rt, op| rt.submissions(op.session_id);
-    /// `session`.
+    /// One session.
     #[derive(Debug, Clone)]
     GetSession { session_id: i64 } -> Result<sessions::Session>
         = |rt, op| rt.session(op.session_id);
@@ -1030,11 +1030,12 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     SetSessionModes { session_id: i64, steering: Option<SessionMode>, follow_up: Option<SessionMode> } -> Result<()>
         = |rt, op| rt.set_session_modes(op.session_id, op.steering, op.follow_up);
-    /// `set_provider_settings`.
+    /// Saves the model provider (base URL, model, timeouts); checked first.
     #[derive(Debug, Clone)]
     SetProviderSettings { settings: ProviderSettings } -> Result<()>
         = |rt, op| rt.set_provider_settings(&op.settings);
-    /// `set_limits`.
+    /// Saves the limits runs get (steps, time, tokens, money); refused when the step or
+    /// time limit is 0 or a money limit is not valid.
     #[derive(Debug, Clone)]
     SetLimits { limits: Limits } -> Result<()>
         = |rt, op| rt.set_limits(&op.limits);
@@ -1083,7 +1084,7 @@ crate::api::call::op! {
     /// client's file methods), after the guard and the approvals as always.
     AttachEditor { session_id: i64, editor: Arc<dyn pocketpilot_tools::editor::EditorFiles> } -> ()
         = |rt, op| rt.attach_editor(op.session_id, op.editor);
-    /// `detach_editor`.
+    /// Stops a session's runs from using an attached editor's files.
     #[derive(Debug, Clone)]
     DetachEditor { session_id: i64 } -> ()
         = |rt, op| rt.detach_editor(op.session_id);
@@ -1096,7 +1097,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     ResumeOnStart {} -> Result<(Vec<i64>, bool)>
         = |rt, op| rt.resume_on_start();
-    /// `set_resume_on_start`.
+    /// What the app does at start with interrupted sessions: resume, ask or leave them.
     #[derive(Debug, Clone)]
     SetResumeOnStart { mode: crate::config::ResumeOnStart } -> Result<()>
         = |rt, op| rt.set_resume_on_start(op.mode);
@@ -1108,7 +1109,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     SubmitTask { new: NewTask } -> Result<i64>
         = |rt, op| rt.submit(&op.new);
-    /// `is_running_here`.
+    /// Whether a task is being worked by this process.
     #[derive(Debug, Clone)]
     IsRunningHere { task_id: i64 } -> bool
         = |rt, op| rt.is_running_here(op.task_id);
@@ -1141,31 +1142,31 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     PruneChanges {} -> Result<crate::engine::changes::retention::Pruned>
         = |rt, op| rt.prune_changes();
-    /// `change_settings`.
+    /// What the change journal keeps: how much disk, for how long, and what it never scans.
     #[derive(Debug, Clone)]
     GetChangeSettings {} -> Result<ChangeSettings>
         = |rt, op| rt.change_settings();
-    /// `set_change_settings`.
+    /// Saves what the change journal keeps.
     #[derive(Debug, Clone)]
     SetChangeSettings { settings: ChangeSettings } -> Result<()>
         = |rt, op| rt.set_change_settings(&op.settings);
-    /// `task`.
+    /// One task.
     #[derive(Debug, Clone)]
     GetTask { id: i64 } -> Result<tasks::Task>
         = |rt, op| rt.task(op.id);
-    /// `tasks`.
+    /// The newest tasks, up to `limit`.
     #[derive(Debug, Clone)]
     ListTasks { limit: i64 } -> Result<Vec<tasks::Task>>
         = |rt, op| rt.tasks(op.limit);
-    /// `events`.
+    /// A task's stored events, oldest first.
     #[derive(Debug, Clone)]
     TaskEvents { task_id: i64 } -> Result<Vec<store::StoredEvent>>
         = |rt, op| rt.events(op.task_id);
-    /// `sessions`.
+    /// Every session, the most recently updated first.
     #[derive(Debug, Clone)]
     ListSessions {} -> Result<Vec<sessions::Session>>
         = |rt, op| rt.sessions();
-    /// `session_tasks`.
+    /// A session's tasks, oldest first.
     #[derive(Debug, Clone)]
     SessionTasks { session_id: i64 } -> Result<Vec<tasks::Task>>
         = |rt, op| rt.session_tasks(op.session_id);
@@ -1174,11 +1175,11 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     GetSessionHistory { session_id: i64, tasks: u32 } -> Result<SessionHistory>
         = |rt, op| rt.session_history(op.session_id, op.tasks);
-    /// `session_entries`.
+    /// A session's transcript entries, oldest first.
     #[derive(Debug, Clone)]
     SessionEntries { session_id: i64 } -> Result<Vec<store::Entry>>
         = |rt, op| rt.session_entries(op.session_id);
-    /// `pending_approvals`.
+    /// Every approval waiting for an answer.
     #[derive(Debug, Clone)]
     PendingApprovals {} -> Result<Vec<approvals::Approval>>
         = |rt, op| rt.pending_approvals();
@@ -1186,11 +1187,11 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     GetPolicyRules { workspace: String } -> Result<pocketpilot_tools::PolicyRules>
         = |rt, op| rt.policy_rules(&op.workspace);
-    /// `set_policy_rules`.
+    /// Saves a workspace's allow and deny rules.
     #[derive(Debug, Clone)]
     SetPolicyRules { workspace: String, rules: pocketpilot_tools::PolicyRules } -> Result<()>
         = |rt, op| rt.set_policy_rules(&op.workspace, &op.rules);
-    /// `subscribe`.
+    /// A task's events after `after_sequence`, then live as they are committed, with no gap and no duplicate; ends at a terminal event.
     #[derive(Debug, Clone)]
     SubscribeTask { task_id: i64, after_sequence: i64 } -> Result<Subscription>
         = |rt, op| rt.subscribe(op.task_id, op.after_sequence);

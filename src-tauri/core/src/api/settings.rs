@@ -276,7 +276,7 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     GetLimitsForm {} -> Result<LimitsForm>
         = |rt, op| rt.limits_form();
-    /// `save_limits_form`.
+    /// Saves the limits as the settings screen edits them.
     #[derive(Debug, Clone)]
     SaveLimitsForm { form: LimitsForm } -> Result<()>
         = |rt, op| rt.save_limits_form(op.form);
@@ -284,7 +284,8 @@ crate::api::call::op! {
     #[derive(Debug, Clone)]
     GetSessionTitles {} -> Result<SessionTitles, RuntimeError>
         = |rt, op| rt.session_titles();
-    /// `set_session_titles`.
+    /// When new sessions get a title asked of the model: always, with free models only, or
+    /// never.
     #[derive(Debug, Clone)]
     SetSessionTitles { titles: SessionTitles } -> Result<(), RuntimeError>
         = |rt, op| rt.set_session_titles(op.titles);
