@@ -181,9 +181,10 @@ fn nine_long_messages_then_hi_each_its_own_run_with_default_settings() {
     );
     assert!(
         refused.is_empty(),
-        "the server refused {} request(s) for length:\n{}",
+        "the server refused {} request(s) for length:\n{}\nwhat the runs said of sizes:\n{}",
         refused.len(),
-        refused.join("\n")
+        refused.join("\n"),
+        runtime_sizes(&h).join("\n")
     );
     assert!(
         !compactions.is_empty(),
@@ -194,4 +195,34 @@ fn nine_long_messages_then_hi_each_its_own_run_with_default_settings() {
     assert!(compactions
         .iter()
         .any(|c| !c["instructions_elided"].as_array().unwrap().is_empty()));
+}
+
+/// The runs' log lines about request sizes (counts, refusals, summaries), to tell which
+/// request a refusal was.
+fn runtime_sizes(h: &Harness) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(h.data().join("logs")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter(|l| {
+                    [
+                        "counted",
+                        "count the request",
+                        "for length",
+                        "summary",
+                        "marker",
+                    ]
+                    .iter()
+                    .any(|k| l.contains(k))
+                })
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }

@@ -98,6 +98,10 @@ pub struct PlanOptions {
     /// would bring the view under the limit, the plan is refused instead, so that the
     /// caller can aim at a higher target.
     pub summary_required: bool,
+    /// Tokens taken off the room the summary request is fitted to, beyond the budget's
+    /// margin: the server counted an earlier form of that request over its window, so
+    /// the estimate of its text was short by about this much.
+    pub summary_room_cut: u32,
 }
 
 impl Default for PlanOptions {
@@ -107,6 +111,7 @@ impl Default for PlanOptions {
             target_fraction: 0.7,
             summary_max_tokens: None,
             summary_required: false,
+            summary_room_cut: 0,
         }
     }
 }

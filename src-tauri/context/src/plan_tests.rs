@@ -224,6 +224,41 @@ fn older_turns_are_summarised_when_eliding_is_not_enough() {
     }
 }
 
+/// The server counted the summary request over its window: a cut makes the next plan's
+/// summary request that much smaller, for the same turns.
+#[test]
+fn a_summary_room_cut_fits_the_summary_request_to_a_smaller_room() {
+    let mut s = Session::new("Refactor the config loader.");
+    for n in 1..=60 {
+        s.round(n, 40);
+    }
+    let e = est();
+    let budget = Budget::new(2048, 256, &e);
+    let planned = |cut: u32| {
+        let options = PlanOptions {
+            summary_room_cut: cut,
+            ..PlanOptions::default()
+        };
+        plan_compaction(&s.items, &[], &budget, &e, &options, None).unwrap()
+    };
+    let cost = |p: &Plan| {
+        let r = p.summary_request().expect("a summary is planned");
+        r.messages.iter().map(|m| e.message(m)).sum::<u32>() + e.fixed()
+    };
+    let whole = planned(0);
+    let r = whole.summary_request().unwrap();
+    let room = budget.window - r.max_tokens - budget.margin;
+    assert!(cost(&whole) > room - room / 2, "{} of {room}", cost(&whole));
+    let cut = planned(room / 2);
+    assert!(
+        cost(&cut) <= room - room / 2,
+        "{} of {}",
+        cost(&cut),
+        room - room / 2
+    );
+    assert_eq!(cut.summary_request().unwrap().covers, r.covers);
+}
+
 #[test]
 fn a_failed_summary_falls_back_to_a_fixed_marker_listing_what_was_dropped() {
     let mut s = Session::new("Refactor the config loader.");

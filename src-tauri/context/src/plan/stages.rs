@@ -85,6 +85,8 @@ struct Planning<'a> {
     recent: Vec<usize>,
     /// What the summary's place costs as planned, and as the fallback marker.
     summary_room: Option<(u32, u32)>,
+    /// [`PlanOptions::summary_room_cut`].
+    summary_room_cut: u32,
 }
 
 impl<'a> Planning<'a> {
@@ -136,6 +138,7 @@ impl<'a> Planning<'a> {
             old_turns: Vec::new(),
             recent: Vec::new(),
             summary_room: None,
+            summary_room_cut: options.summary_room_cut,
         }
     }
 
@@ -288,7 +291,8 @@ impl<'a> Planning<'a> {
         let room = budget
             .window
             .saturating_sub(max_tokens)
-            .saturating_sub(budget.margin);
+            .saturating_sub(budget.margin)
+            .saturating_sub(self.summary_room_cut);
         let parts = summary_parts(&self.plan.items, covered);
         let omitted = |k: usize| omitted_marker(&parts[..k], self.view);
         fit_summary_request(&parts, room, self.estimator, omitted)

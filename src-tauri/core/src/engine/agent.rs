@@ -672,8 +672,6 @@ pub fn open_calls(messages: &[Message]) -> Vec<ToolCall> {
         .collect()
 }
 
-/// The server's count of a prepared request when it is over the room the window leaves
-/// beside the answer's reserve; `None` when it fits or the server does not count.
 /// What the server's count says of a prepared request.
 enum Counted {
     /// It fits, or the server does not count (the estimate stands).
@@ -731,29 +729,18 @@ pub(crate) async fn model_request(
         };
         let prepared = prepared.map_err(|e| unprepared(ctx, e))?;
         // Where the server counts before a request is sent (llama.cpp), a request it would
-        // refuse is planned again at once, from its exact figure, and never sent.
-        if tries.attempt < MAX_OVERFLOW_RETRIES {
-            match counted_over(ctx, agent, &prepared, &tools).await {
-                Counted::Over(n) => {
-                    tries.counted_over(ctx, n, prepared);
-                    continue;
-                }
-                // A server that counts is busy: the estimate, which can be a few percent
-                // short, gets the margin a refusal would, once, rather than a refusal.
-                Counted::NoAnswer if !tries.uncounted => {
-                    tries.uncounted(&prepared.budget);
-                    continue;
-                }
-                Counted::NoAnswer | Counted::Fits => {}
-            }
-        }
+        // refuse is planned again at once, from its exact figure, and never sent: every
+        // plan is counted, the last one after a refusal too.
+        let counted = counted_over(ctx, agent, &prepared, &tools).await;
+        let Some(prepared) = tries.after_count(ctx, counted, prepared)? else {
+            continue;
+        };
         if tries.last_sent.as_ref() == Some(&prepared.messages) {
-            return Err(TurnError::Model(ProviderError::ContextOverflow {
-                requested: None,
-                window: Some(ctx.window().tokens),
-                message: "the server refused the request for length and it cannot be made smaller"
-                    .into(),
-            }));
+            return Err(overflow(
+                ctx,
+                None,
+                "the server refused the request for length and it cannot be made smaller",
+            ));
         }
         if prepared.compacted {
             pre_compact(agent, sink).await?;
@@ -783,6 +770,19 @@ pub(crate) async fn model_request(
     }
 }
 
+/// The turn's failure for a request too large for the window.
+fn overflow(ctx: &SessionContext, requested: Option<u32>, message: &str) -> TurnError {
+    TurnError::Model(ProviderError::ContextOverflow {
+        requested,
+        window: Some(ctx.window().tokens),
+        message: message.into(),
+    })
+}
+
+/// Plans of one request the server may count over its window before the turn fails
+/// instead: each one after the first is planned from the count, with more margin.
+const MAX_COUNTED_REPLANS: u32 = 4;
+
 /// The attempts at one model request: how much tighter the next plan is, and what was
 /// already counted too big or refused, so that the same request is not tried again.
 struct Tries {
@@ -790,7 +790,10 @@ struct Tries {
     cause: CompactionCause,
     last_sent: Option<Vec<Message>>,
     last_counted: Option<Vec<Message>>,
+    /// Requests refused for length.
     attempt: u32,
+    /// Plans the server counted over the window (none of them sent).
+    counted: u32,
     /// The margin for a request the server did not count was added.
     uncounted: bool,
 }
@@ -803,12 +806,41 @@ impl Default for Tries {
             last_sent: None,
             last_counted: None,
             attempt: 0,
+            counted: 0,
             uncounted: false,
         }
     }
 }
 
 impl Tries {
+    /// The prepared request to send after the server's count, or `None` to plan again.
+    fn after_count(
+        &mut self,
+        ctx: &SessionContext,
+        counted: Counted,
+        prepared: Prepared,
+    ) -> Result<Option<Prepared>, TurnError> {
+        match counted {
+            Counted::Over(n) if self.counted < MAX_COUNTED_REPLANS => {
+                self.counted_over(ctx, n, prepared);
+                Ok(None)
+            }
+            Counted::Over(n) => Err(overflow(
+                ctx,
+                Some(n),
+                "by the server's count the request does not fit the window and cannot be made \
+                 smaller",
+            )),
+            // A server that counts is busy: the estimate, which can be a few percent
+            // short, gets the margin a refusal would, once, rather than a refusal.
+            Counted::NoAnswer if !self.uncounted => {
+                self.uncounted(&prepared.budget);
+                Ok(None)
+            }
+            Counted::NoAnswer | Counted::Fits => Ok(Some(prepared)),
+        }
+    }
+
     /// The server counted `prepared` at `n` tokens, over the window.
     fn counted_over(&mut self, ctx: &SessionContext, n: u32, prepared: Prepared) {
         // The count anchors the next plan, which then sees the request's true size; only
@@ -820,7 +852,7 @@ impl Tries {
                     .saturating_add(ctx.refused(Some(n), None, &prepared.budget));
         }
         self.last_counted = Some(prepared.messages);
-        self.attempt += 1;
+        self.counted += 1;
     }
 
     /// The server did not count a request in time: plan again with a tenth of the room

@@ -45,6 +45,9 @@ use crate::store::{entries, settings, Entry, Store, StoreError};
 
 /// Retries after a refusal for length, each compacting harder.
 pub(crate) const MAX_OVERFLOW_RETRIES: u32 = 2;
+/// How often a summary request the server counted over its window is fitted again
+/// before the fixed marker stands in.
+const MAX_SUMMARY_REFITS: u32 = 2;
 /// Synthetic items (answers to calls that never ran) get ids above this, never stored.
 const SYNTHETIC: u64 = 1 << 62;
 
@@ -615,18 +618,14 @@ fn plan_view(
     est: &Estimator,
     anchor: Option<&Anchor>,
     elided_before: &[u64],
-    summary_required: bool,
+    options: &PlanOptions,
 ) -> Result<Plan, ContextFailure> {
-    let options = PlanOptions {
-        summary_required,
-        ..PlanOptions::default()
-    };
     match plan_compaction_after(
         &view.items,
         tools,
         budget,
         est,
-        &options,
+        options,
         anchor,
         elided_before,
     ) {
@@ -639,7 +638,7 @@ fn plan_view(
                 tools,
                 budget,
                 est,
-                &options,
+                options,
                 None,
             )?)
         }
@@ -1060,15 +1059,23 @@ impl SessionContext {
             .map(|id| *id as u64)
             .collect();
         // A compaction aimed below a target (the person's "Compact now") wants a summary.
-        let plan = plan_view(
-            &mut view,
-            tools,
-            &budget,
-            est,
-            anchor.as_ref(),
-            &before,
-            force_below.is_some(),
-        )?;
+        let mut options = PlanOptions {
+            summary_required: force_below.is_some(),
+            ..PlanOptions::default()
+        };
+        let mut replan = |cut: u32| {
+            options.summary_room_cut = cut;
+            plan_view(
+                &mut view,
+                tools,
+                &budget,
+                est,
+                anchor.as_ref(),
+                &before,
+                &options,
+            )
+        };
+        let plan = replan(0)?;
         if plan.is_noop() {
             let done = plan.finish(None, est);
             self.remember_elided(Vec::new(), Vec::new());
@@ -1080,8 +1087,8 @@ impl SessionContext {
                 compacted: false,
             });
         }
+        let (plan, summary) = self.summary_that_fits(provider, est, plan, replan).await?;
         let tokens_before = est.request(&view.messages(), tools, None).tokens;
-        let summary = summarise(provider, &plan).await;
         let done = plan.finish(summary.as_deref(), est);
         let compaction = Compaction::of(&plan, done.summary.as_ref(), &view.places);
         if compaction.worth_reporting(&last, cause) {
@@ -1167,27 +1174,87 @@ impl SessionContext {
         p: &Prepared,
         tools: &[ToolSpec],
     ) -> Result<u32, Uncounted> {
-        if !self.counts_prompts.load(Ordering::Relaxed) {
-            return Err(Uncounted::NotCounted);
-        }
-        let config = provider.server().ok_or(Uncounted::NotCounted)?;
-        let n = match pocketpilot_model::openai::count_prompt(config, &p.messages, tools).await {
-            Ok(n) => n,
-            Err(Uncounted::NotCounted) => {
-                self.counts_prompts.store(false, Ordering::Relaxed);
-                tracing::debug!("the server did not count the request: estimates stand");
-                return Err(Uncounted::NotCounted);
-            }
-            Err(Uncounted::NoAnswer) => {
-                tracing::info!("the server did not count the request in time");
-                return Err(Uncounted::NoAnswer);
-            }
-        };
+        let n = self.count_messages(provider, &p.messages, tools).await?;
         let mut s = lock(&self.state);
         let e = s.estimator.request(&p.messages, tools, s.anchor.as_ref());
         s.estimator.calibrate(u64::from(n), &e);
         s.anchor = Some(Anchor::new(&p.messages, tools, u64::from(n)));
         Ok(n)
+    }
+
+    /// The server's count of any request's prompt (see [`Self::count`]), without learning
+    /// from it.
+    async fn count_messages(
+        &self,
+        provider: &dyn Provider,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<u32, Uncounted> {
+        if !self.counts_prompts.load(Ordering::Relaxed) {
+            return Err(Uncounted::NotCounted);
+        }
+        let config = provider.server().ok_or(Uncounted::NotCounted)?;
+        match pocketpilot_model::openai::count_prompt(config, messages, tools).await {
+            Ok(n) => Ok(n),
+            Err(Uncounted::NotCounted) => {
+                self.counts_prompts.store(false, Ordering::Relaxed);
+                tracing::debug!("the server did not count the request: estimates stand");
+                Err(Uncounted::NotCounted)
+            }
+            Err(Uncounted::NoAnswer) => {
+                tracing::info!("the server did not count the request in time");
+                Err(Uncounted::NoAnswer)
+            }
+        }
+    }
+
+    /// The plan whose summary request the server takes, and the summary. The summary
+    /// request is estimated whole, with no earlier count to anchor it, so where the
+    /// server counts it is counted before it is sent. One over the window is fitted
+    /// again to the room scaled by how far the estimate was off; one that still does not
+    /// fit, or that the server did not count in time twice, gives way to the fixed marker
+    /// rather than be refused.
+    async fn summary_that_fits(
+        &self,
+        provider: &dyn Provider,
+        est: &Estimator,
+        mut plan: Plan,
+        mut replan: impl FnMut(u32) -> Result<Plan, ContextFailure>,
+    ) -> Result<(Plan, Option<String>), ContextFailure> {
+        let mut cut = 0u32;
+        for _ in 0..=MAX_SUMMARY_REFITS {
+            let Some(r) = plan.summary_request() else {
+                return Ok((plan, None));
+            };
+            let room = plan.budget.window.saturating_sub(r.max_tokens);
+            let estimate = est.fixed() + r.messages.iter().map(|m| est.message(m)).sum::<u32>();
+            // What the request should be estimated at to fit, when it does not.
+            let fit_to = match self.count_messages(provider, &r.messages, &[]).await {
+                Err(Uncounted::NotCounted) => None,
+                Ok(n) if n <= room => None,
+                Ok(n) => {
+                    tracing::info!(
+                        counted = n,
+                        room,
+                        estimate,
+                        "the summary request is over the window: fitting it again"
+                    );
+                    let scaled = f64::from(room - room / 20) * f64::from(estimate) / f64::from(n);
+                    Some(scaled as u32)
+                }
+                // Busy: a tenth of the room spare, as the request itself gets.
+                Err(Uncounted::NoAnswer) => Some(estimate.saturating_sub(room / 10)),
+            };
+            let Some(fit_to) = fit_to else {
+                let summary = summarise(provider, &plan).await;
+                return Ok((plan, summary));
+            };
+            let fitted_to = room.saturating_sub(plan.budget.margin);
+            cut = fitted_to.saturating_sub(fit_to).max(cut.saturating_add(1));
+            plan = replan(cut)?;
+        }
+        tracing::info!("the summary request does not fit the window: the marker instead");
+        Ok((plan, None))
     }
 
     /// A refusal for length: adopt the server's window when smaller, forget the anchor,

@@ -173,24 +173,54 @@ enum Template {
     /// 404: a server without the count endpoints.
     Missing,
     Renders(&'static str),
+    /// The request's messages, their contents one after another.
+    Echo,
 }
 
-/// A llama.cpp-like server on 127.0.0.1: `/props` names a window (so the run counts
-/// requests), `/tokenize` answers three tokens, and `/apply-template` answers as
-/// `template` says, given how many times it was asked before.
+/// What the test server was asked: `/apply-template` calls, and the prompt tokens (by its
+/// own count) of each chat request it received.
+struct Asked {
+    templates: Arc<std::sync::atomic::AtomicUsize>,
+    chats: Arc<Mutex<Vec<usize>>>,
+}
+
+/// The test server's tokenizer: a token per byte, several times what the estimator takes
+/// text to cost, so no estimate of a long text is right.
+fn tokens_of(text: &str) -> usize {
+    text.len()
+}
+
+/// What the test server's template makes of a request body.
+fn rendered(body: &serde_json::Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A llama.cpp-like server on 127.0.0.1 with a 4,096-token window: `/props` names it (so
+/// the run counts requests), `/tokenize` counts by [`tokens_of`], `/apply-template`
+/// answers as `template` says, given how many times it was asked before, and a chat
+/// request is counted and refused (404: no model here; the summary then falls back).
 async fn counting_server(
     template: impl Fn(usize) -> Template + Send + Sync + 'static,
-) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+) -> (String, Asked) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let asked = Arc::new(AtomicUsize::new(0));
+    let asked = Asked {
+        templates: Arc::new(AtomicUsize::new(0)),
+        chats: Arc::new(Mutex::new(Vec::new())),
+    };
     let template = Arc::new(template);
-    let counter = asked.clone();
+    let (counter, chats) = (asked.templates.clone(), asked.chats.clone());
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
-            let (template, counter) = (template.clone(), counter.clone());
+            let (template, counter, chats) = (template.clone(), counter.clone(), chats.clone());
             tokio::spawn(async move {
                 let mut data = Vec::new();
                 let mut buf = [0u8; 8192];
@@ -220,11 +250,23 @@ async fn counting_server(
                 }
                 let head = String::from_utf8_lossy(&data).to_string();
                 let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                let request: serde_json::Value = head
+                    .split_once("\r\n\r\n")
+                    .and_then(|(_, b)| serde_json::from_str(b).ok())
+                    .unwrap_or_default();
                 let body = match path.as_str() {
-                    "/props" => Some(r#"{"default_generation_settings":{"n_ctx":4096}}"#),
-                    "/tokenize" => Some(r#"{"tokens":[1,2,3]}"#),
+                    "/props" => Some(r#"{"default_generation_settings":{"n_ctx":4096}}"#.into()),
+                    "/tokenize" => {
+                        let n = tokens_of(request["content"].as_str().unwrap_or_default());
+                        Some(json!({ "tokens": vec![1; n] }).to_string())
+                    }
+                    "/v1/chat/completions" => {
+                        lock(&chats).push(tokens_of(&rendered(&request)));
+                        None
+                    }
                     "/apply-template" => match template(counter.fetch_add(1, Ordering::SeqCst)) {
-                        Template::Renders(body) => Some(body),
+                        Template::Renders(body) => Some(body.to_owned()),
+                        Template::Echo => Some(json!({ "prompt": rendered(&request) }).to_string()),
                         Template::Missing => None,
                         Template::Busy => {
                             // Reads until the client gives up and closes.
@@ -236,7 +278,7 @@ async fn counting_server(
                 };
                 let (status, body) = match body {
                     Some(b) => ("200 OK", b),
-                    None => ("404 Not Found", r#"{"error":{"code":404}}"#),
+                    None => ("404 Not Found", r#"{"error":{"code":404}}"#.to_owned()),
                 };
                 let reply = format!(
                     "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -284,6 +326,17 @@ async fn counting_context(
     .expect("a discovered window gives the run a context")
 }
 
+/// A provider of the test server, with a 300 ms idle timeout.
+fn provider_at(base: &str) -> pocketpilot_model::OpenAiProvider {
+    pocketpilot_model::OpenAiProvider::new(pocketpilot_model::OpenAiConfig {
+        base_url: base.to_owned(),
+        model: "m".into(),
+        idle_timeout: std::time::Duration::from_millis(300),
+        ..pocketpilot_model::OpenAiConfig::default()
+    })
+    .unwrap()
+}
+
 /// A busy llama.cpp (its count not answered within the probe's bound) is asked again for
 /// the next request; a server that answers that it does not count is never asked again.
 /// A real timeout is under test: the held count waits out the provider's idle timeout,
@@ -293,15 +346,6 @@ async fn a_busy_servers_count_is_asked_again_and_a_server_without_counts_is_not(
     use std::sync::atomic::Ordering;
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(&dir.path().join("db.sqlite")).unwrap());
-    let provider_at = |base: &str| {
-        pocketpilot_model::OpenAiProvider::new(pocketpilot_model::OpenAiConfig {
-            base_url: base.to_owned(),
-            model: "m".into(),
-            idle_timeout: std::time::Duration::from_millis(300),
-            ..pocketpilot_model::OpenAiConfig::default()
-        })
-        .unwrap()
-    };
     let p = prepared("hi");
 
     let (base, asked) = counting_server(|before| match before {
@@ -314,10 +358,10 @@ async fn a_busy_servers_count_is_asked_again_and_a_server_without_counts_is_not(
     assert_eq!(ctx.count(&busy, &p, &[]).await, Err(Uncounted::NoAnswer));
     assert_eq!(
         ctx.count(&busy, &p, &[]).await,
-        Ok(3),
+        Ok(8),
         "asked again after no answer"
     );
-    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    assert_eq!(asked.templates.load(Ordering::SeqCst), 2);
 
     let (base, asked) = counting_server(|_| Template::Missing).await;
     let without = provider_at(&base);
@@ -330,5 +374,70 @@ async fn a_busy_servers_count_is_asked_again_and_a_server_without_counts_is_not(
         ctx.count(&without, &p, &[]).await,
         Err(Uncounted::NotCounted)
     );
-    assert_eq!(asked.load(Ordering::SeqCst), 1, "not asked again");
+    assert_eq!(asked.templates.load(Ordering::SeqCst), 1, "not asked again");
+}
+
+/// A chat far longer than a 4k window: short questions and long answers.
+fn long_chat() -> Vec<Item> {
+    let mut items = vec![Item::goal(1, "Walk me through the harbour report.")];
+    for n in 0..20u64 {
+        items.push(Item::person(2 + 2 * n, format!("Tell me more, part {n}.")));
+        let answer: Vec<String> = (0..400)
+            .map(|i| format!("harbour{} ", (i * 7 + n) % 37))
+            .collect();
+        items.push(Item::assistant(3 + 2 * n, answer.concat(), Vec::new()));
+    }
+    items
+}
+
+/// The summary request is estimated whole, never anchored by a count, so on a server
+/// whose tokenizer the estimate gets wrong it can be planned over the window. Where the
+/// server counts, it is counted first, fitted again smaller, and never sent too large;
+/// where it does not count, it is sent as planned.
+#[tokio::test]
+async fn a_summary_request_the_server_counts_over_its_window_is_fitted_again_before_it_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&dir.path().join("db.sqlite")).unwrap());
+    let items = long_chat();
+    let e = Estimator::shape_based("m");
+    let budget = Budget::new(4096, 512, &e);
+    let replan = |cut: u32| {
+        let options = PlanOptions {
+            summary_room_cut: cut,
+            ..PlanOptions::default()
+        };
+        Ok(plan_compaction(&items, &[], &budget, &e, &options, None)?)
+    };
+    let first = replan(0).unwrap();
+    let r = first.summary_request().expect("a summary is planned");
+    let room = 4096 - r.max_tokens as usize;
+    let planned = tokens_of(&rendered(&json!({ "messages": r.messages })));
+    assert!(planned > room, "as planned: {planned} of {room}");
+
+    let (base, asked) = counting_server(|_| Template::Echo).await;
+    let provider = provider_at(&base);
+    let ctx = counting_context(&store, &provider, 1).await;
+    let (plan, summary) = ctx
+        .summary_that_fits(&provider, &e, first.clone(), replan)
+        .await
+        .unwrap();
+    assert_eq!(summary, None, "the test server writes no summary");
+    let sent = lock(&asked.chats).clone();
+    assert_eq!(sent.len(), 1, "the summary was asked for, once: {sent:?}");
+    assert!(sent[0] <= room, "sent {} of {room}", sent[0]);
+    assert_eq!(
+        plan.summary_request().map(|r| &r.covers),
+        Some(&r.covers),
+        "the same turns are summarised, shown shorter"
+    );
+
+    let (base, asked) = counting_server(|_| Template::Missing).await;
+    let provider = provider_at(&base);
+    let ctx = counting_context(&store, &provider, 2).await;
+    let (plan, _) = ctx
+        .summary_that_fits(&provider, &e, first.clone(), replan)
+        .await
+        .unwrap();
+    assert_eq!(plan, first, "no count, no change");
+    assert_eq!(lock(&asked.chats).len(), 1);
 }
