@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code, clippy::new_without_default)]
 
+pub mod http;
 pub mod llama;
 
 use std::path::{Path, PathBuf};

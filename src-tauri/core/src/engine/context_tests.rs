@@ -208,88 +208,34 @@ fn rendered(body: &serde_json::Value) -> String {
 async fn counting_server(
     template: impl Fn(usize) -> Template + Send + Sync + 'static,
 ) -> (String, Asked) {
+    use pocketpilot_test_support::http::{serve, Reply};
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
     let asked = Asked {
         templates: Arc::new(AtomicUsize::new(0)),
         chats: Arc::new(Mutex::new(Vec::new())),
     };
-    let template = Arc::new(template);
     let (counter, chats) = (asked.templates.clone(), asked.chats.clone());
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let (template, counter, chats) = (template.clone(), counter.clone(), chats.clone());
-            tokio::spawn(async move {
-                let mut data = Vec::new();
-                let mut buf = [0u8; 8192];
-                // The whole request: its head, then Content-Length bytes of body.
-                loop {
-                    let Ok(n) = socket.read(&mut buf).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    data.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&data).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let length = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if data.len() >= end + 4 + length {
-                            break;
-                        }
-                    }
-                }
-                let head = String::from_utf8_lossy(&data).to_string();
-                let path = head.split(' ').nth(1).unwrap_or("").to_owned();
-                let request: serde_json::Value = head
-                    .split_once("\r\n\r\n")
-                    .and_then(|(_, b)| serde_json::from_str(b).ok())
-                    .unwrap_or_default();
-                let body = match path.as_str() {
-                    "/props" => Some(r#"{"default_generation_settings":{"n_ctx":4096}}"#.into()),
-                    "/tokenize" => {
-                        let n = tokens_of(request["content"].as_str().unwrap_or_default());
-                        Some(json!({ "tokens": vec![1; n] }).to_string())
-                    }
-                    "/v1/chat/completions" => {
-                        lock(&chats).push(tokens_of(&rendered(&request)));
-                        None
-                    }
-                    "/apply-template" => match template(counter.fetch_add(1, Ordering::SeqCst)) {
-                        Template::Renders(body) => Some(body.to_owned()),
-                        Template::Echo => Some(json!({ "prompt": rendered(&request) }).to_string()),
-                        Template::Missing => None,
-                        Template::Busy => {
-                            // Reads until the client gives up and closes.
-                            while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
-                            return;
-                        }
-                    },
-                    _ => None,
-                };
-                let (status, body) = match body {
-                    Some(b) => ("200 OK", b),
-                    None => ("404 Not Found", r#"{"error":{"code":404}}"#.to_owned()),
-                };
-                let reply = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(reply.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
+    let missing = || Reply::Json(404, json!({"error": {"code": 404}}));
+    let root = serve(move |path, request| match path {
+        "/props" => Reply::Json(200, json!({"default_generation_settings": {"n_ctx": 4096}})),
+        "/tokenize" => {
+            let n = tokens_of(request["content"].as_str().unwrap_or_default());
+            Reply::Json(200, json!({ "tokens": vec![1; n] }))
         }
-    });
-    (base, asked)
+        "/v1/chat/completions" => {
+            lock(&chats).push(tokens_of(&rendered(request)));
+            missing()
+        }
+        "/apply-template" => match template(counter.fetch_add(1, Ordering::SeqCst)) {
+            Template::Renders(body) => Reply::Json(200, serde_json::from_str(body).unwrap()),
+            Template::Echo => Reply::Json(200, json!({ "prompt": rendered(request) })),
+            Template::Missing => missing(),
+            Template::Busy => Reply::Hold,
+        },
+        _ => missing(),
+    })
+    .await;
+    (format!("{root}/v1"), asked)
 }
 
 fn prepared(text: &str) -> Prepared {
