@@ -11,13 +11,15 @@ use pocketpilot_cmdrules::{check, Rule, Verdict};
 const PROGRAMS: &[&str] = &["cargo", "git", "tee", "timeout", "curl", "rm", "sh", "env"];
 
 /// A stub per program: appends its name and arguments, NUL-separated, then a record
-/// separator, to $LOG; exits 0 so `&&` chains run on.
+/// separator, to a file of its own pid in the folder $LOG; exits 0 so `&&` chains run on.
+/// One file per process, because the stubs of a pipeline run at once and their writes
+/// to a shared file would interleave.
 fn stubs(dir: &Path) {
     for name in PROGRAMS {
         let path = dir.join(name);
         std::fs::write(
             &path,
-            "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" >> \"$LOG\"\nprintf '\\036' >> \"$LOG\"\n",
+            "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" >> \"$LOG/$$\"\nprintf '\\036' >> \"$LOG/$$\"\n",
         )
         .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -26,8 +28,9 @@ fn stubs(dir: &Path) {
 
 /// Runs `command` under bash in `dir` with only the stubs on PATH; returns each call's argv.
 fn run(dir: &Path, command: &str) -> Vec<Vec<String>> {
-    let log = dir.join("calls.log");
-    let _ = std::fs::remove_file(&log);
+    let log = dir.join("calls");
+    let _ = std::fs::remove_dir_all(&log);
+    std::fs::create_dir(&log).unwrap();
     let status = Command::new("/bin/bash")
         .arg("-c")
         .arg(command)
@@ -38,7 +41,10 @@ fn run(dir: &Path, command: &str) -> Vec<Vec<String>> {
         .status()
         .unwrap();
     assert!(status.success(), "{command:?} exited with {status}");
-    let raw = std::fs::read(&log).unwrap_or_default();
+    let mut raw = Vec::new();
+    for entry in std::fs::read_dir(&log).unwrap() {
+        raw.extend(std::fs::read(entry.unwrap().path()).unwrap());
+    }
     raw.split(|b| *b == 0x1e)
         .filter(|call| !call.is_empty())
         .map(|call| {
