@@ -1,9 +1,10 @@
 //! The matcher: deny anywhere first, then the plain-command grammar, then allow rules.
 
-use tree_sitter::Node;
+use brush_parser::ast::{self, SourceLocation};
+use brush_parser::{SourceSpan, Token};
 
 use crate::rule::{Certainty, Pattern, Rule};
-use crate::shell::{self, kind, Value};
+use crate::shell::{self, Script, Value};
 use crate::verdict::{AskReason, Verdict, Why};
 
 /// Programs that run another program from their arguments. They ask unless a rule names
@@ -75,24 +76,25 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
     if command.contains('\0') {
         return ask(command, Why::ParseError);
     }
-    let Some(tree) = shell::parse(command) else {
-        return ask(command, Why::ParseError);
+    if let Some(odd) = shell::odd_character(command) {
+        return ask(format!("{odd:?}"), Why::OddCharacter);
+    }
+    // Not parsed (see `shell::heredoc`), so a deny rule inside one is not looked for:
+    // the command asks, and the person sees it whole.
+    if let Some(at) = shell::heredoc(command) {
+        return ask(command[at..].trim_end(), Why::Heredoc);
+    }
+    let script = match shell::parse(command) {
+        Ok(script) => script,
+        Err(part) => return ask(part, Why::ParseError),
     };
-    let root = tree.root_node();
-    // One walk over every node for both the deny rules and text the parser skipped.
-    let mut denied = DenyScan::new(root, command, deny, 0);
-    let mut gaps = Gaps::new(command);
-    walk(root, |node| {
-        gaps.visit(node);
-        denied.visit(node)
-    });
     // When no command anywhere may be denied, the parts need no second look.
-    let parts_deny: &[Rule] = match denied.found {
+    let parts_deny: &[Rule] = match deny_scan(&script, deny, 0) {
         Deny::Yes { part, rule } => return Verdict::Denied { part, rule },
         Deny::Maybe(_) => deny,
         Deny::No => &[],
     };
-    let parts = match plain(root, command, gaps.skipped()) {
+    let parts = match plain(&script) {
         Ok(parts) => parts,
         Err(reason) => return Verdict::Ask { reason },
     };
@@ -107,28 +109,25 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
 }
 
 /// The command's simple commands, when it is nothing but plain commands joined by the
-/// accepted operators and the parser and bash read it alike; else why not.
-/// `skipped`: text the parser dropped ([`Gaps`]), found by the caller's walk.
-fn plain(root: Node<'_>, command: &str, skipped: Option<String>) -> Result<Vec<Part>, AskReason> {
-    if root.has_error() {
-        return Err(AskReason::new(first_error(root, command), Why::ParseError));
-    }
-    // tree-sitter-bash splits words on any whitespace; bash only on space, tab and
-    // newline. A form feed before `#$(…)` is a comment to one and a command
-    // substitution to the other.
-    if let Some(odd) = command
-        .chars()
-        .find(|c| (c.is_whitespace() || c.is_control()) && !matches!(c, ' ' | '\t' | '\n'))
-    {
-        return Err(AskReason::new(format!("{odd:?}"), Why::OddCharacter));
-    }
+/// accepted operators and bash reads it as the parser did; else why not.
+fn plain(script: &Script<'_>) -> Result<Vec<Part>, AskReason> {
+    let command = script.src;
     if let Some(at) = joining_continuation(command) {
         return Err(AskReason::new(at, Why::LineContinuation));
     }
-    if let Some(skipped) = skipped {
+    // `a |& b` is `a 2>&1 | b` to the parser; it is still an operator the rules do not
+    // name.
+    if let Some(token) = script
+        .tokens
+        .iter()
+        .find(|t| matches!(t, Token::Operator(op, _) if op == "|&"))
+    {
+        return Err(AskReason::new(token.to_str(), Why::Operator));
+    }
+    let parts = plain_parts(script)?;
+    if let Some(skipped) = skipped(script) {
         return Err(AskReason::new(skipped, Why::Skipped));
     }
-    let parts = plain_parts(root, command)?;
     if parts.is_empty() {
         return Err(AskReason::new("", Why::Empty));
     }
@@ -155,16 +154,10 @@ pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
     if command.contains('\0') {
         return Vec::new();
     }
-    let Some(tree) = shell::parse(command) else {
+    let Ok(script) = shell::parse(command) else {
         return Vec::new();
     };
-    let root = tree.root_node();
-    let mut gaps = Gaps::new(command);
-    walk(root, |node| {
-        gaps.visit(node);
-        false
-    });
-    let Ok(parts) = plain(root, command, gaps.skipped()) else {
+    let Ok(parts) = plain(&script) else {
         return Vec::new();
     };
     let mut offered: Vec<Rule> = Vec::new();
@@ -245,7 +238,7 @@ fn covering_rule<'r>(part: &Part, allow: &'r [Rule], deny: &[Rule]) -> Result<&'
         None => return Err(Why::Empty),
     };
     match deny_for(&part.argv, &part.text, deny, 0) {
-        // The scan over the whole tree returns a sure deny before parts are looked at.
+        // The scan over the whole script returns a sure deny before parts are looked at.
         Deny::Yes { rule, .. } | Deny::Maybe(rule) => return Err(Why::MayBeDenied { rule }),
         Deny::No => {}
     }
@@ -268,157 +261,263 @@ fn covering_rule<'r>(part: &Part, allow: &'r [Rule], deny: &[Rule]) -> Result<&'
     }
 }
 
-/// Walks the accepted grammar — a program of statements separated by `;` or newlines,
-/// `&&`/`||` lists, `|` pipelines, simple commands, redirections to /dev/null — and
-/// returns its simple commands in order, or the first thing outside it.
-///
-/// Iterative: `a && b && …` nests one level per operator and commands can be long.
-fn plain_parts(root: Node<'_>, src: &str) -> Result<Vec<Part>, AskReason> {
+/// Walks the accepted grammar — statements separated by `;` or newlines, `&&`/`||`
+/// lists, `|` pipelines, simple commands, redirections to /dev/null — and returns its
+/// simple commands in order, or the first thing outside it.
+fn plain_parts(script: &Script<'_>) -> Result<Vec<Part>, AskReason> {
     let mut parts = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let reason = |why| AskReason::new(shell::text(node, src), why);
-        match node.kind() {
-            kind::PROGRAM | kind::LIST | kind::PIPELINE => {
-                let joiners: &[&str] = match node.kind() {
-                    kind::PROGRAM => &[kind::SEMI, kind::NEWLINE],
-                    kind::LIST => &[kind::AND, kind::OR],
-                    _ => &[kind::PIPE],
-                };
-                let mut children = Vec::new();
-                let mut cursor = node.walk();
-                for child in node.children(&mut cursor) {
-                    if child.is_named() {
-                        if child.kind() != kind::COMMENT {
-                            children.push(child);
-                        } else if !starts_a_word(child.start_byte(), src) {
-                            let line = shell::text(child, src);
-                            return Err(AskReason::new(line, Why::HiddenWord));
-                        }
-                        continue;
-                    }
-                    let op = shell::text(child, src);
-                    if joiners.contains(&op) {
-                        continue;
-                    }
-                    let before = child.prev_named_sibling().unwrap_or(node);
-                    let part = shell::text(before, src);
-                    return Err(if op == kind::BACKGROUND {
-                        AskReason::new(format!("{part} &"), Why::Background)
-                    } else {
-                        AskReason::new(op, Why::Operator)
-                    });
-                }
-                stack.extend(children.into_iter().rev());
+    for list in &script.program.complete_commands {
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            if matches!(separator, ast::SeparatorOperator::Async) {
+                let text = located(script, and_or.location());
+                return Err(AskReason::new(format!("{text} &"), Why::Background));
             }
-            kind::REDIRECTED_STATEMENT => {
-                for (field, child) in shell::fields(node) {
-                    match field {
-                        Some(kind::FIELD_BODY) => stack.push(child),
-                        _ => plain_redirect(child, src)?,
-                    }
-                }
+            for (_, pipeline) in and_or {
+                plain_pipeline(script, pipeline, &mut parts)?;
             }
-            kind::COMMAND => parts.push(plain_command(node, src)?),
-            kind::COMPOUND_STATEMENT => return Err(reason(Why::BraceGroup)),
-            kind::SUBSHELL => return Err(reason(Why::Subshell)),
-            kind::FUNCTION_DEFINITION => return Err(reason(Why::FunctionDefinition)),
-            kind::VARIABLE_ASSIGNMENT | kind::VARIABLE_ASSIGNMENTS => {
-                return Err(reason(Why::Assignment))
-            }
-            kind::DECLARATION_COMMAND | kind::UNSET_COMMAND => {
-                return Err(reason(Why::Declaration))
-            }
-            kind::NEGATED_COMMAND => return Err(reason(Why::Negation)),
-            kind::TEST_COMMAND => return Err(reason(Why::TestExpression)),
-            k if kind::CONTROL_FLOW.contains(&k) => return Err(reason(Why::ControlFlow)),
-            kind::ERROR => return Err(reason(Why::ParseError)),
-            _ => return Err(reason(Why::Unsupported)),
         }
     }
     Ok(parts)
 }
 
-fn plain_command(node: Node<'_>, src: &str) -> Result<Part, AskReason> {
+fn plain_pipeline(
+    script: &Script<'_>,
+    pipeline: &ast::Pipeline,
+    parts: &mut Vec<Part>,
+) -> Result<(), AskReason> {
+    if pipeline.bang {
+        // The pipeline's span starts at its first command; the `!` is the token before.
+        let text = pipeline.location().map_or_else(
+            || script.src.trim().to_string(),
+            |span| {
+                let (start, end) = script.range(&span);
+                let bang = script.src[..start].rfind('!').unwrap_or(start);
+                script.src.get(bang..end).unwrap_or("").to_string()
+            },
+        );
+        return Err(AskReason::new(text, Why::Negation));
+    }
+    if pipeline.timed.is_some() {
+        let text = located(script, pipeline.location());
+        return Err(AskReason::new(text, Why::Wrapper));
+    }
+    for command in &pipeline.seq {
+        let reason = |why| AskReason::new(compound_text(script, command), why);
+        match command {
+            ast::Command::Simple(simple) => parts.push(plain_command(script, simple)?),
+            ast::Command::Compound(compound, _) => {
+                return Err(reason(match compound {
+                    ast::CompoundCommand::BraceGroup(_) => Why::BraceGroup,
+                    ast::CompoundCommand::Subshell(_) => Why::Subshell,
+                    ast::CompoundCommand::Arithmetic(_) => Why::ArithmeticExpansion,
+                    _ => Why::ControlFlow,
+                }))
+            }
+            ast::Command::Function(_) => return Err(reason(Why::FunctionDefinition)),
+            ast::Command::ExtendedTest(..) => return Err(reason(Why::TestExpression)),
+        }
+    }
+    Ok(())
+}
+
+/// Builtins that set, export or unset variables: what runs after them may differ.
+const DECLARATIONS: &[&str] = &[
+    "export", "declare", "typeset", "local", "readonly", "unset", "alias", "unalias",
+];
+
+fn plain_command(script: &Script<'_>, simple: &ast::SimpleCommand) -> Result<Part, AskReason> {
+    let text = command_text(script, simple);
+    for item in simple.prefix.iter().flat_map(|p| &p.0) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                plain_redirect(script, redirect)?
+            }
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+                return Err(AskReason::new(word_text(script, word), Why::Assignment))
+            }
+            other => return Err(item_reason(script, other)),
+        }
+    }
     let mut argv = Vec::new();
-    let mut last_word_end = None;
-    for (field, child) in shell::fields(node) {
-        let word = match field {
-            Some(kind::FIELD_NAME) => child.named_child(0).unwrap_or(child),
-            Some(kind::FIELD_ARGUMENT) => child,
-            Some(kind::FIELD_REDIRECT) => {
-                plain_redirect(child, src)?;
-                continue;
-            }
-            _ => {
-                let why = match child.kind() {
-                    kind::VARIABLE_ASSIGNMENT | kind::VARIABLE_ASSIGNMENTS => Why::Assignment,
-                    _ => Why::Unsupported,
-                };
-                return Err(AskReason::new(shell::text(child, src), why));
-            }
-        };
-        // Two words with nothing between them are one word to bash: the parser has been
-        // seen to split `cargo""\\c` into `cargo""` and `\\c`.
-        if last_word_end == Some(child.start_byte()) {
-            let joined = src.get(node.start_byte()..child.end_byte()).unwrap_or("");
-            return Err(AskReason::new(joined, Why::JoinedWords));
+    if let Some(name) = &simple.word_or_name {
+        // `[` is the test builtin, not a glob.
+        if name.value == "[" {
+            return Err(AskReason::new(text, Why::TestExpression));
         }
-        last_word_end = Some(child.end_byte());
-        match shell::value(word, src) {
-            Value::Dynamic { part, why } => return Err(AskReason::new(part, why)),
-            value => argv.push(value),
+        argv.push(known_or_dynamic(name)?);
+    }
+    for item in simple.suffix.iter().flat_map(|s| &s.0) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                plain_redirect(script, redirect)?
+            }
+            // An argument that looks like an assignment is a plain word to a program.
+            ast::CommandPrefixOrSuffixItem::Word(word)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+                argv.push(known_or_dynamic(word)?)
+            }
+            other => return Err(item_reason(script, other)),
         }
     }
-    if argv.is_empty() {
-        return Err(AskReason::new(shell::text(node, src), Why::Unsupported));
+    match argv.first() {
+        None => Err(AskReason::new(text, Why::Unsupported)),
+        Some(Value::Known(program)) if DECLARATIONS.contains(&program.as_str()) => {
+            Err(AskReason::new(text, Why::Declaration))
+        }
+        Some(_) => Ok(Part { text, argv }),
     }
-    Ok(Part {
-        text: shell::text(node, src).to_string(),
-        argv,
-    })
+}
+
+fn known_or_dynamic(word: &ast::Word) -> Result<Value, AskReason> {
+    match shell::value(&word.value) {
+        Value::Dynamic { part, why } => Err(AskReason::new(part, why)),
+        value => Ok(value),
+    }
+}
+
+/// Why an item the plain grammar has no place for asks.
+fn item_reason(script: &Script<'_>, item: &ast::CommandPrefixOrSuffixItem) -> AskReason {
+    match item {
+        ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+            AskReason::new(process_text(script, kind, sub), Why::ProcessSubstitution)
+        }
+        other => AskReason::new(located(script, other.location()), Why::Unsupported),
+    }
 }
 
 /// Accepts only redirections that write nothing anywhere: output to /dev/null (any
 /// descriptor, `>`, `>>`, `&>`, `&>>`, `>&`), input from /dev/null, and a descriptor
 /// duplicated onto stdout or stderr (`2>&1`, `>&2`). Anything else may write a file the
 /// rule never named.
-fn plain_redirect(node: Node<'_>, src: &str) -> Result<(), AskReason> {
-    let reason = |why| AskReason::new(shell::text(node, src), why);
-    match node.kind() {
-        kind::FILE_REDIRECT => {}
-        kind::HEREDOC_REDIRECT | kind::HERESTRING_REDIRECT => return Err(reason(Why::Heredoc)),
-        _ => return Err(reason(Why::Redirection)),
+fn plain_redirect(script: &Script<'_>, redirect: &ast::IoRedirect) -> Result<(), AskReason> {
+    use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T};
+    let reason = |why| AskReason::new(redirect_text(script, redirect), why);
+    let to = |word: &ast::Word, allowed: &[&str]| match shell::value(&word.value) {
+        Value::Dynamic { part, why } => Err(AskReason::new(part, why)),
+        Value::Known(to) if allowed.contains(&to.as_str()) => Ok(()),
+        _ => Err(reason(Why::Redirection)),
+    };
+    match redirect {
+        ast::IoRedirect::File(_, K::Write | K::Append | K::Read, T::Filename(word))
+        | ast::IoRedirect::OutputAndError(word, _) => to(word, &["/dev/null"]),
+        ast::IoRedirect::File(_, K::DuplicateOutput, T::Fd(1 | 2)) => Ok(()),
+        ast::IoRedirect::File(_, K::DuplicateOutput, T::Duplicate(word) | T::Filename(word)) => {
+            to(word, &["/dev/null", "1", "2"])
+        }
+        ast::IoRedirect::File(_, _, T::ProcessSubstitution(kind, sub)) => Err(AskReason::new(
+            process_text(script, kind, sub),
+            Why::ProcessSubstitution,
+        )),
+        ast::IoRedirect::HereDocument(..) | ast::IoRedirect::HereString(..) => {
+            Err(reason(Why::Heredoc))
+        }
+        ast::IoRedirect::File(..) => Err(reason(Why::Redirection)),
     }
-    let mut op = None;
-    let mut destinations = Vec::new();
-    for (field, child) in shell::fields(node) {
-        match field {
-            Some(kind::FIELD_DESCRIPTOR) => {}
-            Some(kind::FIELD_DESTINATION) => destinations.push(child),
-            _ if !child.is_named() && op.is_none() => op = Some(shell::text(child, src)),
-            _ => return Err(reason(Why::Redirection)),
+}
+
+/// A compound command as written, from its first token to the one that closes it: the
+/// parser's span for `if`, `while` and `case` covers only the keyword.
+fn compound_text(script: &Script<'_>, command: &ast::Command) -> String {
+    const OPENS: &[&str] = &[
+        "if", "case", "for", "while", "until", "select", "{", "(", "[[",
+    ];
+    const CLOSES: &[&str] = &["fi", "esac", "done", "}", ")", "]]"];
+    let Some(span) = command.location() else {
+        return script.src.trim().to_string();
+    };
+    let start = span.start.index;
+    let mut depth = 0usize;
+    let mut end = span.end.index;
+    for token in script
+        .tokens
+        .iter()
+        .skip_while(|t| t.location().start.index < start)
+    {
+        let text = token.to_str();
+        if OPENS.contains(&text) {
+            depth += 1;
+        } else if CLOSES.contains(&text) {
+            depth = depth.saturating_sub(1);
+        }
+        end = end.max(token.location().end.index);
+        if depth == 0 {
+            break;
         }
     }
-    let destination = match destinations.as_slice() {
-        [one] => shell::value(*one, src),
-        _ => return Err(reason(Why::Redirection)),
-    };
-    if let Value::Dynamic { part, why } = destination {
-        return Err(AskReason::new(part, why));
+    let (from, to) = (script.byte(start), script.byte(end));
+    script.src.get(from..to).unwrap_or("").to_string()
+}
+
+/// The text of a located node, or the whole command when the parser kept no location.
+fn located(script: &Script<'_>, span: Option<SourceSpan>) -> String {
+    span.map_or_else(
+        || script.src.trim().to_string(),
+        |span| script.text(&span).to_string(),
+    )
+}
+
+fn word_text(script: &Script<'_>, word: &ast::Word) -> String {
+    word.loc
+        .as_ref()
+        .map_or_else(|| word.value.clone(), |span| script.text(span).to_string())
+}
+
+/// A simple command's words as written, from its first word or assignment to its last
+/// argument (redirections at either end left out, as the parts a person reads).
+fn command_text(script: &Script<'_>, simple: &ast::SimpleCommand) -> String {
+    let items =
+        (simple.prefix.iter().flat_map(|x| &x.0)).chain(simple.suffix.iter().flat_map(|x| &x.0));
+    let mut spans: Vec<(usize, usize)> = items
+        .filter_map(|item| match item {
+            ast::CommandPrefixOrSuffixItem::Word(w)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => w.loc.as_ref(),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => Some(&sub.loc),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(_) => None,
+        })
+        .chain(simple.word_or_name.iter().filter_map(|w| w.loc.as_ref()))
+        .map(|span| script.range(span))
+        .collect();
+    spans.sort_unstable();
+    match (spans.first(), spans.iter().map(|s| s.1).max()) {
+        (Some((start, _)), Some(end)) => script.src.get(*start..end).unwrap_or("").to_string(),
+        _ => script.src.trim().to_string(),
     }
-    let to =
-        |allowed: &[&str]| matches!(&destination, Value::Known(d) if allowed.contains(&d.as_str()));
-    let fine = match op {
-        Some(">" | ">>" | "&>" | "&>>" | "<") => to(&["/dev/null"]),
-        Some(">&") => to(&["/dev/null", "1", "2"]),
-        _ => false,
-    };
-    if fine {
-        Ok(())
+}
+
+/// `<(…)` or `>(…)` as written.
+fn process_text(
+    script: &Script<'_>,
+    kind: &ast::ProcessSubstitutionKind,
+    sub: &ast::SubshellCommand,
+) -> String {
+    let (start, end) = script.range(&sub.loc);
+    let text = script.src.get(start..end).unwrap_or("");
+    if script.src[..start].ends_with(['<', '>']) {
+        script.src.get(start - 1..end).unwrap_or(text).to_string()
     } else {
-        Err(reason(Why::Redirection))
+        format!("{kind}{text}")
     }
+}
+
+/// A redirection as written: from its descriptor number and operator to the end of its
+/// target; as the parser shows it when the target has no location (`2>&1`).
+fn redirect_text(script: &Script<'_>, redirect: &ast::IoRedirect) -> String {
+    use ast::IoFileRedirectTarget as T;
+    let target = match redirect {
+        ast::IoRedirect::File(_, _, T::Filename(w) | T::Duplicate(w))
+        | ast::IoRedirect::HereString(_, w)
+        | ast::IoRedirect::OutputAndError(w, _) => w.loc.as_ref().map(|s| script.range(s)),
+        ast::IoRedirect::HereDocument(_, doc) => doc.here_end.loc.as_ref().map(|s| script.range(s)),
+        ast::IoRedirect::File(..) => None,
+    };
+    let Some((start, end)) = target else {
+        return redirect.to_string();
+    };
+    let before = script.src.get(..start).unwrap_or("");
+    let op = before.trim_end_matches([' ', '\t']);
+    let op = op.trim_end_matches(['<', '>', '&', '|', '-']);
+    let op = op.trim_end_matches(|c: char| c.is_ascii_digit());
+    script.src.get(op.len()..end).unwrap_or("").to_string()
 }
 
 /// A deny rule's match on one command or a whole script.
@@ -442,85 +541,237 @@ impl Deny {
     }
 }
 
-/// Every command anywhere in the tree — inside substitutions, brace groups, subshells,
+/// Every command anywhere in the script — inside substitutions, brace groups, subshells,
 /// function bodies, conditions, here-documents — checked against the deny rules. A sure
-/// match returns at once; a possible one is kept, as is a parse error, where a denied
-/// command could hide.
-fn deny_scan(root: Node<'_>, src: &str, deny: &[Rule], depth: usize) -> Deny {
-    if deny.is_empty() {
+/// match returns at once; a possible one is kept, as is text that could not be read,
+/// where a denied command could hide.
+fn deny_scan(script: &Script<'_>, deny: &[Rule], depth: usize) -> Deny {
+    let Some(first) = deny.first() else {
         return Deny::No;
+    };
+    let mut scan = DenyScan {
+        script,
+        deny,
+        first,
+        depth,
+        nesting: 0,
+        found: Deny::No,
+    };
+    for list in &script.program.complete_commands {
+        scan.list(list);
     }
-    let mut scan = DenyScan::new(root, src, deny, depth);
-    walk(root, |node| scan.visit(node));
     scan.found
 }
 
-/// [`deny_scan`] one node at a time, so a walk can do other work alongside.
-struct DenyScan<'a> {
-    src: &'a str,
-    deny: &'a [Rule],
+/// The walk of [`deny_scan`]: every node that holds commands or words.
+struct DenyScan<'s, 'a> {
+    script: &'s Script<'a>,
+    deny: &'s [Rule],
+    first: &'s Rule,
     depth: usize,
+    /// How many substitutions deep the walk is.
+    nesting: usize,
     found: Deny,
 }
 
-impl<'a> DenyScan<'a> {
-    fn new(root: Node<'_>, src: &'a str, deny: &'a [Rule], depth: usize) -> Self {
-        let found = match deny.first() {
-            Some(first) if root.has_error() => Deny::Maybe(first.clone()),
-            _ => Deny::No,
-        };
-        Self {
-            src,
-            deny,
-            depth,
-            found,
+impl DenyScan<'_, '_> {
+    fn done(&self) -> bool {
+        matches!(self.found, Deny::Yes { .. })
+    }
+
+    fn maybe(&mut self) {
+        let found = std::mem::replace(&mut self.found, Deny::No);
+        self.found = found.or(|| Deny::Maybe(self.first.clone()));
+    }
+
+    fn list(&mut self, list: &ast::CompoundList) {
+        for ast::CompoundListItem(and_or, _) in &list.0 {
+            for (_, pipeline) in and_or {
+                for command in &pipeline.seq {
+                    if self.done() {
+                        return;
+                    }
+                    self.command(command);
+                }
+            }
         }
     }
 
-    /// Looks at one node; true once a sure match is found (the walk may stop).
-    fn visit(&mut self, node: Node<'_>) -> bool {
-        if node.kind() == kind::COMMAND && may_be_denied(node, self.src, self.deny) {
-            let argv = shell::command_words(node, self.src);
-            let found = std::mem::replace(&mut self.found, Deny::No);
-            self.found =
-                found.or(|| deny_for(&argv, shell::text(node, self.src), self.deny, self.depth));
+    fn command(&mut self, command: &ast::Command) {
+        let redirects = match command {
+            ast::Command::Simple(simple) => {
+                self.simple(simple);
+                None
+            }
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound);
+                redirects.as_ref()
+            }
+            ast::Command::Function(function) => {
+                self.compound(&function.body.0);
+                function.body.1.as_ref()
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.raw(self.script.text(&test.loc));
+                redirects.as_ref()
+            }
+        };
+        for redirect in redirects.iter().flat_map(|r| &r.0) {
+            self.redirect(redirect);
         }
-        matches!(self.found, Deny::Yes { .. })
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand) {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::BraceGroup(group) => self.list(&group.list),
+            C::Subshell(sub) => self.list(&sub.list),
+            C::ForClause(each) => {
+                for word in each.values.iter().flatten() {
+                    self.raw(&word.value);
+                }
+                self.list(&each.body.list);
+            }
+            C::CaseClause(case) => {
+                self.raw(&case.value.value);
+                for item in &case.cases {
+                    for pattern in &item.patterns {
+                        self.raw(&pattern.value);
+                    }
+                    if let Some(list) = &item.cmd {
+                        self.list(list);
+                    }
+                }
+            }
+            C::IfClause(branch) => {
+                self.list(&branch.condition);
+                self.list(&branch.then);
+                for other in branch.elses.iter().flatten() {
+                    if let Some(condition) = &other.condition {
+                        self.list(condition);
+                    }
+                    self.list(&other.body);
+                }
+            }
+            C::WhileClause(looped) | C::UntilClause(looped) => {
+                self.list(&looped.0);
+                self.list(&looped.1.list);
+            }
+            C::Arithmetic(arithmetic) => self.raw(&arithmetic.expr.value),
+            C::ArithmeticForClause(each) => {
+                for expr in [&each.initializer, &each.condition, &each.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.raw(&expr.value);
+                }
+                self.list(&each.body.list);
+            }
+            C::Coprocess(coprocess) => self.command(&coprocess.body),
+        }
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand) {
+        let items = (simple.prefix.iter().flat_map(|x| &x.0))
+            .chain(simple.suffix.iter().flat_map(|x| &x.0));
+        for item in items {
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect),
+                ast::CommandPrefixOrSuffixItem::Word(word)
+                | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word) => self.raw(&word.value),
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => self.list(&sub.list),
+            }
+        }
+        if let Some(name) = &simple.word_or_name {
+            self.raw(&name.value);
+        }
+        if self.done() || !may_be_denied(simple, self.deny) {
+            return;
+        }
+        let argv = shell_words(simple);
+        let part = command_text(self.script, simple);
+        let found = std::mem::replace(&mut self.found, Deny::No);
+        self.found = found.or(|| deny_for(&argv, &part, self.deny, self.depth));
+    }
+
+    fn redirect(&mut self, redirect: &ast::IoRedirect) {
+        use ast::IoFileRedirectTarget as T;
+        match redirect {
+            ast::IoRedirect::File(_, _, T::Filename(word) | T::Duplicate(word))
+            | ast::IoRedirect::HereString(_, word)
+            | ast::IoRedirect::OutputAndError(word, _) => self.raw(&word.value),
+            ast::IoRedirect::File(_, _, T::ProcessSubstitution(_, sub)) => self.list(&sub.list),
+            ast::IoRedirect::File(_, _, T::Fd(_)) => {}
+            ast::IoRedirect::HereDocument(_, doc) if doc.requires_expansion => {
+                // The body is expanded like a double-quoted word.
+                self.raw(&format!("\"{}\"", doc.doc.value.replace('"', "\\\"")));
+            }
+            ast::IoRedirect::HereDocument(..) => {}
+        }
+    }
+
+    /// Text that may hold command substitutions: each one's script is scanned too.
+    fn raw(&mut self, text: &str) {
+        if self.done() || !text.contains(['$', '`']) {
+            return;
+        }
+        let Some(scripts) = shell::substitutions(text) else {
+            return self.maybe();
+        };
+        if !scripts.is_empty() && self.nesting >= shell::MAX_NESTING {
+            return self.maybe();
+        }
+        for text in scripts {
+            let Ok(inner) = shell::parse(&text) else {
+                self.maybe();
+                continue;
+            };
+            let mut scan = DenyScan {
+                script: &inner,
+                deny: self.deny,
+                first: self.first,
+                depth: self.depth,
+                nesting: self.nesting + 1,
+                found: std::mem::replace(&mut self.found, Deny::No),
+            };
+            for list in &inner.program.complete_commands {
+                scan.list(list);
+            }
+            self.found = scan.found;
+            if self.done() {
+                return;
+            }
+        }
     }
 }
 
-/// Visits every node in document order until `visit` returns true.
-fn walk(root: Node<'_>, mut visit: impl FnMut(Node<'_>) -> bool) {
-    let mut cursor = root.walk();
-    loop {
-        if visit(cursor.node()) {
-            return;
-        }
-        if cursor.goto_first_child() || cursor.goto_next_sibling() {
-            continue;
-        }
-        loop {
-            if !cursor.goto_parent() {
-                return;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
+/// The program and arguments of a simple command, however they are written.
+fn shell_words(simple: &ast::SimpleCommand) -> Vec<Value> {
+    let arguments = simple.suffix.iter().flat_map(|s| &s.0);
+    simple
+        .word_or_name
+        .iter()
+        .map(|w| shell::value(&w.value))
+        .chain(arguments.filter_map(|item| match item {
+            ast::CommandPrefixOrSuffixItem::Word(w)
+            | ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => Some(shell::value(&w.value)),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => Some(Value::Expands),
+            ast::CommandPrefixOrSuffixItem::IoRedirect(_) => None,
+        }))
+        .collect()
 }
 
 /// Whether [`deny_for`] could find anything in this command, judged by its program alone:
 /// a program no deny rule names, that runs nothing from its arguments, is never denied,
 /// and its other words (a long command has hundreds) need not be read.
-fn may_be_denied(node: Node<'_>, src: &str, deny: &[Rule]) -> bool {
+fn may_be_denied(simple: &ast::SimpleCommand, deny: &[Rule]) -> bool {
     if deny.is_empty() {
         return false;
     }
-    let Some(name) = node.child_by_field_name(kind::FIELD_NAME) else {
+    let Some(name) = &simple.word_or_name else {
         return true;
     };
-    match shell::value(name.named_child(0).unwrap_or(name), src) {
+    match shell::value(&name.value) {
         Value::Known(program) => {
             let base = basename(&program);
             base == "eval"
@@ -601,8 +852,8 @@ fn deny_for(argv: &[Value], part: &str, deny: &[Rule], depth: usize) -> Deny {
     };
     match script {
         Some(Some(script)) => match shell::parse(&script) {
-            Some(tree) => found.or(|| deny_scan(tree.root_node(), &script, deny, depth + 1)),
-            None => found.or(|| Deny::Maybe(first.clone())),
+            Ok(inner) => found.or(|| deny_scan(&inner, deny, depth + 1)),
+            Err(_) => found.or(|| Deny::Maybe(first.clone())),
         },
         // A script that is computed at run time may hold anything.
         Some(None) => found.or(|| Deny::Maybe(first.clone())),
@@ -635,10 +886,11 @@ fn eval_script(argv: &[Value]) -> Option<Option<String>> {
     Some(Some(words.join(" ")))
 }
 
-/// A backslash-newline that joins two words. Bash deletes it before splitting words;
-/// tree-sitter-bash reads it as a blank. After an unescaped blank both agree
-/// (`cargo test \⏎ -p core`); after anything else bash joins what tree-sitter splits:
-/// `cargo test\⏎#$(curl x)` is a comment to one and a command substitution to the other.
+/// A backslash-newline that joins two words. Bash deletes it before splitting words, so
+/// after an unescaped blank it is only a blank (`cargo test \⏎ -p core`); after anything
+/// else it joins what is written as two lines into one word
+/// (`cargo test\⏎#$(curl x)` runs `curl x`). That join is where shell readers have
+/// disagreed, and a command worth a rule does not need it: it asks.
 /// Returns the line up to the continuation.
 fn joining_continuation(command: &str) -> Option<String> {
     let bytes = command.as_bytes();
@@ -659,58 +911,50 @@ fn joining_continuation(command: &str) -> Option<String> {
     None
 }
 
-/// Text between the parser's tokens that is not a blank, a newline or a line
-/// continuation: the parser dropped it (it drops a backslash before a tab, for one),
-/// bash does not. Fed every node in document order by a walk.
-struct Gaps<'a> {
-    src: &'a str,
-    covered_to: usize,
-    found: Option<String>,
+/// Text between the tokens that is not a blank, a line continuation or a comment: the
+/// tokenizer dropped it where bash would not. The parser is written to read as bash
+/// does; this is the check that it did not leave anything out.
+fn skipped(script: &Script<'_>) -> Option<String> {
+    let src = script.src;
+    let mut covered_to = 0;
+    let ends = script
+        .tokens
+        .iter()
+        .map(|t| script.range(t.location()))
+        .chain(std::iter::once((src.len(), src.len())));
+    for (start, end) in ends {
+        if start >= covered_to {
+            let gap = src.get(covered_to..start).unwrap_or("");
+            if let Some(left) = unread(gap, covered_to, src) {
+                return Some(left);
+            }
+        }
+        covered_to = covered_to.max(end);
+    }
+    None
 }
 
-impl<'a> Gaps<'a> {
-    fn new(src: &'a str) -> Self {
-        Self {
-            src,
-            covered_to: 0,
-            found: None,
+/// What in `gap` (at byte `at` of `src`) is neither blank, a line continuation, nor a
+/// comment that starts a word.
+fn unread(gap: &str, at: usize, src: &str) -> Option<String> {
+    let mut i = 0;
+    let bytes = gap.as_bytes();
+    while i < bytes.len() {
+        match bytes[i] {
+            b' ' | b'\t' | b'\n' => i += 1,
+            b'\\' if bytes.get(i + 1) == Some(&b'\n') => i += 2,
+            b'#' if starts_a_word(at + i, src) => {
+                i = gap[i..].find('\n').map_or(bytes.len(), |n| i + n);
+            }
+            _ => return Some(gap[i..].trim().to_string()),
         }
     }
-
-    fn blank(gap: &str) -> bool {
-        gap.replace("\\\n", "")
-            .chars()
-            .all(|c| matches!(c, ' ' | '\t' | '\n'))
-    }
-
-    fn visit(&mut self, node: Node<'_>) {
-        if self.found.is_some() || node.child_count() != 0 {
-            return;
-        }
-        let gap = self
-            .src
-            .get(self.covered_to..node.start_byte())
-            .unwrap_or("");
-        if !Self::blank(gap) {
-            self.found = Some(gap.trim().to_string());
-        }
-        self.covered_to = self.covered_to.max(node.end_byte());
-    }
-
-    /// What was skipped, after the walk: the first gap, or the text after the last token.
-    fn skipped(self) -> Option<String> {
-        if self.found.is_some() {
-            return self.found;
-        }
-        let tail = self.src.get(self.covered_to..).unwrap_or("");
-        (!Self::blank(tail)).then(|| tail.trim().to_string())
-    }
+    None
 }
 
 /// Whether bash starts a word at byte `at`, so a `#` there begins a comment: at the
 /// start, or after a newline or operator character, or after a space or tab that no
-/// backslash escapes. tree-sitter-bash also starts a comment after an escaped blank
-/// (`a\ #$(cmd)`), where bash reads one word and runs `cmd`.
+/// backslash escapes.
 fn starts_a_word(at: usize, src: &str) -> bool {
     let before = &src.as_bytes()[..at];
     match before.last() {
@@ -725,25 +969,5 @@ fn starts_a_word(at: usize, src: &str) -> bool {
             backslashes % 2 == 0
         }
         Some(_) => false,
-    }
-}
-
-fn first_error(root: Node<'_>, src: &str) -> String {
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            let shown = if node.is_missing() {
-                node.parent().unwrap_or(node)
-            } else {
-                node
-            };
-            return shell::text(shown, src).to_string();
-        }
-        let descend = node.has_error() && cursor.goto_first_child();
-        if !descend && !cursor.goto_next_sibling() {
-            // Only reached when has_error() led nowhere: show the whole command.
-            return src.to_string();
-        }
     }
 }

@@ -2,7 +2,7 @@
 //! person's "always allow" rules (`cargo test *`), refused by a deny rule, or must be
 //! asked about.
 //!
-//! The command is parsed with tree-sitter-bash, not split on spaces or matched by prefix:
+//! The command is parsed with brush-parser, not split on spaces or matched by prefix:
 //! `cargo test; rm -rf x`, `cargo test $(curl …)` or `{ cargo test; rm x; }` start with
 //! `cargo test` and are not covered by it. A command is covered only when every part is
 //! a simple command of plain words joined by `&&`, `||`, `;`, `|` (redirections to

@@ -6,7 +6,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::shell::{self, kind, Value};
+use brush_parser::ast::{self, SourceLocation};
+use brush_parser::SourceSpan;
+
+use crate::shell::{self, Value};
 
 /// The words after the program. `cargo test *` is `words: ["test"], rest: true`: it
 /// covers `cargo test` and `cargo test -p core`, not `cargo build`.
@@ -36,8 +39,6 @@ pub enum RuleError {
     NotPlain(String),
     #[error("`*` stands only at the end of a rule, for any remaining arguments")]
     StarNotLast,
-    #[error("the rule's text could not be read as shell words")]
-    Unreadable,
 }
 
 impl Rule {
@@ -156,46 +157,63 @@ impl FromStr for Rule {
     /// both: `git commit -m 'wip' *`. A bare `*` at the end is "any remaining
     /// arguments"; a quoted `'*'` is the literal word.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let tree = shell::parse(s).ok_or(RuleError::Unreadable)?;
-        let root = tree.root_node();
-        if root.has_error() {
-            return Err(RuleError::NotPlain(s.trim().to_string()));
-        }
-        let mut cursor = root.walk();
-        let mut statements = root
-            .named_children(&mut cursor)
-            .filter(|n| n.kind() != kind::COMMENT);
-        let command = match (statements.next(), statements.next()) {
-            (None, _) => return Err(RuleError::Empty),
-            (Some(c), None) if c.kind() == kind::COMMAND => c,
-            (Some(c), _) => return Err(RuleError::NotPlain(shell::text(c, s).to_string())),
+        let script = shell::parse(s).map_err(RuleError::NotPlain)?;
+        let not_plain = |span: Option<SourceSpan>| {
+            RuleError::NotPlain(span.map_or_else(
+                || s.trim().to_string(),
+                |span| script.text(&span).to_string(),
+            ))
         };
+        let mut items = script.program.complete_commands.iter().flat_map(|l| &l.0);
+        let ast::CompoundListItem(and_or, separator) = match (items.next(), items.next()) {
+            (None, _) => return Err(RuleError::Empty),
+            (Some(item), None) => item,
+            (Some(item), Some(_)) => return Err(not_plain(item.location())),
+        };
+        let simple = match (&and_or.first.seq[..], &and_or.first) {
+            ([ast::Command::Simple(simple)], pipeline)
+                if and_or.additional.is_empty()
+                    && !pipeline.bang
+                    && pipeline.timed.is_none()
+                    && matches!(separator, ast::SeparatorOperator::Sequence) =>
+            {
+                simple
+            }
+            _ => return Err(not_plain(and_or.location())),
+        };
+        if let Some(prefix) = &simple.prefix {
+            return Err(not_plain(prefix.location()));
+        }
+        let arguments = simple.suffix.iter().flat_map(|x| &x.0);
         let mut words = Vec::new();
         let mut rest = false;
-        for (field, child) in shell::fields(command) {
-            let node = match field {
-                Some(kind::FIELD_NAME) => child.named_child(0).unwrap_or(child),
-                Some(kind::FIELD_ARGUMENT) => child,
-                _ => return Err(RuleError::NotPlain(shell::text(child, s).to_string())),
-            };
+        for item in simple
+            .word_or_name
+            .iter()
+            .map(Ok)
+            .chain(arguments.map(|item| match item {
+                ast::CommandPrefixOrSuffixItem::Word(word) => Ok(word),
+                other => Err(other),
+            }))
+        {
+            let word = item.map_err(|other| not_plain(other.location()))?;
             if rest {
                 return Err(RuleError::StarNotLast);
             }
-            let is_star = node.kind() == kind::WORD && shell::text(node, s) == "*";
-            if is_star && !words.is_empty() {
+            if word.value == "*" && !words.is_empty() {
                 rest = true;
                 continue;
             }
-            match shell::value(node, s) {
+            match shell::value(&word.value) {
                 // Control characters cannot be shown back as readable text.
                 Value::Known(w) if w.contains(char::is_control) => {
-                    return Err(RuleError::NotPlain(shell::text(node, s).to_string()))
+                    return Err(not_plain(word.location()))
                 }
                 Value::Known(w) => words.push(w),
-                _ if !words.is_empty() && shell::text(node, s).contains('*') => {
+                _ if !words.is_empty() && word.value.contains('*') => {
                     return Err(RuleError::StarNotLast)
                 }
-                _ => return Err(RuleError::NotPlain(shell::text(node, s).to_string())),
+                _ => return Err(not_plain(word.location())),
             }
         }
         let mut words = words.into_iter();

@@ -1,145 +1,246 @@
-//! The shell side: parsing with tree-sitter-bash and reading a word's value the way bash
-//! would after quote removal, or saying why it cannot be read.
+//! The shell side: parsing with brush-parser (the parser of the brush shell, written to
+//! read scripts as bash does) and reading a word's value the way bash would after quote
+//! removal, or saying why it cannot be read.
 //!
-//! Node kinds are tree-sitter-bash's names; they are named once here so the rest of the
-//! crate never spells one.
+//! brush-parser counts positions in characters; this module turns them into byte
+//! offsets, so the rest of the crate slices the command's text directly.
 
-use std::cell::RefCell;
-
-use tree_sitter::{Node, Parser, Tree};
+use brush_parser::ast;
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{ParseError, ParserOptions, SourcePosition, SourceSpan, Token, TokenizerError};
 
 use crate::verdict::Why;
 
-pub(crate) mod kind {
-    pub const PROGRAM: &str = "program";
-    pub const COMMAND: &str = "command";
-    pub const LIST: &str = "list";
-    pub const PIPELINE: &str = "pipeline";
-    pub const REDIRECTED_STATEMENT: &str = "redirected_statement";
-    pub const COMMENT: &str = "comment";
-    pub const WORD: &str = "word";
-    pub const NUMBER: &str = "number";
-    pub const STRING: &str = "string";
-    pub const STRING_CONTENT: &str = "string_content";
-    pub const RAW_STRING: &str = "raw_string";
-    pub const ANSI_C_STRING: &str = "ansi_c_string";
-    pub const CONCATENATION: &str = "concatenation";
-    pub const BRACE_EXPRESSION: &str = "brace_expression";
-    pub const COMMAND_SUBSTITUTION: &str = "command_substitution";
-    pub const PROCESS_SUBSTITUTION: &str = "process_substitution";
-    pub const SIMPLE_EXPANSION: &str = "simple_expansion";
-    pub const EXPANSION: &str = "expansion";
-    pub const ARITHMETIC_EXPANSION: &str = "arithmetic_expansion";
-    pub const FILE_REDIRECT: &str = "file_redirect";
-    pub const HEREDOC_REDIRECT: &str = "heredoc_redirect";
-    pub const HERESTRING_REDIRECT: &str = "herestring_redirect";
-    pub const VARIABLE_ASSIGNMENT: &str = "variable_assignment";
-    pub const VARIABLE_ASSIGNMENTS: &str = "variable_assignments";
-    pub const COMPOUND_STATEMENT: &str = "compound_statement";
-    pub const SUBSHELL: &str = "subshell";
-    pub const FUNCTION_DEFINITION: &str = "function_definition";
-    pub const DECLARATION_COMMAND: &str = "declaration_command";
-    pub const UNSET_COMMAND: &str = "unset_command";
-    pub const NEGATED_COMMAND: &str = "negated_command";
-    pub const TEST_COMMAND: &str = "test_command";
-    pub const CONTROL_FLOW: [&str; 6] = [
-        "if_statement",
-        "while_statement",
-        "for_statement",
-        "c_style_for_statement",
-        "case_statement",
-        "do_group",
-    ];
-    pub const ERROR: &str = "ERROR";
+/// How deep substitutions inside substitutions are followed (`$(a $(b $(c)))`): past it
+/// the reader stops and asks, and a deny rule may be hiding.
+pub(crate) const MAX_NESTING: usize = 16;
 
-    // Separators and operators (anonymous tokens).
-    pub const SEMI: &str = ";";
-    pub const NEWLINE: &str = "\n";
-    pub const AND: &str = "&&";
-    pub const OR: &str = "||";
-    pub const PIPE: &str = "|";
-    pub const BACKGROUND: &str = "&";
-
-    // Field names.
-    pub const FIELD_NAME: &str = "name";
-    pub const FIELD_ARGUMENT: &str = "argument";
-    pub const FIELD_REDIRECT: &str = "redirect";
-    pub const FIELD_BODY: &str = "body";
-    pub const FIELD_DESCRIPTOR: &str = "descriptor";
-    pub const FIELD_DESTINATION: &str = "destination";
+/// A parsed command and the tokens it was parsed from.
+pub(crate) struct Script<'a> {
+    pub(crate) src: &'a str,
+    pub(crate) program: ast::Program,
+    pub(crate) tokens: Vec<Token>,
+    /// The byte offset of each character, when the text is not all ASCII.
+    bytes: Option<Vec<usize>>,
 }
 
-thread_local! {
-    // Building a parser and loading the grammar costs more than parsing a short command,
-    // so each thread keeps one.
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
-
-/// Parses `text` as bash; `None` when the grammar cannot be loaded, parsing gives up, or
-/// the text would trip the grammar's scanner.
-pub(crate) fn parse(text: &str) -> Option<Tree> {
-    if trips_scanner(text) {
-        return None;
+/// Bash as `bash -c` runs a command: extended globs are off, so `!(x)` is not a pattern.
+fn options() -> ParserOptions {
+    ParserOptions {
+        enable_extended_globbing: false,
+        ..ParserOptions::default()
     }
-    PARSER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(text, None)
-    })
 }
 
-/// tree-sitter-bash's scanner hands the characters after `{` (and after `{1..`) to C's
-/// `isdigit`, which reads outside its table for characters past U+00FF: the process can
-/// crash. Text with such a character after `{` and a run of digits and dots is not parsed.
-fn trips_scanner(text: &str) -> bool {
-    let mut after_brace = false;
-    for c in text.chars() {
-        if after_brace && u32::from(c) > 0xFF {
+/// How deep groups, substitutions and compound commands may nest in a command. The
+/// parser descends one call per level and would run out of stack long before a script
+/// a person writes needs this many.
+const MAX_DEPTH: usize = 32;
+
+/// Parses `src` as bash; on failure, the text where parsing failed.
+pub(crate) fn parse(src: &str) -> Result<Script<'_>, String> {
+    if let Some(odd) = odd_character(src) {
+        return Err(format!("{odd:?}"));
+    }
+    if heredoc(src).is_some() || nests_deeper(src, MAX_DEPTH) {
+        return Err(src.trim().to_string());
+    }
+    let bytes = (!src.is_ascii()).then(|| {
+        src.char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(src.len()))
+            .collect()
+    });
+    let opts = options();
+    // The parser unwraps where it does not expect to fail (a descriptor number too large
+    // for an `i32` in `99999999999>x`, found by fuzzing); a command an agent sent must
+    // not take the process down with it. A panic asks, as a parse error.
+    let parsed = std::panic::catch_unwind(|| {
+        let tokens = brush_parser::uncached_tokenize_str(src, &opts.tokenizer_options())
+            .map_err(Failure::Tokens)?;
+        if let Some(open) = unclosed_paren(&tokens) {
+            return Err(Failure::Unclosed(open));
+        }
+        let program = brush_parser::parse_tokens(&tokens, &opts).map_err(Failure::Parse)?;
+        Ok::<_, Failure>((tokens, program))
+    });
+    let mut script = Script {
+        src,
+        program: ast::Program {
+            complete_commands: Vec::new(),
+        },
+        tokens: Vec::new(),
+        bytes,
+    };
+    match parsed {
+        Ok(Ok((tokens, program))) => {
+            script.tokens = tokens;
+            script.program = program;
+            Ok(script)
+        }
+        Ok(Err(Failure::Tokens(e))) => Err(script.tokenizer_error(&e)),
+        Ok(Err(Failure::Parse(e))) => Err(script.parse_error(&e)),
+        Ok(Err(Failure::Unclosed(at))) => Err(script.rest(&at)),
+        Err(_) => Err(src.to_string()),
+    }
+}
+
+/// Where a here-document operator (`<<`, `<<-`; not the here-string `<<<`) starts, if
+/// anywhere, quoted or not. Here-documents always ask, and the parser's tokenizer loops
+/// and allocates without end on some of them (`"$(<<⇥)"`, found by fuzzing): text that
+/// holds one is not parsed.
+pub(crate) fn heredoc(src: &str) -> Option<usize> {
+    // A run of `<` other than one (a redirection) or three (a here-string) holds a `<<`
+    // (`<<<<<` is `<<<` and `<<`).
+    let bytes = src.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let run = bytes[i..].iter().take_while(|b| **b == b'<').count();
+        if run == 2 || run >= 4 {
+            return Some(i);
+        }
+        i += run.max(1);
+    }
+    None
+}
+
+/// Whether `src` may nest deeper than `limit`, counted without parsing and erring on
+/// the side of "deeper": every `(` and `{` opens a level (quoted or not), as does a
+/// compound-command keyword where a command starts.
+fn nests_deeper(src: &str, limit: usize) -> bool {
+    const OPENS: &[&str] = &["if", "while", "until", "for", "case", "select"];
+    const CLOSES: &[&str] = &["fi", "done", "esac"];
+    const LEAD: &[&str] = &[
+        "then", "do", "else", "elif", "if", "while", "until", "!", "time",
+    ];
+    let mut depth = 0usize;
+    let mut word = String::new();
+    // Whether the next word stands where a command starts.
+    let mut command_start = true;
+    for c in src.chars().chain(std::iter::once('\n')) {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '!' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            if command_start && OPENS.contains(&word.as_str()) {
+                depth += 1;
+            } else if command_start && CLOSES.contains(&word.as_str()) {
+                depth = depth.saturating_sub(1);
+            }
+            command_start = LEAD.contains(&word.as_str());
+            word.clear();
+        }
+        match c {
+            '(' | '{' => {
+                depth += 1;
+                command_start = true;
+            }
+            ')' | '}' => {
+                depth = depth.saturating_sub(1);
+                command_start = true;
+            }
+            ';' | '&' | '|' | '\n' | '`' => command_start = true,
+            ' ' | '\t' => {}
+            _ => command_start = false,
+        }
+        if depth > limit {
             return true;
         }
-        after_brace = c == '{' || (after_brace && (c.is_ascii_digit() || c == '.'));
     }
     false
 }
 
-pub(crate) fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
-    src.get(node.byte_range()).unwrap_or("")
+/// The first control character or space other than space, tab and newline. Bash splits
+/// words on those three only; other shells and tools split on more (a form feed before
+/// `#$(…)` has hidden a command substitution from a checker), and the parser's tokenizer
+/// loops without end on a here-document operator followed by a form feed or carriage
+/// return. Such text is not parsed.
+pub(crate) fn odd_character(src: &str) -> Option<char> {
+    src.chars()
+        .find(|c| (c.is_whitespace() || c.is_control()) && !matches!(c, ' ' | '\t' | '\n'))
 }
 
-/// A node's children with their field names. `Node::field_name_for_child` walks the
-/// children up to its index each call, which makes a loop over a long command quadratic;
-/// a cursor reads each field in passing.
-pub(crate) fn fields<'t>(node: Node<'t>) -> Vec<(Option<&'t str>, Node<'t>)> {
-    let mut cursor = node.walk();
-    let mut out = Vec::with_capacity(node.child_count() as usize);
-    if cursor.goto_first_child() {
-        loop {
-            out.push((cursor.field_name(), cursor.node()));
-            if !cursor.goto_next_sibling() {
-                break;
+enum Failure {
+    Tokens(TokenizerError),
+    Parse(ParseError),
+    Unclosed(SourcePosition),
+}
+
+/// The first `(` operator no `)` closes, if any: a syntax error to bash, and the parser
+/// backtracks through every way of reading each unclosed one (twice the time per
+/// parenthesis: twenty take a second), so it is not handed such tokens.
+fn unclosed_paren(tokens: &[Token]) -> Option<SourcePosition> {
+    let mut open = Vec::new();
+    for token in tokens {
+        let Token::Operator(op, span) = token else {
+            continue;
+        };
+        for c in op.chars() {
+            match c {
+                '(' => open.push(span),
+                ')' => {
+                    open.pop();
+                }
+                _ => {}
             }
         }
     }
-    out
+    open.first().map(|span| (*span.start).clone())
 }
 
-/// The program and arguments of any command node, however they are written.
-pub(crate) fn command_words(node: Node<'_>, src: &str) -> Vec<Value> {
-    let mut argv = Vec::new();
-    for (field, child) in fields(node) {
-        match field {
-            Some(kind::FIELD_NAME) => argv.push(value(child.named_child(0).unwrap_or(child), src)),
-            Some(kind::FIELD_ARGUMENT) => argv.push(value(child, src)),
-            _ => {}
+impl<'a> Script<'a> {
+    /// The byte offset of a character index (clamped to the text).
+    pub(crate) fn byte(&self, index: usize) -> usize {
+        match &self.bytes {
+            Some(bytes) => bytes.get(index).copied().unwrap_or(self.src.len()),
+            None => index.min(self.src.len()),
         }
     }
-    argv
+
+    pub(crate) fn range(&self, span: &SourceSpan) -> (usize, usize) {
+        (self.byte(span.start.index), self.byte(span.end.index))
+    }
+
+    pub(crate) fn text(&self, span: &SourceSpan) -> &'a str {
+        let (start, end) = self.range(span);
+        self.src.get(start..end).unwrap_or("")
+    }
+
+    /// The text from `position` to the end.
+    fn rest(&self, position: &SourcePosition) -> String {
+        let start = self.byte(position.index);
+        self.src.get(start..).unwrap_or("").trim().to_string()
+    }
+
+    fn tokenizer_error(&self, e: &TokenizerError) -> String {
+        match e {
+            TokenizerError::UnterminatedSingleQuote(at)
+            | TokenizerError::UnterminatedAnsiCQuote(at)
+            | TokenizerError::UnterminatedDoubleQuote(at)
+            | TokenizerError::UnterminatedBackquote(at)
+            | TokenizerError::UnterminatedExtendedGlob(at) => self.rest(at),
+            _ => self.src.trim().to_string(),
+        }
+    }
+
+    /// The token the parser stopped at, or the last one when it ran out of input.
+    fn parse_error(&self, e: &ParseError) -> String {
+        match e {
+            ParseError::ParsingNear(at) => self
+                .tokens
+                .iter()
+                .find(|t| t.location().start.index == at.index)
+                .map_or_else(|| self.rest(at), |t| self.text(t.location()).to_string()),
+            ParseError::Tokenizing {
+                position: Some(at), ..
+            } => self.rest(at),
+            _ => self
+                .tokens
+                .last()
+                .map_or_else(|| self.src.trim().to_string(), |t| t.to_str().to_string()),
+        }
+    }
 }
 
 /// A word's value after quote removal.
@@ -155,102 +256,42 @@ pub(crate) enum Value {
 }
 
 /// Characters that make an unquoted, unescaped word expand (glob, brace, tilde) or that
-/// should never appear bare in a word tree-sitter accepted; either way, not a known value.
+/// should never appear bare in a word the parser accepted; either way, not a known value.
 const EXPANDING: &[char] = &[
     '*', '?', '[', ']', '{', '}', '~', '(', ')', '!', '<', '>', '|', '&', ';',
 ];
 
-/// Nesting of words inside words (a concatenation holding strings) is shallow in any real
-/// command; past this the reader stops and asks.
-const MAX_WORD_DEPTH: usize = 8;
-
-pub(crate) fn value(node: Node<'_>, src: &str) -> Value {
-    value_at(node, src, 0)
+/// Bytes a word may be made of and be its own value: no quote, escape, expansion, glob
+/// or anything else the shell gives a meaning. Most words are; they skip the word parser.
+fn literal(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_./:,=+%@^#".contains(&b)
 }
 
-fn dynamic(node: Node<'_>, src: &str, why: Why) -> Value {
-    Value::Dynamic {
-        part: text(node, src).to_string(),
-        why,
+/// The value of a word as written (`raw` keeps its quotes and escapes).
+pub(crate) fn value(raw: &str) -> Value {
+    if !raw.is_empty() && raw.bytes().all(literal) {
+        return Value::Known(raw.to_string());
     }
-}
-
-fn value_at(node: Node<'_>, src: &str, depth: usize) -> Value {
-    if depth > MAX_WORD_DEPTH {
-        return dynamic(node, src, Why::Unsupported);
-    }
-    match node.kind() {
-        kind::WORD => unquoted(node, src),
-        kind::NUMBER if node.named_child_count() == 0 => unquoted(node, src),
-        kind::RAW_STRING => {
-            let t = text(node, src);
-            match t.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
-                Some(inner) => Value::Known(inner.to_string()),
-                None => dynamic(node, src, Why::Unsupported),
-            }
-        }
-        kind::STRING => double_quoted(node, src),
-        kind::CONCATENATION => {
-            let mut out = String::new();
-            let mut expands = false;
-            let mut cursor = node.walk();
-            for child in node.children(&mut cursor) {
-                match value_at(child, src, depth + 1) {
-                    Value::Known(s) => out.push_str(&s),
-                    Value::Expands => expands = true,
-                    dynamic @ Value::Dynamic { .. } => return dynamic,
-                }
-            }
-            if expands {
-                Value::Expands
-            } else {
-                Value::Known(out)
-            }
-        }
-        kind::BRACE_EXPRESSION => Value::Expands,
-        // tree-sitter-bash ends `$'…'` at the first quote not after a backslash, even an
-        // escaped backslash: `$'a\\'$(rm x) #'` is one string to it and a command
-        // substitution to bash. Its extent cannot be trusted, so it asks.
-        kind::ANSI_C_STRING => dynamic(node, src, Why::AnsiCString),
-        kind::COMMAND_SUBSTITUTION => dynamic(node, src, Why::CommandSubstitution),
-        kind::PROCESS_SUBSTITUTION => dynamic(node, src, Why::ProcessSubstitution),
-        kind::SIMPLE_EXPANSION | kind::EXPANSION => dynamic(node, src, Why::ParameterExpansion),
-        kind::ARITHMETIC_EXPANSION => dynamic(node, src, Why::ArithmeticExpansion),
-        // A bare `$` (as in `$"…"` or `a$`) or any kind this reader does not know.
-        _ if text(node, src).contains('$') => dynamic(node, src, Why::ParameterExpansion),
-        _ => dynamic(node, src, Why::Unsupported),
-    }
-}
-
-/// An unquoted word: backslash escapes are removed, `\`-newline joins lines. A `$` or
-/// backtick anywhere (even escaped) asks: tree-sitter and bash would have to agree on
-/// every escape for it to be safe, and such words are rare in commands worth a rule.
-fn unquoted(node: Node<'_>, src: &str) -> Value {
-    let raw = text(node, src);
-    if raw.contains(['$', '`']) {
-        return dynamic(node, src, Why::ParameterExpansion);
-    }
+    let unsupported = || Value::Dynamic {
+        part: raw.to_string(),
+        why: Why::Unsupported,
+    };
+    let Some(pieces) = word_pieces(raw) else {
+        return unsupported();
+    };
     let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
     let mut expands = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(escaped) => out.push(escaped),
-                // A trailing backslash: what bash does with it depends on what follows
-                // the word, so it is not a known value.
-                None => expands = true,
-            },
-            // Bash ends a word at an unescaped blank; the parser has been seen to start one
-            // with a newline (after `\\\ #`), so such a word is not what bash reads.
-            ' ' | '\t' | '\n' => return dynamic(node, src, Why::Unsupported),
-            c if EXPANDING.contains(&c) => {
-                expands = true;
-                out.push(c);
-            }
-            c => out.push(c),
+    for piece in &pieces {
+        match read_piece(piece, raw, false, &mut out) {
+            Ok(true) => expands = true,
+            Ok(false) => {}
+            Err(dynamic) => return dynamic,
         }
+    }
+    // Pieces must account for the whole word, or something was left unread.
+    let covered: usize = pieces.iter().map(|p| p.end_index - p.start_index).sum();
+    if covered != raw.len() {
+        return unsupported();
     }
     if expands {
         Value::Expands
@@ -259,49 +300,118 @@ fn unquoted(node: Node<'_>, src: &str) -> Value {
     }
 }
 
-/// A double-quoted string without expansions, read from its own text between the
-/// quotes (the parser's content nodes can leave characters out, a leading newline for
-/// one). Inside double quotes a backslash only escapes `\`, `"`, `$`, backtick and
-/// newline; the last three never reach here.
-fn double_quoted(node: Node<'_>, src: &str) -> Value {
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        let quote = !child.is_named() && text(child, src) == "\"";
-        if !quote && child.kind() != kind::STRING_CONTENT {
-            return match value_at(child, src, MAX_WORD_DEPTH) {
-                dynamic @ Value::Dynamic { .. } => dynamic,
-                _ => dynamic(child, src, Why::Unsupported),
-            };
-        }
-    }
-    let Some(inner) = text(node, src)
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-    else {
-        return dynamic(node, src, Why::Unsupported);
+/// A word's pieces, `None` when the word parser cannot read it (or gives up on it: a
+/// panic in it is contained here, as in [`parse`]).
+fn word_pieces(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+    std::panic::catch_unwind(|| word::parse(raw, &options()).ok()).ok()?
+}
+
+/// Appends one piece's value to `out`; `Ok(true)` when it may expand, `Err` when the
+/// shell computes it.
+fn read_piece(
+    piece: &WordPieceWithSource,
+    raw: &str,
+    quoted: bool,
+    out: &mut String,
+) -> Result<bool, Value> {
+    let dynamic = |why| Value::Dynamic {
+        part: raw
+            .get(piece.start_index..piece.end_index)
+            .unwrap_or(raw)
+            .to_string(),
+        why,
     };
-    if inner.contains(['$', '`']) {
-        return dynamic(node, src, Why::ParameterExpansion);
-    }
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.peek() {
-                Some('\n') => {
-                    chars.next();
-                    continue;
-                }
-                Some('\\') | Some('"') => {
-                    if let Some(escaped) = chars.next() {
-                        out.push(escaped);
-                    }
-                    continue;
-                }
-                _ => {}
-            }
+    match &piece.piece {
+        // A `$` the word parser leaves as text (`$` alone, `m$`) is literal to bash too,
+        // but it is one character away from an expansion: it asks.
+        WordPiece::Text(text) if text.contains(['$', '`']) => Err(dynamic(Why::ParameterExpansion)),
+        WordPiece::Text(text) => {
+            out.push_str(text);
+            Ok(!quoted && text.contains(EXPANDING))
         }
-        out.push(c);
+        WordPiece::SingleQuotedText(text) => {
+            out.push_str(text);
+            Ok(false)
+        }
+        WordPiece::EscapeSequence(seq) => {
+            let mut chars = seq.chars();
+            match (chars.next(), chars.next(), chars.next()) {
+                (Some('\\'), Some('\n'), None) => {}
+                (Some('\\'), Some(c), None) if !quoted || "\\\"$`".contains(c) => out.push(c),
+                // Inside double quotes other escapes keep their backslash.
+                (Some('\\'), Some(_), None) => out.push_str(seq),
+                _ => return Err(dynamic(Why::Unsupported)),
+            }
+            Ok(false)
+        }
+        WordPiece::DoubleQuotedSequence(inner) => {
+            let mut expands = false;
+            for piece in inner {
+                expands |= read_piece(piece, raw, true, out)?;
+            }
+            Ok(expands)
+        }
+        WordPiece::TildeExpansion(_) => Ok(true),
+        WordPiece::AnsiCQuotedText(_) => Err(dynamic(Why::AnsiCString)),
+        WordPiece::GettextDoubleQuotedSequence(_) | WordPiece::ParameterExpansion(_) => {
+            Err(dynamic(Why::ParameterExpansion))
+        }
+        WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+            Err(dynamic(Why::CommandSubstitution))
+        }
+        WordPiece::ArithmeticExpression(_) => Err(dynamic(Why::ArithmeticExpansion)),
     }
-    Value::Known(out)
+}
+
+/// The scripts of the command substitutions in a word (`a$(b)"$(c)"` gives `b` and `c`),
+/// for deny rules to be looked for in. `None` when the word cannot be read, or holds an
+/// expansion that may run something the reader does not follow (`${x:-$(y)}`).
+pub(crate) fn substitutions(raw: &str) -> Option<Vec<String>> {
+    if !raw.contains(['$', '`']) {
+        return Some(Vec::new());
+    }
+    let pieces = word_pieces(raw)?;
+    let mut scripts = Vec::new();
+    collect_substitutions(&pieces, raw, &mut scripts)?;
+    Some(scripts)
+}
+
+fn collect_substitutions(
+    pieces: &[WordPieceWithSource],
+    raw: &str,
+    scripts: &mut Vec<String>,
+) -> Option<()> {
+    for piece in pieces {
+        match &piece.piece {
+            WordPiece::CommandSubstitution(script) => scripts.push(script.clone()),
+            // Inside backquotes a backslash escapes `$`, backquote and backslash.
+            WordPiece::BackquotedCommandSubstitution(script) => scripts.push(
+                script
+                    .replace("\\\\", "\u{0}")
+                    .replace("\\$", "$")
+                    .replace("\\`", "`")
+                    .replace('\u{0}', "\\"),
+            ),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                collect_substitutions(inner, raw, scripts)?
+            }
+            WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                let text = raw.get(piece.start_index..piece.end_index)?;
+                // `$x`, `${x}` and `$((1+2))` run nothing; `${x:-$(y)}` and `$(($(y)))`
+                // run what is inside, read here as a word of its own.
+                let inner = text
+                    .strip_prefix("$((")
+                    .and_then(|t| t.strip_suffix("))"))
+                    .or_else(|| text.strip_prefix("${").and_then(|t| t.strip_suffix('}')));
+                match inner {
+                    Some(inner) => scripts.extend(substitutions(inner)?),
+                    None if text.get(1..).is_some_and(|t| !t.contains(['$', '`'])) => {}
+                    None => return None,
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(())
 }

@@ -39,7 +39,7 @@ pub enum Why {
     ProcessSubstitution,
     ParameterExpansion,
     ArithmeticExpansion,
-    /// `$'…'`, whose extent tree-sitter-bash and bash can disagree on.
+    /// `$'…'`, whose escapes the shell reads at run time.
     AnsiCString,
     /// Any redirection but `>/dev/null` (any descriptor, `>>`, `&>`) and `N>&1`/`N>&2`.
     Redirection,
@@ -80,17 +80,13 @@ pub enum Why {
         rule: Rule,
     },
     ParseError,
-    /// A control character or a space other than space, tab and newline, which the parser
-    /// and bash may split words on differently.
+    /// A control character or a space other than space, tab and newline, which shells and
+    /// tools split words on differently.
     OddCharacter,
-    /// A `#` the parser reads as a comment where bash continues a word.
-    HiddenWord,
-    /// Words the parser splits with nothing between them, which bash reads as one.
-    JoinedWords,
-    /// Text the parser left out of its tree.
+    /// Text between the tokens that is not a blank or a comment: the tokenizer left it out.
     Skipped,
     /// A backslash-newline right after a word character: bash joins the lines into one
-    /// word, the parser splits them.
+    /// word, where shell readers have disagreed.
     LineContinuation,
     /// Nothing to run.
     Empty,
@@ -132,10 +128,6 @@ impl fmt::Display for Why {
             Why::LineContinuation => f.write_str(
                 "continues a word onto the next line, which the shell may read differently",
             ),
-            Why::HiddenWord => {
-                f.write_str("is read as a comment here but may be part of a word to the shell")
-            }
-            Why::JoinedWords => f.write_str("is one word to the shell but two to the parser"),
             Why::Skipped => f.write_str("is text the parser skipped"),
             Why::Empty => f.write_str("has nothing to run"),
             Why::Unsupported => f.write_str("is shell syntax the rules do not cover"),

@@ -6,9 +6,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use pocketpilot_cmdrules::{check, Rule, Verdict};
+use pocketpilot_cmdrules::{check, suggest, Rule, Verdict};
 
-const PROGRAMS: &[&str] = &["cargo", "git", "tee", "timeout", "curl", "rm", "sh", "env"];
+const PROGRAMS: &[&str] = &[
+    "cargo", "git", "tee", "timeout", "curl", "rm", "sh", "env", "python3",
+];
 
 /// A stub per program: appends its name and arguments, NUL-separated, then a record
 /// separator, to a file of its own pid in the folder $LOG; exits 0 so `&&` chains run on.
@@ -111,6 +113,9 @@ fn what_bash_runs_for_a_covered_command_is_what_its_rules_allow() {
         "timeout 60 cargo test -q",
         "cargo test a\\ b c\\'d \"e'f\" 'g\"h'",
         "cargo test \\\\ # a note",
+        "cargo test a\\$b \"c\\$d\"",
+        "cargo test {x x} {1..2\u{d858b}",
+        "cargo test 'a'\"b\"c\\ d",
     ];
     for command in commands {
         let Verdict::Covered { by } = check(command, &allow, &deny) else {
@@ -131,6 +136,34 @@ fn what_bash_runs_for_a_covered_command_is_what_its_rules_allow() {
                 "{command:?} ran {argv:?}, which none of {by:?} allows"
             );
         }
+    }
+}
+
+/// The words the matcher reads are the words bash passes: for an interpreter the rule
+/// offered is the whole command, word for word, and must be exactly the argv bash ran.
+#[test]
+fn the_words_read_are_the_words_bash_passes() {
+    let world = world();
+    let dir = world.path();
+    let commands = [
+        "python3 a.py 'two words' three\\ four",
+        "python3 \"a\\\"b\" 'c\\d' e\\\\f",
+        "python3 'it'\\''s' \"\\$x\" a\\$b",
+        "p'y't\"hon\"3 x \\\n  y # note",
+        "python3 '' \"\" x",
+        "python3 a=b --c=\"d e\" -- '*' \\*",
+        "python3 \"a\\nb\" 'a\\nb' \"\\`\" \"#x\" x#y",
+        "python3 \"a  b\"\tc\t\td",
+    ];
+    for command in commands {
+        let offered = suggest(command, &[], &[]);
+        let [rule] = offered.as_slice() else {
+            panic!("{command:?} offered {offered:?}");
+        };
+        let calls = run(dir, command);
+        let mut want = vec![rule.program.clone()];
+        want.extend(rule.args.words.iter().cloned());
+        assert_eq!(calls, vec![want], "{command:?}");
     }
 }
 

@@ -171,7 +171,27 @@ fn brace_groups_subshells_and_functions_ask() {
                 "[ -f x ] && cargo test",
                 Ask("[ -f x ]", Why::TestExpression),
             ),
+            (
+                "[[ -f x ]] && cargo test",
+                Ask("[[ -f x ]]", Why::TestExpression),
+            ),
             ("! cargo test", Ask("! cargo test", Why::Negation)),
+            (
+                "!  cargo test | cat",
+                Ask("!  cargo test | cat", Why::Negation),
+            ),
+            (
+                "cargo test; while read l; do cargo test; done",
+                Ask("while read l; do cargo test; done", Why::ControlFlow),
+            ),
+            (
+                "case x in a) cargo test;; esac",
+                Ask("case x in a) cargo test;; esac", Why::ControlFlow),
+            ),
+            (
+                "((x = 1)) && cargo test",
+                Ask("((x = 1))", Why::ArithmeticExpansion),
+            ),
         ],
     );
 }
@@ -217,13 +237,20 @@ fn substitutions_and_expansions_ask() {
                 "$(echo rm) -rf /",
                 Ask("$(echo rm)", Why::CommandSubstitution),
             ),
-            ("cargo test a\\$b", Ask("a\\$b", Why::ParameterExpansion)),
+            // An escaped dollar is a literal dollar.
+            ("cargo test a\\$b", Covered(TEST)),
+            ("cargo test a\\\\$b", Ask("$b", Why::ParameterExpansion)),
+            ("cargo test m$ $", Ask("$", Why::ParameterExpansion)),
             ("cargo test $'\\x72m'", Ask("$'\\x72m'", Why::AnsiCString)),
             ("$'\\x72m' -rf x", Ask("$'\\x72m'", Why::AnsiCString)),
-            // tree-sitter-bash reads one string here; bash runs `curl x`.
+            // The string ends at the quote after the escaped backslash; bash runs `curl x`.
             (
                 "cargo test $'x\\\\'$(curl x) #'",
-                Ask("$'x\\\\'$(curl x) #'", Why::AnsiCString),
+                Ask("$'x\\\\'", Why::AnsiCString),
+            ),
+            (
+                "cargo test x$'\\''$(curl x)",
+                Ask("$'\\''", Why::AnsiCString),
             ),
         ],
     );
@@ -256,11 +283,32 @@ fn redirections_heredocs_and_operators_ask() {
                 Ask("<<EOF\nx\nEOF", Why::Heredoc),
             ),
             ("cargo test <<< x", Ask("<<< x", Why::Heredoc)),
-            ("cat <<EOF\n$(rm -rf /)\nEOF", Denied("rm -rf /")),
+            // Here-documents are not parsed (the parser's tokenizer can loop on them):
+            // they ask, whole, even with a denied command inside.
+            (
+                "cat <<EOF\n$(rm -rf /)\nEOF",
+                Ask("<<EOF\n$(rm -rf /)\nEOF", Why::Heredoc),
+            ),
+            ("cargo test \"$(<<\t)\"\t", Ask("<<\t)\"", Why::Heredoc)),
+            ("cargo test $(\\\\<<<<<  )", Ask("<<<<<  )", Why::Heredoc)),
+            // A quoted end tag: the body is text, nothing in it runs.
+            (
+                "cat <<'EOF'\n$(rm -rf /)\nEOF",
+                Ask("<<'EOF'\n$(rm -rf /)\nEOF", Why::Heredoc),
+            ),
+            ("cargo test > $(rm y)", Denied("rm y")),
+            ("cargo test <<< \"$(rm y)\"", Denied("rm y")),
+            ("X=$(rm y) cargo test", Denied("rm y")),
+            ("for x in $(rm y); do cargo test; done", Denied("rm y")),
+            ("case $(rm y) in *) ;; esac", Denied("rm y")),
+            ("if rm x; then cargo test; fi", Denied("rm x")),
+            ("[[ $(rm y) ]]", Denied("rm y")),
+            ("cargo test \"${X:-$(rm y)}\"", Denied("rm y")),
+            ("cargo test $(( $(rm y) + 1 ))", Denied("rm y")),
             ("cargo test &", Ask("cargo test &", Why::Background)),
             ("cargo test & rm x", Denied("rm x")),
             ("cargo test |& cargo clippy", Ask("|&", Why::Operator)),
-            ("cargo test;;", Ask(";;", Why::Operator)),
+            ("cargo test;;", Ask(";;", Why::ParseError)),
         ],
     );
 }
@@ -349,17 +397,30 @@ fn parse_errors_ask() {
                 Ask("\"unterminated", Why::ParseError),
             ),
             ("cargo test (", Ask("(", Why::ParseError)),
-            ("cargo test && && cargo clippy", Ask("&&", Why::ParseError)),
-            ("cargo test $(", Ask("$(", Why::ParseError)),
-            // The grammar's scanner would read outside a C table here and crash the process.
             (
-                "cargo test {\u{d858b}",
-                Ask("cargo test {\u{d858b}", Why::ParseError),
+                "cargo test && && cargo clippy",
+                Ask("&& cargo clippy", Why::ParseError),
+            ),
+            ("cargo test $(", Ask("cargo test $(", Why::ParseError)),
+            ("cargo test 'open", Ask("'open", Why::ParseError)),
+            // The parser panics converting numbers too large for it (a descriptor before
+            // `>`, `~+N`); the matcher contains the panic and asks.
+            (
+                "cargo test 9999999999991>x",
+                Ask("cargo test 9999999999991>x", Why::ParseError),
             ),
             (
-                "cargo test {1..2\u{d858b}",
-                Ask("cargo test {1..2\u{d858b}", Why::ParseError),
+                "cargo test ~+99999999999999999999",
+                Ask("~+99999999999999999999", Why::Unsupported),
             ),
+            ("cargo test 2>/dev/null", Covered(TEST)),
+            // Long numbers elsewhere are plain words.
+            ("cargo test '00000000000000000000000,0'", Covered(TEST)),
+            ("cargo test `curl x", Ask("`curl x", Why::ParseError)),
+            // A brace that opens no expansion is a literal character, to bash and here;
+            // beside a character past U+00FF it once crashed a C scanner.
+            ("cargo test {\u{d858b}", Covered(TEST)),
+            ("cargo test {1..2\u{d858b}", Covered(TEST)),
             // A form feed is a blank to the parser, not to bash: there `#$(curl x)` is a
             // word holding a command substitution, not a comment.
             (
@@ -368,6 +429,9 @@ fn parse_errors_ask() {
             ),
             ("cargo test\r\n", Ask("'\\r'", Why::OddCharacter)),
             ("cargo\u{a0}test", Ask("'\\u{a0}'", Why::OddCharacter)),
+            // The parser's tokenizer would loop without end on these.
+            ("<<\u{c}<#", Ask("'\\u{c}'", Why::OddCharacter)),
+            ("cargo test `<<\r<#`", Ask("'\\r'", Why::OddCharacter)),
             // Bash joins `test` and `#$(curl x)` into one word; the parser sees a comment.
             (
                 "cargo test\\\n#$(curl x)",
@@ -379,24 +443,27 @@ fn parse_errors_ask() {
             ),
             ("car\\\ngo test", Ask("car\\\n", Why::LineContinuation)),
             // After an escaped space `#` continues the word: bash runs `curl x`.
-            ("cargo test \\ #`curl x`", Ask("\\", Why::Skipped)),
+            (
+                "cargo test \\ #`curl x`",
+                Ask("`curl x`", Why::CommandSubstitution),
+            ),
             (
                 "cargo test a\\ #`curl x`",
                 Ask("`curl x`", Why::CommandSubstitution),
             ),
             ("cargo test \\\\ # a note", Covered(TEST)),
-            // The parser reads `\n\\` as one word; bash ends the command at the newline.
+            // Bash ends the command at the newline; `\\` is a second command.
             (
                 "cargo x\\\\\\ #\n\\\\ #",
-                Ask("cargo x\\\\\\ #\n\\\\", Why::JoinedWords),
+                Ask("cargo x\\\\\\ #", Why::NoRule),
             ),
-            // The parser drops a backslash before a tab; bash reads an escaped tab.
-            ("\t\\\tcargo test", Ask("\\", Why::Skipped)),
+            // An escaped tab is part of the program's name.
+            ("\t\\\tcargo test", Ask("\\\tcargo test", Why::NoRule)),
             // Content nodes leave the newline out; the word is still "\na".
             ("cargo test \"\na\"", Covered(TEST)),
             ("\"\ncargo\" test", Ask("\"\ncargo\" test", Why::NoRule)),
-            // Bash runs `cargoc`; the parser reads `cargo""` and `\c`.
-            ("cargo\"\"\\c x", Ask("cargo\"\"\\c", Why::JoinedWords)),
+            // Bash runs `cargoc`.
+            ("cargo\"\"\\c x", Ask("cargo\"\"\\c x", Why::NoRule)),
         ],
     );
 }
@@ -563,10 +630,41 @@ fn long_chains_of_covered_parts_stay_covered() {
         check(&denied, &rules(ALLOW), &rules(DENY)),
         Verdict::Denied { .. }
     ));
-    let nested = format!("cargo test {}x{}", "$(".repeat(300), ")".repeat(300));
+    // Nesting past what a person writes asks before the parser descends into it (it
+    // would run out of stack), whether substitutions, groups or compound commands.
+    for nested in [
+        format!("cargo test {}x{}", "$(".repeat(300), ")".repeat(300)),
+        format!("{}cargo test{}", "{ ".repeat(300), "; }".repeat(300)),
+        format!(
+            "{}cargo test{}",
+            "if true; then ".repeat(300),
+            "; fi".repeat(300)
+        ),
+        format!("{}cargo test{}", "(".repeat(300), ")".repeat(300)),
+    ] {
+        let verdict = check(&nested, &rules(ALLOW), &rules(DENY));
+        assert!(
+            matches!(&verdict, Verdict::Ask { reason } if reason.why == Why::ParseError),
+            "{verdict:?}"
+        );
+    }
+    // Unclosed parentheses are a syntax error; the parser would backtrack through every
+    // reading of each (twice the time per parenthesis), so they ask before it runs.
+    for unclosed in [
+        format!("{}cargo test", "(".repeat(25)),
+        format!("cargo test; {}x", "( ".repeat(25)),
+    ] {
+        let verdict = check(&unclosed, &rules(ALLOW), &rules(DENY));
+        assert!(
+            matches!(&verdict, Verdict::Ask { reason } if reason.why == Why::ParseError),
+            "{verdict:?}"
+        );
+    }
+    // Ten levels deep is read, and a denied command there is found.
+    let ten = format!("cargo test {}rm x{}", "$(".repeat(10), ")".repeat(10));
     assert!(matches!(
-        check(&nested, &rules(ALLOW), &rules(DENY)),
-        Verdict::Ask { .. }
+        check(&ten, &rules(ALLOW), &rules(DENY)),
+        Verdict::Denied { .. }
     ));
 }
 

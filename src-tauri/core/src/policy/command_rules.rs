@@ -1,6 +1,6 @@
 //! Command rules in a run: the workspace's and the session's rules (`cargo test *`, allow
 //! or deny) read from the store, and what they make of one `run_command` call. The
-//! matching is `pocketpilot-cmdrules` (tree-sitter-bash): a command runs without asking
+//! matching is `pocketpilot-cmdrules` (brush-parser): a command runs without asking
 //! only when every part of it is a plain command covered by an allow rule; a deny rule
 //! found anywhere in it refuses it, whatever else allows it.
 use pocketpilot_cmdrules::{Rule, Verdict};
