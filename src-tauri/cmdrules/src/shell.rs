@@ -32,6 +32,20 @@ fn options() -> ParserOptions {
     }
 }
 
+/// How many `[` a word with quotes, escapes or expansions may hold and still be read
+/// (see [`bracket_heavy`]).
+const MAX_BRACKETS: usize = 8;
+
+/// Whether some blank-separated stretch of `text` holds more than [`MAX_BRACKETS`] `[`
+/// beside a quote, an escape or an expansion. The parser backtracks through each `[`
+/// that may open a bracket pattern there: twenty take about a second, each one more
+/// doubles it (found by fuzzing). Such text is not parsed.
+fn bracket_heavy(text: &str) -> bool {
+    text.split([' ', '\t', '\n']).any(|word| {
+        word.matches('[').count() > MAX_BRACKETS && word.contains(['$', '`', '\\', '\'', '"'])
+    })
+}
+
 /// How deep groups, substitutions and compound commands may nest in a command. The
 /// parser descends one call per level and would run out of stack long before a script
 /// a person writes needs this many.
@@ -42,7 +56,7 @@ pub(crate) fn parse(src: &str) -> Result<Script<'_>, String> {
     if let Some(odd) = odd_character(src) {
         return Err(format!("{odd:?}"));
     }
-    if heredoc(src).is_some() || nests_deeper(src, MAX_DEPTH) {
+    if heredoc(src).is_some() || nests_deeper(src, MAX_DEPTH) || bracket_heavy(src) {
         return Err(src.trim().to_string());
     }
     let bytes = (!src.is_ascii()).then(|| {
@@ -303,6 +317,9 @@ pub(crate) fn value(raw: &str) -> Value {
 /// A word's pieces, `None` when the word parser cannot read it (or gives up on it: a
 /// panic in it is contained here, as in [`parse`]).
 fn word_pieces(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+    if bracket_heavy(raw) {
+        return None;
+    }
     std::panic::catch_unwind(|| word::parse(raw, &options()).ok()).ok()?
 }
 

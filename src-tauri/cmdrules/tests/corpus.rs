@@ -660,6 +660,16 @@ fn long_chains_of_covered_parts_stay_covered() {
             "{verdict:?}"
         );
     }
+    // A word of many `[` beside quotes or expansions is not handed to the parser, which
+    // would backtrack through each (twenty take a second): it asks.
+    let brackets = format!("cargo test {}", "e[$6".repeat(40));
+    let verdict = check(&brackets, &rules(ALLOW), &rules(DENY));
+    assert!(
+        matches!(&verdict, Verdict::Ask { reason } if reason.why == Why::ParseError),
+        "{verdict:?}"
+    );
+    let quoted = check("cargo test 'a[1]' \"b[2]\"", &rules(ALLOW), &rules(DENY));
+    assert!(matches!(quoted, Verdict::Covered { .. }), "{quoted:?}");
     // Ten levels deep is read, and a denied command there is found.
     let ten = format!("cargo test {}rm x{}", "$(".repeat(10), ")".repeat(10));
     assert!(matches!(
