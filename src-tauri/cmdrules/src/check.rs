@@ -76,17 +76,11 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
     if command.contains('\0') {
         return ask(command, Why::ParseError);
     }
-    if let Some(odd) = shell::odd_character(command) {
-        return ask(format!("{odd:?}"), Why::OddCharacter);
-    }
-    // Not parsed (see `shell::heredoc`), so a deny rule inside one is not looked for:
-    // the command asks, and the person sees it whole.
-    if let Some(at) = shell::heredoc(command) {
-        return ask(command[at..].trim_end(), Why::Heredoc);
-    }
+    // A here-document is not parsed (see `shell::heredoc`), so a deny rule inside one is
+    // not looked for: the command asks, and the person sees it whole.
     let script = match shell::parse(command) {
         Ok(script) => script,
-        Err(part) => return ask(part, Why::ParseError),
+        Err(reason) => return Verdict::Ask { reason },
     };
     // When no command anywhere may be denied, the parts need no second look.
     let parts_deny: &[Rule] = match deny_scan(&script, deny, 0) {
@@ -507,8 +501,8 @@ fn redirect_text(script: &Script<'_>, redirect: &ast::IoRedirect) -> String {
         ast::IoRedirect::File(_, _, T::Filename(w) | T::Duplicate(w))
         | ast::IoRedirect::HereString(_, w)
         | ast::IoRedirect::OutputAndError(w, _) => w.loc.as_ref().map(|s| script.range(s)),
-        ast::IoRedirect::HereDocument(_, doc) => doc.here_end.loc.as_ref().map(|s| script.range(s)),
-        ast::IoRedirect::File(..) => None,
+        // Fd targets keep no location; here-documents are refused before parsing.
+        ast::IoRedirect::File(..) | ast::IoRedirect::HereDocument(..) => None,
     };
     let Some((start, end)) = target else {
         return redirect.to_string();
@@ -542,7 +536,7 @@ impl Deny {
 }
 
 /// Every command anywhere in the script — inside substitutions, brace groups, subshells,
-/// function bodies, conditions, here-documents — checked against the deny rules. A sure
+/// function bodies, conditions, loops — checked against the deny rules. A sure
 /// match returns at once; a possible one is kept, as is text that could not be read,
 /// where a denied command could hide.
 fn deny_scan(script: &Script<'_>, deny: &[Rule], depth: usize) -> Deny {
@@ -701,12 +695,8 @@ impl DenyScan<'_, '_> {
             | ast::IoRedirect::HereString(_, word)
             | ast::IoRedirect::OutputAndError(word, _) => self.raw(&word.value),
             ast::IoRedirect::File(_, _, T::ProcessSubstitution(_, sub)) => self.list(&sub.list),
-            ast::IoRedirect::File(_, _, T::Fd(_)) => {}
-            ast::IoRedirect::HereDocument(_, doc) if doc.requires_expansion => {
-                // The body is expanded like a double-quoted word.
-                self.raw(&format!("\"{}\"", doc.doc.value.replace('"', "\\\"")));
-            }
-            ast::IoRedirect::HereDocument(..) => {}
+            // Here-documents are refused before parsing (`shell::heredoc`).
+            ast::IoRedirect::File(_, _, T::Fd(_)) | ast::IoRedirect::HereDocument(..) => {}
         }
     }
 

@@ -157,7 +157,7 @@ impl FromStr for Rule {
     /// both: `git commit -m 'wip' *`. A bare `*` at the end is "any remaining
     /// arguments"; a quoted `'*'` is the literal word.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let script = shell::parse(s).map_err(RuleError::NotPlain)?;
+        let script = shell::parse(s).map_err(|reason| RuleError::NotPlain(reason.part))?;
         let not_plain = |span: Option<SourceSpan>| {
             RuleError::NotPlain(span.map_or_else(
                 || s.trim().to_string(),

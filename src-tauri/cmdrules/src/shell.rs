@@ -9,7 +9,7 @@ use brush_parser::ast;
 use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 use brush_parser::{ParseError, ParserOptions, SourcePosition, SourceSpan, Token, TokenizerError};
 
-use crate::verdict::Why;
+use crate::verdict::{AskReason, Why};
 
 /// How deep substitutions inside substitutions are followed (`$(a $(b $(c)))`): past it
 /// the reader stops and asks, and a deny rule may be hiding.
@@ -51,13 +51,18 @@ fn bracket_heavy(text: &str) -> bool {
 /// a person writes needs this many.
 const MAX_DEPTH: usize = 32;
 
-/// Parses `src` as bash; on failure, the text where parsing failed.
-pub(crate) fn parse(src: &str) -> Result<Script<'_>, String> {
+/// Parses `src` as bash; on failure, the text where it stopped and why: a character
+/// bash may read differently, a here-document (neither is parsed), or a parse error.
+pub(crate) fn parse(src: &str) -> Result<Script<'_>, AskReason> {
     if let Some(odd) = odd_character(src) {
-        return Err(format!("{odd:?}"));
+        return Err(AskReason::new(format!("{odd:?}"), Why::OddCharacter));
     }
-    if heredoc(src).is_some() || nests_deeper(src, MAX_DEPTH) || bracket_heavy(src) {
-        return Err(src.trim().to_string());
+    if let Some(at) = heredoc(src) {
+        return Err(AskReason::new(src[at..].trim_end(), Why::Heredoc));
+    }
+    let unparsed = |part: String| AskReason::new(part, Why::ParseError);
+    if nests_deeper(src, MAX_DEPTH) || bracket_heavy(src) {
+        return Err(unparsed(src.trim().to_string()));
     }
     let bytes = (!src.is_ascii()).then(|| {
         src.char_indices()
@@ -92,10 +97,10 @@ pub(crate) fn parse(src: &str) -> Result<Script<'_>, String> {
             script.program = program;
             Ok(script)
         }
-        Ok(Err(Failure::Tokens(e))) => Err(script.tokenizer_error(&e)),
-        Ok(Err(Failure::Parse(e))) => Err(script.parse_error(&e)),
-        Ok(Err(Failure::Unclosed(at))) => Err(script.rest(&at)),
-        Err(_) => Err(src.to_string()),
+        Ok(Err(Failure::Tokens(e))) => Err(unparsed(script.tokenizer_error(&e))),
+        Ok(Err(Failure::Parse(e))) => Err(unparsed(script.parse_error(&e))),
+        Ok(Err(Failure::Unclosed(at))) => Err(unparsed(script.rest(&at))),
+        Err(_) => Err(unparsed(src.to_string())),
     }
 }
 
@@ -103,7 +108,7 @@ pub(crate) fn parse(src: &str) -> Result<Script<'_>, String> {
 /// anywhere, quoted or not. Here-documents always ask, and the parser's tokenizer loops
 /// and allocates without end on some of them (`"$(<<⇥)"`, found by fuzzing): text that
 /// holds one is not parsed.
-pub(crate) fn heredoc(src: &str) -> Option<usize> {
+fn heredoc(src: &str) -> Option<usize> {
     // A run of `<` other than one (a redirection) or three (a here-string) holds a `<<`
     // (`<<<<<` is `<<<` and `<<`).
     let bytes = src.as_bytes();
@@ -170,7 +175,7 @@ fn nests_deeper(src: &str, limit: usize) -> bool {
 /// `#$(…)` has hidden a command substitution from a checker), and the parser's tokenizer
 /// loops without end on a here-document operator followed by a form feed or carriage
 /// return. Such text is not parsed.
-pub(crate) fn odd_character(src: &str) -> Option<char> {
+fn odd_character(src: &str) -> Option<char> {
     src.chars()
         .find(|c| (c.is_whitespace() || c.is_control()) && !matches!(c, ' ' | '\t' | '\n'))
 }

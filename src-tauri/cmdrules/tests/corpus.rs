@@ -618,6 +618,15 @@ fn no_deny_rules_means_nothing_is_denied() {
     );
 }
 
+/// `command` asks, for `why`, under the corpus's rules (whatever part it names).
+fn asks_for(command: &str, why: Why) {
+    let verdict = check(command, &rules(ALLOW), &rules(DENY));
+    assert!(
+        matches!(&verdict, Verdict::Ask { reason } if reason.why == why),
+        "{command:?}: {verdict:?}"
+    );
+}
+
 #[test]
 fn long_chains_of_covered_parts_stay_covered() {
     let command = vec!["cargo test -p a"; 400].join(" && ");
@@ -642,11 +651,7 @@ fn long_chains_of_covered_parts_stay_covered() {
         ),
         format!("{}cargo test{}", "(".repeat(300), ")".repeat(300)),
     ] {
-        let verdict = check(&nested, &rules(ALLOW), &rules(DENY));
-        assert!(
-            matches!(&verdict, Verdict::Ask { reason } if reason.why == Why::ParseError),
-            "{verdict:?}"
-        );
+        asks_for(&nested, Why::ParseError);
     }
     // Unclosed parentheses are a syntax error; the parser would backtrack through every
     // reading of each (twice the time per parenthesis), so they ask before it runs.
@@ -654,19 +659,13 @@ fn long_chains_of_covered_parts_stay_covered() {
         format!("{}cargo test", "(".repeat(25)),
         format!("cargo test; {}x", "( ".repeat(25)),
     ] {
-        let verdict = check(&unclosed, &rules(ALLOW), &rules(DENY));
-        assert!(
-            matches!(&verdict, Verdict::Ask { reason } if reason.why == Why::ParseError),
-            "{verdict:?}"
-        );
+        asks_for(&unclosed, Why::ParseError);
     }
     // A word of many `[` beside quotes or expansions is not handed to the parser, which
     // would backtrack through each (twenty take a second): it asks.
-    let brackets = format!("cargo test {}", "e[$6".repeat(40));
-    let verdict = check(&brackets, &rules(ALLOW), &rules(DENY));
-    assert!(
-        matches!(&verdict, Verdict::Ask { reason } if reason.why == Why::ParseError),
-        "{verdict:?}"
+    asks_for(
+        &format!("cargo test {}", "e[$6".repeat(40)),
+        Why::ParseError,
     );
     let quoted = check("cargo test 'a[1]' \"b[2]\"", &rules(ALLOW), &rules(DENY));
     assert!(matches!(quoted, Verdict::Covered { .. }), "{quoted:?}");
