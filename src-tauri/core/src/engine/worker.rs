@@ -30,8 +30,8 @@ use pocketpilot_protocol::{ApprovalStatus, Budget, ErrorKind, McpProblemKind, Pa
 /// its data directory. Passed in, so the worker does not depend on the service.
 #[derive(Clone)]
 pub struct RunContext {
-    pub store: Arc<Store>,
-    pub recorder: Arc<Recorder>,
+    pub(crate) store: Arc<Store>,
+    pub(crate) recorder: Arc<Recorder>,
     pub runs: Arc<RunRegistry>,
     pub data_dir: PathBuf,
     /// Editors attached to sessions in this process (ACP).

@@ -52,7 +52,7 @@ fn parse(args: &Value) -> Result<Args, ToolError> {
 /// `remember`: proposes a memory; it is written only when the call runs, i.e. after the
 /// person accepted it (or the auto-accept setting granted it).
 pub struct Remember {
-    pub store: Arc<Store>,
+    pub(crate) store: Arc<Store>,
     pub task_id: i64,
 }
 
