@@ -3,6 +3,7 @@
 use brush_parser::ast::{self, SourceLocation};
 use brush_parser::{SourceSpan, Token};
 
+use crate::bounded::{self, Unread};
 use crate::rule::{Certainty, Pattern, Rule};
 use crate::shell::{self, Script, Value};
 use crate::verdict::{AskReason, Verdict, Why};
@@ -69,8 +70,24 @@ const EXEC: &str = "exec";
 const MAX_DENY_DEPTH: usize = 4;
 
 /// Whether `command` may run without asking. See the crate documentation for what is
-/// covered and what asks.
+/// covered and what asks. A command that takes longer than [`crate::READ_BUDGET`] to
+/// read asks ([`Why::TooSlow`]).
 pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
+    let (allow, deny) = (allow.to_vec(), deny.to_vec());
+    match bounded::read_within_budget(command, move |text| verdict(text, &allow, &deny)) {
+        Ok(verdict) => verdict,
+        Err(unread) => ask(command.trim(), unread_why(unread)),
+    }
+}
+
+fn unread_why(unread: Unread) -> Why {
+    match unread {
+        Unread::TooSlow => Why::TooSlow,
+        Unread::Busy => Why::ReaderBusy,
+    }
+}
+
+fn verdict(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
     // Passed as an argument, a command ends at its first NUL; what follows is not what
     // was checked.
     if command.contains('\0') {
@@ -144,7 +161,14 @@ const MAX_SUGGESTED_WORDS: usize = 2;
 /// interpreter (`python3 x.py`). Nothing when a part is not a plain command, runs another
 /// program or shell code, or when the rules offered would still not cover the command
 /// with `allow` and `deny`: what is offered is exactly what makes it run without asking.
+/// Nothing, either, when reading the command overran [`crate::READ_BUDGET`].
 pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
+    let (allow, deny) = (allow.to_vec(), deny.to_vec());
+    bounded::read_within_budget(command, move |text| suggestions(text, &allow, &deny))
+        .unwrap_or_default()
+}
+
+fn suggestions(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
     if command.contains('\0') {
         return Vec::new();
     }
@@ -165,7 +189,7 @@ pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
         }
     }
     let with: Vec<Rule> = allow.iter().chain(&offered).cloned().collect();
-    match check(command, &with, deny) {
+    match verdict(command, &with, deny) {
         Verdict::Covered { .. } => offered,
         _ => Vec::new(),
     }

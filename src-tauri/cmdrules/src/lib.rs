@@ -9,14 +9,19 @@
 //! /dev/null and `2>&1` allowed) and each part is covered by an allow rule; anything
 //! else asks. Deny rules are looked for everywhere, and win.
 //!
+//! Every read runs on a thread of its own within [`READ_BUDGET`]: text the parser takes
+//! longer over asks, and never hangs the caller (see `bounded`).
+//!
 //! Layout: `rule` (the rule and its text form), `shell` (parsing and reading words),
-//! `check` (the matcher), `verdict` (its answer). README.md lists what asks and why.
+//! `check` (the matcher), `verdict` (its answer), `bounded` (the time limit). README.md lists what asks and why.
 
+mod bounded;
 mod check;
 mod rule;
 mod shell;
 mod verdict;
 
+pub use bounded::{BUDGET as READ_BUDGET, MAX_OVERRUNNING as MAX_OVERRUNNING_READS};
 pub use check::{check, suggest};
 pub use rule::{Pattern, Rule, RuleError};
 pub use verdict::{AskReason, Verdict, Why};

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use brush_parser::ast::{self, SourceLocation};
 use brush_parser::SourceSpan;
 
+use crate::bounded::{self, Unread};
 use crate::shell::{self, Value};
 
 /// The words after the program. `cargo test *` is `words: ["test"], rest: true`: it
@@ -39,6 +40,12 @@ pub enum RuleError {
     NotPlain(String),
     #[error("`*` stands only at the end of a rule, for any remaining arguments")]
     StarNotLast,
+    #[error("the rule took too long to read")]
+    TooSlow,
+    #[error(
+        "the rule was not read: earlier commands that took too long to read are still being read"
+    )]
+    ReaderBusy,
 }
 
 impl Rule {
@@ -157,6 +164,17 @@ impl FromStr for Rule {
     /// both: `git commit -m 'wip' *`. A bare `*` at the end is "any remaining
     /// arguments"; a quoted `'*'` is the literal word.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        bounded::read_within_budget(s, Rule::read).unwrap_or_else(|unread| {
+            Err(match unread {
+                Unread::TooSlow => RuleError::TooSlow,
+                Unread::Busy => RuleError::ReaderBusy,
+            })
+        })
+    }
+}
+
+impl Rule {
+    fn read(s: &str) -> Result<Self, RuleError> {
         let script = shell::parse(s).map_err(|reason| RuleError::NotPlain(reason.part))?;
         let not_plain = |span: Option<SourceSpan>| {
             RuleError::NotPlain(span.map_or_else(

@@ -92,6 +92,11 @@ pub enum Why {
     Empty,
     /// Shell syntax outside the small set the rules cover.
     Unsupported,
+    /// Reading it took longer than [`crate::READ_BUDGET`]; it was not read.
+    TooSlow,
+    /// Not read: earlier commands that took too long to read are still being read
+    /// (see [`crate::MAX_OVERRUNNING_READS`]).
+    ReaderBusy,
 }
 
 impl fmt::Display for Why {
@@ -131,6 +136,10 @@ impl fmt::Display for Why {
             Why::Skipped => f.write_str("is text the parser skipped"),
             Why::Empty => f.write_str("has nothing to run"),
             Why::Unsupported => f.write_str("is shell syntax the rules do not cover"),
+            Why::TooSlow => f.write_str("took too long to read, so it was not read"),
+            Why::ReaderBusy => f.write_str(
+                "was not read: earlier commands that took too long to read are still being read",
+            ),
         }
     }
 }

@@ -1,0 +1,318 @@
+//! Reading with a time limit. brush-parser backtracks, and fuzzing keeps finding text it
+//! takes seconds, hours or forever to read (each shape found is refused before parsing:
+//! see `shell::parse`); a command an agent sent must never hang the run that checks it.
+//! So every read runs on a reader thread, and a read that overruns its budget is
+//! answered "ask" while its thread is left to finish: a thread cannot be stopped from
+//! outside. Readers that answered in time wait, blocked, for the next read (starting a
+//! thread with its stack costs more than a short command's read). At most [`MAX_OVERRUNNING`] such reads may be left running at once; past that
+//! nothing new is read (it asks) until one finishes, so what they cost stays bounded.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// How long one read may take. A 4 KB command reads in about a millisecond; this leaves
+/// room for a busy machine that does not run the thread for a while.
+pub const BUDGET: Duration = Duration::from_secs(1);
+
+/// How many reads that overran may still be running before new ones are refused.
+pub const MAX_OVERRUNNING: usize = 2;
+
+/// The parser descends one call per nesting level; the limits in `shell` keep that far
+/// below this, which is the main thread's usual stack rather than a spawned thread's 2 MiB.
+const STACK: usize = 8 << 20;
+
+/// The readers of this process: [`BUDGET`] each, at most [`MAX_OVERRUNNING`] left running.
+static READERS: Readers = Readers {
+    budget: BUDGET,
+    max_overrunning: MAX_OVERRUNNING,
+    overrunning: &OVERRUNNING,
+    idle: &IDLE,
+};
+static OVERRUNNING: AtomicUsize = AtomicUsize::new(0);
+static IDLE: Mutex<Vec<Reader>> = Mutex::new(Vec::new());
+
+/// How many readers wait for work: one per run checking a command at the same moment.
+const MAX_IDLE: usize = 4;
+
+/// A read, with its answer's way back inside.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A reader thread waiting for jobs; it ends when this is dropped and its job is done.
+struct Reader(mpsc::Sender<Job>);
+
+impl Reader {
+    fn start() -> Option<Reader> {
+        let (jobs, incoming) = mpsc::channel::<Job>();
+        thread::Builder::new()
+            .name("command-reader".into())
+            .stack_size(STACK)
+            .spawn(move || {
+                while let Ok(job) = incoming.recv() {
+                    job();
+                }
+            })
+            .ok()?;
+        Some(Reader(jobs))
+    }
+}
+
+const RUNNING: u8 = 0;
+const DONE: u8 = 1;
+const LEFT: u8 = 2;
+
+/// Why a read gave no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unread {
+    /// It took longer than the budget.
+    TooSlow,
+    /// It was not started: earlier reads that overran are still running (or no thread
+    /// could be started).
+    Busy,
+}
+
+/// Reads `text` with `read`: here, at once, when the text is plain (see
+/// [`reads_plainly`]); otherwise on a reader thread of this process's readers, waiting
+/// for it up to [`BUDGET`]. A panic in `read` is passed on to the caller, as if it had
+/// run here.
+pub(crate) fn read_within_budget<T: Send + 'static>(
+    text: &str,
+    read: impl FnOnce(&str) -> T + Send + 'static,
+) -> Result<T, Unread> {
+    if reads_plainly(text) {
+        return Ok(read(text));
+    }
+    let text = text.to_string();
+    READERS.run(move || read(&text))
+}
+
+/// Words that are shell grammar where a command starts.
+const RESERVED: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "in", "select", "function", "time", "coproc",
+];
+
+/// Whether `text` is nothing but words of plain characters joined by blanks and the
+/// operators `;`, `&`, `|`, `>` (so `&&`, `||`, `2>&1`, `>/dev/null`), with no reserved
+/// word. In such text the parser has no alternative to backtrack into: no quote,
+/// expansion, bracket, parenthesis, brace or here-document, no compound command. It is
+/// read where it is asked for, sparing the hand-over to a reader thread and back (about
+/// 70 µs on a two-core virtual machine, more than a typical command's whole read). The
+/// fuzz target holds the inline reads to libFuzzer's timeout.
+fn reads_plainly(text: &str) -> bool {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%^~*?#".contains(c);
+    let separator = |c: char| " \t\n;&|>".contains(c);
+    text.chars().all(|c| plain(c) || separator(c))
+        && text.split(separator).all(|word| !RESERVED.contains(&word))
+}
+
+pub(crate) struct Readers {
+    budget: Duration,
+    max_overrunning: usize,
+    /// Reads left running; `'static` because they decrement it when they end.
+    overrunning: &'static AtomicUsize,
+    idle: &'static Mutex<Vec<Reader>>,
+}
+
+impl Readers {
+    pub(crate) fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Unread> {
+        if self.overrunning.load(Ordering::Acquire) >= self.max_overrunning {
+            return Err(Unread::Busy);
+        }
+        let (tx, rx) = mpsc::sync_channel(1);
+        let state = Arc::new(AtomicU8::new(RUNNING));
+        let reader_state = Arc::clone(&state);
+        let overrunning = self.overrunning;
+        let job: Job = Box::new(move || {
+            let out = panic::catch_unwind(AssertUnwindSafe(work));
+            // A read the caller stopped waiting for frees its place when it ends.
+            if reader_state.swap(DONE, Ordering::AcqRel) == LEFT {
+                overrunning.fetch_sub(1, Ordering::AcqRel);
+            }
+            // The caller may be gone; then nobody wants the answer.
+            let _ = tx.send(out);
+        });
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        // An idle reader whose thread is gone (none ends on its own) hands the job back.
+        let job = match idle {
+            Some(reader) => match reader.0.send(job) {
+                Ok(()) => Ok(reader),
+                Err(mpsc::SendError(job)) => Err(job),
+            },
+            None => Err(job),
+        };
+        let reader = match job {
+            Ok(reader) => reader,
+            Err(job) => {
+                let Some(reader) = Reader::start() else {
+                    return Err(Unread::Busy);
+                };
+                if reader.0.send(job).is_err() {
+                    return Err(Unread::Busy);
+                }
+                reader
+            }
+        };
+        let out = match rx.recv_timeout(self.budget) {
+            Ok(out) => {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                if idle.len() < MAX_IDLE {
+                    idle.push(reader);
+                }
+                out
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // Counted before it is marked left, so the reader's decrement (which only
+                // a left reader does) always follows this increment.
+                self.overrunning.fetch_add(1, Ordering::AcqRel);
+                if state.swap(LEFT, Ordering::AcqRel) != DONE {
+                    return Err(Unread::TooSlow);
+                }
+                // It finished between the timeout and now, and did not decrement.
+                self.overrunning.fetch_sub(1, Ordering::AcqRel);
+                rx.recv().map_err(|_| Unread::TooSlow)?
+            }
+            // The reader ends only after sending.
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Unread::TooSlow),
+        };
+        match out {
+            Ok(value) => Ok(value),
+            Err(payload) => panic::resume_unwind(payload),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! With readers of their own (a short budget, a counter no other test shares) and
+    //! work that waits for the test to let it go, so what overruns is decided here, not
+    //! by the parser's speed.
+    use super::*;
+
+    fn readers(budget_ms: u64, max_overrunning: usize) -> Readers {
+        Readers {
+            budget: Duration::from_millis(budget_ms),
+            max_overrunning,
+            overrunning: Box::leak(Box::new(AtomicUsize::new(0))),
+            idle: Box::leak(Box::new(Mutex::new(Vec::new()))),
+        }
+    }
+
+    /// Work that ends when the returned sender sends (or is dropped).
+    fn held() -> (mpsc::Sender<()>, impl FnOnce() -> u32 + Send + 'static) {
+        let (go, wait) = mpsc::channel::<()>();
+        (go, move || {
+            let _ = wait.recv();
+            7
+        })
+    }
+
+    /// Waits (for an event, not a set time) until `readers` counts `n` left running.
+    fn until_overrunning(readers: &Readers, n: usize) {
+        while readers.overrunning.load(Ordering::Acquire) != n {
+            thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_read_within_budget_answers() {
+        let readers = readers(10_000, 2);
+        assert_eq!(readers.run(|| 7), Ok(7));
+        assert_eq!(readers.overrunning.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn a_read_over_budget_asks_and_is_counted_until_it_ends() {
+        // A real timeout is under test: the budget is 20 ms.
+        let readers = readers(20, 2);
+        let (go, work) = held();
+        assert_eq!(readers.run(work), Err(Unread::TooSlow));
+        assert_eq!(readers.overrunning.load(Ordering::Acquire), 1);
+        go.send(()).expect("the reader waits");
+        until_overrunning(&readers, 0);
+        assert_eq!(readers.run(|| 8), Ok(8));
+    }
+
+    #[test]
+    fn past_the_reads_left_running_nothing_new_is_read_until_one_ends() {
+        let readers = readers(20, 2);
+        let (first, work) = held();
+        assert_eq!(readers.run(work), Err(Unread::TooSlow));
+        let (_second, work) = held();
+        assert_eq!(readers.run(work), Err(Unread::TooSlow));
+        // Even work that would answer at once is not started.
+        assert_eq!(readers.run(|| 9), Err(Unread::Busy));
+        first.send(()).expect("the reader waits");
+        until_overrunning(&readers, 1);
+        assert_eq!(readers.run(|| 9), Ok(9));
+    }
+
+    #[test]
+    fn a_reader_that_answered_in_time_takes_the_next_read_and_one_left_running_does_not() {
+        let readers = readers(20, 2);
+        let here = thread::current().id();
+        let first = readers.run(|| thread::current().id()).expect("read");
+        assert_ne!(first, here);
+        assert_eq!(readers.run(|| thread::current().id()), Ok(first));
+
+        let (ids, seen) = mpsc::channel();
+        let (go, wait) = mpsc::channel::<()>();
+        let slow = move || {
+            let _ = ids.send(thread::current().id());
+            let _ = wait.recv();
+        };
+        assert_eq!(readers.run(slow), Err(Unread::TooSlow));
+        let left = seen.recv().expect("the slow read started");
+        assert_eq!(left, first, "the idle reader took it");
+        let next = readers.run(|| thread::current().id()).expect("read");
+        assert_ne!(next, left, "a reader left running is not handed more work");
+        go.send(()).expect("the reader waits");
+    }
+
+    #[test]
+    fn only_plain_words_and_operators_are_read_in_place() {
+        for plain in [
+            "cargo test -p core",
+            "cargo test -p core 2>&1 | tee log && git diff --stat; ls *.rs >/dev/null",
+            "make -j4 CFLAGS=-O2 # build",
+            "ls ~/src",
+        ] {
+            assert!(reads_plainly(plain), "{plain}");
+        }
+        for not_plain in [
+            "echo $HOME",
+            "echo 'a'",
+            "echo \"a\"",
+            "echo a\\ b",
+            "a $(b)",
+            "a `b`",
+            "(a)",
+            "{ a; }",
+            "a [x]",
+            "a <<EOF",
+            "a < in",
+            "if a; then b; fi",
+            "for x",
+            "a; do",
+            "! a",
+            "a\rb",
+        ] {
+            assert!(!reads_plainly(not_plain), "{not_plain}");
+        }
+    }
+
+    #[test]
+    fn a_panic_in_the_read_reaches_the_caller() {
+        let readers = readers(10_000, 2);
+        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+            readers.run(|| -> u32 { panic!("inside the reader") })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(readers.overrunning.load(Ordering::Acquire), 0);
+    }
+}
