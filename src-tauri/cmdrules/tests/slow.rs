@@ -33,20 +33,35 @@ fn a_command_that_takes_too_long_to_read_asks_and_the_caller_is_not_held() {
         "{reason}"
     );
 
-    // A second read left running, and nothing new is read until one ends: even a plain
-    // command asks, and says why, and nothing is suggested.
+    // A second read left running, and nothing new is handed to a reader until one ends:
+    // a command with a quote asks, and says why, and nothing is suggested for it. Plain
+    // words are still read, in place (nothing in them can overrun).
     let second = check(SLOW, &allow, &deny);
-    let plain = check("cargo test -p core", &allow, &deny);
-    match (&second, &plain) {
+    let quoted = check("cargo test 'core'", &allow, &deny);
+    match (&second, &quoted) {
         (Verdict::Ask { reason: slow }, Verdict::Ask { reason: busy })
             if slow.why == Why::TooSlow && busy.why == Why::ReaderBusy =>
         {
-            assert!(suggest("cargo build", &allow, &deny).is_empty());
             assert!(busy.to_string().contains("still being read"), "{busy}");
+            assert!(suggest("cargo build 'x'", &allow, &deny).is_empty());
         }
         // The first read (about 3 s, of which the budget waited 1) ended while the second
-        // was read: the plain command was then read. Not seen so far.
+        // was read, and the quoted command was read. Not seen so far.
         (_, Verdict::Covered { .. }) => {}
         other => panic!("{other:?}"),
     }
+    assert!(
+        matches!(
+            check("cargo test -p core", &allow, &deny),
+            Verdict::Covered { .. }
+        ),
+        "plain words are read in place"
+    );
+    assert_eq!(
+        suggest("cargo build --release", &allow, &deny)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["cargo build *"]
+    );
 }
