@@ -41,9 +41,21 @@ const MAX_BRACKETS: usize = 8;
 /// that may open a bracket pattern there: twenty take about a second, each one more
 /// doubles it (found by fuzzing). Such text is not parsed.
 fn bracket_heavy(text: &str) -> bool {
-    text.split([' ', '\t', '\n']).any(|word| {
-        word.matches('[').count() > MAX_BRACKETS && word.contains(['$', '`', '\\', '\'', '"'])
-    })
+    let (mut brackets, mut beside) = (0, false);
+    for b in text.bytes().chain(std::iter::once(b' ')) {
+        match b {
+            b' ' | b'\t' | b'\n' => {
+                if brackets > MAX_BRACKETS && beside {
+                    return true;
+                }
+                (brackets, beside) = (0, false);
+            }
+            b'[' => brackets += 1,
+            b'$' | b'`' | b'\\' | b'\'' | b'"' => beside = true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// How deep groups, substitutions and compound commands may nest in a command. The
@@ -133,22 +145,23 @@ fn nests_deeper(src: &str, limit: usize) -> bool {
         "then", "do", "else", "elif", "if", "while", "until", "!", "time",
     ];
     let mut depth = 0usize;
-    let mut word = String::new();
+    // Where the word being read started (its characters are all ASCII).
+    let mut word_start = None;
     // Whether the next word stands where a command starts.
     let mut command_start = true;
-    for c in src.chars().chain(std::iter::once('\n')) {
+    for (i, c) in src.char_indices().chain(std::iter::once((src.len(), '\n'))) {
         if c.is_ascii_alphanumeric() || c == '_' || c == '!' {
-            word.push(c);
+            word_start.get_or_insert(i);
             continue;
         }
-        if !word.is_empty() {
-            if command_start && OPENS.contains(&word.as_str()) {
+        if let Some(start) = word_start.take() {
+            let word = &src[start..i];
+            if command_start && OPENS.contains(&word) {
                 depth += 1;
-            } else if command_start && CLOSES.contains(&word.as_str()) {
+            } else if command_start && CLOSES.contains(&word) {
                 depth = depth.saturating_sub(1);
             }
-            command_start = LEAD.contains(&word.as_str());
-            word.clear();
+            command_start = LEAD.contains(&word);
         }
         match c {
             '(' | '{' => {
