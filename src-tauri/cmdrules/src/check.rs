@@ -73,8 +73,12 @@ const MAX_DENY_DEPTH: usize = 4;
 /// covered and what asks. A command that takes longer than [`crate::READ_BUDGET`] to
 /// read asks ([`Why::TooSlow`]).
 pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
+    // Plain words are read here, without copying the rules for a reader.
+    if bounded::reads_plainly(command) {
+        return verdict(command, allow, deny);
+    }
     let (allow, deny) = (allow.to_vec(), deny.to_vec());
-    match bounded::read_within_budget(command, move |text| verdict(text, &allow, &deny)) {
+    match bounded::on_reader(command, move |text| verdict(text, &allow, &deny)) {
         Ok(verdict) => verdict,
         Err(unread) => ask(command.trim(), unread_why(unread)),
     }
@@ -163,9 +167,11 @@ const MAX_SUGGESTED_WORDS: usize = 2;
 /// with `allow` and `deny`: what is offered is exactly what makes it run without asking.
 /// Nothing, either, when reading the command overran [`crate::READ_BUDGET`].
 pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
+    if bounded::reads_plainly(command) {
+        return suggestions(command, allow, deny);
+    }
     let (allow, deny) = (allow.to_vec(), deny.to_vec());
-    bounded::read_within_budget(command, move |text| suggestions(text, &allow, &deny))
-        .unwrap_or_default()
+    bounded::on_reader(command, move |text| suggestions(text, &allow, &deny)).unwrap_or_default()
 }
 
 fn suggestions(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
