@@ -84,6 +84,28 @@ pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
     }
 }
 
+/// [`check`], and when it asks, what [`suggest`] offers for it, from one read within one
+/// budget: a command that took too long to read is not read a second time for
+/// suggestions (it would wait out the budget again and leave a second read running).
+pub fn check_and_suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> (Verdict, Vec<Rule>) {
+    let both = |text: &str, allow: &[Rule], deny: &[Rule]| {
+        let verdict = verdict(text, allow, deny);
+        let offered = match &verdict {
+            Verdict::Ask { .. } => suggestions(text, allow, deny),
+            _ => Vec::new(),
+        };
+        (verdict, offered)
+    };
+    if bounded::reads_plainly(command) {
+        return both(command, allow, deny);
+    }
+    let (allow, deny) = (allow.to_vec(), deny.to_vec());
+    match bounded::on_reader(command, move |text| both(text, &allow, &deny)) {
+        Ok(both) => both,
+        Err(unread) => (ask(command.trim(), unread_why(unread)), Vec::new()),
+    }
+}
+
 fn unread_why(unread: Unread) -> Why {
     match unread {
         Unread::TooSlow => Why::TooSlow,

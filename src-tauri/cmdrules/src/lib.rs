@@ -22,7 +22,7 @@ mod shell;
 mod verdict;
 
 pub use bounded::{BUDGET as READ_BUDGET, MAX_OVERRUNNING as MAX_OVERRUNNING_READS};
-pub use check::{check, suggest};
+pub use check::{check, check_and_suggest, suggest};
 pub use rule::{Pattern, Rule, RuleError};
 pub use verdict::{AskReason, Verdict, Why};
 

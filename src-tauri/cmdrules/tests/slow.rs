@@ -2,7 +2,7 @@
 //! A binary of its own: the reads it leaves running count against this process's
 //! readers, and would make other tests' commands ask.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use pocketpilot_cmdrules::{check, suggest, Rule, Verdict, Why};
+use pocketpilot_cmdrules::{check, check_and_suggest, suggest, Rule, Verdict, Why};
 
 fn rules(texts: &[&str]) -> Vec<Rule> {
     texts.iter().map(|t| t.parse().unwrap()).collect()
@@ -16,7 +16,9 @@ const SLOW: &str = include_str!("slow/brackets.sh");
 #[test]
 fn a_command_that_takes_too_long_to_read_asks_and_the_caller_is_not_held() {
     let (allow, deny) = (rules(&["cargo test *", "tee *"]), rules(&["rm *"]));
-    let verdict = check(SLOW, &allow, &deny);
+    // What the runtime calls: the verdict and, on asking, suggestions, from one read.
+    let (verdict, suggested) = check_and_suggest(SLOW, &allow, &deny);
+    assert!(suggested.is_empty());
     let Verdict::Ask { reason } = &verdict else {
         panic!("{verdict:?}");
     };
@@ -33,7 +35,9 @@ fn a_command_that_takes_too_long_to_read_asks_and_the_caller_is_not_held() {
         "{reason}"
     );
 
-    // A second read left running, and nothing new is handed to a reader until one ends:
+    // One read was left running, not two (suggestions did not read it again): a second
+    // slow command is still read, and overruns too. Two reads left running, and nothing
+    // new is handed to a reader until one ends:
     // a command with a quote asks, and says why, and nothing is suggested for it. Plain
     // words are still read, in place (nothing in them can overrun).
     let second = check(SLOW, &allow, &deny);

@@ -99,7 +99,10 @@ impl RuleSet {
     pub fn judge(&self, command: &str) -> Judgement {
         let allow: Vec<Rule> = self.allow.iter().map(|(r, _)| r.clone()).collect();
         let deny: Vec<Rule> = self.deny.iter().map(|(r, _)| r.clone()).collect();
-        match pocketpilot_cmdrules::check(command, &allow, &deny) {
+        // One read for the verdict and the suggestions: a command too slow to read is
+        // not read twice.
+        let (verdict, suggested) = pocketpilot_cmdrules::check_and_suggest(command, &allow, &deny);
+        match verdict {
             Verdict::Covered { by } => Judgement::Allowed(
                 by.into_iter()
                     .filter_map(|(part, rule)| {
@@ -131,10 +134,7 @@ impl RuleSet {
             Verdict::Ask { reason } => Judgement::Asked(CommandAsk {
                 part: reason.part.clone(),
                 reason: reason.to_string(),
-                suggested: pocketpilot_cmdrules::suggest(command, &allow, &deny)
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect(),
+                suggested: suggested.iter().map(ToString::to_string).collect(),
             }),
         }
     }
