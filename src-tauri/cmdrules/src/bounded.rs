@@ -1,11 +1,16 @@
 //! Reading with a time limit. brush-parser backtracks, and fuzzing keeps finding text it
 //! takes seconds, hours or forever to read (each shape found is refused before parsing:
 //! see `shell::parse`); a command an agent sent must never hang the run that checks it.
-//! So every read runs on a reader thread, and a read that overruns its budget is
-//! answered "ask" while its thread is left to finish: a thread cannot be stopped from
-//! outside. Readers that answered in time wait, blocked, for the next read (starting a
-//! thread with its stack costs more than a short command's read). At most [`MAX_OVERRUNNING`] such reads may be left running at once; past that
-//! nothing new is read (it asks) until one finishes, so what they cost stays bounded.
+//!
+//! - Text that is plain words and operators ([`reads_plainly`]) cannot make the parser
+//!   backtrack, and is read in place.
+//! - Anything else is read on a reader thread, waited for up to [`BUDGET`]. A read that
+//!   overruns is answered "ask" and its thread is left to finish: a thread cannot be
+//!   stopped from outside.
+//! - At most [`MAX_OVERRUNNING`] reads may be left running; past that nothing new is
+//!   handed to a reader (it asks) until one ends, so what they cost stays bounded.
+//! - Readers that answered in time wait, blocked, for the next read: starting a thread
+//!   with its stack costs more than a short command's read.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
