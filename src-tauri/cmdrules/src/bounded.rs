@@ -311,6 +311,13 @@ mod tests {
         })
     }
 
+    /// Hands `readers` work that overruns their budget, and the sender that lets it end.
+    fn overrun(readers: &Readers) -> mpsc::Sender<()> {
+        let (go, work) = held();
+        assert_eq!(readers.run(work), Err(Unread::TooSlow));
+        go
+    }
+
     /// Waits (for an event, not a set time) until `readers` counts `n` left running.
     fn until_overrunning(readers: &Readers, n: usize) {
         while readers.overrunning.load(Ordering::Acquire) != n {
@@ -329,8 +336,7 @@ mod tests {
     fn a_read_over_budget_asks_and_is_counted_until_it_ends() {
         // A real timeout is under test: the budget is 20 ms.
         let readers = readers(20, 2);
-        let (go, work) = held();
-        assert_eq!(readers.run(work), Err(Unread::TooSlow));
+        let go = overrun(&readers);
         assert_eq!(readers.overrunning.load(Ordering::Acquire), 1);
         go.send(()).expect("the reader waits");
         until_overrunning(&readers, 0);
@@ -340,10 +346,8 @@ mod tests {
     #[test]
     fn past_the_reads_left_running_nothing_new_is_read_until_one_ends() {
         let readers = readers(20, 2);
-        let (first, work) = held();
-        assert_eq!(readers.run(work), Err(Unread::TooSlow));
-        let (_second, work) = held();
-        assert_eq!(readers.run(work), Err(Unread::TooSlow));
+        let first = overrun(&readers);
+        let _second = overrun(&readers);
         // Even work that would answer at once is not started.
         assert_eq!(readers.run(|| 9), Err(Unread::Busy));
         first.send(()).expect("the reader waits");

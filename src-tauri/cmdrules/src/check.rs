@@ -73,37 +73,40 @@ const MAX_DENY_DEPTH: usize = 4;
 /// covered and what asks. A command that takes longer than [`crate::READ_BUDGET`] to
 /// read asks ([`Why::TooSlow`]).
 pub fn check(command: &str, allow: &[Rule], deny: &[Rule]) -> Verdict {
-    // Plain words are read here, without copying the rules for a reader.
-    if bounded::reads_plainly(command) {
-        return verdict(command, allow, deny);
-    }
-    let (allow, deny) = (allow.to_vec(), deny.to_vec());
-    match bounded::on_reader(command, move |text| verdict(text, &allow, &deny)) {
-        Ok(verdict) => verdict,
-        Err(unread) => ask(command.trim(), unread_why(unread)),
-    }
+    read_with_rules(command, allow, deny, verdict)
+        .unwrap_or_else(|unread| ask(command.trim(), unread_why(unread)))
 }
 
 /// [`check`], and when it asks, what [`suggest`] offers for it, from one read within one
 /// budget: a command that took too long to read is not read a second time for
 /// suggestions (it would wait out the budget again and leave a second read running).
 pub fn check_and_suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> (Verdict, Vec<Rule>) {
-    let both = |text: &str, allow: &[Rule], deny: &[Rule]| {
-        let verdict = verdict(text, allow, deny);
-        let offered = match &verdict {
-            Verdict::Ask { .. } => suggestions(text, allow, deny),
-            _ => Vec::new(),
-        };
-        (verdict, offered)
+    read_with_rules(command, allow, deny, verdict_and_suggestions)
+        .unwrap_or_else(|unread| (ask(command.trim(), unread_why(unread)), Vec::new()))
+}
+
+fn verdict_and_suggestions(command: &str, allow: &[Rule], deny: &[Rule]) -> (Verdict, Vec<Rule>) {
+    let verdict = verdict(command, allow, deny);
+    let offered = match &verdict {
+        Verdict::Ask { .. } => suggestions(command, allow, deny),
+        _ => Vec::new(),
     };
+    (verdict, offered)
+}
+
+/// Runs `read` on `command` within the read budget: in place for plain words (without
+/// copying the rules), else on a reader thread, with copies of the rules.
+fn read_with_rules<T: Send + 'static>(
+    command: &str,
+    allow: &[Rule],
+    deny: &[Rule],
+    read: fn(&str, &[Rule], &[Rule]) -> T,
+) -> Result<T, Unread> {
     if bounded::reads_plainly(command) {
-        return both(command, allow, deny);
+        return Ok(read(command, allow, deny));
     }
     let (allow, deny) = (allow.to_vec(), deny.to_vec());
-    match bounded::on_reader(command, move |text| both(text, &allow, &deny)) {
-        Ok(both) => both,
-        Err(unread) => (ask(command.trim(), unread_why(unread)), Vec::new()),
-    }
+    bounded::on_reader(command, move |text| read(text, &allow, &deny))
 }
 
 fn unread_why(unread: Unread) -> Why {
@@ -189,11 +192,7 @@ const MAX_SUGGESTED_WORDS: usize = 2;
 /// with `allow` and `deny`: what is offered is exactly what makes it run without asking.
 /// Nothing, either, when reading the command overran [`crate::READ_BUDGET`].
 pub fn suggest(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
-    if bounded::reads_plainly(command) {
-        return suggestions(command, allow, deny);
-    }
-    let (allow, deny) = (allow.to_vec(), deny.to_vec());
-    bounded::on_reader(command, move |text| suggestions(text, &allow, &deny)).unwrap_or_default()
+    read_with_rules(command, allow, deny, suggestions).unwrap_or_default()
 }
 
 fn suggestions(command: &str, allow: &[Rule], deny: &[Rule]) -> Vec<Rule> {
